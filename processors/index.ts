@@ -1,0 +1,1 @@
+// Pre- and post-processors. One export line per processor.

@@ -1,0 +1,1 @@
+// Model providers. One export line per provider class.

@@ -1,0 +1,24 @@
+export interface RerankOptions {
+  /** How many results to return, best first. */
+  topN: number;
+  signal?: AbortSignal;
+}
+
+/** One reranked document: its position in the list that was sent, and its relevance to the query. */
+export interface RerankResult {
+  index: number;
+  relevanceScore: number;
+}
+
+/**
+ * A relevance model that scores documents against a query (Jina, Cohere, LocalAI). Reranker
+ * post-processors wrap one of these; `rerank` is called with at most `maxDocumentsPerCall` documents.
+ */
+export interface Reranker {
+  /** Short name shown in the trace and in errors, e.g. `cohere-rerank`. */
+  readonly name: string;
+  /** Most documents one call accepts; the post-processor splits longer lists. */
+  readonly maxDocumentsPerCall: number;
+  /** Results best first, validated: every index in range and unique, every score finite. */
+  rerank(query: string, documents: string[], options: RerankOptions): Promise<RerankResult[]>;
+}

@@ -1,0 +1,40 @@
+import type { Document, Vector } from '../document.ts';
+import type { Filter } from '../filter/types.ts';
+
+export interface VectorSearchOptions {
+  /** How many documents to return. @default the store's topK (50 unless configured) */
+  topK?: number;
+  /** Metadata filter (SPEC §4), applied inside the search so every returned document matches. */
+  filter?: Filter;
+  signal?: AbortSignal;
+}
+
+export interface StoreOperationOptions {
+  signal?: AbortSignal;
+}
+
+/**
+ * Where documents and their embeddings live. Scores returned by `search` are cosine similarities in [-1, 1],
+ * whatever the backend, so thresholds mean the same thing on every store.
+ */
+export interface VectorStore {
+  /** Short name shown in the trace and in errors, e.g. `file-store`. */
+  readonly name: string;
+  /** Default number of results of `search`. @default 50 */
+  readonly topK: number;
+  /**
+   * Insert or replace (by id) documents that carry an `embedding`. All or nothing: when this resolves the
+   * documents are durable; when it throws, none of them were written.
+   */
+  add(documents: Document[], options?: StoreOperationOptions): Promise<void>;
+  /** The `topK` most similar documents, best first, each with `score` and `embedding` set. */
+  search(vector: Vector, options?: VectorSearchOptions): Promise<Document[]>;
+  /** Remove every document of a source type, or of one source when `sourceName` is given. Returns how many. */
+  deleteBySource(sourceType: string, sourceName?: string, options?: StoreOperationOptions): Promise<number>;
+  /** The documents with these ids, in the order asked; unknown ids are left out. */
+  getByIds(ids: string[], options?: StoreOperationOptions): Promise<Document[]>;
+  /** Every document of a source, ordered by `metadata.chunkIndex` then id (for full-document expansion). */
+  getBySource(sourceType: string, sourceName?: string, options?: StoreOperationOptions): Promise<Document[]>;
+  /** How many documents the store holds. */
+  count(options?: StoreOperationOptions): Promise<number>;
+}

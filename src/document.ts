@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { AxonError } from './errors.ts';
+
+/** A JSON value, as stored in document metadata. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/** A vector, as produced by an embeddings provider. */
+export type Vector = number[] | Float32Array;
+
+/**
+ * A unit of retrievable text. Chunks carry `metadata.chunkIndex`; documents from paged formats carry
+ * `metadata.pageNumber` (1-based).
+ */
+export interface Document {
+  /** Stable identifier; the same content from the same source keeps the same id across runs. */
+  id: string;
+  content: string;
+  embedding?: Vector;
+  /** The kind of source, e.g. `file`, `url`, `manual`. */
+  sourceType: string;
+  /** The source itself, e.g. a file path. */
+  sourceName: string;
+  /** Higher is more relevant. Which stage set it is recorded in the run trace. */
+  score: number;
+  metadata: Record<string, JsonValue>;
+}
+
+/** What a caller passes to `addDocuments`: the id and score may be left out. */
+export interface DocumentInput {
+  id?: string;
+  content: string;
+  embedding?: Vector;
+  sourceType?: string;
+  sourceName?: string;
+  metadata?: Record<string, JsonValue>;
+}
+
+/** Where a statement in an answer comes from. */
+export interface Citation {
+  /** 1-based label of the evidence as shown to the model (`[1]`). */
+  label: number;
+  /** The chunk id. */
+  id: string;
+  sourceType: string;
+  sourceName: string;
+  pageNumber?: number;
+  chunkIndex?: number;
+}
+
+/** A hex digest of normalised content: whitespace runs collapse and case folds, so trivial copies collide. */
+export function contentHash(content: string): string {
+  return createHash('sha256').update(content.replace(/\s+/g, ' ').trim().toLowerCase()).digest('hex').slice(0, 32);
+}
+
+/** The default id of a document: derived from its source, chunk index and content, so it is stable across runs. */
+export function defaultDocumentId(input: { content: string; sourceType: string; sourceName: string; metadata?: Record<string, JsonValue> }): string {
+  const chunk = input.metadata?.chunkIndex;
+  return createHash('sha256')
+    .update(`${input.sourceType}\u0000${input.sourceName}\u0000${chunk ?? ''}\u0000${input.content}`)
+    .digest('hex')
+    .slice(0, 24);
+}
+
+/**
+ * Validate a caller's input and fill in the defaults. Throws `INVALID_DOCUMENT` naming the offending
+ * position and field; never returns a half-valid document.
+ */
+export function normalizeDocument(input: DocumentInput, position: number, component = 'rag'): Document {
+  const where = `documents[${position}]`;
+  if (input === null || typeof input !== 'object') {
+    throw new AxonError('INVALID_DOCUMENT', `${where} is not an object.`, { component, fix: 'Pass objects of the form { content, sourceType?, sourceName?, metadata? }.' });
+  }
+  if (typeof input.content !== 'string' || input.content.trim() === '') {
+    throw new AxonError('INVALID_DOCUMENT', `${where}.content must be a non-empty string.`, { component, fix: 'Skip empty texts before adding them.' });
+  }
+  if (input.id !== undefined && (typeof input.id !== 'string' || input.id === '')) {
+    throw new AxonError('INVALID_DOCUMENT', `${where}.id must be a non-empty string when given.`, { component, fix: 'Leave id out to have one derived from the source and content.' });
+  }
+  for (const field of ['sourceType', 'sourceName'] as const) {
+    if (input[field] !== undefined && typeof input[field] !== 'string') {
+      throw new AxonError('INVALID_DOCUMENT', `${where}.${field} must be a string.`, { component });
+    }
+  }
+  const metadata = input.metadata ?? {};
+  if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) {
+    throw new AxonError('INVALID_DOCUMENT', `${where}.metadata must be a plain object of JSON values.`, { component });
+  }
+  assertJson(metadata, `${where}.metadata`, component);
+  const sourceType = input.sourceType ?? 'manual';
+  const sourceName = input.sourceName ?? '';
+  const document: Document = {
+    id: input.id ?? defaultDocumentId({ content: input.content, sourceType, sourceName, metadata }),
+    content: input.content,
+    sourceType,
+    sourceName,
+    score: 0,
+    metadata: { ...metadata },
+  };
+  if (input.embedding !== undefined) document.embedding = input.embedding;
+  return document;
+}
+
+function assertJson(value: unknown, path: string, component: string): void {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new AxonError('INVALID_DOCUMENT', `${path} is ${value}; metadata numbers must be finite.`, { component });
+    return;
+  }
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => assertJson(item, `${path}[${index}]`, component));
+    return;
+  }
+  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    for (const [key, item] of Object.entries(value)) assertJson(item, `${path}.${key}`, component);
+    return;
+  }
+  throw new AxonError('INVALID_DOCUMENT', `${path} is not a JSON value (${typeof value}).`, { component, fix: 'Metadata holds strings, finite numbers, booleans, null, arrays and plain objects.' });
+}
+
+/** A shallow copy that does not share the metadata object or the embedding with the original. */
+export function cloneDocument(document: Document): Document {
+  const copy: Document = { ...document, metadata: structuredClone(document.metadata) };
+  if (document.embedding) copy.embedding = document.embedding.slice();
+  return copy;
+}

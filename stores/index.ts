@@ -1,0 +1,1 @@
+// Vector stores and indexes. One export line per store.
