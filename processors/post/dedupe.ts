@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import type { PostProcessor } from '../../src/contracts/post-processor.ts';
+import type { RunContext } from '../../src/contracts/run-context.ts';
+import type { Document } from '../../src/document.ts';
+import { deduplicate } from '../../src/pipeline/dedupe.ts';
+import { parseOptions } from '../../src/runtime/options.ts';
+
+export const dedupeOptionsSchema = z.object({}).strict();
+
+export type DedupeOptions = z.input<typeof dedupeOptionsSchema>;
+
+const NAME = 'dedupe';
+
+/**
+ * Removes documents repeated by id, then by normalised content, keeping the first and the best score.
+ * The pipeline already de-duplicates after search; use this after a post-processor that adds documents.
+ */
+export class Dedupe implements PostProcessor {
+  readonly name = NAME;
+
+  constructor(options: DedupeOptions = {}) {
+    parseOptions(dedupeOptionsSchema, options, NAME);
+  }
+
+  async process(_question: string, documents: Document[], context: RunContext): Promise<Document[]> {
+    const result = deduplicate(documents);
+    for (const removed of result.removed) context.drop(removed.id, removed.reason === 'duplicate-id' ? 'repeated id' : `same content as ${removed.keptId}`);
+    return result.documents;
+  }
+}

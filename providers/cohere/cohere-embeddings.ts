@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
+import type { Vector } from '../../src/document.ts';
+import { request } from '../../src/runtime/http.ts';
+import { parseOptions } from '../../src/runtime/options.ts';
+import { validateVectors } from '../../src/runtime/provider-responses.ts';
+import { assertTexts } from '../shared/chat-input.ts';
+import { type CohereConnection, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
+
+export const cohereEmbeddingsOptionsSchema = z
+  .object({
+    /** Embedding model, e.g. `embed-v4.0`, `embed-english-v3.0`, `embed-multilingual-v3.0`. @default embed-v4.0 */
+    model: z.string().min(1).default('embed-v4.0'),
+    /**
+     * Vector length, sent as `output_dimension`. Only embed-v4 and newer accept it (256, 512, 1024 or 1536).
+     * Leave out for the model's default.
+     */
+    dimensions: z.union([z.literal(256), z.literal(512), z.literal(1024), z.literal(1536)]).optional(),
+    /** Most texts per request; Cohere accepts at most 96. @default 96 */
+    maxBatchSize: z.number().int().min(1).max(96).default(96),
+    /** Requests in flight at once during ingestion. @default 4 */
+    maxParallelCalls: z.number().int().min(1).max(64).default(4),
+    /** What the service does with texts longer than the model accepts. Leave out for Cohere's default (END). */
+    truncate: z.enum(['NONE', 'START', 'END']).optional(),
+    ...cohereConnectionOptionsShape,
+  })
+  .strict();
+
+export type CohereEmbeddingsOptions = z.input<typeof cohereEmbeddingsOptionsSchema>;
+
+const NAME = 'cohere-embeddings';
+
+const KNOWN_DIMENSIONS: Record<string, number> = {
+  'embed-v4.0': 1536,
+  'embed-english-v3.0': 1024,
+  'embed-multilingual-v3.0': 1024,
+  'embed-english-light-v3.0': 384,
+  'embed-multilingual-light-v3.0': 384,
+};
+
+/**
+ * Embeddings through `cohere-ai` (v2 embed). Documents are embedded with `input_type: search_document` and
+ * queries with `search_query`: Cohere's models are trained for that asymmetry, and mixing them up costs recall.
+ *
+ * @example new CohereEmbeddings({ model: 'embed-v4.0' })   // COHERE_API_KEY
+ */
+export class CohereEmbeddings implements EmbeddingsProvider {
+  readonly name = NAME;
+  readonly model: string;
+  readonly maxBatchSize: number;
+  readonly maxParallelCalls: number;
+  readonly #connection: CohereConnection;
+  readonly #requestedDimensions: number | undefined;
+  readonly #truncate: 'NONE' | 'START' | 'END' | undefined;
+  #dimensions: number | undefined;
+
+  constructor(options: CohereEmbeddingsOptions = {}) {
+    const parsed = parseOptions(cohereEmbeddingsOptionsSchema, options, NAME);
+    this.#connection = connectCohere(NAME, parsed);
+    this.model = parsed.model;
+    this.maxBatchSize = parsed.maxBatchSize;
+    this.maxParallelCalls = parsed.maxParallelCalls;
+    this.#requestedDimensions = parsed.dimensions;
+    this.#truncate = parsed.truncate;
+    this.#dimensions = parsed.dimensions ?? KNOWN_DIMENSIONS[parsed.model];
+  }
+
+  /** Vector length; `undefined` for an unknown model until the first reply. */
+  get dimensions(): number | undefined {
+    return this.#dimensions;
+  }
+
+  /**
+   * @throws ProviderError on a failed request or an invalid reply (wrong count, non-finite values, mixed lengths).
+   * @throws AxonError `ABORTED` when `options.signal` fires.
+   */
+  async embed(texts: string[], options: EmbedOptions): Promise<Vector[]> {
+    assertTexts(texts, this.maxBatchSize, 'texts', NAME);
+    if (texts.length === 0) return [];
+    const { client } = this.#connection;
+    const { data, rawResponse } = await request(this.#connection.context(options.signal), (signal) =>
+      client
+        .embed(
+          {
+            model: this.model,
+            texts,
+            inputType: options.inputType === 'query' ? 'search_query' : 'search_document',
+            embeddingTypes: ['float'],
+            ...(this.#requestedDimensions === undefined ? {} : { outputDimension: this.#requestedDimensions }),
+            ...(this.#truncate === undefined ? {} : { truncate: this.#truncate }),
+          },
+          this.#connection.requestOptions(signal),
+        )
+        .withRawResponse(),
+    );
+    const floats = (data as { embeddings?: { float?: unknown } } | null)?.embeddings?.float;
+    const vectors = validateVectors(NAME, rawResponse.status, floats, { count: texts.length, dimensions: this.#dimensions, path: 'embeddings.float' });
+    this.#dimensions ??= vectors[0]?.length;
+    return vectors;
+  }
+}

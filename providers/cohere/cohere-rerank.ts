@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import type { Reranker, RerankOptions, RerankResult } from '../../src/contracts/reranker.ts';
+import { request } from '../../src/runtime/http.ts';
+import { parseOptions } from '../../src/runtime/options.ts';
+import { rerankResultsFromResponse } from '../../src/runtime/provider-responses.ts';
+import { assertTexts } from '../shared/chat-input.ts';
+import { type CohereConnection, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
+
+export const cohereRerankOptionsSchema = z
+  .object({
+    /** Rerank model, e.g. `rerank-v3.5`, `rerank-english-v3.0`, `rerank-multilingual-v3.0`. @default rerank-v3.5 */
+    model: z.string().min(1).default('rerank-v3.5'),
+    /** Most documents per request; Cohere recommends at most 1,000. Longer lists are sent in batches. @default 1000 */
+    maxDocumentsPerCall: z.number().int().min(1).max(10_000).default(1000),
+    /** Longer documents are truncated by the service to this many tokens. Leave out for Cohere's default (4096). */
+    maxTokensPerDocument: z.number().int().positive().optional(),
+    ...cohereConnectionOptionsShape,
+    /** Time limit of one attempt, in milliseconds. @default 30000 */
+    timeoutMs: z.number().int().positive().default(30_000),
+  })
+  .strict();
+
+export type CohereRerankOptions = z.input<typeof cohereRerankOptionsSchema>;
+
+const NAME = 'cohere-rerank';
+
+/**
+ * Cohere's relevance model through `cohere-ai` (v2 rerank). Scores are relevance in [0, 1].
+ * Use it through `CohereReranker`, the post-processor; this class is the raw `Reranker`.
+ */
+export class CohereRerank implements Reranker {
+  readonly name = NAME;
+  readonly model: string;
+  readonly maxDocumentsPerCall: number;
+  readonly #connection: CohereConnection;
+  readonly #maxTokensPerDocument: number | undefined;
+
+  constructor(options: CohereRerankOptions = {}) {
+    const parsed = parseOptions(cohereRerankOptionsSchema, options, NAME);
+    this.#connection = connectCohere(NAME, parsed);
+    this.model = parsed.model;
+    this.maxDocumentsPerCall = parsed.maxDocumentsPerCall;
+    this.#maxTokensPerDocument = parsed.maxTokensPerDocument;
+  }
+
+  /**
+   * @throws ProviderError on a failed request or an invalid reply (index out of range or repeated, missing or non-finite score).
+   * @throws AxonError `ABORTED` when `options.signal` fires.
+   */
+  async rerank(query: string, documents: string[], options: RerankOptions): Promise<RerankResult[]> {
+    assertTexts(documents, this.maxDocumentsPerCall, 'documents', NAME);
+    if (documents.length === 0) return [];
+    const topN = Math.max(1, Math.min(Math.floor(options.topN), documents.length));
+    const { client } = this.#connection;
+    const { data, rawResponse } = await request(this.#connection.context(options.signal), (signal) =>
+      client
+        .rerank(
+          {
+            model: this.model,
+            query,
+            documents,
+            topN,
+            ...(this.#maxTokensPerDocument === undefined ? {} : { maxTokensPerDoc: this.#maxTokensPerDocument }),
+          },
+          this.#connection.requestOptions(signal),
+        )
+        .withRawResponse(),
+    );
+    const results = (data as { results?: unknown } | null)?.results;
+    return rerankResultsFromResponse(NAME, rawResponse.status, results, { documentCount: documents.length, topN, scoreField: 'relevanceScore' });
+  }
+}

@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
+import { throwIfAborted } from '../../src/errors.ts';
+import { parseOptions } from '../../src/runtime/options.ts';
+
+export const localHashEmbeddingsOptionsSchema = z
+  .object({
+    /** Length of every vector. Larger means fewer hash collisions and more memory. @default 512 */
+    dimensions: z.number().int().min(16).max(8192).default(512),
+    /** Character n-gram lengths taken inside each word (catches morphology and typos). @default [3, 4, 5] */
+    characterNgrams: z.array(z.number().int().min(2).max(8)).default([3, 4, 5]),
+    /** Weight of a whole word feature. @default 1 */
+    wordWeight: z.number().min(0).default(1),
+    /** Weight of a word bigram feature (captures short phrases). @default 0.6 */
+    bigramWeight: z.number().min(0).default(0.6),
+    /** Total weight shared by a word's character n-grams. @default 0.8 */
+    characterNgramWeight: z.number().min(0).default(0.8),
+  })
+  .strict();
+
+export type LocalHashEmbeddingsOptions = z.input<typeof localHashEmbeddingsOptionsSchema>;
+
+const NAME = 'local-hash-embeddings';
+
+/**
+ * A deterministic, offline embedder: feature hashing of words, word bigrams and character n-grams with
+ * sublinear term weighting (1 + ln tf), signed buckets to cancel collision bias, L2-normalised.
+ * No model, no network: the same text gives the same vector on every machine.
+ *
+ * It captures lexical overlap, not meaning: good enough to make Axon work out of the box and to test
+ * pipelines; use a neural embedder for semantic search.
+ */
+export class LocalHashEmbeddings implements EmbeddingsProvider {
+  readonly name = NAME;
+  readonly dimensions: number;
+  readonly maxBatchSize = 1024;
+  readonly maxParallelCalls = 1;
+  private readonly options: z.output<typeof localHashEmbeddingsOptionsSchema>;
+
+  constructor(options: LocalHashEmbeddingsOptions = {}) {
+    this.options = parseOptions(localHashEmbeddingsOptionsSchema, options, NAME);
+    this.dimensions = this.options.dimensions;
+  }
+
+  async embed(texts: string[], options: EmbedOptions): Promise<Float32Array[]> {
+    throwIfAborted(options.signal, NAME);
+    return texts.map((text) => this.embedOne(text));
+  }
+
+  /** Embed one text synchronously. */
+  embedOne(text: string): Float32Array {
+    const vector = new Float32Array(this.dimensions);
+    const words = wordsOf(text);
+    const features = new Map<string, number>();
+    const add = (feature: string, weight: number) => features.set(feature, (features.get(feature) ?? 0) + weight);
+    const { wordWeight, bigramWeight, characterNgramWeight, characterNgrams } = this.options;
+    for (let index = 0; index < words.length; index++) {
+      const word = words[index];
+      add(`w:${word}`, 1);
+      if (index + 1 < words.length) add(`b:${word} ${words[index + 1]}`, 1);
+      const padded = `<${word}>`;
+      for (const size of characterNgrams) {
+        for (let start = 0; start + size <= padded.length; start++) add(`c${size}:${padded.slice(start, start + size)}`, 1);
+      }
+    }
+    for (const [feature, count] of features) {
+      const kind = feature.charCodeAt(0);
+      let weight = kind === 119 /* w */ ? wordWeight : kind === 98 /* b */ ? bigramWeight : characterNgramWeight / characterNgrams.length;
+      // Sublinear term frequency: the tenth repetition of a word says much less than the first.
+      weight *= 1 + Math.log(count);
+      const hash = fnv1a(feature);
+      const bucket = hash % this.dimensions;
+      // A second, independent bit decides the sign so colliding features cancel out on average.
+      const sign = (murmurMix(hash) & 1) === 0 ? 1 : -1;
+      vector[bucket] += sign * weight;
+    }
+    let norm = 0;
+    for (let index = 0; index < vector.length; index++) norm += vector[index] * vector[index];
+    if (norm === 0) {
+      // Text with no word characters: a fixed unit vector keeps cosine defined and the store consistent.
+      vector[0] = 1;
+      return vector;
+    }
+    const scale = 1 / Math.sqrt(norm);
+    for (let index = 0; index < vector.length; index++) vector[index] *= scale;
+    return vector;
+  }
+}
+
+// --- Internal helpers ---
+
+/** Lowercased runs of letters and digits, Unicode-aware; accents are folded so "café" matches "cafe". */
+function wordsOf(text: string): string[] {
+  return text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index++) {
+    hash ^= text.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+function murmurMix(value: number): number {
+  let hash = value ^ (value >>> 16);
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  return (hash ^ (hash >>> 16)) >>> 0;
+}

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import type { Reranker, RerankOptions, RerankResult } from '../../src/contracts/reranker.ts';
+import { HttpClient, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
+import { parseOptions } from '../../src/runtime/options.ts';
+import { apiKeySchema, resolveApiKey } from '../../src/runtime/secret.ts';
+import { assertTexts } from '../shared/chat-input.ts';
+import { rerankJinaFormat } from '../shared/jina-rerank-format.ts';
+
+export const localAIRerankOptionsSchema = z
+  .object({
+    /** Name of the rerank model as configured in LocalAI. @default cross-encoder */
+    model: z.string().min(1).default('cross-encoder'),
+    /** Where LocalAI listens; requests go to `{host}/v1/rerank`. @default process.env.LOCALAI_HOST, else http://localhost:8080 */
+    host: z.url().optional(),
+    /** Only when LocalAI was started with API keys: the key, `{ env: 'NAME' }`, or a `Secret`. @default process.env.LOCALAI_API_KEY, else none */
+    apiKey: apiKeySchema.optional(),
+    /** Most documents per request; longer lists are sent in batches (bounds the server's memory). @default 256 */
+    maxDocumentsPerCall: z.number().int().min(1).max(10_000).default(256),
+    ...transportOptionsShape,
+  })
+  .strict();
+
+export type LocalAIRerankOptions = z.input<typeof localAIRerankOptionsSchema>;
+
+const NAME = 'localai-rerank';
+
+/**
+ * A self-hosted reranker served by LocalAI (`POST {host}/v1/rerank`, Jina-compatible). The score scale is the
+ * model's: cross-encoders often return logits rather than probabilities, so set thresholds after looking at them.
+ */
+export class LocalAIRerank implements Reranker {
+  readonly name = NAME;
+  readonly model: string;
+  readonly host: string;
+  readonly maxDocumentsPerCall: number;
+  readonly #http: HttpClient;
+
+  constructor(options: LocalAIRerankOptions = {}) {
+    const parsed = parseOptions(localAIRerankOptionsSchema, options, NAME);
+    this.model = parsed.model;
+    this.host = (parsed.host || process.env.LOCALAI_HOST || 'http://localhost:8080').replace(/\/+$/, '');
+    this.maxDocumentsPerCall = parsed.maxDocumentsPerCall;
+    this.#http = new HttpClient({
+      provider: NAME,
+      baseURL: this.host,
+      apiKey: resolveApiKey(parsed.apiKey, { component: NAME, environmentVariable: 'LOCALAI_API_KEY', required: false }),
+      keyFix: 'LocalAI was started with API keys: pass apiKey or set LOCALAI_API_KEY.',
+      timeoutMs: parsed.timeoutMs,
+      retry: retryPolicyFrom(parsed),
+      fetch: parsed.fetch,
+    });
+  }
+
+  /**
+   * @throws ProviderError on a failed request or an invalid reply (index out of range or repeated, missing or non-finite score).
+   * @throws AxonError `ABORTED` when `options.signal` fires.
+   */
+  async rerank(query: string, documents: string[], options: RerankOptions): Promise<RerankResult[]> {
+    assertTexts(documents, this.maxDocumentsPerCall, 'documents', NAME);
+    if (documents.length === 0) return [];
+    const topN = Math.max(1, Math.min(Math.floor(options.topN), documents.length));
+    return rerankJinaFormat(this.#http, 'v1/rerank', NAME, { model: this.model, query, documents, topN, signal: options.signal });
+  }
+}

@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import type { ChatMessage, ChatOptions, ChatProvider } from '../../src/contracts/chat.ts';
+import { invalidResponseError, request, streamRequest } from '../../src/runtime/http.ts';
+import { parseOptions } from '../../src/runtime/options.ts';
+import { assertChatMessages } from '../shared/chat-input.ts';
+import { connectOpenAI, openAIConnectionOptionsShape, type OpenAIConnection } from './openai-client.ts';
+
+export const openAIChatOptionsSchema = z
+  .object({
+    /** Chat model, e.g. `gpt-4o-mini`, or the name a compatible server gives its model (`llama3.1`). @default gpt-4o-mini */
+    model: z.string().min(1).default('gpt-4o-mini'),
+    /** Sampling temperature for every call unless a call sets its own. Leave out for the model's default. */
+    temperature: z.number().min(0).max(2).optional(),
+    /** Upper bound on generated tokens for every call unless a call sets its own. */
+    maxTokens: z.number().int().positive().optional(),
+    ...openAIConnectionOptionsShape,
+    /**
+     * Time limit of one attempt in milliseconds; for `stream`, of the wait for each chunk. Generation is slower
+     * than embedding, hence the longer default.
+     * @default 120000
+     */
+    timeoutMs: z.number().int().positive().default(120_000),
+  })
+  .strict();
+
+export type OpenAIChatOptions = z.input<typeof openAIChatOptionsSchema>;
+
+const NAME = 'openai-chat';
+
+/**
+ * Chat completions through the `openai` SDK: OpenAI itself, or any OpenAI-compatible server via `baseURL`.
+ *
+ * @example
+ * new OpenAIChat({ model: 'gpt-4o-mini' })                                           // OPENAI_API_KEY
+ * new OpenAIChat({ model: 'llama3.1', baseURL: 'http://localhost:11434/v1' })        // Ollama, no key
+ */
+export class OpenAIChat implements ChatProvider {
+  readonly name = NAME;
+  readonly model: string;
+  readonly baseURL: string;
+  readonly #connection: OpenAIConnection;
+  readonly #temperature: number | undefined;
+  readonly #maxTokens: number | undefined;
+
+  constructor(options: OpenAIChatOptions = {}) {
+    const parsed = parseOptions(openAIChatOptionsSchema, options, NAME);
+    this.#connection = connectOpenAI(NAME, parsed);
+    this.model = parsed.model;
+    this.baseURL = this.#connection.baseURL;
+    this.#temperature = parsed.temperature;
+    this.#maxTokens = parsed.maxTokens;
+  }
+
+  /**
+   * @throws ProviderError on a failed request or a reply without text.
+   * @throws AxonError `ABORTED` when `options.signal` fires.
+   */
+  async complete(messages: ChatMessage[], options: ChatOptions = {}): Promise<string> {
+    assertChatMessages(messages, NAME);
+    const { client } = this.#connection;
+    const { data, response } = await request(this.#connection.context(options.signal), (signal) =>
+      client.chat.completions.create(this.#body(messages, options), { signal, maxRetries: 0, timeout: this.#connection.timeoutMs }).withResponse(),
+    );
+    const content = (data as { choices?: Array<{ message?: { content?: unknown } }> } | null)?.choices?.[0]?.message?.content;
+    if (typeof content !== 'string') throw invalidResponseError(NAME, response.status, 'choices[0].message.content is missing or not a string.');
+    return content;
+  }
+
+  /**
+   * The reply as text deltas, from server-sent events. Opening the stream is retried; nothing is retried after
+   * the first chunk arrives.
+   */
+  async *stream(messages: ChatMessage[], options: ChatOptions = {}): AsyncIterable<string> {
+    assertChatMessages(messages, NAME);
+    const { client } = this.#connection;
+    const chunks = streamRequest(this.#connection.context(options.signal), (signal) =>
+      client.chat.completions.create({ ...this.#body(messages, options), stream: true }, { signal, maxRetries: 0, timeout: this.#connection.timeoutMs }),
+    );
+    for await (const chunk of chunks) {
+      const choices = (chunk as { choices?: unknown } | null)?.choices;
+      if (!Array.isArray(choices)) throw invalidResponseError(NAME, 200, 'a streamed chunk has no choices array.');
+      const delta = (choices[0] as { delta?: { content?: unknown } } | undefined)?.delta?.content;
+      if (typeof delta === 'string' && delta !== '') yield delta;
+    }
+  }
+
+  #body(messages: ChatMessage[], options: ChatOptions) {
+    const temperature = options.temperature ?? this.#temperature;
+    const maxTokens = options.maxTokens ?? this.#maxTokens;
+    // OpenAI's newer models reject `max_tokens`; compatible servers often only know it.
+    const limitField = this.#connection.official ? 'max_completion_tokens' : 'max_tokens';
+    return {
+      model: this.model,
+      messages: messages.map(({ role, content }) => ({ role, content })),
+      ...(temperature === undefined ? {} : { temperature }),
+      ...(maxTokens === undefined ? {} : { [limitField]: maxTokens }),
+    };
+  }
+}

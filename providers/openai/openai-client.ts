@@ -1,0 +1,118 @@
+import OpenAI from 'openai';
+import { z } from 'zod';
+import { ProviderError } from '../../src/errors.ts';
+import {
+  invalidResponseError,
+  messageFromErrorBody,
+  networkError,
+  type RequestContext,
+  retryAfterFromHeaders,
+  retryPolicyFrom,
+  statusError,
+  timeoutError,
+  transportOptionsShape,
+} from '../../src/runtime/http.ts';
+import type { RetryPolicy } from '../../src/runtime/retry.ts';
+import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
+
+/** The official endpoint; any other `baseURL` is treated as an OpenAI-compatible server. */
+export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
+/** Connection options shared by the OpenAI chat and embeddings providers. */
+export const openAIConnectionOptionsShape = {
+  /**
+   * The API key: the key itself, `{ env: 'NAME' }`, or a `Secret`. Without one, `OPENAI_API_KEY` is read,
+   * but only for the official endpoint: a key meant for OpenAI is never sent to another server. Local
+   * servers (Ollama, LocalAI, vLLM, LM Studio) usually need none; then no Authorization header is sent.
+   */
+  apiKey: apiKeySchema.optional(),
+  /**
+   * Base URL of the API. Set it to use an OpenAI-compatible server, e.g. `http://localhost:11434/v1`
+   * (Ollama), `http://localhost:8080/v1` (LocalAI), `http://localhost:8000/v1` (vLLM), `http://localhost:1234/v1` (LM Studio).
+   * @default https://api.openai.com/v1
+   */
+  baseURL: z.url().optional(),
+  /** OpenAI organization id, sent as `OpenAI-Organization`. */
+  organization: z.string().min(1).optional(),
+  /** OpenAI project id, sent as `OpenAI-Project`. */
+  project: z.string().min(1).optional(),
+  ...transportOptionsShape,
+};
+
+const connectionSchema = z.object(openAIConnectionOptionsShape);
+type ConnectionOptions = z.output<typeof connectionSchema>;
+
+/** A configured SDK client plus what the shared request runtime needs. Kept in private fields by providers. */
+export interface OpenAIConnection {
+  client: OpenAI;
+  baseURL: string;
+  official: boolean;
+  timeoutMs: number;
+  retry: RetryPolicy;
+  /** The request context for one call. */
+  context(signal: AbortSignal | undefined): RequestContext;
+}
+
+/**
+ * Build the SDK client. Its own retries are disabled (`maxRetries: 0`) so there is exactly one retry policy,
+ * Axon's; the caller's `fetch` and the time limit are passed through.
+ */
+export function connectOpenAI(component: string, options: ConnectionOptions): OpenAIConnection {
+  const baseURL = (options.baseURL ?? OPENAI_BASE_URL).replace(/\/+$/, '');
+  const official = isOfficialEndpoint(baseURL);
+  const apiKey = resolveApiKey(options.apiKey, { component, environmentVariable: official ? 'OPENAI_API_KEY' : undefined, required: official });
+  const keyFix = official ? 'Check the key passed as apiKey or set in OPENAI_API_KEY.' : 'Check the apiKey expected by the server at baseURL.';
+  const retry = retryPolicyFrom(options);
+  const client = new OpenAI({
+    // The SDK insists on a key; for keyless local servers a placeholder is given and the header removed below.
+    apiKey: apiKey ? apiKey.reveal() : 'no-key',
+    defaultHeaders: apiKey ? undefined : { Authorization: null },
+    // Passed explicitly so OPENAI_BASE_URL, OPENAI_ORG_ID and OPENAI_PROJECT_ID cannot silently redirect requests.
+    baseURL,
+    organization: options.organization ?? null,
+    project: options.project ?? null,
+    maxRetries: 0,
+    timeout: options.timeoutMs,
+    fetch: options.fetch,
+    logLevel: 'off',
+  });
+  const describeError = (error: unknown) => describeOpenAIError(component, error, { apiKey, keyFix, baseURL, timeoutMs: options.timeoutMs });
+  return {
+    client,
+    baseURL,
+    official,
+    timeoutMs: options.timeoutMs,
+    retry,
+    context: (signal) => ({ provider: component, timeoutMs: options.timeoutMs, retry, signal, describeError }),
+  };
+}
+
+/** True for OpenAI's own API, where model defaults and `OPENAI_API_KEY` apply. */
+export function isOfficialEndpoint(baseURL: string): boolean {
+  try {
+    return new URL(baseURL).hostname === 'api.openai.com';
+  } catch {
+    return false;
+  }
+}
+
+// --- Internal helpers ---
+
+function describeOpenAIError(component: string, error: unknown, context: { apiKey: Secret | undefined; keyFix: string; baseURL: string; timeoutMs: number }): ProviderError {
+  if (error instanceof OpenAI.APIConnectionTimeoutError) return timeoutError(component, context.timeoutMs);
+  if (error instanceof OpenAI.APIConnectionError) return networkError(component, error.cause ?? error, context.baseURL);
+  if (error instanceof OpenAI.APIError && typeof error.status === 'number') {
+    return statusError(component, error.status, {
+      serverMessage: messageFromErrorBody({ error: error.error }) ?? messageFromErrorBody(error.error) ?? error.message.replace(/^\d{3}\s*/, ''),
+      retryAfterMs: retryAfterFromHeaders(error.headers),
+      keyFix: context.keyFix,
+      secret: context.apiKey,
+    });
+  }
+  if (error instanceof SyntaxError) return invalidResponseError(component, undefined, 'The response body is not valid JSON.');
+  const message = error instanceof Error ? error.message : String(error);
+  return new ProviderError(`Request failed: ${context.apiKey ? context.apiKey.redact(message) : message}`, {
+    provider: component,
+    fix: 'Check the base URL and the options sent.',
+  });
+}

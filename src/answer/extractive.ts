@@ -1,0 +1,134 @@
+import type { Evidence } from '../context/evidence.ts';
+
+/** The first line of every extractive answer, so no reader mistakes it for a generated one. */
+export const EXTRACTIVE_PREFIX = 'Extractive answer (no chat model is configured): the passages below best match the question.';
+
+export interface ExtractiveAnswerOptions {
+  /** How many sentences to quote. @default 3 */
+  maxSentences?: number;
+}
+
+export interface ExtractiveAnswer {
+  /** The answer text, with `[n]` citations after each quoted sentence; empty when nothing matched. */
+  text: string;
+  /** Labels of the evidence quoted, in the order quoted. */
+  labels: number[];
+}
+
+/**
+ * Answer without a model: quote the sentences of the evidence that cover most of the question, each followed
+ * by its citation. A sentence's score is the share of the question's information it covers (question terms
+ * weighted by how rare they are among the evidence sentences), counting the headings its chunk sits under at
+ * half weight, with a mild preference for short sentences and for better-ranked documents. Fragments of
+ * fewer than four words (headings, link lists) are never quoted.
+ */
+export function extractiveAnswer(question: string, evidence: Evidence[], options: ExtractiveAnswerOptions = {}): ExtractiveAnswer {
+  const maxSentences = options.maxSentences ?? 3;
+  const questionTerms = new Set(termsOf(question));
+  if (questionTerms.size === 0) return { text: '', labels: [] };
+
+  const sentences: { text: string; label: number; rank: number; position: number; terms: Set<string>; headingTerms: Set<string> }[] = [];
+  evidence.forEach((item, rank) => {
+    const headings = item.document.metadata.headingPath;
+    const headingTerms = new Set(Array.isArray(headings) ? headings.flatMap((heading) => (typeof heading === 'string' ? termsOf(heading) : [])) : []);
+    splitSentences(item.document.content).forEach((text, position) => {
+      const terms = new Set(termsOf(text));
+      if (wordCount(text) >= 4) sentences.push({ text, label: item.label, rank, position, terms, headingTerms });
+    });
+  });
+  if (sentences.length === 0) return { text: '', labels: [] };
+  const sentenceFrequency = new Map<string, number>();
+  for (const sentence of sentences) {
+    for (const term of questionTerms) if (sentence.terms.has(term) || sentence.headingTerms.has(term)) sentenceFrequency.set(term, (sentenceFrequency.get(term) ?? 0) + 1);
+  }
+  const weight = (term: string) => Math.log(1 + sentences.length / (sentenceFrequency.get(term) ?? sentences.length));
+  let questionInformation = 0;
+  for (const term of questionTerms) if (sentenceFrequency.has(term)) questionInformation += weight(term);
+  if (questionInformation === 0) return { text: '', labels: [] };
+
+  const scored = sentences
+    .map((sentence) => {
+      let covered = 0;
+      for (const term of questionTerms) {
+        if (sentence.terms.has(term)) covered += weight(term);
+        else if (sentence.headingTerms.has(term)) covered += 0.5 * weight(term);
+      }
+      const coverage = covered / questionInformation;
+      // Long sentences cover more by chance; the penalty only starts past 25 terms.
+      const lengthPenalty = 1 / Math.sqrt(Math.max(1, sentence.terms.size / 25));
+      const rankBoost = 1 / (1 + 0.05 * sentence.rank);
+      return { sentence, score: coverage * lengthPenalty * rankBoost, direct: covered > 0 && [...questionTerms].some((term) => sentence.terms.has(term)) };
+    })
+    .filter((entry) => entry.direct && entry.score > 0)
+    .sort((a, b) => b.score - a.score || a.sentence.rank - b.sentence.rank || a.sentence.position - b.sentence.position);
+
+  const chosen: typeof scored = [];
+  const seenTexts = new Set<string>();
+  const best = scored[0]?.score ?? 0;
+  for (const entry of scored) {
+    // Quote only sentences in the same league as the best one.
+    if (entry.score < 0.5 * best) break;
+    const key = entry.sentence.text.toLowerCase();
+    if (seenTexts.has(key)) continue;
+    seenTexts.add(key);
+    chosen.push(entry);
+    if (chosen.length === maxSentences) break;
+  }
+  if (chosen.length === 0) return { text: '', labels: [] };
+  const lines = chosen.map(({ sentence }) => `- ${sentence.text} [${sentence.label}]`);
+  return { text: `${EXTRACTIVE_PREFIX}\n${lines.join('\n')}`, labels: chosen.map(({ sentence }) => sentence.label) };
+}
+
+// --- Internal helpers ---
+
+const STOPWORDS = new Set(
+  'a an and are as at be been but by can could did do does for from had has have how i if in into is it its me my no not of on or our so than that the their them then there these they this to was we were what when where which who whom why will with would you your'.split(' '),
+);
+
+function termsOf(text: string): string[] {
+  // camelCase and PascalCase identifiers count as their words: "AdaptiveThreshold" → adaptive, threshold.
+  const words = text.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2').normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return words.filter((word) => !STOPWORDS.has(word)).map(lightStem);
+}
+
+function wordCount(text: string): number {
+  return text.split(/\s+/).filter((word) => /[\p{L}\p{N}]/u.test(word)).length;
+}
+
+/** Strip a few English suffixes so "indexes", "indexing" and "index" meet. Deliberately crude. */
+function lightStem(word: string): string {
+  if (word.length <= 4) return word;
+  for (const suffix of ['ingly', 'edly', 'ing', 'ies', 'ed', 'es', 's']) {
+    if (word.endsWith(suffix) && word.length - suffix.length >= 3) return suffix === 'ies' ? `${word.slice(0, -3)}y` : word.slice(0, -suffix.length);
+  }
+  return word;
+}
+
+/** Sentences of a text; Markdown structure (headings, list markers, code fences) is flattened first. */
+function splitSentences(text: string): string[] {
+  const flattened = text
+    .replace(/```[\s\S]*?```/g, ' ')
+    // Headings are context (see headingPath), and table rows are not sentences.
+    .replace(/^\s{0,3}(#{1,6}\s.*|\|.*\|\s*)$/gm, '')
+    .split(/\n\s*\n/)
+    .map((paragraph) => paragraph.replace(/^\s{0,3}(#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)/gm, '').replace(/\s+/g, ' ').trim())
+    .filter(Boolean);
+  const sentences: string[] = [];
+  for (const paragraph of flattened) {
+    // A boundary is end punctuation followed by a space and an upper-case letter or digit, not after a
+    // common abbreviation or a single initial.
+    const parts = paragraph.split(/(?<=[.!?])\s+(?=[\p{Lu}\d"'(])/u);
+    let carry = '';
+    for (const part of parts) {
+      const candidate = carry ? `${carry} ${part}` : part;
+      if (/\b(e\.g|i\.e|etc|vs|Dr|Mr|Mrs|Ms|Prof|St|Fig|No)\.$/i.test(candidate) || /\b\p{Lu}\.$/u.test(candidate)) {
+        carry = candidate;
+        continue;
+      }
+      carry = '';
+      if (candidate.length >= 3) sentences.push(candidate);
+    }
+    if (carry) sentences.push(carry);
+  }
+  return sentences;
+}

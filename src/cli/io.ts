@@ -1,0 +1,64 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createRag, loadConfigFile } from '../config/create-rag.ts';
+import { EmbeddedRAG } from '../config/embedded-rag.ts';
+import type { RAG } from '../rag.ts';
+
+/** Where a command writes, so tests can capture it. */
+export interface CommandIO {
+  out(text: string): void;
+  err(text: string): void;
+  /** The stream progress is drawn on (a bar on a terminal, plain lines otherwise). */
+  errorStream: NodeJS.WritableStream & { isTTY?: boolean };
+  cwd: string;
+}
+
+/** The parsed command-line options shared by every command. */
+export interface CommandOptions {
+  store?: string;
+  config?: string;
+  'top-k'?: string;
+  filter?: string;
+  trace?: boolean;
+  json?: boolean;
+  prune?: boolean;
+}
+
+/** A mistake in how the command was called (exit code 2). */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** A pipeline ready for a command, and where its traces are kept. */
+export interface LoadedPipeline {
+  rag: RAG;
+  /** Where `ask` saves traces and `trace` reads them: the file store's folder, or `.axon` for other stores. */
+  dataDirectory: string;
+  /** Where the configuration came from, for messages. */
+  source: string;
+}
+
+/**
+ * The pipeline a command runs: from `--config FILE`, else from `axon.config.json` in the working directory
+ * when there is one, else the embedded default. `--store DIR` overrides a file store's folder.
+ */
+export async function loadPipeline(options: CommandOptions, io: CommandIO): Promise<LoadedPipeline> {
+  const configPath = options.config ?? (existsSync(resolve(io.cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined);
+  if (configPath === undefined) {
+    const directory = resolve(io.cwd, options.store ?? '.axon');
+    return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, source: 'the embedded default' };
+  }
+  const loaded = await loadConfigFile(resolve(io.cwd, configPath));
+  const config = (loaded.config ?? {}) as { store?: { type?: string; path?: string } };
+  const fileStore = config.store === undefined || config.store.type === 'file';
+  if (options.store !== undefined) {
+    if (!fileStore) throw new UsageError(`--store sets a file store's folder, but ${loaded.source} configures a "${config.store?.type}" store.`);
+    config.store = { ...(config.store ?? { type: 'file' }), path: resolve(io.cwd, options.store) };
+  }
+  const rag = createRag(config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory, source: loaded.source });
+  const dataDirectory = fileStore ? resolve(loaded.baseDirectory, config.store?.path ?? '.axon') : resolve(io.cwd, '.axon');
+  return { rag, dataDirectory, source: loaded.source };
+}
+
+/** The configuration file `axon` reads from the working directory when `--config` is not given. */
+export const DEFAULT_CONFIG_FILE = 'axon.config.json';

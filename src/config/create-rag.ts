@@ -1,0 +1,220 @@
+import 'reflect-metadata';
+import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Container, inject, injectable } from 'inversify';
+import type { ChatProvider } from '../contracts/chat.ts';
+import type { EmbeddingsProvider } from '../contracts/embeddings.ts';
+import type { PostProcessor } from '../contracts/post-processor.ts';
+import type { PreProcessor } from '../contracts/pre-processor.ts';
+import type { VectorStore } from '../contracts/vector-store.ts';
+import { AxonError, ConfigError, type ConfigIssue } from '../errors.ts';
+import { RAG } from '../rag.ts';
+import { createRegistry } from './built-ins.ts';
+import type { ComponentDependencies, ComponentKind, ComponentKinds, ComponentRegistry } from './registry.ts';
+import { pipelineConfigSchema, type ParsedPipelineConfig, type PipelineConfig } from './schema.ts';
+
+/** The parts a configuration resolved to, injected into `ConfiguredRAG`. */
+export interface PipelineParts {
+  embeddings: EmbeddingsProvider;
+  store: VectorStore;
+  chat: ChatProvider | undefined;
+  preProcessors: PreProcessor[];
+  postProcessors: PostProcessor[];
+  instructions: string | undefined;
+}
+
+/** The inversify token the resolved parts are bound under. */
+export const PIPELINE_PARTS = Symbol.for('axon:pipeline-parts');
+
+/** A `RAG` whose parts come from a configuration. Built by `createRag`. */
+@injectable()
+export class ConfiguredRAG extends RAG {
+  constructor(@inject(PIPELINE_PARTS) private readonly parts: PipelineParts) {
+    super();
+  }
+  protected embeddings(): EmbeddingsProvider {
+    return this.parts.embeddings;
+  }
+  protected vectorStore(): VectorStore {
+    return this.parts.store;
+  }
+  protected chat(): ChatProvider | undefined {
+    return this.parts.chat;
+  }
+  protected preProcessors(): PreProcessor[] {
+    return this.parts.preProcessors;
+  }
+  protected postProcessors(): PostProcessor[] {
+    return this.parts.postProcessors;
+  }
+  protected instructions(): string {
+    return this.parts.instructions ?? super.instructions();
+  }
+}
+
+export interface CreateRagOptions {
+  /** Where your own components are registered. @default createRegistry() (the built-ins only) */
+  registry?: ComponentRegistry;
+  /** Relative paths in the configuration are resolved from here. @default process.cwd() */
+  baseDirectory?: string;
+  /** Where environment references (`{ "env": "NAME" }`) are read. @default process.env */
+  environment?: Record<string, string | undefined>;
+  /** Named in error messages, e.g. the config file's path. */
+  source?: string;
+}
+
+/**
+ * Build a working `RAG` from a configuration object, through an inversify container. Every problem in the
+ * configuration (unknown names, bad options, missing environment variables, a processor that needs a chat
+ * model when none is configured) is collected and thrown at once, before any component is built.
+ *
+ * @throws ConfigError listing every problem with its path, e.g. `postProcessors[1].multiplier: must be ≥ 0`.
+ */
+export function createRag(config: PipelineConfig | unknown, options: CreateRagOptions = {}): ConfiguredRAG {
+  const registry = options.registry ?? createRegistry();
+  const environment = options.environment ?? process.env;
+  const baseDirectory = options.baseDirectory ?? process.cwd();
+  const issues: ConfigIssue[] = [];
+
+  const parsed = pipelineConfigSchema.safeParse(config);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message })), { source: options.source });
+  }
+  const pipeline: ParsedPipelineConfig = parsed.data;
+
+  // First pass: validate every entry, so all problems are reported together.
+  const embeddings = validateEntry(registry, 'embeddings', pipeline.embeddings, 'provider', 'embeddings', environment, issues);
+  const chat = pipeline.chat ? validateEntry(registry, 'chat', pipeline.chat, 'provider', 'chat', environment, issues) : undefined;
+  const store = validateEntry(registry, 'store', pipeline.store, 'type', 'store', environment, issues);
+  const pre = pipeline.preProcessors.map((entry, index) => validateEntry(registry, 'pre-processor', entry, 'type', `preProcessors[${index}]`, environment, issues));
+  const post = pipeline.postProcessors.map((entry, index) => validateEntry(registry, 'post-processor', entry, 'type', `postProcessors[${index}]`, environment, issues));
+  for (const [entry, path] of [...pre.map((entry, index) => [entry, `preProcessors[${index}]`] as const), ...post.map((entry, index) => [entry, `postProcessors[${index}]`] as const)]) {
+    if (entry?.definition.requires?.includes('chat') && pipeline.chat === undefined) {
+      issues.push({ path: `${path}.type`, message: `"${entry.definition.name}" needs a chat model: add a "chat" section (e.g. { "provider": "openai", "model": "gpt-4o-mini" })` });
+    }
+  }
+  if (issues.length > 0) throw new ConfigError(issues, { source: options.source });
+
+  // Second pass: build, in dependency order (providers before the processors that use them).
+  const dependencies: ComponentDependencies = { chat: undefined, embeddings: undefined, baseDirectory };
+  const build = <Kind extends ComponentKind>(entry: ValidatedEntry<Kind> | undefined, path: string): ComponentKinds[Kind] => {
+    try {
+      return entry!.definition.create(entry!.options, dependencies) as ComponentKinds[Kind];
+    } catch (error) {
+      if (error instanceof ConfigError) throw new ConfigError(error.issues.map((issue) => ({ path: `${path}${issue.path ? `.${issue.path}` : ''}`, message: issue.message })), { source: options.source });
+      throw error;
+    }
+  };
+  dependencies.embeddings = build(embeddings, 'embeddings');
+  dependencies.chat = chat ? build(chat, 'chat') : undefined;
+  const parts: PipelineParts = {
+    embeddings: dependencies.embeddings,
+    chat: dependencies.chat,
+    store: build(store, 'store'),
+    preProcessors: pre.map((entry, index) => build(entry, `preProcessors[${index}]`)),
+    postProcessors: post.map((entry, index) => build(entry, `postProcessors[${index}]`)),
+    instructions: pipeline.instructions,
+  };
+
+  const container = new Container({ parent: registry.container });
+  container.bind<PipelineParts>(PIPELINE_PARTS).toConstantValue(parts);
+  container.bind(ConfiguredRAG).toSelf();
+  return container.get(ConfiguredRAG);
+}
+
+/**
+ * Read a JSON configuration file and load its plugins into the registry. Relative paths in it are resolved
+ * from the file's folder.
+ *
+ * @throws ConfigError for unreadable or malformed JSON (with the position), or a plugin that cannot be loaded.
+ */
+export async function loadConfigFile(path: string, registry: ComponentRegistry = createRegistry()): Promise<{ config: unknown; registry: ComponentRegistry; baseDirectory: string; source: string }> {
+  const source = resolve(path);
+  let text: string;
+  try {
+    text = await readFile(source, 'utf8');
+  } catch (error) {
+    throw new AxonError('NOT_FOUND', `Cannot read the configuration file ${source} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`, {
+      component: 'config',
+      fix: 'Check the path given to --config, or create axon.config.json.',
+    });
+  }
+  let config: unknown;
+  try {
+    config = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError([{ path: '', message: `not valid JSON: ${(error as Error).message}` }], { source });
+  }
+  const baseDirectory = dirname(source);
+  const plugins = (config as { plugins?: unknown })?.plugins;
+  if (Array.isArray(plugins)) {
+    const issues: ConfigIssue[] = [];
+    for (const [index, plugin] of plugins.entries()) {
+      if (typeof plugin !== 'string') continue;
+      const specifier = plugin.startsWith('.') || isAbsolute(plugin) ? pathToFileURL(resolve(baseDirectory, plugin)).href : plugin;
+      try {
+        const module = (await import(specifier)) as { register?: (registry: ComponentRegistry) => void; default?: { register?: (registry: ComponentRegistry) => void } };
+        const register = module.register ?? module.default?.register;
+        if (typeof register !== 'function') issues.push({ path: `plugins[${index}]`, message: `${plugin} does not export a register(registry) function` });
+        else register(registry);
+      } catch (error) {
+        issues.push({ path: `plugins[${index}]`, message: `cannot load ${plugin}: ${(error as Error).message}` });
+      }
+    }
+    if (issues.length > 0) throw new ConfigError(issues, { source });
+  }
+  return { config, registry, baseDirectory, source };
+}
+
+// --- Internal helpers ---
+
+interface ValidatedEntry<Kind extends ComponentKind> {
+  definition: NonNullable<ReturnType<ComponentRegistry['get']>> & { kind: Kind };
+  options: unknown;
+}
+
+function validateEntry<Kind extends ComponentKind>(
+  registry: ComponentRegistry,
+  kind: Kind,
+  entry: Record<string, unknown>,
+  key: 'type' | 'provider',
+  path: string,
+  environment: Record<string, string | undefined>,
+  issues: ConfigIssue[],
+): ValidatedEntry<Kind> | undefined {
+  const { [key]: name, ...rest } = entry;
+  const definition = registry.get(kind, String(name));
+  if (!definition) {
+    issues.push({ path: `${path}.${key}`, message: `unknown ${kind} "${String(name)}"; registered: ${registry.list(kind).join(', ') || 'none'}` });
+    return undefined;
+  }
+  const resolved = resolveEnvironmentReferences(rest, path, environment, issues);
+  const parsed = definition.options.safeParse(resolved);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) issues.push({ path: `${path}${issue.path.length ? `.${formatPath(issue.path)}` : ''}`, message: issue.message });
+    return undefined;
+  }
+  return { definition: definition as ValidatedEntry<Kind>['definition'], options: parsed.data };
+}
+
+/** Replace every `{ "env": "NAME" }` with the variable's value; a variable that is not set is a problem at its path. */
+function resolveEnvironmentReferences(value: unknown, path: string, environment: Record<string, string | undefined>, issues: ConfigIssue[]): unknown {
+  if (Array.isArray(value)) return value.map((item, index) => resolveEnvironmentReferences(item, `${path}[${index}]`, environment, issues));
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value);
+  if (entries.length === 1 && entries[0][0] === 'env' && typeof entries[0][1] === 'string') {
+    const variable = entries[0][1];
+    const found = environment[variable];
+    if (found === undefined || found === '') {
+      issues.push({ path, message: `environment variable ${variable} is not set` });
+      return undefined;
+    }
+    return found;
+  }
+  return Object.fromEntries(entries.map(([key, item]) => [key, resolveEnvironmentReferences(item, `${path}.${key}`, environment, issues)]));
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${String(part)}` : String(part)), '');
+}

@@ -1,0 +1,112 @@
+import 'reflect-metadata';
+import { Container } from 'inversify';
+import type { z } from 'zod';
+import type { ChatProvider } from '../contracts/chat.ts';
+import type { EmbeddingsProvider } from '../contracts/embeddings.ts';
+import type { PostProcessor } from '../contracts/post-processor.ts';
+import type { PreProcessor } from '../contracts/pre-processor.ts';
+import type { VectorStore } from '../contracts/vector-store.ts';
+import { AxonError } from '../errors.ts';
+
+/** The extension points a configuration can name components for. */
+export interface ComponentKinds {
+  embeddings: EmbeddingsProvider;
+  chat: ChatProvider;
+  store: VectorStore;
+  'pre-processor': PreProcessor;
+  'post-processor': PostProcessor;
+}
+
+export type ComponentKind = keyof ComponentKinds;
+
+/** What a component may need from the rest of the pipeline when it is built from configuration. */
+export interface ComponentDependencies {
+  /** The pipeline's chat model, when the configuration has one. */
+  chat: ChatProvider | undefined;
+  /** The pipeline's embeddings provider (not available to the embeddings entry itself). */
+  embeddings: EmbeddingsProvider | undefined;
+  /** Relative paths in the configuration are resolved from here (the config file's folder, or the working directory). */
+  baseDirectory: string;
+}
+
+/**
+ * How to build one named component from configuration: the options schema (the entry without its
+ * `type`/`provider` key) and a factory. The schema's problems are reported with their paths.
+ */
+export interface ComponentDefinition<Kind extends ComponentKind = ComponentKind, Schema extends z.ZodType = z.ZodType> {
+  kind: Kind;
+  /** The name used in configuration: `{ "type": "<name>" }` (`"provider"` for embeddings and chat). */
+  name: string;
+  /** One line for `axon --help`-style listings and error messages. */
+  description?: string;
+  options: Schema;
+  /** Names of pipeline parts the component cannot work without; reported as a configuration problem when missing. */
+  requires?: ReadonlyArray<'chat'>;
+  create(options: z.output<Schema>, dependencies: ComponentDependencies): ComponentKinds[Kind];
+}
+
+/** Declare a component definition with its option types inferred from the schema. */
+export function defineComponent<Kind extends ComponentKind, Schema extends z.ZodType>(definition: ComponentDefinition<Kind, Schema>): ComponentDefinition<Kind, Schema> {
+  return definition;
+}
+
+/** The inversify service identifier a definition is bound under. */
+export function componentIdentifier(kind: ComponentKind, name: string): string {
+  return `axon:${kind}:${name}`;
+}
+
+/**
+ * The names a configuration may use, bound in an inversify container. Built-ins are registered by
+ * `createRegistry()`; register your own classes under new names and refer to them from configuration.
+ *
+ * @example
+ * const registry = createRegistry();
+ * registry.register(defineComponent({
+ *   kind: 'post-processor', name: 'source-policy',
+ *   options: z.object({ blocked: z.array(z.string()) }).strict(),
+ *   create: (options) => new SourcePolicy(options),
+ * }));
+ * const rag = createRag({ postProcessors: [{ type: 'source-policy', blocked: ['internal/'] }] }, { registry });
+ */
+export class ComponentRegistry {
+  /** The underlying container, for code that wants to bind more than definitions. */
+  readonly container: Container;
+  private readonly names = new Map<ComponentKind, Set<string>>();
+
+  constructor(container: Container = new Container()) {
+    this.container = container;
+  }
+
+  /**
+   * Make a component available under its name. Registering a name twice is an error unless `replace` is set,
+   * so a typo cannot silently shadow a built-in.
+   */
+  register(definition: ComponentDefinition<ComponentKind, z.ZodType>, options: { replace?: boolean } = {}): this {
+    if (!definition || typeof definition.name !== 'string' || !/^[a-z][a-z0-9-]*$/.test(definition.name)) {
+      throw new AxonError('INVALID_ARGUMENT', `Component names are lower-case kebab-case, got ${JSON.stringify(definition?.name)}.`, { component: 'config', fix: 'Name it like "source-policy".' });
+    }
+    const identifier = componentIdentifier(definition.kind, definition.name);
+    if (this.container.isBound(identifier)) {
+      if (!options.replace) {
+        throw new AxonError('INVALID_ARGUMENT', `A ${definition.kind} named "${definition.name}" is already registered.`, { component: 'config', fix: 'Choose another name, or pass { replace: true } to override it.' });
+      }
+      this.container.unbind(identifier);
+    }
+    this.container.bind(identifier).toConstantValue(definition);
+    let names = this.names.get(definition.kind);
+    if (!names) this.names.set(definition.kind, (names = new Set()));
+    names.add(definition.name);
+    return this;
+  }
+
+  /** The definition registered under a name, if any. */
+  get<Kind extends ComponentKind>(kind: Kind, name: string): ComponentDefinition<Kind, z.ZodType> | undefined {
+    const identifier = componentIdentifier(kind, name);
+    return this.container.isBound(identifier) ? this.container.get<ComponentDefinition<Kind, z.ZodType>>(identifier) : undefined;
+  }
+
+  /** Every registered name of a kind, sorted. */
+  list(kind: ComponentKind): string[] {
+    return [...(this.names.get(kind) ?? [])].sort();
+  }
+}

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/** A secret written in configuration: the value itself, or the name of the environment variable holding it. */
+export const secretReferenceSchema = z.union([z.string().min(1), z.object({ env: z.string().min(1) }).strict()]);
+
+/** One store or processor entry: its registered `type`, then that component's own options. */
+const typedEntrySchema = z.looseObject({
+  /** The registered name of the component, e.g. `adaptive-threshold`. */
+  type: z.string().min(1),
+});
+
+/** One embeddings or chat entry: its registered `provider`, then that provider's own options. */
+const providerEntrySchema = z.looseObject({
+  /** The registered name of the provider, e.g. `openai`. */
+  provider: z.string().min(1),
+});
+
+/**
+ * A whole pipeline. Each entry names a registered component and carries its options; each component's own
+ * schema validates those options in a second pass, so every problem is reported with its full path.
+ *
+ * @example
+ * {
+ *   "embeddings": { "provider": "openai", "model": "text-embedding-3-small", "apiKey": { "env": "OPENAI_API_KEY" } },
+ *   "chat": { "provider": "openai", "model": "llama3.1", "baseURL": "http://localhost:11434/v1" },
+ *   "store": { "type": "file", "path": ".axon", "topK": 50 },
+ *   "preProcessors": [{ "type": "query-transformation", "strategy": "HYDE" }],
+ *   "postProcessors": [{ "type": "adaptive-threshold", "multiplier": 0.6 }]
+ * }
+ */
+export const pipelineConfigSchema = z
+  .object({
+    /** Editors may point this at a JSON schema; ignored by Axon. */
+    $schema: z.string().optional(),
+    /** How documents and queries become vectors. @default { "provider": "local" } */
+    embeddings: providerEntrySchema.default({ provider: 'local' }),
+    /** The model that writes answers (and serves query transformation and the LLM reranker). Without it, answers are extractive. */
+    chat: providerEntrySchema.optional(),
+    /** Where documents live. @default { "type": "file", "path": ".axon" } */
+    store: typedEntrySchema.default({ type: 'file' }),
+    /** Query-side stages, in order. @default [] */
+    preProcessors: z.array(typedEntrySchema).default([]),
+    /** Document-side stages, in order. @default [] */
+    postProcessors: z.array(typedEntrySchema).default([]),
+    /** System instructions for the chat model, placed before Axon's evidence rules. */
+    instructions: z.string().min(1).optional(),
+    /**
+     * Modules that register components (files relative to the configuration file, or package names). Each
+     * exports `register(registry)`. Used by `axon` to reach your own classes from a config file.
+     */
+    plugins: z.array(z.string().min(1)).default([]),
+  })
+  .strict();
+
+export type PipelineConfig = z.input<typeof pipelineConfigSchema>;
+export type ParsedPipelineConfig = z.output<typeof pipelineConfigSchema>;

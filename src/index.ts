@@ -1,0 +1,10 @@
+export { RAG, type RagComponents, type RetrieveOptions, type AnswerOptions, type RetrievalResult, type Answer, type AnswerStatus, type RagEvent, type AddDocumentsOptions } from './rag.ts';
+export { EmbeddedRAG, type EmbeddedRagOptions } from './config/embedded-rag.ts';
+export type { Document, DocumentInput, Citation, JsonValue, Vector } from './document.ts';
+export { contentHash } from './document.ts';
+export type * from './contracts/index.ts';
+export type { Filter, FilterNode } from './filter/types.ts';
+export { parseFilter, compileFilter } from './filter/index.ts';
+export type { RunTrace, StageRecord, StageKind, DroppedDocument } from './pipeline/trace.ts';
+export { AxonError, FilterError, ConfigError, ProviderError, IndexEmptyError, SearchTimeoutError, type AxonErrorCode, type ConfigIssue } from './errors.ts';
+export { formatCitation } from './context/evidence.ts';

@@ -1,0 +1,119 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { AxonError, ConfigError } from '../errors.ts';
+import { IngestRun } from './ingest-run.ts';
+import { createDefaultLoaders } from './loaders/index.ts';
+import { resolveSplitterOptions, splitterOptionsSchema } from './splitters/recursive-splitter.ts';
+import type { IngestProgressEvent, IngestSummary, IngestTarget, Loader } from './types.ts';
+
+const MEBIBYTE = 1024 * 1024;
+
+export const ingestOptionsSchema = z
+  .object({
+    /** Glob patterns a file found inside a directory must match (any of them). A pattern without `/` matches the file name, e.g. `*.md`. @default every file */
+    include: z.array(z.string().min(1)).optional(),
+    /** Glob patterns that leave files and directories out. Replaces the default when given. @default ['**\/node_modules/**'] */
+    exclude: z.array(z.string().min(1)).default(['**/node_modules/**']),
+    /** Walk into files and directories whose name starts with a dot. @default false */
+    includeHidden: z.boolean().default(false),
+    /** Relative paths are resolved, and source names computed, from here. @default process.cwd() */
+    baseDirectory: z.string().min(1).optional(),
+    /** The `sourceType` of every chunk. @default 'file' */
+    sourceType: z.string().min(1).default('file'),
+    ...splitterOptionsSchema.shape,
+    /** JSON and JSON Lines records. */
+    json: z
+      .object({
+        /** The field holding the text, or several joined by a blank line (e.g. `['title', 'text']`); dotted paths reach nested fields. @default the first of text, content, body present */
+        textField: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+        /** Fields copied into metadata. @default every top-level string, number and boolean field that is not text */
+        metadataFields: z.array(z.string().min(1)).optional(),
+      })
+      .strict()
+      .default({}),
+    /** CSV and TSV files: one document per row; the first row names the columns. */
+    csv: z
+      .object({
+        /** Field separator. @default ',' for .csv, a tab for .tsv */
+        delimiter: z.string().length(1).optional(),
+        /** Columns that make the text; the others go into metadata. @default every column, as `name: value` lines */
+        textColumns: z.array(z.string().min(1)).min(1).optional(),
+      })
+      .strict()
+      .default({}),
+    /** After ingesting, remove stored sources under the given paths whose file no longer exists. @default false */
+    pruneMissing: z.boolean().default(false),
+    /** Keep the stored embedding of a chunk whose text did not change, instead of embedding it again. @default true */
+    reuseEmbeddings: z.boolean().default(true),
+    /** Chunks embedded and written to the store together; also the most chunks of one file held in memory. @default 1024 */
+    chunksPerCommit: z.number().int().positive().default(1024),
+    /** Files larger than this are streamed by loaders that can (text, JSON Lines, CSV), in bytes. @default 16 MiB */
+    streamThresholdBytes: z.number().int().positive().default(16 * MEBIBYTE),
+    /** Files larger than this that cannot be streamed (PDF, HTML, Markdown, JSON) are skipped, in bytes. @default 256 MiB */
+    maxFileBytes: z.number().int().positive().default(256 * MEBIBYTE),
+  })
+  .strict();
+
+/** Options of `ingestPaths`. */
+export type IngestOptions = z.input<typeof ingestOptionsSchema> & {
+  signal?: AbortSignal;
+  /** Called as the run advances; `createProgressRenderer()` draws it. Exceptions it throws are ignored. */
+  onProgress?: (event: IngestProgressEvent) => void;
+  /** Loaders by lower-case extension (no dot), added to or replacing the built-in ones. */
+  loaders?: Record<string, Loader>;
+};
+
+/**
+ * Load, split, embed and store files: the whole ingestion pipeline.
+ *
+ * `paths` are files, directories (walked recursively) or glob patterns (`'docs/**\/*.md'`). Each file becomes
+ * chunks with `sourceType` `'file'` and `sourceName` its path relative to `baseDirectory` (the current
+ * directory by default), `/`-separated. Re-running is incremental: a file whose bytes and settings did not
+ * change is left alone; a changed one has exactly its old chunks replaced (the new chunks are embedded before
+ * the old ones are deleted, so a failed embedding loses nothing). Problems with single files are reported in
+ * the summary, never thrown; only invalid arguments and cancellation throw.
+ *
+ * @example
+ * const summary = await ingestPaths(['docs'], { embeddings, store }, { include: ['*.md', '*.pdf'] });
+ * if (!summary.ok) console.error(summary.failed);
+ * @throws ConfigError for invalid options; AxonError `INVALID_ARGUMENT` for invalid paths or target; `ABORTED` when `signal` fires.
+ */
+export async function ingestPaths(paths: readonly string[], target: IngestTarget, options: IngestOptions = {}): Promise<IngestSummary> {
+  const { signal, onProgress, loaders, ...rest } = options;
+  const parsed = ingestOptionsSchema.safeParse(rest);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })), { component: 'ingest', source: 'ingest options' });
+  }
+  const settings = parsed.data;
+  const splitter = resolveSplitterOptions({ chunkSize: settings.chunkSize, chunkOverlap: settings.chunkOverlap, unit: settings.unit });
+  if (!Array.isArray(paths) || paths.length === 0 || paths.some((path) => typeof path !== 'string' || path === '')) {
+    throw new AxonError('INVALID_ARGUMENT', 'paths must be a non-empty array of non-empty strings.', { component: 'ingest', fix: 'Pass files, directories or glob patterns, e.g. ["docs"].' });
+  }
+  if (!target || typeof target.embeddings?.embed !== 'function' || typeof target.store?.add !== 'function') {
+    throw new AxonError('INVALID_ARGUMENT', 'target must hold an embeddings provider and a vector store.', { component: 'ingest', fix: 'Pass { embeddings, store }.' });
+  }
+  const run = new IngestRun(
+    target,
+    {
+      splitter,
+      discover: {
+        baseDirectory: resolve(settings.baseDirectory ?? process.cwd()),
+        include: settings.include,
+        exclude: settings.exclude,
+        includeHidden: settings.includeHidden,
+        signal,
+      },
+      sourceType: settings.sourceType,
+      pruneMissing: settings.pruneMissing,
+      reuseEmbeddings: settings.reuseEmbeddings,
+      chunksPerCommit: settings.chunksPerCommit,
+      streamThresholdBytes: settings.streamThresholdBytes,
+      maxFileBytes: settings.maxFileBytes,
+      loaderSettings: { json: settings.json, csv: settings.csv },
+    },
+    { ...createDefaultLoaders({ json: settings.json, csv: settings.csv }), ...loaders },
+    signal,
+    onProgress,
+  );
+  return run.run(paths);
+}

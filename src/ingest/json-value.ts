@@ -1,0 +1,28 @@
+import type { JsonValue } from '../document.ts';
+
+/**
+ * Convert a parsed value (YAML front matter, a JSON record, …) into a JSON value that document metadata
+ * accepts: dates become ISO strings, big integers become numbers when exact (else strings), non-finite
+ * numbers become null, and `undefined`, functions and symbols are left out.
+ */
+export function toJsonValue(value: unknown): JsonValue | undefined {
+  if (value === null) return null;
+  if (typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
+  if (Array.isArray(value)) return value.map((item) => toJsonValue(item) ?? null);
+  if (value instanceof Map) return toJsonObject(Object.fromEntries(value));
+  if (typeof value === 'object') return toJsonObject(value as Record<string, unknown>);
+  return undefined;
+}
+
+/** `toJsonValue` over the fields of an object; fields with no JSON form are left out. */
+export function toJsonObject(value: Record<string, unknown>): Record<string, JsonValue> {
+  const result: Record<string, JsonValue> = {};
+  for (const [key, item] of Object.entries(value)) {
+    const converted = toJsonValue(item);
+    if (converted !== undefined) result[key] = converted;
+  }
+  return result;
+}

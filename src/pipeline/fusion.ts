@@ -1,0 +1,131 @@
+import type { Document } from '../document.ts';
+import { AxonError } from '../errors.ts';
+
+/** Anything with an id and a score can be fused; usually a `Document`. */
+export interface Rankable {
+  id: string;
+  score: number;
+}
+
+/** One ranked list to fuse, best first. */
+export interface RankedList<T extends Rankable = Document> {
+  /** Shown in the trace, e.g. `vector`, `bm25`, `query 2`. @default `list 1`, `list 2`, … by position */
+  name?: string;
+  documents: readonly T[];
+  /** Multiplies this list's contributions; 0 keeps its documents as candidates but gives them no score. @default 1 */
+  weight?: number;
+}
+
+/** What one list gave one document. */
+export interface FusionContribution {
+  /** The list's name. */
+  list: string;
+  /** The list's position among the inputs, from 0. */
+  listIndex: number;
+  /** 1-based rank in that list (after dropping repeats of an id within the list). */
+  rank: number;
+  /** The document's score in that list, on that list's own scale (cosine, BM25, …). */
+  score: number;
+  /** `weight / (k + rank)`: this list's share of the fused score. */
+  contribution: number;
+}
+
+export interface FusionOptions {
+  /** The RRF constant: larger values flatten the advantage of top ranks. @default 60 */
+  k?: number;
+  /** Keep only the best this many fused documents. @default all */
+  topK?: number;
+}
+
+export interface FusionResult<T extends Rankable = Document> {
+  /** Fused documents, best first, each a copy whose `score` is its RRF score. */
+  documents: T[];
+  /** For every fused id, what each list that held it contributed, in list order. */
+  contributions: Map<string, FusionContribution[]>;
+}
+
+const NAME = 'fusion';
+
+/**
+ * Reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009): every document scores
+ * `Σ_lists weight / (k + rank)` over the lists that contain it, so lists on incomparable scales (cosine
+ * similarity, BM25) combine by rank alone. Documents are identified by `id`; within one list only an id's
+ * first (best) occurrence counts. The returned copy is the first one seen, taking an `embedding` from a later
+ * copy when the first has none. Ties go to the document seen first when reading the lists in the order given.
+ *
+ * @example
+ * const { documents, contributions } = reciprocalRankFusion([
+ *   { name: 'vector', documents: vectorHits },
+ *   { name: 'bm25', documents: keywordHits, weight: 0.5 },
+ * ]);
+ *
+ * @throws AxonError `INVALID_ARGUMENT` for a bad k, weight, topK or a document without a string id.
+ */
+export function reciprocalRankFusion<T extends Rankable = Document>(
+  lists: ReadonlyArray<RankedList<T> | readonly T[]>,
+  options: FusionOptions = {},
+): FusionResult<T> {
+  const k = options.k ?? 60;
+  if (typeof k !== 'number' || !Number.isFinite(k) || k < 0) throw invalid(`k must be a finite number ≥ 0, got ${String(k)}.`);
+  if (options.topK !== undefined && (!Number.isInteger(options.topK) || options.topK < 1)) throw invalid(`topK must be a positive integer, got ${String(options.topK)}.`);
+  if (!Array.isArray(lists)) throw invalid('reciprocalRankFusion() takes an array of ranked lists.');
+
+  const entries = new Map<string, { document: T; score: number; order: number }>();
+  const contributions = new Map<string, FusionContribution[]>();
+  lists.forEach((input, listIndex) => {
+    const list = normalizeList<T>(input, listIndex);
+    const seenInList = new Set<string>();
+    for (const document of list.documents) {
+      if (!hasStringId(document)) {
+        throw invalid(`${list.name} holds an item without a string id.`);
+      }
+      if (seenInList.has(document.id)) continue;
+      seenInList.add(document.id);
+      const rank = seenInList.size;
+      const contribution = list.weight / (k + rank);
+      let entry = entries.get(document.id);
+      if (entry === undefined) {
+        entry = { document, score: 0, order: entries.size };
+        entries.set(document.id, entry);
+        contributions.set(document.id, []);
+      } else if (lacksEmbedding(entry.document) && !lacksEmbedding(document)) {
+        entry.document = { ...entry.document, embedding: (document as { embedding?: unknown }).embedding };
+      }
+      entry.score += contribution;
+      contributions.get(document.id)!.push({ list: list.name, listIndex, rank, score: document.score, contribution });
+    }
+  });
+
+  const ranked = [...entries.values()].sort((left, right) => right.score - left.score || left.order - right.order);
+  const kept = options.topK === undefined ? ranked : ranked.slice(0, options.topK);
+  if (kept.length < ranked.length) for (const entry of ranked.slice(kept.length)) contributions.delete(entry.document.id);
+  return { documents: kept.map((entry) => ({ ...entry.document, score: entry.score })), contributions };
+}
+
+// --- Internal helpers ---
+
+function normalizeList<T extends Rankable>(input: RankedList<T> | readonly T[], listIndex: number): { name: string; documents: readonly T[]; weight: number } {
+  const fallbackName = `list ${listIndex + 1}`;
+  if (Array.isArray(input)) return { name: fallbackName, documents: input, weight: 1 };
+  const list = input as RankedList<T>;
+  if (list === null || typeof list !== 'object' || !Array.isArray(list.documents)) {
+    throw invalid(`lists[${listIndex}] must be an array of documents or { name?, documents, weight? }.`);
+  }
+  const weight = list.weight ?? 1;
+  if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) {
+    throw invalid(`The weight of ${list.name ?? fallbackName} must be a finite number ≥ 0, got ${String(weight)}.`);
+  }
+  return { name: list.name ?? fallbackName, documents: list.documents, weight };
+}
+
+function hasStringId(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && typeof (value as { id?: unknown }).id === 'string';
+}
+
+function lacksEmbedding(document: object): boolean {
+  return (document as { embedding?: unknown }).embedding === undefined;
+}
+
+function invalid(message: string): AxonError {
+  return new AxonError('INVALID_ARGUMENT', message, { component: NAME, fix: 'See reciprocalRankFusion() in docs/search.md.' });
+}

@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import type { RunContext } from '../contracts/run-context.ts';
+import type { Document } from '../document.ts';
+
+/** The kinds of stage a run goes through, in order. */
+export type StageKind = 'pre-process' | 'embed' | 'search' | 'fusion' | 'dedupe' | 'post-process' | 'context' | 'generate';
+
+/** What one stage received and returned, and why documents left. */
+export interface StageRecord {
+  stage: StageKind;
+  /** The component, e.g. `file-store`, `adaptive-threshold`. */
+  name: string;
+  /** Search queries this stage worked on (pre-process, embed, search). */
+  queries?: string[];
+  inputIds: string[];
+  outputIds: string[];
+  /** Score of each output document after this stage, on this stage's scale. */
+  scores: Record<string, number>;
+  dropped: DroppedDocument[];
+  ms: number;
+  warnings: string[];
+  /** Stage-specific facts (thresholds computed, the fused lists, …). */
+  detail?: Record<string, unknown>;
+}
+
+export interface DroppedDocument {
+  id: string;
+  reason: string;
+}
+
+/** The whole record of one run, returned with every result and printed by `axon ask --trace`. */
+export interface RunTrace {
+  runId: string;
+  question: string;
+  startedAt: string;
+  stages: StageRecord[];
+  /** Wall time of the whole run so far, in milliseconds. */
+  ms: number;
+}
+
+/** Collects the stage records of one run. */
+export class TraceRecorder {
+  readonly trace: RunTrace;
+  private readonly started = performance.now();
+
+  constructor(question: string, runId: string = randomUUID()) {
+    this.trace = { runId, question, startedAt: new Date().toISOString(), stages: [], ms: 0 };
+  }
+
+  /** Open a record; the returned handle gives the stage its `RunContext` and closes the record. */
+  begin(stage: StageKind, name: string, input: { documents?: Document[]; queries?: string[] }, signal: AbortSignal): StageHandle {
+    return new StageHandle(this, stage, name, input, signal);
+  }
+
+  /** @internal */
+  commit(record: StageRecord): StageRecord {
+    this.trace.stages.push(record);
+    this.trace.ms = round(performance.now() - this.started);
+    return record;
+  }
+}
+
+/** One stage in progress. */
+export class StageHandle {
+  readonly context: RunContext;
+  private readonly startedAt = performance.now();
+  private readonly warnings: string[] = [];
+  private readonly dropReasons = new Map<string, string>();
+  private readonly inputIds: string[];
+
+  constructor(
+    private readonly recorder: TraceRecorder,
+    private readonly stage: StageKind,
+    private readonly name: string,
+    private readonly input: { documents?: Document[]; queries?: string[] },
+    signal: AbortSignal,
+  ) {
+    this.inputIds = input.documents?.map((document) => document.id) ?? [];
+    const { runId, question } = recorder.trace;
+    this.context = {
+      runId,
+      question,
+      signal,
+      warn: (message) => {
+        this.warnings.push(String(message));
+      },
+      drop: (id, reason) => {
+        this.dropReasons.set(String(id), String(reason));
+      },
+    };
+  }
+
+  warn(message: string): void {
+    this.warnings.push(message);
+  }
+
+  drop(id: string, reason: string): void {
+    this.dropReasons.set(id, reason);
+  }
+
+  /**
+   * Close the stage. Every input document missing from the output is recorded as dropped, with the reason
+   * the stage gave or, failing that, `removed by <name>`.
+   */
+  end(output: { documents?: Document[]; queries?: string[]; detail?: Record<string, unknown> }): StageRecord {
+    const outputIds = output.documents?.map((document) => document.id) ?? [];
+    const kept = new Set(outputIds);
+    const dropped: DroppedDocument[] = [];
+    for (const id of new Set(this.inputIds)) {
+      if (!kept.has(id)) dropped.push({ id, reason: this.dropReasons.get(id) ?? `removed by ${this.name}` });
+    }
+    const scores: Record<string, number> = {};
+    for (const document of output.documents ?? []) scores[document.id] = round(document.score, 6);
+    const record: StageRecord = {
+      stage: this.stage,
+      name: this.name,
+      inputIds: this.inputIds,
+      outputIds,
+      scores,
+      dropped,
+      ms: round(performance.now() - this.startedAt),
+      warnings: this.warnings,
+    };
+    const queries = output.queries ?? this.input.queries;
+    if (queries) record.queries = queries;
+    if (output.detail) record.detail = output.detail;
+    return this.recorder.commit(record);
+  }
+}
+
+function round(value: number, digits = 3): number {
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+}

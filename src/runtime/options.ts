@@ -1,0 +1,17 @@
+import type { z } from 'zod';
+import { ConfigError } from '../errors.ts';
+
+/**
+ * Validate a component's constructor options against its zod schema and return the parsed value (defaults
+ * filled in). Every problem is reported at once, each with its path, as a `ConfigError` naming the component.
+ *
+ * @throws ConfigError
+ */
+export function parseOptions<Schema extends z.ZodType>(schema: Schema, options: unknown, component: string): z.output<Schema> {
+  const parsed = schema.safeParse(options ?? {});
+  if (parsed.success) return parsed.data;
+  throw new ConfigError(
+    parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })),
+    { component },
+  );
+}

@@ -1,0 +1,366 @@
+import { mkdir, readFile, unlink } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { z } from 'zod';
+import type { StoreOperationOptions, VectorSearchOptions, VectorStore } from '../src/contracts/vector-store.ts';
+import type { Document, Vector } from '../src/document.ts';
+import { AxonError, throwIfAborted } from '../src/errors.ts';
+import {
+  acquireWriteLock,
+  corruptStoreError,
+  decodeSegment,
+  emptyManifest,
+  errorCode,
+  readManifest,
+  removeOrphans,
+  writeManifest,
+  writeSegment,
+  type Manifest,
+  type SegmentEntry,
+} from './file-store-format.ts';
+import { assertIdList, assertSourceArguments, configError, VectorIndex, type PreparedBatch } from './vector-index.ts';
+
+export const fileStoreOptionsSchema = z
+  .object({
+    /** Folder holding the store (created on the first write). The CLI uses `.axon`. */
+    directory: z.string().min(1),
+    /** Number of results of `search` when the query does not say. @default 50 */
+    topK: z.number().int().min(1).default(50),
+    /** How long a write waits for another process's write lock before `STORE_LOCKED`, in milliseconds. @default 5000 */
+    lockTimeoutMs: z.number().int().min(0).default(5000),
+    /** Merge segments and drop deleted documents in the background of writes. @default true */
+    autoCompact: z.boolean().default(true),
+  })
+  .strict();
+
+export type FileStoreOptions = z.input<typeof fileStoreOptionsSchema>;
+
+const NAME = 'file-store';
+/** Above this many segments every write merges them all, whatever their sizes. */
+const MAX_SEGMENTS = 32;
+
+/** The store as loaded: the manifest it reflects, the index, and which segment holds each live id. */
+interface LoadedState {
+  manifest: Manifest;
+  index: VectorIndex;
+  segmentOfId: Map<string, string>;
+}
+
+/**
+ * The embedded default store: persistent under a directory, no server. Every `add` writes one immutable,
+ * checksummed segment file and then atomically replaces `manifest.json`; a crash at any point leaves the
+ * previous manifest or the new one, so everything an `add` acknowledged survives. Search is exact cosine
+ * over the whole store held in memory (`VectorIndex`). One process writes at a time (`write.lock`).
+ *
+ * @example
+ * const store = await FileStore.open({ directory: '.axon' });
+ * await store.add(documents);
+ * const best = await store.search(queryVector, { topK: 5, filter: { lang: 'en' } });
+ */
+export class FileStore implements VectorStore {
+  readonly name = NAME;
+  readonly topK: number;
+  /** Absolute path of the store's folder. */
+  readonly directory: string;
+  private readonly lockTimeoutMs: number;
+  private readonly autoCompact: boolean;
+  private state: LoadedState | undefined;
+  private loading: Promise<LoadedState> | undefined;
+  private writes: Promise<unknown> = Promise.resolve();
+  private orphansRemoved = false;
+
+  constructor(options: FileStoreOptions) {
+    const parsed = fileStoreOptionsSchema.safeParse(options);
+    if (!parsed.success) throw configError(parsed.error.issues, NAME);
+    this.directory = resolve(parsed.data.directory);
+    this.topK = parsed.data.topK;
+    this.lockTimeoutMs = parsed.data.lockTimeoutMs;
+    this.autoCompact = parsed.data.autoCompact;
+  }
+
+  /**
+   * Create a store and load it now, so a corrupt directory fails here rather than on first use.
+   * @throws AxonError `STORE_CORRUPT` naming the file
+   */
+  static async open(options: FileStoreOptions): Promise<FileStore> {
+    const store = new FileStore(options);
+    await store.load();
+    return store;
+  }
+
+  /** Load the store from disk if it is not loaded yet. Other methods call this for you. */
+  async load(): Promise<void> {
+    await this.ready();
+  }
+
+  /** Wait for pending writes and drop the in-memory copy; the next call loads it again. */
+  async close(): Promise<void> {
+    await this.writes.catch(() => undefined);
+    this.state = undefined;
+  }
+
+  /**
+   * Insert or replace documents by id, durably: when this resolves the documents survive a crash; when it
+   * throws, nothing was written.
+   * @throws AxonError `MISSING_EMBEDDINGS`, `DUPLICATE_ID`, `INVALID_VECTOR`, `DIMENSION_MISMATCH`, `INVALID_DOCUMENT`,
+   *   `STORE_CORRUPT`, `STORE_LOCKED`, `STORE_IO`
+   */
+  async add(documents: Document[], options: StoreOperationOptions = {}): Promise<void> {
+    throwIfAborted(options.signal, NAME);
+    // Validate against what is loaded before touching the disk; revalidate only if another process wrote since.
+    const loaded = await this.ready();
+    const generation = loaded.manifest.generation;
+    const validated = loaded.index.prepare(documents);
+    if (validated.documents.length === 0) return;
+    await this.write(async (state) => {
+      const batch = state === loaded && state.manifest.generation === generation ? validated : state.index.prepare(documents);
+      if (batch.documents.length === 0) return;
+      throwIfAborted(options.signal, NAME);
+      await this.commitBatch(state, batch);
+    });
+  }
+
+  async search(vector: Vector, options: VectorSearchOptions = {}): Promise<Document[]> {
+    throwIfAborted(options.signal, NAME);
+    const state = await this.ready();
+    return state.index.search(vector, { topK: options.topK ?? this.topK, filter: options.filter });
+  }
+
+  async deleteBySource(sourceType: string, sourceName?: string, options: StoreOperationOptions = {}): Promise<number> {
+    throwIfAborted(options.signal, NAME);
+    assertSourceArguments(sourceType, sourceName, NAME);
+    // Deleting nothing from an up-to-date store needs neither the lock nor the disk.
+    const loaded = await this.ready();
+    if (loaded.index.idsOfSource(sourceType, sourceName).length === 0 && (await this.isCurrent(loaded))) return 0;
+    return this.write(async (state) => {
+      const ids = state.index.idsOfSource(sourceType, sourceName);
+      if (ids.length === 0) return 0;
+      throwIfAborted(options.signal, NAME);
+      const manifest = withTombstones(state, ids);
+      await writeManifest(this.directory, manifest);
+      state.manifest = manifest;
+      state.index.delete(ids);
+      for (const id of ids) state.segmentOfId.delete(id);
+      await this.compactInBackground(state);
+      return ids.length;
+    });
+  }
+
+  async getByIds(ids: string[], options: StoreOperationOptions = {}): Promise<Document[]> {
+    throwIfAborted(options.signal, NAME);
+    assertIdList(ids, NAME);
+    const state = await this.ready();
+    return ids.map((id) => state.index.get(id)).filter((document): document is Document => document !== undefined);
+  }
+
+  async getBySource(sourceType: string, sourceName?: string, options: StoreOperationOptions = {}): Promise<Document[]> {
+    throwIfAborted(options.signal, NAME);
+    assertSourceArguments(sourceType, sourceName, NAME);
+    return (await this.ready()).index.documentsOfSource(sourceType, sourceName);
+  }
+
+  async count(options: StoreOperationOptions = {}): Promise<number> {
+    throwIfAborted(options.signal, NAME);
+    return (await this.ready()).index.size;
+  }
+
+  /** Merge every segment into one and drop deleted documents. Writes do this on their own when it pays. */
+  async compact(options: StoreOperationOptions = {}): Promise<void> {
+    throwIfAborted(options.signal, NAME);
+    await this.write(async (state) => {
+      const segments = state.manifest.segments;
+      if (segments.length > 1 || segments.some((segment) => segment.tombstones.length > 0)) {
+        await this.mergeSegments(state, new Set(segments.map((segment) => segment.file)));
+      }
+    });
+  }
+
+  /** The current manifest (a copy), for tools and tests. */
+  async manifest(): Promise<Manifest> {
+    return structuredClone((await this.ready()).manifest);
+  }
+
+  // --- Internal helpers ---
+
+  private async ready(): Promise<LoadedState> {
+    if (this.state) return this.state;
+    this.loading ??= loadState(this.directory).finally(() => (this.loading = undefined));
+    const state = await this.loading;
+    this.state ??= state;
+    return this.state;
+  }
+
+  /** True when no other process committed since `state` was loaded. */
+  private async isCurrent(state: LoadedState): Promise<boolean> {
+    const onDisk = await readManifest(this.directory, NAME).catch((error) => {
+      throw AxonError.isInstance(error) ? error : ioError(this.directory, error);
+    });
+    return (onDisk?.generation ?? 0) === state.manifest.generation;
+  }
+
+  /**
+   * Run a write: one at a time in this process, under the directory's lock across processes, on a state
+   * reloaded first if another process committed since we loaded. IO failures become `STORE_IO`.
+   */
+  private write<T>(operation: (state: LoadedState) => Promise<T>): Promise<T> {
+    const run = async (): Promise<T> => {
+      await mkdir(this.directory, { recursive: true }).catch((error) => {
+        throw ioError(this.directory, error);
+      });
+      const release = await acquireWriteLock(this.directory, this.lockTimeoutMs, NAME).catch((error) => {
+        throw AxonError.isInstance(error) ? error : ioError(this.directory, error);
+      });
+      try {
+        const onDisk = await readManifest(this.directory, NAME);
+        if (!this.state || (onDisk?.generation ?? 0) !== this.state.manifest.generation) this.state = await loadState(this.directory, onDisk ?? null);
+        if (!this.orphansRemoved) {
+          await removeOrphans(this.directory, this.state.manifest);
+          this.orphansRemoved = true;
+        }
+        return await operation(this.state);
+      } catch (error) {
+        throw AxonError.isInstance(error) ? error : ioError(this.directory, error);
+      } finally {
+        await release();
+      }
+    };
+    const result = this.writes.then(run, run);
+    this.writes = result.catch(() => undefined);
+    return result;
+  }
+
+  private async commitBatch(state: LoadedState, batch: PreparedBatch): Promise<void> {
+    const number = state.manifest.nextSegment;
+    const entry = await writeSegment(this.directory, number, batch.documents, batch.vectors, batch.dimensions);
+    const replaced = batch.documents.map((document) => document.id).filter((id) => state.segmentOfId.has(id));
+    const manifest = withTombstones(state, replaced);
+    manifest.dimensions = batch.dimensions;
+    manifest.nextSegment = number + 1;
+    manifest.segments.push(entry);
+    await writeManifest(this.directory, manifest);
+    // Only now, with the manifest durable, does the add become visible in memory.
+    state.manifest = manifest;
+    state.index.insert(batch);
+    for (const document of batch.documents) state.segmentOfId.set(document.id, entry.file);
+    await this.compactInBackground(state);
+  }
+
+  /** Merge what the policy picks. The write that triggered it already committed, so a failure here must not fail it. */
+  private async compactInBackground(state: LoadedState): Promise<void> {
+    if (!this.autoCompact) return;
+    const files = planCompaction(state.manifest.segments);
+    if (files.size === 0) return;
+    try {
+      await this.mergeSegments(state, files);
+    } catch (error) {
+      process.emitWarning(`[axon] [${NAME}] Compaction of ${this.directory} failed and will be retried on a later write: ${(error as Error).message}`);
+    }
+  }
+
+  /** Rewrite the live documents of `files` into one new segment, publish it, then delete the old files. */
+  private async mergeSegments(state: LoadedState, files: Set<string>): Promise<void> {
+    const { index, segmentOfId } = state;
+    const rows: number[] = [];
+    for (let row = 0; row < index.size; row++) {
+      if (files.has(segmentOfId.get(index.storedDocumentAt(row).id) ?? '')) rows.push(row);
+    }
+    const manifest: Manifest = { ...structuredClone(state.manifest), generation: state.manifest.generation + 1 };
+    manifest.segments = manifest.segments.filter((segment) => !files.has(segment.file));
+    let merged: SegmentEntry | undefined;
+    if (rows.length > 0) {
+      const dimensions = index.dimensions ?? 0;
+      const vectors = new Float32Array(rows.length * dimensions);
+      rows.forEach((row, position) => vectors.set(index.vectorAt(row), position * dimensions));
+      merged = await writeSegment(this.directory, manifest.nextSegment, rows.map((row) => index.storedDocumentAt(row)), vectors, dimensions);
+      manifest.nextSegment += 1;
+      manifest.segments.push(merged);
+    }
+    await writeManifest(this.directory, manifest);
+    state.manifest = manifest;
+    if (merged) for (const row of rows) segmentOfId.set(index.storedDocumentAt(row).id, merged.file);
+    // Old files are garbage now; one left behind by a crash is removed by the next writer.
+    await Promise.all([...files].map((file) => unlink(join(this.directory, file)).catch(() => undefined)));
+  }
+}
+
+/**
+ * Which segments to merge after a write. Segments that are mostly tombstones are rewritten; the newest
+ * segments are folded together while the older neighbour is no larger than what is folded so far (like a
+ * binary counter), which keeps about log2(n) segments and rewrites each document O(log n) times.
+ */
+export function planCompaction(segments: readonly SegmentEntry[]): Set<string> {
+  const live = (segment: SegmentEntry) => segment.documents - segment.tombstones.length;
+  if (segments.length > MAX_SEGMENTS) return new Set(segments.map((segment) => segment.file));
+  const files = new Set<string>();
+  for (const segment of segments) if (segment.tombstones.length > 0 && 2 * segment.tombstones.length >= segment.documents) files.add(segment.file);
+  let first = segments.length - 1;
+  let folded = first >= 0 ? live(segments[first]) : 0;
+  while (first > 0 && live(segments[first - 1]) <= folded) {
+    first--;
+    folded += live(segments[first]);
+  }
+  if (first < segments.length - 1) for (const segment of segments.slice(first)) files.add(segment.file);
+  return files;
+}
+
+/** A next-generation copy of the manifest with `ids` recorded as deleted in the segments holding them. */
+function withTombstones(state: LoadedState, ids: readonly string[]): Manifest {
+  const manifest: Manifest = { ...structuredClone(state.manifest), generation: state.manifest.generation + 1 };
+  const byFile = new Map(manifest.segments.map((segment) => [segment.file, segment]));
+  for (const id of ids) {
+    const file = state.segmentOfId.get(id);
+    if (file !== undefined) byFile.get(file)?.tombstones.push(id);
+  }
+  return manifest;
+}
+
+/**
+ * Read the manifest (unless given) and every segment it lists. A reader can race a writer in another
+ * process that compacts and deletes a segment; if a listed segment is missing and the manifest moved on,
+ * the load starts again.
+ */
+async function loadState(directory: string, given?: Manifest | null): Promise<LoadedState> {
+  for (let attempt = 0; ; attempt++) {
+    const read = given === undefined || attempt > 0 ? await readManifest(directory, NAME).catch((error) => Promise.reject(AxonError.isInstance(error) ? error : ioError(directory, error))) : given;
+    const manifest = read ?? emptyManifest();
+    const index = new VectorIndex({ component: NAME });
+    const segmentOfId = new Map<string, string>();
+    if (manifest.dimensions !== null) index.setDimensions(manifest.dimensions);
+    index.reserve(manifest.segments.reduce((sum, segment) => sum + segment.documents - segment.tombstones.length, 0));
+    try {
+      for (const entry of manifest.segments) {
+        const buffer = await readFile(join(directory, entry.file));
+        const contents = decodeSegment(buffer, entry, manifest.dimensions, directory, NAME);
+        const batch = entry.tombstones.length === 0 ? contents : withoutTombstones(contents, new Set(entry.tombstones));
+        index.insert(batch);
+        for (const document of batch.documents) segmentOfId.set(document.id, entry.file);
+      }
+      return { manifest, index, segmentOfId };
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT') throw AxonError.isInstance(error) ? error : ioError(directory, error);
+      const latest = await readManifest(directory, NAME);
+      if (attempt < 5 && latest && latest.generation !== manifest.generation) continue;
+      const missing = basename((error as { path?: string }).path ?? 'a segment');
+      throw corruptStoreError(NAME, directory, missing, 'the manifest lists it but it does not exist', error);
+    }
+  }
+}
+
+function withoutTombstones(contents: PreparedBatch, tombstones: Set<string>): PreparedBatch {
+  const { dimensions } = contents;
+  const documents: Document[] = [];
+  const vectors = new Float32Array((contents.documents.length - tombstones.size) * dimensions);
+  contents.documents.forEach((document, row) => {
+    if (tombstones.has(document.id)) return;
+    vectors.set(contents.vectors.subarray(row * dimensions, (row + 1) * dimensions), documents.length * dimensions);
+    documents.push(document);
+  });
+  return { documents, vectors: vectors.subarray(0, documents.length * dimensions), dimensions };
+}
+
+function ioError(directory: string, cause: unknown): AxonError {
+  return new AxonError('STORE_IO', `Could not read or write the store in ${directory}: ${(cause as Error)?.message ?? String(cause)}.`, {
+    component: NAME,
+    fix: 'Check that the folder exists, is writable and that the disk is not full.',
+    cause,
+  });
+}

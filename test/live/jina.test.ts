@@ -1,0 +1,15 @@
+import { describe } from 'vitest';
+import { JinaEmbeddings } from '../../providers/jina/jina-embeddings.ts';
+import { JinaRerank } from '../../providers/jina/jina-rerank.ts';
+import { describeEmbeddingsConformance } from '../conformance/embeddings.ts';
+import { describeRerankerConformance } from '../conformance/reranker.ts';
+
+// Runs against the real Jina API only when JINA_API_KEY is set; reported as skipped otherwise.
+describe.skipIf(!process.env.JINA_API_KEY)('live: Jina', () => {
+  describe('JinaEmbeddings', () => {
+    describeEmbeddingsConformance(() => new JinaEmbeddings({ maxBatchSize: 8 }), { live: true });
+  });
+  describe('JinaRerank', () => {
+    describeRerankerConformance(() => new JinaRerank({ maxDocumentsPerCall: 20 }));
+  });
+});

@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OpenAIChat } from '../../../providers/openai/openai-chat.ts';
+import { describeChatConformance } from '../../conformance/chat.ts';
+import { describeTransportBehaviour } from '../../conformance/transport.ts';
+import { recordingRetryPolicy, rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
+import type { LoopbackServer } from '../../servers/loopback-server.ts';
+import { startOpenAIServer } from '../../servers/openai-server.ts';
+
+let server: LoopbackServer;
+let slowStreamServer: LoopbackServer;
+beforeAll(async () => {
+  server = await startOpenAIServer();
+  slowStreamServer = await startOpenAIServer({ streamDelayMs: 400 });
+});
+afterAll(async () => {
+  await server.close();
+  await slowStreamServer.close();
+});
+
+const baseURL = () => `${server.url}/v1`;
+const question = [{ role: 'user' as const, content: 'Where is the Eiffel tower?' }];
+
+describe('OpenAIChat against a loopback OpenAI server', () => {
+  describeChatConformance(() => new OpenAIChat({ apiKey: TEST_KEY, baseURL: baseURL(), model: 'gpt-4o-mini' }));
+
+  describeTransportBehaviour({
+    server: () => server,
+    path: '/v1/chat/completions',
+    create: (transport) => new OpenAIChat({ apiKey: TEST_KEY, baseURL: baseURL(), ...transport }),
+    call: (provider, signal) => (provider as OpenAIChat).complete(question, { signal }),
+  });
+
+  it('sends the conversation, temperature and max_tokens exactly', async () => {
+    server.reset();
+    const chat = new OpenAIChat({ apiKey: TEST_KEY, baseURL: baseURL(), model: 'llama3.1', temperature: 0.2 });
+    const text = await chat.complete([{ role: 'system', content: 'Be brief.' }, ...question], { maxTokens: 50 });
+    expect(text).toBe('Echo: Where is the Eiffel tower?');
+    expect(server.requests[0].body).toEqual({
+      model: 'llama3.1',
+      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Where is the Eiffel tower?' }],
+      temperature: 0.2,
+      max_tokens: 50,
+    });
+  });
+
+  it('streams with stream: true and yields the deltas in order', async () => {
+    server.reset();
+    const chat = new OpenAIChat({ apiKey: TEST_KEY, baseURL: baseURL(), model: 'llama3.1' });
+    const deltas: string[] = [];
+    for await (const delta of chat.stream(question)) deltas.push(delta);
+    expect(deltas).toEqual(['Echo: W', 'here is', ' the Ei', 'ffel to', 'wer?']);
+    expect((server.requests[0].body as { stream: boolean }).stream).toBe(true);
+  });
+
+  it('retries a stream that fails before its first chunk', async () => {
+    server.reset();
+    server.failNext({ kind: 'server-error', status: 502 });
+    const { policy, sleeps } = recordingRetryPolicy();
+    const chat = new OpenAIChat({ apiKey: TEST_KEY, baseURL: baseURL(), retryPolicy: policy });
+    let text = '';
+    for await (const delta of chat.stream(question)) text += delta;
+    expect(text).toBe('Echo: Where is the Eiffel tower?');
+    expect(sleeps).toEqual([250]);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('times out a stream whose next chunk takes longer than timeoutMs', async () => {
+    const chat = new OpenAIChat({ baseURL: `${slowStreamServer.url}/v1`, timeoutMs: 150, maxRetries: 0 });
+    const deltas: string[] = [];
+    const error = await rejectionOf((async () => {
+      for await (const delta of chat.stream(question)) deltas.push(delta);
+    })());
+    expect(error).toMatchObject({ code: 'PROVIDER_TIMEOUT' });
+    expect(deltas.length).toBeLessThan(5);
+  });
+
+  it('cancels a stream in progress with ABORTED', async () => {
+    const chat = new OpenAIChat({ baseURL: `${slowStreamServer.url}/v1` });
+    const controller = new AbortController();
+    const deltas: string[] = [];
+    const error = await rejectionOf((async () => {
+      for await (const delta of chat.stream(question, { signal: controller.signal })) {
+        deltas.push(delta);
+        controller.abort();
+      }
+    })());
+    expect(error).toMatchObject({ code: 'ABORTED' });
+    expect(deltas).toHaveLength(1);
+  });
+
+  it('refuses a completion without message content', async () => {
+    server.reset();
+    server.failNext({ kind: 'respond', body: { id: 'x', object: 'chat.completion', choices: [] } });
+    const error = await rejectionOf(new OpenAIChat({ baseURL: baseURL() }).complete(question));
+    expect(error).toMatchObject({ code: 'PROVIDER_RESPONSE_INVALID', status: 200 });
+    expect(error.message).toContain('choices[0].message.content is missing');
+  });
+
+  it('uses max_completion_tokens on api.openai.com', async () => {
+    const requests: Array<{ url: string; body: unknown }> = [];
+    const fakeFetch: typeof fetch = async (input, init) => {
+      requests.push({ url: String(input), body: JSON.parse(String(init?.body)) });
+      return new Response(JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] }), { headers: { 'content-type': 'application/json' } });
+    };
+    const chat = new OpenAIChat({ apiKey: TEST_KEY, fetch: fakeFetch });
+    expect(await chat.complete(question, { maxTokens: 7 })).toBe('hi');
+    expect(requests[0].url).toBe('https://api.openai.com/v1/chat/completions');
+    expect(requests[0].body).toMatchObject({ model: 'gpt-4o-mini', max_completion_tokens: 7 });
+  });
+});

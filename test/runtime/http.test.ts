@@ -1,0 +1,153 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HttpClient, joinUrl, messageFromErrorBody, request, retryAfterFromHeaders, statusError, streamRequest } from '../../src/runtime/http.ts';
+import { RetryPolicy } from '../../src/runtime/retry.ts';
+import { Secret } from '../../src/runtime/secret.ts';
+import { expectNoSecret, recordingRetryPolicy, rejectionOf, TEST_KEY } from '../helpers/provider-test-helpers.ts';
+import { LoopbackServer } from '../servers/loopback-server.ts';
+
+let server: LoopbackServer;
+beforeAll(async () => {
+  server = await LoopbackServer.start({
+    errorBody: (_status, message) => ({ error: { message } }),
+    routes: {
+      'POST /api/echo': (recorded, reply) => reply.json(200, { received: recorded.body }),
+      'POST /api/text': (_recorded, reply) => {
+        reply.response.writeHead(500, { 'content-type': 'text/plain' });
+        reply.response.end('upstream exploded');
+      },
+    },
+  });
+});
+afterAll(() => server.close());
+
+const client = (retry: RetryPolicy = new RetryPolicy({ maxRetries: 0 }), timeoutMs = 2000) =>
+  new HttpClient({ provider: 'test-http', baseURL: `${server.url}/api/`, apiKey: new Secret(TEST_KEY), keyFix: 'Check TEST_KEY.', timeoutMs, retry });
+
+describe('HttpClient', () => {
+  it('posts JSON with a bearer key and returns the parsed reply and status', async () => {
+    server.reset();
+    const response = await client().postJson('/echo', { a: 1 });
+    expect(response).toEqual({ status: 200, body: { received: { a: 1 } } });
+    expect(server.requests[0].headers['content-type']).toBe('application/json');
+    expect(server.requests[0].headers.authorization).toBe(`Bearer ${TEST_KEY}`);
+  });
+
+  it('uses a plain-text error body as the server message', async () => {
+    const error = await rejectionOf(client().postJson('text', {}));
+    expect(error.message).toBe('[axon] [test-http] The service failed: upstream exploded (HTTP 500) Axon retried with backoff; try again later or raise maxRetries.');
+  });
+
+  it('uses the injected fetch', async () => {
+    const calls: string[] = [];
+    const http = new HttpClient({
+      provider: 'test-http',
+      baseURL: 'https://example.invalid/v1',
+      timeoutMs: 1000,
+      retry: new RetryPolicy({ maxRetries: 0 }),
+      fetch: async (input) => {
+        calls.push(String(input));
+        return new Response('{"ok":true}', { status: 200 });
+      },
+    });
+    expect((await http.postJson('rerank', {})).body).toEqual({ ok: true });
+    expect(calls).toEqual(['https://example.invalid/v1/rerank']);
+  });
+
+  it('keeps the key out of errors from every failure mode', async () => {
+    for (const mode of [{ kind: 'unauthorized' }, { kind: 'malformed-json' }, { kind: 'reset' }, { kind: 'server-error' }] as const) {
+      server.reset();
+      server.failNext(mode);
+      const error = await rejectionOf(client().postJson('echo', { a: 1 }));
+      expectNoSecret(error);
+    }
+    expectNoSecret(client());
+  });
+
+  it('retries a timed-out attempt and succeeds on the next', async () => {
+    server.reset();
+    server.failNext({ kind: 'slow', delayMs: 3000 });
+    const { policy, sleeps } = recordingRetryPolicy({ maxRetries: 1 });
+    const response = await client(policy, 150).postJson('echo', { a: 2 });
+    expect(response.body).toEqual({ received: { a: 2 } });
+    expect(sleeps).toEqual([250]);
+  });
+});
+
+describe('request and streamRequest', () => {
+  const context = (signal?: AbortSignal) => ({ provider: 'test-stream', timeoutMs: 100, retry: new RetryPolicy({ maxRetries: 0 }), signal });
+
+  it('passes a signal that fires when the time limit passes', async () => {
+    const error = await rejectionOf(request(context(), (signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)))));
+    expect(error).toMatchObject({ code: 'PROVIDER_TIMEOUT' });
+  });
+
+  it('closes the source when the consumer leaves a stream early', async () => {
+    let closed = false;
+    let sourceSignal: AbortSignal | undefined;
+    async function* source() {
+      try {
+        yield 'a';
+        yield 'b';
+        yield 'c';
+      } finally {
+        closed = true;
+      }
+    }
+    for await (const item of streamRequest(context(), async (signal) => {
+      sourceSignal = signal;
+      return source();
+    })) {
+      expect(item).toBe('a');
+      break;
+    }
+    expect(closed).toBe(true);
+    expect(sourceSignal?.aborted).toBe(true);
+  });
+
+  it('applies the time limit to each item, not to the whole stream', async () => {
+    async function* slowSource() {
+      for (const item of ['a', 'b', 'c']) {
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        yield item;
+      }
+    }
+    const items: string[] = [];
+    for await (const item of streamRequest(context(), async () => slowSource())) items.push(item);
+    // 180 ms in total, over the 100 ms limit, but no single wait exceeded it.
+    expect(items).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('helpers', () => {
+  it('reads retry-after-ms before Retry-After', () => {
+    expect(retryAfterFromHeaders(new Headers({ 'retry-after-ms': '1500', 'retry-after': '9' }))).toBe(1500);
+    expect(retryAfterFromHeaders(new Headers({ 'retry-after': '9' }))).toBe(9000);
+    expect(retryAfterFromHeaders(new Headers())).toBeUndefined();
+    expect(retryAfterFromHeaders(undefined)).toBeUndefined();
+  });
+
+  it('finds the explanation in each service\'s error body', () => {
+    expect(messageFromErrorBody({ error: { message: 'openai style' } })).toBe('openai style');
+    expect(messageFromErrorBody({ message: 'cohere style' })).toBe('cohere style');
+    expect(messageFromErrorBody({ detail: 'jina style' })).toBe('jina style');
+    expect(messageFromErrorBody({ detail: [{ msg: 'field required' }] })).toBe('[{"msg":"field required"}]');
+    expect(messageFromErrorBody({ error: 'plain' })).toBe('plain');
+    expect(messageFromErrorBody({})).toBeUndefined();
+  });
+
+  it('maps statuses to retryable or not, with a fix', () => {
+    expect(statusError('p', 429)).toMatchObject({ retryable: true, status: 429 });
+    expect(statusError('p', 500)).toMatchObject({ retryable: true });
+    expect(statusError('p', 503)).toMatchObject({ retryable: true });
+    expect(statusError('p', 408)).toMatchObject({ retryable: true });
+    expect(statusError('p', 501)).toMatchObject({ retryable: false });
+    expect(statusError('p', 400)).toMatchObject({ retryable: false });
+    expect(statusError('p', 403, { keyFix: 'Check KEY.' }).fix).toBe('Check KEY. Check its permissions for this model.');
+    expect(statusError('p', 404).message).toBe('[axon] [p] Not found. (HTTP 404) Check the model name and the base URL.');
+  });
+
+  it('joins URLs with exactly one slash', () => {
+    expect(joinUrl('http://h/v1/', '/rerank')).toBe('http://h/v1/rerank');
+    expect(joinUrl('http://h', 'v1/rerank')).toBe('http://h/v1/rerank');
+  });
+});
