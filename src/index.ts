@@ -8,3 +8,7 @@ export { parseFilter, compileFilter } from './filter/index.ts';
 export type { RunTrace, StageRecord, StageKind, DroppedDocument } from './pipeline/trace.ts';
 export { AxonError, FilterError, ConfigError, ProviderError, IndexEmptyError, SearchTimeoutError, type AxonErrorCode, type ConfigIssue } from './errors.ts';
 export { formatCitation } from './context/evidence.ts';
+export { createRag, loadConfigFile, ConfiguredRAG, type CreateRagOptions, type PipelineParts } from './config/create-rag.ts';
+export { createRegistry, BUILT_IN_COMPONENTS } from './config/built-ins.ts';
+export { ComponentRegistry, defineComponent, type ComponentDefinition, type ComponentKind, type ComponentDependencies } from './config/registry.ts';
+export { pipelineConfigSchema, type PipelineConfig } from './config/schema.ts';

@@ -171,3 +171,17 @@ export function register(registry) {
     expect(await new FileStore({ directory: join(directory, 'data') }).count()).toBe(1);
   });
 });
+
+describe('docs/configuration.md', () => {
+  it('every complete pipeline shown in the page builds', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const page = await readFile(join(process.cwd(), 'docs', 'configuration.md'), 'utf8');
+    const blocks = [...page.matchAll(/```json\n([\s\S]*?)```/g)].map((match) => JSON.parse(match[1]) as Record<string, unknown>);
+    const pipelines = blocks.filter((block) => 'store' in block);
+    expect(pipelines.length).toBeGreaterThanOrEqual(4);
+    for (const pipeline of pipelines) {
+      const rag = createRag(pipeline, { baseDirectory: directory, environment: { OPENAI_API_KEY: 'sk-doc', COHERE_API_KEY: 'co-doc' } });
+      expect(rag.components().store.name).toBe('file-store');
+    }
+  });
+});
