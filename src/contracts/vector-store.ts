@@ -33,7 +33,7 @@ export interface VectorStore {
   deleteBySource(sourceType: string, sourceName?: string, options?: StoreOperationOptions): Promise<number>;
   /** The documents with these ids, in the order asked; unknown ids are left out. */
   getByIds(ids: string[], options?: StoreOperationOptions): Promise<Document[]>;
-  /** Every document of a source, ordered by `metadata.chunkIndex` then id (for full-document expansion). */
+  /** Every document of a source (or, without `sourceName`, of every source of the type, by source name), ordered by `metadata.chunkIndex` then id (for full-document expansion). */
   getBySource(sourceType: string, sourceName?: string, options?: StoreOperationOptions): Promise<Document[]>;
   /** How many documents the store holds. */
   count(options?: StoreOperationOptions): Promise<number>;

@@ -29,26 +29,31 @@ export function compileFilter(node: FilterNode): FilterPredicate {
     }
     case 'eq': {
       const read = reader(node.path);
-      return (document) => matchesAny(read(document), (item) => item === node.value);
+      const test = equals(node.value);
+      return (document) => matchesAny(read(document), test);
     }
     case 'ne': {
       const read = reader(node.path);
-      return (document) => !matchesAny(read(document), (item) => item === node.value);
+      const test = equals(node.value);
+      return (document) => !matchesAny(read(document), test);
     }
     case 'in': {
       const read = reader(node.path);
       const set = new Set<Primitive>(node.values);
-      return (document) => matchesAny(read(document), (item) => set.has(item as Primitive));
+      const test = (item: JsonValue) => set.has(item as Primitive);
+      return (document) => matchesAny(read(document), test);
     }
     case 'nin': {
       const read = reader(node.path);
       const set = new Set<Primitive>(node.values);
-      return (document) => !matchesAny(read(document), (item) => set.has(item as Primitive));
+      const test = (item: JsonValue) => set.has(item as Primitive);
+      return (document) => !matchesAny(read(document), test);
     }
     case 'compare': {
       const read = reader(node.path);
-      const test = comparator(node.operator, node.value);
-      return (document) => matchesAny(read(document), (item) => typeof item === 'number' && test(item));
+      const compare = comparator(node.operator, node.value);
+      const test = (item: JsonValue) => typeof item === 'number' && compare(item);
+      return (document) => matchesAny(read(document), test);
     }
     case 'contains': {
       const read = reader(node.path);
@@ -77,14 +82,23 @@ export function reader(path: string): (document: FilterableDocument) => JsonValu
     return (document) => document[field];
   }
   const parts = path.split('.');
+  if (parts.length === 1) {
+    // Own properties only: "constructor" or "toString" must not resolve to Object.prototype's.
+    return (document) => (Object.hasOwn(document.metadata, path) ? document.metadata[path] : undefined);
+  }
   return (document) => {
     let current: JsonValue | undefined = document.metadata;
     for (const part of parts) {
       if (current === null || typeof current !== 'object' || Array.isArray(current)) return undefined;
+      if (!Object.hasOwn(current, part)) return undefined;
       current = (current as Record<string, JsonValue>)[part];
     }
     return current;
   };
+}
+
+function equals(expected: Primitive): (item: JsonValue) => boolean {
+  return (item) => item === expected;
 }
 
 function matchesAny(value: JsonValue | undefined, test: (item: JsonValue) => boolean): boolean {

@@ -50,6 +50,11 @@ describe('filter language', () => {
     expect(matching(filter)).toEqual(expected);
   });
 
+  it('reads own metadata fields only, never inherited ones', () => {
+    expect(matching({ constructor: { $exists: true } })).toEqual([]);
+    expect(matching({ 'author.toString': { $exists: true } })).toEqual([]);
+  });
+
   it('compares numbers only', () => {
     expect(matching({ lang: { $gt: 1 } })).toEqual([]);
   });
