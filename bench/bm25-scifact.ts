@@ -3,9 +3,10 @@
  * MiniSearch on the same 300 test queries.
  *
  *   cd bench && npm install && cd ..        # once: installs MiniSearch into bench/ only
- *   npx tsx bench/bm25-scifact.ts [--rounds 3] [--axon-only] [--tokenizer '{"compounds":false}'] [--k1 0.9] [--b 0.4] [--topK 100]
+ *   npx tsx bench/bm25-scifact.ts [--dataset scifact] [--rounds 3] [--axon-only] [--tokenizer '{"compounds":false}'] [--k1 0.9] [--b 0.4] [--topK 100]
  *
- * Reads ../shared/eval/scifact (relative to the project root) and skips, with a message, when it is absent.
+ * Reads ../shared/eval/<dataset> (relative to the project root; `--dataset hotpotqa-500` for the other copy)
+ * and skips, with a message, when it is absent.
  * Documents are indexed as `title + " " + text`, like Pyserini's flat BM25 baseline (nDCG@10 0.679).
  */
 import { existsSync } from 'node:fs';
@@ -18,10 +19,10 @@ import { beirDocumentText, loadBeir, type BeirDataset } from '../src/eval/beir.t
 import { evaluateRetrieval } from '../src/eval/runner.ts';
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const folder = resolve(projectRoot, '../shared/eval/scifact');
 
 const { values: flags } = parseArgs({
   options: {
+    dataset: { type: 'string', default: 'scifact' },
     rounds: { type: 'string', default: '3' },
     tokenizer: { type: 'string', default: '{}' },
     k1: { type: 'string', default: '0.9' },
@@ -30,6 +31,7 @@ const { values: flags } = parseArgs({
     'axon-only': { type: 'boolean', default: false },
   },
 });
+const folder = resolve(projectRoot, '../shared/eval', flags.dataset);
 const rounds = Number(flags.rounds);
 const topK = Number(flags.topK);
 const tokenizerOptions = JSON.parse(flags.tokenizer) as TextTokenizerOptions;
@@ -52,11 +54,11 @@ interface Retriever {
 
 async function main(): Promise<void> {
   if (!existsSync(folder)) {
-    console.log(`SciFact not found at ${folder}; skipping the BM25 benchmark.`);
+    console.log(`${flags.dataset} not found at ${folder}; skipping the BM25 benchmark.`);
     return;
   }
   const dataset = await loadBeir(folder);
-  console.log(`SciFact: ${dataset.corpus.length} documents, ${dataset.queries.length} judged test queries. Node ${process.version}.`);
+  console.log(`${dataset.name}: ${dataset.corpus.length} documents, ${dataset.queries.length} judged test queries. Node ${process.version}.`);
 
   const retrievers: Retriever[] = [buildAxon(dataset)];
   const MiniSearch = flags['axon-only'] ? undefined : await loadMiniSearch();
@@ -75,6 +77,7 @@ async function main(): Promise<void> {
     rows.push([
       retriever.name,
       quality.metrics['ndcg@10'].toFixed(4),
+      quality.metrics['recall@10'].toFixed(4),
       quality.metrics['recall@100'].toFixed(4),
       quality.metrics['mrr@10'].toFixed(4),
       quality.metrics.map.toFixed(4),
@@ -84,7 +87,7 @@ async function main(): Promise<void> {
       retriever.config,
     ]);
   }
-  printTable(['retriever', 'nDCG@10', 'Recall@100', 'MRR@10', 'MAP', 'queries/s', 'per CPU-s', 'index ms', 'configuration'], rows);
+  printTable(['retriever', 'nDCG@10', 'Recall@10', 'Recall@100', 'MRR@10', 'MAP', 'queries/s', 'per CPU-s', 'index ms', 'configuration'], rows);
 }
 
 function buildAxon(dataset: BeirDataset): Retriever {

@@ -12,3 +12,5 @@ export { createRag, loadConfigFile, ConfiguredRAG, type CreateRagOptions, type P
 export { createRegistry, BUILT_IN_COMPONENTS } from './config/built-ins.ts';
 export { ComponentRegistry, defineComponent, type ComponentDefinition, type ComponentKind, type ComponentDependencies } from './config/registry.ts';
 export { pipelineConfigSchema, type PipelineConfig } from './config/schema.ts';
+export { AgentRetriever, agentRetrieverOptionsSchema, SEARCH_TYPES, type AgentRetrieverOptions, type AgentRetrievalRequest, type AgentRetrievalResponse, type AgentRetrievalItem, type RetrievalCitation, type SearchType } from './retrieval/agent-retriever.ts';
+export { reciprocalRankFusion, type RankedList, type FusionContribution, type FusionOptions, type FusionResult } from './pipeline/fusion.ts';

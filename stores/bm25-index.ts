@@ -3,7 +3,9 @@ import type { JsonValue } from '../src/document.ts';
 import { AxonError } from '../src/errors.ts';
 import { compileFilter, parseFilter, type Filter, type FilterPredicate, type FilterableDocument } from '../src/filter/index.ts';
 import { parseOptions } from '../src/runtime/options.ts';
+import { decodeBm25Snapshot, encodeBm25Snapshot } from './bm25-format.ts';
 import { TextTokenizer, textTokenizerOptionsSchema } from './text-tokenizer.ts';
+import { TopKHeap } from './top-k-heap.ts';
 
 export const bm25IndexOptionsSchema = z
   .object({
@@ -52,8 +54,9 @@ const NAME = 'bm25-index';
  * `idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))`, where a term repeated in the query counts `qtf` times.
  * Lucene dropped the constant `(k1 + 1)` factor, which does not change any ranking; so do we.
  *
- * Each term has a postings list of (document number, term frequency) in typed arrays; a query reads only the
- * postings of its own terms, accumulates into a reused buffer and keeps the best hits in a bounded heap.
+ * Each term has a postings list of (document number, term frequency) pairs in one typed-array arena; a query
+ * reads only the postings of its own terms, accumulates into a reused buffer and keeps the best hits in a
+ * bounded heap, so its cost follows the postings it reads, not the size of the collection.
  * The index keeps each document's `sourceType`, `sourceName` and `metadata` (not its content), so metadata
  * filters and `removeBySource` work on their own; the caller maps hit ids back to documents.
  *
@@ -149,6 +152,7 @@ export class Bm25Index {
       if (existing !== undefined) this.removeNumber(existing);
       this.insert(document);
     }
+    this.compactIfSparse();
   }
 
   /** Remove documents by id; unknown ids are ignored. Returns how many were removed. */
@@ -214,12 +218,18 @@ export class Bm25Index {
     }
 
     const heap = new TopKHeap(Math.min(topK, touchedCount));
-    for (let index = 0; index < touchedCount; index++) {
-      const document = touched[index];
-      const score = scores[document];
-      scores[document] = 0;
-      if (predicate && !predicate(this.documents[document]!)) continue;
-      heap.offer(score, document);
+    let index = 0;
+    try {
+      for (; index < touchedCount; index++) {
+        const document = touched[index];
+        const score = scores[document];
+        scores[document] = 0;
+        if (predicate && !predicate(this.documents[document]!)) continue;
+        heap.offer(score, document);
+      }
+    } finally {
+      // A throwing predicate must not leave scores behind for the next query, which reuses the buffer.
+      for (; index < touchedCount; index++) scores[touched[index]] = 0;
     }
     return heap.drain().map(({ score, number }) => ({ id: this.documents[number]!.id, score }));
   }
@@ -231,34 +241,17 @@ export class Bm25Index {
   serialize(): Uint8Array {
     this.compact();
     const documents = this.documents as FilterableDocument[];
-    const header = JSON.stringify({
-      format: FORMAT,
-      version: FORMAT_VERSION,
+    return encodeBm25Snapshot({
       k1: this.k1,
       b: this.b,
       topK: this.topK,
       tokenizer: this.tokenizer.options,
       terms: this.terms,
-      documents: documents.map((document) => [document.id, document.sourceType, document.sourceName, document.metadata]),
-      forwardSize: this.forwardSize,
+      documents,
+      lengths: this.documentLengths.subarray(0, documents.length),
+      starts: this.forwardStarts.subarray(0, documents.length + 1),
+      forward: this.forward.subarray(0, this.forwardSize),
     });
-    const headerBytes = new TextEncoder().encode(header);
-    const headerPadded = align4(headerBytes.length);
-    const sections = [this.documentLengths.subarray(0, documents.length), this.forwardStarts.subarray(0, documents.length + 1), this.forward.subarray(0, this.forwardSize)];
-    const total = 12 + headerPadded + sections.reduce((sum, section) => sum + section.length * 4, 0);
-    const bytes = new Uint8Array(total);
-    const view = new DataView(bytes.buffer);
-    bytes.set(MAGIC, 0);
-    view.setUint32(4, FORMAT_VERSION, true);
-    view.setUint32(8, headerBytes.length, true);
-    bytes.set(headerBytes, 12);
-    let offset = 12 + headerPadded;
-    for (const section of sections) {
-      if (LITTLE_ENDIAN) bytes.set(new Uint8Array(section.buffer, section.byteOffset, section.byteLength), offset);
-      else for (let index = 0; index < section.length; index++) view.setUint32(offset + index * 4, section[index], true);
-      offset += section.byteLength;
-    }
-    return bytes;
   }
 
   /**
@@ -268,15 +261,19 @@ export class Bm25Index {
    * @throws AxonError `STORE_CORRUPT` when the bytes are not a complete index of a known version.
    */
   static deserialize(bytes: Uint8Array): Bm25Index {
+    const snapshot = decodeBm25Snapshot(bytes);
+    let index: Bm25Index;
     try {
-      const stored = readIndex(bytes);
-      const index = new Bm25Index(stored.options);
-      index.restore(stored.documents, stored.terms, stored.lengths, stored.starts, stored.forward);
-      return index;
+      index = new Bm25Index({ k1: snapshot.k1, b: snapshot.b, topK: snapshot.topK, tokenizer: snapshot.tokenizer });
     } catch (error) {
-      if (AxonError.isInstance(error) && error.code === 'STORE_CORRUPT') throw error;
-      throw corrupt(`it could not be read (${error instanceof Error ? error.message : String(error)})`, error);
+      throw new AxonError('STORE_CORRUPT', 'The stored keyword index is unusable: its options are invalid.', {
+        component: NAME,
+        fix: 'Rebuild it by adding the stored documents to a new Bm25Index (the documents themselves are unaffected).',
+        cause: error,
+      });
     }
+    index.restore(snapshot.documents, snapshot.terms, snapshot.lengths, snapshot.starts, snapshot.forward);
+    return index;
   }
 
   // --- Internal helpers ---
@@ -487,137 +484,6 @@ export class Bm25Index {
   }
 }
 
-const FORMAT = 'axon-bm25';
-const FORMAT_VERSION = 1;
-const MAGIC = new Uint8Array([0x41, 0x58, 0x42, 0x4d]); // "AXBM"
-/** The file is little-endian; on such machines (nearly all) sections copy in one move instead of word by word. */
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-
-/**
- * A bounded min-heap of (score, document number): the root is the worst kept hit, so a better one replaces
- * it in O(log k). A lower score is worse; on equal scores the later document is worse.
- */
-class TopKHeap {
-  private readonly scores: Float64Array;
-  private readonly numbers: Uint32Array;
-  private size = 0;
-
-  constructor(private readonly capacity: number) {
-    this.scores = new Float64Array(capacity);
-    this.numbers = new Uint32Array(capacity);
-  }
-
-  offer(score: number, number: number): void {
-    if (this.capacity === 0) return;
-    if (this.size < this.capacity) {
-      this.scores[this.size] = score;
-      this.numbers[this.size] = number;
-      this.siftUp(this.size++);
-    } else if (this.isWorse(this.scores[0], this.numbers[0], score, number)) {
-      this.scores[0] = score;
-      this.numbers[0] = number;
-      this.siftDown(0);
-    }
-  }
-
-  /** Everything kept, best first. */
-  drain(): { score: number; number: number }[] {
-    const result: { score: number; number: number }[] = [];
-    for (let index = 0; index < this.size; index++) result.push({ score: this.scores[index], number: this.numbers[index] });
-    return result.sort((left, right) => right.score - left.score || left.number - right.number);
-  }
-
-  private isWorse(scoreA: number, numberA: number, scoreB: number, numberB: number): boolean {
-    return scoreA < scoreB || (scoreA === scoreB && numberA > numberB);
-  }
-
-  private siftUp(index: number): void {
-    while (index > 0) {
-      const parent = (index - 1) >> 1;
-      if (!this.isWorse(this.scores[index], this.numbers[index], this.scores[parent], this.numbers[parent])) return;
-      this.swap(index, parent);
-      index = parent;
-    }
-  }
-
-  private siftDown(index: number): void {
-    for (;;) {
-      const left = 2 * index + 1;
-      const right = left + 1;
-      let worst = index;
-      if (left < this.size && this.isWorse(this.scores[left], this.numbers[left], this.scores[worst], this.numbers[worst])) worst = left;
-      if (right < this.size && this.isWorse(this.scores[right], this.numbers[right], this.scores[worst], this.numbers[worst])) worst = right;
-      if (worst === index) return;
-      this.swap(index, worst);
-      index = worst;
-    }
-  }
-
-  private swap(left: number, right: number): void {
-    const score = this.scores[left];
-    const number = this.numbers[left];
-    this.scores[left] = this.scores[right];
-    this.numbers[left] = this.numbers[right];
-    this.scores[right] = score;
-    this.numbers[right] = number;
-  }
-}
-
-interface StoredIndex {
-  options: Bm25IndexOptions;
-  documents: FilterableDocument[];
-  terms: string[];
-  lengths: Uint32Array;
-  starts: Uint32Array;
-  forward: Uint32Array;
-}
-
-function readIndex(bytes: Uint8Array): StoredIndex {
-  if (!(bytes instanceof Uint8Array) || bytes.length < 12 || MAGIC.some((byte, index) => bytes[index] !== byte)) throw corrupt('it does not start with the BM25 index signature');
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const version = view.getUint32(4, true);
-  if (version !== FORMAT_VERSION) throw corrupt(`it has format version ${version}; this version of Axon reads version ${FORMAT_VERSION}`);
-  const headerLength = view.getUint32(8, true);
-  if (12 + headerLength > bytes.length) throw corrupt('it is truncated inside the header');
-  const header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(12, 12 + headerLength)));
-  if (header?.format !== FORMAT || !Array.isArray(header.terms) || !Array.isArray(header.documents) || !Number.isInteger(header.forwardSize)) {
-    throw corrupt('its header is incomplete');
-  }
-  const count = header.documents.length;
-  let offset = 12 + align4(headerLength);
-  const readSection = (length: number): Uint32Array => {
-    if (offset + length * 4 > bytes.length) throw corrupt('it is truncated');
-    let section: Uint32Array;
-    // slice() copies into a fresh, aligned buffer, which a Uint32Array view needs.
-    if (LITTLE_ENDIAN) section = new Uint32Array(bytes.slice(offset, offset + length * 4).buffer);
-    else {
-      section = new Uint32Array(length);
-      for (let index = 0; index < length; index++) section[index] = view.getUint32(offset + index * 4, true);
-    }
-    offset += length * 4;
-    return section;
-  };
-  const lengths = readSection(count);
-  const starts = readSection(count + 1);
-  const forward = readSection(header.forwardSize);
-  if (offset !== bytes.length) throw corrupt('it has trailing bytes');
-  if (starts[0] !== 0 || starts[count] !== header.forwardSize) throw corrupt('its document offsets do not match the postings');
-  for (let number = 0; number < count; number++) {
-    if (starts[number + 1] < starts[number] || (starts[number + 1] - starts[number]) % 2 !== 0) throw corrupt(`the postings of document ${number} are malformed`);
-  }
-  for (let index = 0; index < forward.length; index += 2) {
-    if (forward[index] >= header.terms.length || forward[index + 1] === 0) throw corrupt('a posting names an unknown term');
-  }
-  const documents: FilterableDocument[] = header.documents.map((entry: unknown, number: number) => {
-    if (!Array.isArray(entry) || typeof entry[0] !== 'string' || typeof entry[1] !== 'string' || typeof entry[2] !== 'string' || typeof entry[3] !== 'object' || entry[3] === null) {
-      throw corrupt(`document ${number} is malformed`);
-    }
-    return { id: entry[0], sourceType: entry[1], sourceName: entry[2], metadata: entry[3] };
-  });
-  if (new Set(documents.map((document) => document.id)).size !== count) throw corrupt('it holds a document id twice');
-  if (!header.terms.every((term: unknown) => typeof term === 'string')) throw corrupt('its vocabulary is malformed');
-  return { options: { k1: header.k1, b: header.b, topK: header.topK, tokenizer: header.tokenizer }, documents, terms: header.terms, lengths, starts, forward };
-}
 
 function validateDocument(document: Bm25DocumentInput, position: number): void {
   const where = `documents[${position}]`;
@@ -652,18 +518,6 @@ function isEmpty(object: object): boolean {
   return true;
 }
 
-function align4(length: number): number {
-  return (length + 3) & ~3;
-}
-
 function invalidArgument(message: string): AxonError {
   return new AxonError('INVALID_ARGUMENT', message, { component: NAME });
-}
-
-function corrupt(reason: string, cause?: unknown): AxonError {
-  return new AxonError('STORE_CORRUPT', `The stored keyword index is unusable: ${reason}.`, {
-    component: NAME,
-    fix: 'Rebuild it by adding the stored documents to a new Bm25Index (the documents themselves are unaffected).',
-    cause,
-  });
 }

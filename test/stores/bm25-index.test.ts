@@ -200,6 +200,12 @@ describe('Bm25Index filters', () => {
     expect(own.search('bonjour', { filter: { lang: 'fr' } }).map((hit) => hit.id)).toEqual(['x']);
   });
 
+  it('recovers from a predicate that throws', () => {
+    const own = tinyIndex();
+    expect(() => own.search('banana cherry', { predicate: () => { throw new Error('boom'); } })).toThrow('boom');
+    expect(own.search('banana cherry')[0]).toEqual({ id: 'd2', score: expect.closeTo((2 * Math.log(1.6)) / 1.78, 12) });
+  });
+
   it('rejects a bad filter, topK or query', () => {
     expect(() => index.search('invoice', { filter: { year: { $near: 1 } } })).toThrow(FilterError);
     expect(() => index.search('invoice', { topK: 0 })).toThrow(expect.objectContaining({ code: 'INVALID_TOP_K' }));
@@ -246,6 +252,9 @@ describe('Bm25Index persistence', () => {
     const badTerm = bytes.slice();
     new DataView(badTerm.buffer).setUint32(badTerm.length - 8, 9999, true); // the last posting's term number
     expect(corrupt(badTerm)).toThrow(/unknown term/);
+    const text = new TextDecoder().decode(bytes);
+    const badOptions = new TextEncoder().encode(text.replace('"b":0.4', '"b":4.0'));
+    expect(corrupt(badOptions)).toThrow(/its options are invalid/);
   });
 });
 
@@ -254,5 +263,74 @@ describe('Bm25Index options', () => {
     expect(() => new Bm25Index({ b: 1.5 })).toThrow(ConfigError);
     expect(() => new Bm25Index({ k1: -1 })).toThrow(/k1/);
     expect(() => new Bm25Index({ tokenizer: { stemmer: 'lancaster' as 'porter' } })).toThrow(/tokenizer\.stemmer/);
+  });
+});
+
+describe('Bm25Index against a brute-force BM25', () => {
+  /** A small deterministic generator (mulberry32), so the corpus is the same on every run. */
+  function generator(seed: number): () => number {
+    let state = seed;
+    return () => {
+      state = (state + 0x6d2b79f5) | 0;
+      let value = Math.imul(state ^ (state >>> 15), 1 | state);
+      value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value;
+      return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  it('ranks exactly like the formula computed document by document, through upserts, removals and a reload', () => {
+    const random = generator(7);
+    const vocabulary = Array.from({ length: 40 }, (_, number) => `w${String.fromCharCode(97 + (number % 26))}${Math.floor(number / 26)}x`);
+    const text = () => Array.from({ length: 1 + Math.floor(random() * 30) }, () => vocabulary[Math.floor(random() ** 2 * vocabulary.length)]).join(' ');
+    const corpus = new Map<string, string>();
+    const index = new Bm25Index({ tokenizer: PLAIN });
+    for (let round = 0; round < 4; round++) {
+      const batch = Array.from({ length: 60 }, () => ({ id: `doc${Math.floor(random() * 150)}`, content: text() }));
+      const unique = [...new Map(batch.map((document) => [document.id, document])).values()];
+      index.add(unique);
+      for (const document of unique) corpus.set(document.id, document.content);
+      const removed = [...corpus.keys()].filter(() => random() < 0.2);
+      index.remove(removed);
+      for (const id of removed) corpus.delete(id);
+    }
+    const reloaded = Bm25Index.deserialize(index.serialize());
+
+    const analyzed = new Map([...corpus].map(([id, content]) => [id, index.tokenizer.analyze(content)]));
+    const averageLength = [...analyzed.values()].reduce((sum, entry) => sum + entry.length, 0) / analyzed.size;
+    const documentFrequency = (term: string) => [...analyzed.values()].filter((entry) => entry.terms.includes(term)).length;
+    const bruteForce = (query: string) => {
+      const queryTerms = index.tokenizer.tokenize(query);
+      const frequencies = new Map(queryTerms.map((term) => [term, documentFrequency(term)]));
+      const results: { id: string; score: number }[] = [];
+      for (const [id, { terms, length }] of analyzed) {
+        let score = 0;
+        for (const term of new Set(queryTerms)) {
+          const tf = terms.filter((candidate) => candidate === term).length;
+          if (tf === 0) continue;
+          const df = frequencies.get(term)!;
+          const idf = Math.log(1 + (analyzed.size - df + 0.5) / (df + 0.5));
+          const qtf = queryTerms.filter((candidate) => candidate === term).length;
+          score += (qtf * idf * tf) / (tf + 0.9 * (1 - 0.4 + (0.4 * length) / averageLength));
+        }
+        if (score > 0) results.push({ id, score });
+      }
+      return results.sort((left, right) => right.score - left.score);
+    };
+
+    expect(index.count()).toBe(corpus.size);
+    for (let query = 0; query < 25; query++) {
+      const text = Array.from({ length: 1 + Math.floor(random() * 4) }, () => vocabulary[Math.floor(random() * vocabulary.length)]).join(' ');
+      const all = bruteForce(text);
+      const expected = all.slice(0, 10);
+      for (const candidate of [index, reloaded]) {
+        const hits = candidate.search(text, { topK: 10 });
+        expect(hits.map((hit) => hit.score)).toEqual(expected.map((hit) => expect.closeTo(hit.score, 9)));
+        // Ids must agree wherever the score is not tied with a neighbour.
+        hits.forEach((hit) => {
+          const tied = all.filter((other) => Math.abs(other.score - hit.score) < 1e-9).map((other) => other.id);
+          expect(tied).toContain(hit.id);
+        });
+      }
+    }
   });
 });
