@@ -14,3 +14,4 @@ export { ComponentRegistry, defineComponent, type ComponentDefinition, type Comp
 export { pipelineConfigSchema, type PipelineConfig } from './config/schema.ts';
 export { AgentRetriever, agentRetrieverOptionsSchema, SEARCH_TYPES, type AgentRetrieverOptions, type AgentRetrievalRequest, type AgentRetrievalResponse, type AgentRetrievalItem, type RetrievalCitation, type SearchType } from './retrieval/agent-retriever.ts';
 export { reciprocalRankFusion, type RankedList, type FusionContribution, type FusionOptions, type FusionResult } from './pipeline/fusion.ts';
+export * from './ingest/index.ts';

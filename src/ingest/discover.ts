@@ -81,7 +81,11 @@ export async function discoverFiles(
       if (files.size === before) failed.push({ path: given, code: 'glob-no-match', reason: 'matches no file.' });
       continue;
     }
-    if (code === 'ENOENT' || code === 'ENOTDIR') failed.push({ path: given, code: 'not-found', reason: 'does not exist.' });
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      // Still a root: pruning may remove what was stored from a file or folder that has since been deleted.
+      roots.push({ kind: 'file', sourceName: toSourceName(options.baseDirectory, absolute) }, { kind: 'directory', path: absolute });
+      failed.push({ path: given, code: 'not-found', reason: 'does not exist.' });
+    }
     else failed.push({ path: given, code: 'unreadable', reason: `cannot be read (${code ?? (information as Error).message}).` });
   }
   const sorted = [...files.values()].sort((left, right) => (left.sourceName < right.sourceName ? -1 : left.sourceName > right.sourceName ? 1 : 0));

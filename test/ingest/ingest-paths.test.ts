@@ -1,4 +1,5 @@
-import { copyFile, mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, rm, symlink, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -182,6 +183,22 @@ describe('incremental re-ingestion', () => {
     expect(pruned.pruned).toEqual(['docs/sub/gone.txt']);
     expect(pruned.chunksRemoved).toBe(1);
     expect((await store.getBySource('file')).map((document) => document.sourceName).sort()).toEqual(['docs/keep.txt', 'elsewhere/gone-too.txt']);
+    // A whole folder deleted: its path no longer exists (reported), and pruning still removes what came from it.
+    const folderGone = await ingest(['elsewhere'], { pruneMissing: true });
+    expect(folderGone.failed).toEqual([{ path: 'elsewhere', code: 'empty', reason: expect.stringMatching(/^holds no file/) }]);
+    expect(folderGone.pruned).toEqual(['elsewhere/gone-too.txt']);
+    await rm(join(root, 'elsewhere'), { recursive: true });
+    await ingest(['docs', 'elsewhere']);
+    expect((await ingest(['elsewhere'], { pruneMissing: true })).failed).toEqual([{ path: 'elsewhere', code: 'not-found', reason: 'does not exist.' }]);
+  });
+
+  it('walks a symbolic link to a directory once, even when it forms a cycle', async () => {
+    await write('docs/a.txt', 'A');
+    await symlink(join(root, 'docs'), join(root, 'docs/loop'));
+    await write('shared/b.txt', 'B');
+    await symlink(join(root, 'shared'), join(root, 'docs/linked'));
+    const summary = await ingest(['docs']);
+    expect(summary.ingested.map((file) => file.sourceName)).toEqual(['docs/a.txt', 'docs/linked/b.txt']);
   });
 });
 
@@ -199,6 +216,12 @@ describe('bad input', () => {
       { path: 'empty-dir', code: 'empty', reason: 'holds no file (hidden entries and **/node_modules/** excluded).' },
       { path: 'docs/picture.bmp', code: 'unsupported-extension', reason: expect.stringMatching(/^has an unsupported extension \.bmp/) },
     ]);
+  });
+
+  it.skipIf(process.platform === 'win32')('reports a path that is neither a file nor a directory as unreadable', async () => {
+    execFileSync('mkfifo', [join(root, 'pipe.txt')]);
+    const summary = await ingest(['pipe.txt']);
+    expect(summary.failed).toEqual([{ path: 'pipe.txt', code: 'unreadable', reason: 'is neither a regular file nor a directory.' }]);
   });
 
   it('reports a corrupt PDF and a broken front matter as parse errors', async () => {

@@ -1,4 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CsvLoader } from '../../src/ingest/loaders/csv-loader.ts';
 import { CsvParser } from '../../src/ingest/loaders/csv-parser.ts';
@@ -140,6 +142,30 @@ describe('TextLoader and content sniffing', () => {
     const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode('one\r\ntwo')]);
     const { documents } = await load(new TextLoader(), bytes, 'txt');
     expect(documents).toEqual([{ content: 'one\ntwo', metadata: {} }]);
+  });
+
+  it('streams a huge file from disk in blocks cut at blank lines, each knowing its first line', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'axon-text-'));
+    try {
+      const paragraph = `${'word '.repeat(199)}word`; // 999 characters
+      const lines = Array.from({ length: 4999 }, (_, index) => (index % 2 === 1 ? '' : `${index}: ${paragraph}`));
+      const path = join(directory, 'huge.txt');
+      await writeFile(path, lines.join('\r\n'));
+      const source = createLoaderSource({ path, sourceName: 'huge.txt', extension: 'txt', size: 0, encoding: 'utf-8', bomLength: 0, warn: () => {} });
+      const blocks: LoadedDocument[] = [];
+      for await (const block of new TextLoader().load(source)) blocks.push(block);
+      expect(blocks.length).toBe(3);
+      expect(blocks.map((block) => block.content.length < 1.1 * 1024 * 1024)).toEqual([true, true, true]);
+      expect(blocks[0].metadata).toEqual({ lineStart: 1 });
+      for (const block of blocks.slice(1)) {
+        const start = block.metadata.lineStart as number;
+        expect(block.content.split('\n')[0]).toBe(lines[start - 1]);
+        expect(lines[start - 1]).toBe('');
+      }
+      expect(blocks.map((block) => block.content).join('\n')).toBe(lines.join('\n'));
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 
   it('decodes UTF-16 with a BOM, and Latin-1 text that is not UTF-8', async () => {
