@@ -9,3 +9,4 @@ export { RerankerPostProcessor, rerankerPostProcessorOptionsSchema, rerankerSett
 export { JinaReranker, jinaRerankerOptionsSchema, type JinaRerankerOptions } from './post/jina-reranker.ts';
 export { CohereReranker, cohereRerankerOptionsSchema, type CohereRerankerOptions } from './post/cohere-reranker.ts';
 export { LocalAIReranker, localAIRerankerOptionsSchema, type LocalAIRerankerOptions } from './post/localai-reranker.ts';
+export { MMR, mmrOptionsSchema, type MMROptions } from './post/mmr.ts';

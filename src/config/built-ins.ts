@@ -13,6 +13,7 @@ import { FixedThreshold, fixedThresholdOptionsSchema } from '../../processors/po
 import { JinaReranker, jinaRerankerOptionsSchema } from '../../processors/post/jina-reranker.ts';
 import { LLMReranker, llmRerankerOptionsSchema } from '../../processors/post/llm-reranker.ts';
 import { LocalAIReranker, localAIRerankerOptionsSchema } from '../../processors/post/localai-reranker.ts';
+import { MMR, mmrOptionsSchema } from '../../processors/post/mmr.ts';
 import { TopN, topNOptionsSchema } from '../../processors/post/top-n.ts';
 import { QueryTransformation, queryTransformationOptionsSchema } from '../../processors/pre/query-transformation.ts';
 import { FileStore, fileStoreOptionsSchema } from '../../stores/file-store.ts';
@@ -60,6 +61,7 @@ export const BUILT_IN_COMPONENTS = [
   defineComponent({ kind: 'post-processor', name: 'adaptive-threshold', options: adaptiveThresholdOptionsSchema, create: (options) => new AdaptiveThreshold(options) }),
   defineComponent({ kind: 'post-processor', name: 'top-n', options: topNOptionsSchema, create: (options) => new TopN(options) }),
   defineComponent({ kind: 'post-processor', name: 'dedupe', options: dedupeOptionsSchema, create: (options) => new Dedupe(options) }),
+  defineComponent({ kind: 'post-processor', name: 'mmr', description: 'maximal marginal relevance: k documents, relevance against redundancy (lambda)', options: mmrOptionsSchema, create: (options) => new MMR(options) }),
   defineComponent({ kind: 'post-processor', name: 'jina-reranker', options: jinaRerankerOptionsSchema, create: (options) => new JinaReranker(options) }),
   defineComponent({ kind: 'post-processor', name: 'cohere-reranker', options: cohereRerankerOptionsSchema, create: (options) => new CohereReranker(options) }),
   defineComponent({ kind: 'post-processor', name: 'localai-reranker', options: localAIRerankerOptionsSchema, create: (options) => new LocalAIReranker(options) }),

@@ -1,0 +1,318 @@
+import { z } from 'zod';
+import { citationOf } from '../context/evidence.ts';
+import type { Citation, Document, JsonValue } from '../document.ts';
+import { abortError, AxonError, IndexEmptyError, SearchTimeoutError, throwIfAborted } from '../errors.ts';
+import { parseFilter } from '../filter/parse.ts';
+import type { Filter } from '../filter/types.ts';
+import { cosineSimilarity, maximalMarginalRelevance } from '../pipeline/mmr.ts';
+import { TraceRecorder, type RunTrace, type StageRecord } from '../pipeline/trace.ts';
+import type { RAG } from '../rag.ts';
+import { embedAll } from '../runtime/embed.ts';
+import { parseOptions } from '../runtime/options.ts';
+
+export const agentRetrieverOptionsSchema = z
+  .object({
+    /**
+     * Time budget of one `retrieve` call in milliseconds, the whole pipeline included. At most 2147483647, the
+     * longest delay a timer honours (a larger one would fire at once). @default 10000
+     */
+    timeoutMs: z.number().positive().max(2_147_483_647).default(10_000),
+    /** Documents fetched per search query before the threshold and the selection (raised to `topK` when smaller). @default 50 */
+    candidates: z.number().int().positive().default(50),
+    /** A warning is added when the best similarity is less than this far above the threshold. @default 0.1 */
+    lowConfidenceMargin: z.number().finite().min(0).default(0.1),
+  })
+  .strict();
+
+export type AgentRetrieverOptions = z.input<typeof agentRetrieverOptionsSchema>;
+
+export const SEARCH_TYPES = ['SIMILARITY', 'MMR'] as const;
+/** `SIMILARITY`: the best `topK` in the pipeline's order. `MMR`: `topK` picked for relevance and diversity. */
+export type SearchType = (typeof SEARCH_TYPES)[number];
+
+export interface AgentRetrievalRequest {
+  /** What to search for. Trimmed, with whitespace runs collapsed. */
+  query: string;
+  /** Most results returned. @default 4 */
+  topK?: number;
+  /** @default 'MMR' */
+  searchType?: SearchType;
+  /** Metadata filter (SPEC §4), applied inside the search. */
+  metadataFilter?: Filter;
+  /** Least cosine similarity a result needs, in [-1, 1]. @default 0.65 */
+  scoreThreshold?: number;
+  /** MMR's trade-off in [0, 1] (1: relevance only, 0: diversity only). Ignored for `SIMILARITY`. @default 0.5 */
+  lambda?: number;
+  signal?: AbortSignal;
+}
+
+/** Where a result comes from: the source, the page where known, and the chunk id. */
+export type RetrievalCitation = Omit<Citation, 'label'>;
+
+export interface AgentRetrievalItem {
+  content: string;
+  metadata: Record<string, JsonValue>;
+  /** Cosine similarity to the query (the scale `scoreThreshold` applies to). */
+  relevanceScore: number;
+  citation: RetrievalCitation;
+}
+
+export interface AgentRetrievalResponse {
+  /** At most `topK`, every one at or above the threshold; empty (with a `warning`) when none is. */
+  results: AgentRetrievalItem[];
+  /** The query as searched: trimmed, whitespace collapsed. */
+  query: string;
+  /** Documents the pipeline returned before the threshold. */
+  totalFound: number;
+  /** Set when nothing cleared the threshold, fewer than `topK` did, or the best result barely did. */
+  warning?: string;
+  /** The pipeline's trace plus the threshold and selection stages of this call. */
+  trace: RunTrace;
+}
+
+const NAME = 'agent-retriever';
+const DEFAULTS = { topK: 4, searchType: 'MMR' as SearchType, scoreThreshold: 0.65, lambda: 0.5 };
+const REQUEST_KEYS = new Set(['query', 'topK', 'searchType', 'metadataFilter', 'scoreThreshold', 'lambda', 'signal']);
+
+/**
+ * The retrieval contract agents consume (SPEC §5): runs the whole pipeline of a `RAG` (pre-processors,
+ * search, post-processors), keeps the documents whose cosine similarity to the query reaches
+ * `scoreThreshold`, selects `topK` of them (MMR or plain order), and explains thin results in a warning.
+ *
+ * The threshold is on the similarity scale whatever the pipeline does to scores: each document's similarity
+ * is the best score the vector store's search gave it (the trace keeps those), or, for a document no vector
+ * search scored (e.g. a keyword-only hit), the cosine between its embedding and the query's.
+ *
+ * @example
+ * const retriever = new AgentRetriever(rag, { timeoutMs: 5000 });
+ * const { results, warning } = await retriever.retrieve({ query: 'reset a password', topK: 3 });
+ */
+export class AgentRetriever {
+  readonly timeoutMs: number;
+  readonly candidates: number;
+  readonly lowConfidenceMargin: number;
+
+  constructor(
+    private readonly rag: RAG,
+    options: AgentRetrieverOptions = {},
+  ) {
+    if (rag === null || typeof rag !== 'object' || typeof (rag as RAG).retrieve !== 'function') {
+      throw new AxonError('INVALID_ARGUMENT', 'The first argument must be a RAG instance.', { component: NAME, fix: 'Pass the pipeline to search: new AgentRetriever(rag).' });
+    }
+    const parsed = parseOptions(agentRetrieverOptionsSchema, options, NAME);
+    this.timeoutMs = parsed.timeoutMs;
+    this.candidates = parsed.candidates;
+    this.lowConfidenceMargin = parsed.lowConfidenceMargin;
+  }
+
+  /**
+   * @throws AxonError `INVALID_QUESTION`, `INVALID_TOP_K`, `INVALID_ARGUMENT`, `MISSING_EMBEDDINGS` (MMR),
+   *   `ABORTED`; FilterError; IndexEmptyError when nothing is indexed; SearchTimeoutError past `timeoutMs`
+   */
+  async retrieve(request: AgentRetrievalRequest): Promise<AgentRetrievalResponse> {
+    const parsed = validateRequest(request);
+    const callerSignal = parsed.signal;
+    throwIfAborted(callerSignal, NAME);
+
+    // The budget aborts the run (so a store or embedder that honours signals stops working) and also settles
+    // the call at once, so one that ignores signals is abandoned rather than waited for.
+    const budget = new AbortController();
+    const signal = callerSignal ? AbortSignal.any([callerSignal, budget.signal]) : budget.signal;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let onCallerAbort: (() => void) | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new SearchTimeoutError(parsed.query, this.timeoutMs, NAME);
+        reject(error);
+        budget.abort(error);
+      }, this.timeoutMs);
+    });
+    const cancelled = new Promise<never>((_, reject) => {
+      if (!callerSignal) return;
+      onCallerAbort = () => reject(abortError(NAME, callerSignal));
+      callerSignal.addEventListener('abort', onCallerAbort, { once: true });
+    });
+    try {
+      return await Promise.race([this.search(parsed, signal), deadline, cancelled]);
+    } catch (error) {
+      if (budget.signal.reason instanceof SearchTimeoutError) throw budget.signal.reason;
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      if (onCallerAbort) callerSignal?.removeEventListener('abort', onCallerAbort);
+    }
+  }
+
+  // --- Internal helpers ---
+
+  private async search(request: ValidRequest, signal: AbortSignal): Promise<AgentRetrievalResponse> {
+    const started = performance.now();
+    const { query, topK, searchType, scoreThreshold, lambda, metadataFilter } = request;
+    const retrieval = await this.rag.retrieve(query, { topK: Math.max(this.candidates, topK), filter: metadataFilter, signal });
+    throwIfAborted(signal, NAME);
+    const { store, embeddings } = this.rag.components();
+    const found = retrieval.documents;
+    // RAG.retrieve checks for an empty index only without a filter (a filter may legitimately match nothing).
+    if (found.length === 0 && metadataFilter !== undefined && (await store.count({ signal })) === 0) throw new IndexEmptyError(store.name);
+
+    const similarities = new Map<string, number>();
+    const searched = new Set<string>();
+    for (const stage of retrieval.trace.stages) {
+      if (stage.stage !== 'search' || stage.name !== store.name) continue;
+      for (const id of stage.outputIds) searched.add(id);
+      for (const [id, score] of Object.entries(stage.scores)) similarities.set(id, Math.max(score, similarities.get(id) ?? -Infinity));
+    }
+    const unscored = found.filter((document) => !similarities.has(document.id) && document.embedding !== undefined);
+    if (unscored.length > 0) {
+      const [queryVector] = await embedAll(embeddings, [query], { inputType: 'query', signal });
+      for (const document of unscored) similarities.set(document.id, cosineSimilarity(queryVector, document.embedding!, NAME));
+    }
+
+    const recorder = new TraceRecorder(retrieval.trace.question, retrieval.trace.runId);
+    const thresholdStage = recorder.begin('post-process', 'similarity-threshold', { documents: found }, signal);
+    const passing: Document[] = [];
+    let best = -Infinity;
+    let withoutSimilarity = 0;
+    for (const document of found) {
+      const similarity = similarities.get(document.id);
+      if (similarity === undefined) {
+        withoutSimilarity++;
+        thresholdStage.drop(document.id, 'no similarity score (not found by vector search and no embedding)');
+        continue;
+      }
+      best = Math.max(best, similarity);
+      if (similarity >= scoreThreshold) passing.push({ ...document, score: similarity });
+      else thresholdStage.drop(document.id, `similarity ${similarity.toFixed(4)} < scoreThreshold ${scoreThreshold}`);
+    }
+    thresholdStage.end({ documents: passing, detail: { scoreThreshold, totalFound: found.length, bestSimilarity: Number.isFinite(best) ? best : null } });
+
+    const selectionStage = recorder.begin('post-process', searchType === 'MMR' ? 'mmr' : 'top-k', { documents: passing }, signal);
+    let chosen: Document[];
+    // What the selection stage records as each output's score: MMR's own score, or the similarity.
+    let recorded: Document[];
+    if (searchType === 'MMR') {
+      const { selected, unselected } = maximalMarginalRelevance(passing, { k: topK, lambda, component: NAME });
+      for (const item of unselected) {
+        selectionStage.drop(item.document.id, `not among the ${topK} selected by MMR: most similar to "${item.mostSimilarId}" (cosine ${item.similarity.toFixed(4)}), MMR ${item.score.toFixed(4)}`);
+      }
+      chosen = selected.map((item) => item.document);
+      recorded = selected.map((item) => ({ ...item.document, score: item.score }));
+    } else {
+      chosen = passing.slice(0, topK);
+      for (const document of passing.slice(topK)) selectionStage.drop(document.id, `beyond topK ${topK}`);
+      recorded = chosen;
+    }
+    const warning = this.warningFor({ request, totalFound: found.length, searchedCount: searched.size, returned: chosen.length, best, withoutSimilarity });
+    if (warning) selectionStage.warn(warning);
+    selectionStage.end({ documents: recorded, detail: searchType === 'MMR' ? { searchType, topK, lambda } : { searchType, topK } });
+
+    const trace = appendStages(retrieval.trace, recorder.trace.stages, performance.now() - started);
+    const response: AgentRetrievalResponse = {
+      results: chosen.map((document) => ({ content: document.content, metadata: { ...document.metadata }, relevanceScore: document.score, citation: citationFor(document) })),
+      query,
+      totalFound: found.length,
+      trace,
+    };
+    if (warning) response.warning = warning;
+    return response;
+  }
+
+  private warningFor(facts: { request: ValidRequest; totalFound: number; searchedCount: number; returned: number; best: number; withoutSimilarity: number }): string | undefined {
+    const { request, totalFound, searchedCount, returned, best, withoutSimilarity } = facts;
+    const { topK, scoreThreshold, metadataFilter } = request;
+    const threshold = String(scoreThreshold);
+    const parts: string[] = [];
+    if (totalFound === 0) {
+      parts.push(
+        searchedCount === 0
+          ? `The search found no documents${metadataFilter === undefined ? '' : ' matching the metadata filter'}; returning no results.${metadataFilter === undefined ? '' : ' Check the filter\'s field names and values, or retry without it.'}`
+          : `The pipeline's post-processors removed all ${searchedCount} documents the search found; returning no results.`,
+      );
+    } else if (returned === 0) {
+      const bestText = Number.isFinite(best) ? `the best similarity was ${best.toFixed(4)}` : 'none had a similarity score';
+      parts.push(
+        `No result reached the similarity threshold ${threshold} (${bestText} among ${totalFound} found); returning no results rather than weak ones. ` +
+          'The documents may not cover this query: rephrase it with the words the documents would use, widen the metadata filter, or lower scoreThreshold.',
+      );
+    } else {
+      if (returned < topK) parts.push(`Only ${returned} of the ${topK} requested results reached the similarity threshold ${threshold}; the evidence may be incomplete.`);
+      if (best < scoreThreshold + this.lowConfidenceMargin) {
+        parts.push(`Low confidence: the best similarity, ${best.toFixed(4)}, is within ${this.lowConfidenceMargin} of the threshold ${threshold}; check the results before relying on them.`);
+      }
+    }
+    if (withoutSimilarity > 0) parts.push(`${withoutSimilarity} document${withoutSimilarity === 1 ? ' had' : 's had'} no similarity score (not from vector search, no embedding) and could not be ranked.`);
+    return parts.length > 0 ? parts.join(' ') : undefined;
+  }
+}
+
+interface ValidRequest {
+  query: string;
+  topK: number;
+  searchType: SearchType;
+  scoreThreshold: number;
+  lambda: number;
+  metadataFilter: Filter | undefined;
+  signal: AbortSignal | undefined;
+}
+
+function validateRequest(request: AgentRetrievalRequest): ValidRequest {
+  if (request === null || typeof request !== 'object' || Array.isArray(request)) {
+    throw new AxonError('INVALID_ARGUMENT', `The request must be an object, got ${request === null ? 'null' : Array.isArray(request) ? 'an array' : typeof request}.`, {
+      component: NAME,
+      fix: 'Call retrieve({ query: "…" }).',
+    });
+  }
+  const unknown = Object.keys(request).filter((key) => !REQUEST_KEYS.has(key));
+  if (unknown.length > 0) {
+    throw new AxonError('INVALID_ARGUMENT', `Unknown request field${unknown.length === 1 ? '' : 's'}: ${unknown.join(', ')}.`, {
+      component: NAME,
+      fix: `Use only ${[...REQUEST_KEYS].join(', ')}.`,
+    });
+  }
+  const { query, topK = DEFAULTS.topK, searchType = DEFAULTS.searchType, scoreThreshold = DEFAULTS.scoreThreshold, lambda = DEFAULTS.lambda, metadataFilter, signal } = request;
+  const normalized = typeof query === 'string' ? query.trim().replace(/\s+/g, ' ') : '';
+  if (normalized === '') {
+    throw new AxonError('INVALID_QUESTION', `query must be a non-empty string, got ${typeof query === 'string' ? (query === '' ? 'an empty string' : 'only whitespace') : query === null ? 'null' : typeof query}.`, {
+      component: NAME,
+      fix: 'Pass what to search for as text.',
+    });
+  }
+  if (typeof topK !== 'number' || !Number.isInteger(topK) || topK <= 0) {
+    throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, { component: NAME, fix: 'Use a whole number of at least 1 (default 4).' });
+  }
+  if (!SEARCH_TYPES.includes(searchType as SearchType)) {
+    throw new AxonError('INVALID_ARGUMENT', `searchType must be ${SEARCH_TYPES.map((type) => `"${type}"`).join(' or ')}, got ${JSON.stringify(searchType) ?? String(searchType)}.`, {
+      component: NAME,
+      fix: 'Use "MMR" (the default) for relevant and diverse results, "SIMILARITY" for the most similar ones.',
+    });
+  }
+  if (typeof scoreThreshold !== 'number' || !(scoreThreshold >= -1 && scoreThreshold <= 1)) {
+    throw new AxonError('INVALID_ARGUMENT', `scoreThreshold must be a number in [-1, 1] (cosine similarity), got ${String(scoreThreshold)}.`, {
+      component: NAME,
+      fix: 'Use e.g. 0.65 (the default); lower it to accept weaker matches.',
+    });
+  }
+  if (typeof lambda !== 'number' || !(lambda >= 0 && lambda <= 1)) {
+    throw new AxonError('INVALID_ARGUMENT', `lambda must be a number in [0, 1], got ${String(lambda)}.`, {
+      component: NAME,
+      fix: 'Use 1 for relevance only, 0 for diversity only, 0.5 (the default) for a balance.',
+    });
+  }
+  if (metadataFilter !== undefined) parseFilter(metadataFilter, NAME);
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new AxonError('INVALID_ARGUMENT', 'signal must be an AbortSignal when given.', { component: NAME });
+  }
+  return { query: normalized, topK, searchType: searchType as SearchType, scoreThreshold, lambda, metadataFilter, signal };
+}
+
+function citationFor(document: Document): RetrievalCitation {
+  // The evidence label only means something inside an answer's prompt; agents cite by source and chunk id.
+  const { label: _label, ...citation } = citationOf({ label: 0, document });
+  return citation;
+}
+
+function appendStages(trace: RunTrace, stages: StageRecord[], elapsedMs: number): RunTrace {
+  trace.stages.push(...stages);
+  trace.ms = Math.max(trace.ms, Math.round(elapsedMs * 1000) / 1000);
+  return trace;
+}
