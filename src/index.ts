@@ -15,3 +15,4 @@ export { pipelineConfigSchema, type PipelineConfig } from './config/schema.ts';
 export { AgentRetriever, agentRetrieverOptionsSchema, SEARCH_TYPES, type AgentRetrieverOptions, type AgentRetrievalRequest, type AgentRetrievalResponse, type AgentRetrievalItem, type RetrievalCitation, type SearchType } from './retrieval/agent-retriever.ts';
 export { reciprocalRankFusion, type RankedList, type FusionContribution, type FusionOptions, type FusionResult } from './pipeline/fusion.ts';
 export * from './ingest/index.ts';
+export { maximalMarginalRelevance, cosineSimilarity } from './pipeline/mmr.ts';
