@@ -97,8 +97,8 @@ export function validateVectors(provider: string, status: number | undefined, ve
     length ??= vector.length;
     if (vector.length !== length) throw invalid(provider, status, `${where} has ${vector.length} dimensions, expected ${length}.`);
     for (let component = 0; component < vector.length; component++) {
-      const value = vector[component];
-      if (typeof value !== 'number' || !Number.isFinite(value)) throw invalid(provider, status, `${where}[${component}] is ${describe(value)}, expected a finite number.`);
+      // Number.isFinite is false for non-numbers too, so this one check covers strings, null and NaN.
+      if (!Number.isFinite(vector[component])) throw invalid(provider, status, `${where}[${component}] is ${describe(vector[component])}, expected a finite number.`);
     }
     return vector as Vector;
   });

@@ -65,9 +65,10 @@ describe('HttpClient', () => {
 
   it('retries a timed-out attempt and succeeds on the next', async () => {
     server.reset();
-    server.failNext({ kind: 'slow', delayMs: 3000 });
+    server.failNext({ kind: 'slow', delayMs: 10_000 });
     const { policy, sleeps } = recordingRetryPolicy({ maxRetries: 1 });
-    const response = await client(policy, 150).postJson('echo', { a: 2 });
+    // A generous limit, so the healthy second attempt fits even on a busy machine.
+    const response = await client(policy, 1000).postJson('echo', { a: 2 });
     expect(response.body).toEqual({ received: { a: 2 } });
     expect(sleeps).toEqual([250]);
   });
@@ -107,13 +108,13 @@ describe('request and streamRequest', () => {
   it('applies the time limit to each item, not to the whole stream', async () => {
     async function* slowSource() {
       for (const item of ['a', 'b', 'c']) {
-        await new Promise((resolve) => setTimeout(resolve, 60));
+        await new Promise((resolve) => setTimeout(resolve, 350));
         yield item;
       }
     }
     const items: string[] = [];
-    for await (const item of streamRequest(context(), async () => slowSource())) items.push(item);
-    // 180 ms in total, over the 100 ms limit, but no single wait exceeded it.
+    for await (const item of streamRequest({ ...context(), timeoutMs: 1000 }, async () => slowSource())) items.push(item);
+    // Over a second in total, past the limit, but no single wait came near it.
     expect(items).toEqual(['a', 'b', 'c']);
   });
 });
