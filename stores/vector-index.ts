@@ -3,6 +3,7 @@ import type { Document, JsonValue, Vector } from '../src/document.ts';
 import { AxonError, ConfigError } from '../src/errors.ts';
 import { compileFilter, parseFilter, type Filter } from '../src/filter/index.ts';
 import { assertVector } from '../src/runtime/embed.ts';
+import { SimdVectorSpace } from './simd/simd-index.ts';
 import { scanTopK, type SearchHits } from './vector-scan.ts';
 
 export { scanTopK, type SearchHits } from './vector-scan.ts';
@@ -47,7 +48,8 @@ export interface IndexSearchOptions {
  */
 export class VectorIndex {
   readonly component: string;
-  private vectors = new Float32Array(0);
+  /** The unit vectors, row after row, in WebAssembly memory; created when the dimensions are fixed. */
+  private space: SimdVectorSpace | undefined;
   private capacity: number;
   private readonly documents: Document[] = [];
   private readonly rowById = new Map<string, number>();
@@ -80,12 +82,13 @@ export class VectorIndex {
       throw new AxonError('DIMENSION_MISMATCH', `The index already holds ${this.fixedDimensions}-dimensional vectors; cannot switch to ${dimensions}.`, { component: this.component });
     }
     this.fixedDimensions = dimensions;
+    this.space ??= new SimdVectorSpace({ dimensions, component: this.component, initialCapacity: this.capacity });
   }
 
   /** Make room for `rows` documents in total, so a bulk load allocates once. */
   reserve(rows: number): void {
     if (rows > this.capacity) this.capacity = rows;
-    if (this.fixedDimensions !== undefined && this.vectors.length < this.capacity * this.fixedDimensions) this.grow(this.capacity);
+    this.space?.reserve(this.capacity);
   }
 
   /**
@@ -137,18 +140,21 @@ export class VectorIndex {
     this.setDimensions(batch.dimensions);
     const dimensions = batch.dimensions;
     const needed = this.documents.length + batch.documents.length;
-    if (this.vectors.length < needed * dimensions) this.grow(Math.max(needed, this.capacity, this.vectors.length === 0 ? 0 : 2 * (this.vectors.length / dimensions)));
+    const space = this.space!;
+    // One allocation for the whole batch; the space doubles on its own past that.
+    if (needed > space.capacity) space.reserve(Math.max(needed, 2 * space.capacity));
     for (let position = 0; position < batch.documents.length; position++) {
       const document = batch.documents[position];
-      let row = this.rowById.get(document.id);
+      const vector = batch.vectors.subarray(position * dimensions, (position + 1) * dimensions);
+      const row = this.rowById.get(document.id);
       if (row === undefined) {
-        row = this.documents.length;
+        this.rowById.set(document.id, this.documents.length);
         this.documents.push(document);
-        this.rowById.set(document.id, row);
+        space.append(vector);
       } else {
         this.documents[row] = document;
+        space.set(row, vector);
       }
-      this.vectors.set(batch.vectors.subarray(position * dimensions, (position + 1) * dimensions), row * dimensions);
     }
   }
 
@@ -160,7 +166,6 @@ export class VectorIndex {
   /** Remove documents by id; unknown ids are ignored. Returns how many were removed. */
   delete(ids: Iterable<string>): number {
     let removed = 0;
-    const dimensions = this.fixedDimensions ?? 0;
     for (const id of ids) {
       const row = this.rowById.get(id);
       if (row === undefined) continue;
@@ -169,8 +174,8 @@ export class VectorIndex {
         const moved = this.documents[last];
         this.documents[row] = moved;
         this.rowById.set(moved.id, row);
-        this.vectors.copyWithin(row * dimensions, last * dimensions, (last + 1) * dimensions);
       }
+      this.space!.swapRemove(row);
       this.documents.pop();
       this.rowById.delete(id);
       this.filterCache.clear();
@@ -228,7 +233,7 @@ export class VectorIndex {
     const dimensions = this.fixedDimensions;
     const count = candidates === null ? this.documents.length : candidates.length;
     if (dimensions === undefined || count === 0) return { rows: new Int32Array(0), scores: new Float64Array(0) };
-    return scanTopK(this.vectors, dimensions, query, candidates, count, options.topK);
+    return this.space!.search(query, options.topK, candidates, count);
   }
 
   /** The stored document at a row, not copied: for stores that persist the index. */
@@ -238,8 +243,7 @@ export class VectorIndex {
 
   /** The stored unit vector at a row, as a view: for stores that persist the index. */
   vectorAt(row: number): Float32Array {
-    const dimensions = this.fixedDimensions ?? 0;
-    return this.vectors.subarray(row * dimensions, (row + 1) * dimensions);
+    return this.space!.vectorAt(row);
   }
 
   /** The row of an id, or `undefined`. */
@@ -278,14 +282,6 @@ export class VectorIndex {
     return query;
   }
 
-  private grow(rows: number): void {
-    const dimensions = this.fixedDimensions ?? 0;
-    const next = new Float32Array(rows * dimensions);
-    next.set(this.vectors.subarray(0, this.documents.length * dimensions));
-    this.vectors = next;
-    this.capacity = rows;
-  }
-
   private materialise(row: number, score: number): Document {
     const document = this.documents[row];
     return {
@@ -295,7 +291,7 @@ export class VectorIndex {
       sourceName: document.sourceName,
       score,
       metadata: cloneJson(document.metadata),
-      embedding: this.vectors.slice(row * (this.fixedDimensions ?? 0), (row + 1) * (this.fixedDimensions ?? 0)),
+      embedding: this.space!.vectorAt(row).slice(),
     };
   }
 }
