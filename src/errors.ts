@@ -26,6 +26,7 @@ export type AxonErrorCode =
   | 'SEARCH_TIMEOUT'
   | 'NOT_FOUND'
   | 'INGEST_FAILED'
+  | 'CAPACITY_EXCEEDED'
   | 'ABORTED';
 
 export interface AxonErrorOptions {

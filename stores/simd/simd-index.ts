@@ -114,7 +114,7 @@ export class SimdVectorSpace {
 
   /**
    * Append rows (`vectors.length / dimensions` of them, row-major) after the last one; returns the first new row.
-   * @throws AxonError `INVALID_VECTOR` (non-finite values or a partial row), `INVALID_ARGUMENT` past the memory limit
+   * @throws AxonError `INVALID_VECTOR` (non-finite values or a partial row), `CAPACITY_EXCEEDED` past the memory limit
    */
   append(vectors: Float32Array): number {
     const rows = vectors.length / this.dimensions;
@@ -236,11 +236,11 @@ export class SimdVectorSpace {
       return planLayout(fitting, this.dimensions, int8);
     }
     throw new AxonError(
-      'INVALID_ARGUMENT',
+      'CAPACITY_EXCEEDED',
       `${rows.toLocaleString('en')} rows of ${this.dimensions} dimensions need ${formatBytes(needed.bytes)} of WebAssembly memory, past this space's limit of ${formatBytes(limit)} (one 32-bit WebAssembly memory addresses at most 4 GiB). Nothing was stored.`,
       {
         component: this.component,
-        fix: 'Split the collection across several stores, use fewer dimensions, or search it with the plain JavaScript scan or an ANN index (HnswIndex).',
+        fix: 'Split the collection across several stores, use fewer dimensions, or move it to a server store such as Qdrant.',
         details: { rows, dimensions: this.dimensions, neededBytes: needed.bytes, limitBytes: limit },
       },
     );

@@ -220,7 +220,7 @@ describe('SimdVectorSpace limits and bad input', () => {
     const space = new SimdVectorSpace({ dimensions: 256, initialCapacity: 8, memoryLimitBytes: 1 << 20 });
     // 1 MiB holds about 1000 rows of 1 KiB; 2000 cannot fit even without doubling.
     space.append(new Float32Array(256 * 500).fill(0.0625));
-    expectAxonError(() => space.append(new Float32Array(256 * 1500).fill(0.0625)), 'INVALID_ARGUMENT', /need 2\.0 MiB of WebAssembly memory, past this space's limit of 1\.0 MiB/);
+    expectAxonError(() => space.append(new Float32Array(256 * 1500).fill(0.0625)), 'CAPACITY_EXCEEDED', /need 2\.0 MiB of WebAssembly memory, past this space's limit of 1\.0 MiB/);
     expect(space.size).toBe(500);
     // Doubling past the limit falls back to what fits.
     space.append(new Float32Array(256 * 400).fill(0.0625));
