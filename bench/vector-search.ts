@@ -1,51 +1,145 @@
 /**
- * Exact vector search of FileStore against a minimal hand-written loop, in the same process.
+ * Vector search, Axon against the pure-JavaScript loop, native brute force and the JavaScript RAG
+ * libraries, in one process and one run.
  *
- *   npx tsx bench/vector-search.ts            # 100k × 384 and 10k × 1536, top-K 50
- *   npx tsx bench/vector-search.ts --quick    # 20k × 384 and 5k × 1536, for a smoke run
+ *   cd bench && npm install && cd ..        # once: the peers, into bench/ only
+ *   npx tsx bench/vector-search.ts          # 100k × 384 and 10k × 1536, top-50, then SciFact
+ *   npx tsx bench/vector-search.ts --quick  # 20k × 384 and 5k × 1536, for a smoke run
+ *   npx tsx bench/vector-search.ts --hnsw-budget=900   # seconds an HNSW build may take (default 120)
  *
- * For each corpus: random unit vectors, one FileStore written and reopened from a temporary folder, then
- * queries through (a) the hand-written Float32Array dot-product-plus-heap loop, (b) the raw VectorIndex
- * scan that FileStore uses, (c) FileStore.search (validation, normalisation and copying the 50 results
- * included), and (d) filtered searches selecting 10% and 1% of the documents: FileStore.search with the
- * same filter every query (its matching rows are cached until the next write) and VectorIndex.search with
- * the cache off (the filter evaluated on every document each time), against the loop over the same rows.
- * Reported: median CPU and wall milliseconds per query over interleaved rounds, and the CPU-time ratio to the loop.
+ * Per corpus of random unit vectors, top-50, median CPU and wall milliseconds per query over interleaved
+ * rounds (process.cpuUsage, so a loaded machine's neighbours count less than in wall time):
+ * - Axon: FileStore.search (written, closed and reopened from a temporary folder), the raw VectorIndex scan
+ *   it runs, SimdVectorSpace.search (exact float32, WebAssembly SIMD), searchApproximate (int8 scan, exact
+ *   re-score of the best 100) and HnswIndex (ANN; built within the time budget or reported as not built);
+ * - pure JavaScript: scanTopK (stores/vector-scan.ts) and a minimal hand-written loop;
+ * - native brute force, one thread: hnswlib-node BruteforceSearch and usearch exactSearch;
+ * - LangChain.js MemoryVectorStore and LlamaIndex.TS SimpleVectorStore, fed precomputed vectors (no
+ *   embedder runs); only their query path is timed, on the first SLOW_QUERIES queries (they are slow).
+ * Ratios: CPU time over the faster native, and over scanTopK. Recall@50 of every method against scanTopK.
+ * Then filtered search (1%, 10%, 100% of the rows) through FileStore.search with a metadata filter, and
+ * SciFact (../shared/eval/scifact, skipped when absent) embedded by LocalHashEmbeddings: int8 recall, and
+ * HnswIndex recall@10 per `ef`, build time and memory. A peer that fails to load is reported, not fatal.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Document } from '../src/document.ts';
+import { beirDocumentText, loadBeir } from '../src/eval/beir.ts';
+import { LocalHashEmbeddings } from '../providers/local/hash-embeddings.ts';
 import { FileStore } from '../stores/file-store.ts';
-import { VectorIndex } from '../stores/vector-index.ts';
+import { HnswIndex } from '../stores/hnsw-index.ts';
+import { SimdVectorSpace } from '../stores/simd/simd-index.ts';
+import { scanTopK, VectorIndex } from '../stores/vector-index.ts';
 
 const TOP_K = 50;
+const ROUNDS = 5;
+/** Queries timed for the slow peers (LangChain, LlamaIndex): each takes 100+ ms at 100k rows. */
+const SLOW_QUERIES = 5;
 const quick = process.argv.includes('--quick');
+const hnswBudgetSeconds = Number(process.argv.find((argument) => argument.startsWith('--hnsw-budget='))?.split('=')[1] ?? (quick ? 30 : 120));
 const corpora = quick
   ? [
-      { count: 20_000, dimensions: 384, queries: 20 },
+      { count: 20_000, dimensions: 384, queries: 10 },
       { count: 5_000, dimensions: 1536, queries: 20 },
     ]
   : [
-      { count: 100_000, dimensions: 384, queries: 30 },
-      { count: 10_000, dimensions: 1536, queries: 60 },
+      { count: 100_000, dimensions: 384, queries: 20 },
+      { count: 10_000, dimensions: 1536, queries: 40 },
     ];
-const ROUNDS = 7;
-const TEN_PERCENT = { bucket: { $lt: 10 } };
-const ONE_PERCENT = { bucket: 0 };
+const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const scifactFolder = resolve(projectRoot, '../shared/eval/scifact');
 
-type Method = { name: string; run: (query: Float32Array) => Promise<string[]> | string[] };
-
-async function main(): Promise<void> {
-  console.log(`node ${process.version}, ${process.arch}; top-K ${TOP_K}; median of ${ROUNDS} interleaved rounds; ${cpus().length} CPUs, load average ${loadavg()[0].toFixed(1)}\n`);
-  for (const corpus of corpora) await benchCorpus(corpus.count, corpus.dimensions, corpus.queries);
+/** The parts of the peers this benchmark uses, typed here so the project typechecks without bench/node_modules. */
+interface BruteforceSearch {
+  initIndex(maxElements: number): void;
+  addPoint(point: number[], label: number): void;
+  searchKnn(query: number[], k: number): { neighbors: number[] };
+}
+interface HnswlibModule {
+  BruteforceSearch: new (space: 'ip', dimensions: number) => BruteforceSearch;
+}
+interface UsearchModule {
+  exactSearch(dataset: Float32Array, queries: Float32Array, dimensions: number, count: number, metric: 'ip', threads: number): { keys: BigUint64Array };
+}
+interface LangChainMemoryVectorStore {
+  addVectors(vectors: number[][], documents: { pageContent: string; metadata: Record<string, unknown>; id: string }[]): Promise<void>;
+  similaritySearchVectorWithScore(query: number[], k: number): Promise<[{ id?: string }, number][]>;
+}
+interface LangChainModule {
+  MemoryVectorStore: new (embeddings: object) => LangChainMemoryVectorStore;
+}
+interface LlamaIndexSimpleVectorStore {
+  add(nodes: object[]): Promise<string[]>;
+  query(query: { queryEmbedding: number[]; similarityTopK: number; mode: 'default' }): Promise<{ ids: string[] }>;
+}
+interface LlamaIndexModules {
+  SimpleVectorStore: new (init: { embedModel: object }) => LlamaIndexSimpleVectorStore;
+  TextNode: new (fields: { id_: string; text: string; embedding: number[] }) => object;
 }
 
-async function benchCorpus(count: number, dimensions: number, queryCount: number): Promise<void> {
+/** A peer's module, or why it could not be loaded. */
+type Peer<T> = { module: T; version: string } | { reason: string };
+
+interface Method {
+  name: string;
+  /** Rows of the vectors array, best first. */
+  run: (query: Float32Array) => ArrayLike<number> | Promise<ArrayLike<number>>;
+  /** Queries timed; all of them unless set. */
+  queryCount?: number;
+  kind?: 'native' | 'pure-js';
+  note?: string;
+}
+
+/** Neither peer embeds anything here: the vectors are given. A call to embed means the benchmark is wrong. */
+const noEmbedder = {
+  embedDocuments: async () => {
+    throw new Error('The benchmark gives the vectors; nothing should be embedded.');
+  },
+  embedQuery: async () => {
+    throw new Error('The benchmark gives the vectors; nothing should be embedded.');
+  },
+};
+
+const requirePeer = createRequire(resolve(projectRoot, 'bench/package.json'));
+
+async function main(): Promise<void> {
+  console.log(`node ${process.version}, ${process.arch}; top-K ${TOP_K}; median of ${ROUNDS} interleaved rounds; ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average ${formatLoad()} at start`);
+  const peers = {
+    hnswlib: await loadPeer<HnswlibModule>('hnswlib-node', async () => requirePeer('hnswlib-node') as HnswlibModule),
+    usearch: await loadPeer<UsearchModule>('usearch', async () => requirePeer('usearch') as UsearchModule),
+    langchain: await loadPeer<LangChainModule>('@langchain/classic', () => importPeer<LangChainModule>('@langchain/classic/vectorstores/memory')),
+    llamaindex: await loadPeer<LlamaIndexModules>('llamaindex', async () => {
+      const [stores, schema] = await Promise.all([importPeer<Pick<LlamaIndexModules, 'SimpleVectorStore'>>('llamaindex/vector-store'), importPeer<Pick<LlamaIndexModules, 'TextNode'>>('@llamaindex/core/schema')]);
+      return { SimpleVectorStore: stores.SimpleVectorStore, TextNode: schema.TextNode };
+    }),
+  };
+  for (const [name, peer] of Object.entries(peers)) console.log(`  ${name}: ${'module' in peer ? peer.version : `not available: ${peer.reason}`}`);
+  console.log(`HNSW build budget ${hnswBudgetSeconds} s per corpus (--hnsw-budget=SECONDS).\n`);
+  for (const corpus of corpora) await benchCorpus(corpus.count, corpus.dimensions, corpus.queries, peers);
+  await benchSciFact();
+  console.log(`load average ${formatLoad()} at the end`);
+}
+
+async function benchCorpus(
+  count: number,
+  dimensions: number,
+  queryCount: number,
+  peers: { hnswlib: Peer<HnswlibModule>; usearch: Peer<UsearchModule>; langchain: Peer<LangChainModule>; llamaindex: Peer<LlamaIndexModules> },
+): Promise<void> {
   const next = randomGenerator(count * 31 + dimensions);
   const vectors = new Float32Array(count * dimensions);
   for (let row = 0; row < count; row++) writeRandomUnitVector(vectors.subarray(row * dimensions, (row + 1) * dimensions), next);
   const ids = Array.from({ length: count }, (_, row) => `doc-${row}`);
+  const rowOf = (id: string) => Number(id.slice(4));
+  const queries = Array.from({ length: queryCount }, () => {
+    const query = new Float32Array(dimensions);
+    writeRandomUnitVector(query, next);
+    return query;
+  });
   const documents: Document[] = ids.map((id, row) => ({
     id,
     content: `Document ${row}`,
@@ -55,74 +149,261 @@ async function benchCorpus(count: number, dimensions: number, queryCount: number
     metadata: { bucket: row % 100, chunkIndex: row % 20 },
     embedding: vectors.subarray(row * dimensions, (row + 1) * dimensions),
   }));
-  const queries = Array.from({ length: queryCount }, () => {
-    const query = new Float32Array(dimensions);
-    writeRandomUnitVector(query, next);
-    return query;
-  });
+  const setup: string[] = [];
+  const timed = async (label: string, build: () => unknown) => {
+    const started = performance.now();
+    await build();
+    setup.push(`${label} ${formatSeconds(performance.now() - started)}`);
+  };
 
   const directory = await mkdtemp(join(tmpdir(), 'axon-bench-'));
   try {
-    let started = performance.now();
-    const writer = new FileStore({ directory });
-    await writer.add(documents);
-    await writer.close();
-    const writeMs = performance.now() - started;
-    started = performance.now();
-    const store = await FileStore.open({ directory });
-    const openMs = performance.now() - started;
+    await timed('FileStore add+close', async () => {
+      const writer = new FileStore({ directory });
+      await writer.add(documents);
+      await writer.close();
+    });
+    let store!: FileStore;
+    await timed('open', async () => (store = await FileStore.open({ directory })));
     // Without the filter cache, so its filtered rows show the cost of evaluating the filter on every search.
     const index = new VectorIndex({ filterCacheSize: 0 });
     index.add(documents);
-    console.log(`## ${count.toLocaleString('en')} × ${dimensions}  (FileStore: add ${Math.round(writeMs)} ms, open ${Math.round(openMs)} ms)`);
-
-    const oneIn100 = selectRows(count, (row) => row % 100 === 0);
-    const tenIn100 = selectRows(count, (row) => row % 100 < 10);
-    const methods: Method[] = [
-      { name: 'hand-written loop', run: (query) => rowsToIds(handWrittenTopK(vectors, dimensions, query, null, TOP_K), ids) },
-      { name: 'VectorIndex scan (raw)', run: (query) => rowsToIds(Array.from(index.searchRows(query, { topK: TOP_K }).rows), index) },
-      { name: 'FileStore.search', run: async (query) => (await store.search(query, { topK: TOP_K })).map((document) => document.id) },
-      { name: 'hand-written loop, 10% preselected rows', run: (query) => rowsToIds(handWrittenTopK(vectors, dimensions, query, tenIn100, TOP_K), ids) },
-      { name: 'FileStore.search, filter 10% (repeated)', run: async (query) => (await store.search(query, { topK: TOP_K, filter: TEN_PERCENT })).map((document) => document.id) },
-      { name: 'VectorIndex.search, filter 10% (first use)', run: (query) => index.search(query, { topK: TOP_K, filter: TEN_PERCENT }).map((document) => document.id) },
-      { name: 'hand-written loop, 1% preselected rows', run: (query) => rowsToIds(handWrittenTopK(vectors, dimensions, query, oneIn100, TOP_K), ids) },
-      { name: 'FileStore.search, filter 1% (repeated)', run: async (query) => (await store.search(query, { topK: TOP_K, filter: ONE_PERCENT })).map((document) => document.id) },
-      { name: 'VectorIndex.search, filter 1% (first use)', run: (query) => index.search(query, { topK: TOP_K, filter: ONE_PERCENT }).map((document) => document.id) },
-    ];
-
-    // Every method must return the same documents in the same order, or the timing means nothing.
-    for (const query of queries.slice(0, 3)) {
-      const results = await Promise.all(methods.map(async (method) => (await method.run(query)).join(',')));
-      const agree = (first: number, last: number) => results.slice(first, last).every((result) => result === results[first]);
-      if (!agree(0, 3) || !agree(3, 6) || !agree(6, 9)) throw new Error('Methods disagree on the top-K; the benchmark is invalid.');
-    }
-
-    // CPU time of this process is the figure compared: on a shared machine wall time mostly measures the neighbours.
-    const cpuSamples = methods.map(() => [] as number[]);
-    const wallSamples = methods.map(() => [] as number[]);
-    for (let round = 0; round < ROUNDS; round++) {
-      for (let position = 0; position < methods.length; position++) {
-        const method = methods[position];
-        const wallStart = performance.now();
-        const cpuStart = process.cpuUsage();
-        for (const query of queries) await method.run(query);
-        const cpu = process.cpuUsage(cpuStart);
-        cpuSamples[position].push((cpu.user + cpu.system) / 1000 / queries.length);
-        wallSamples[position].push((performance.now() - wallStart) / queries.length);
-      }
-    }
-    const cpuMedians = cpuSamples.map(median);
-    const wallMedians = wallSamples.map(median);
-    const rows = methods.map((method, position) => {
-      const reference = cpuMedians[position - (position % 3)];
-      return [method.name, cpuMedians[position].toFixed(3), wallMedians[position].toFixed(3), (cpuMedians[position] / reference).toFixed(2)];
+    let space!: SimdVectorSpace;
+    await timed('SimdVectorSpace int8 load', () => {
+      space = new SimdVectorSpace({ dimensions, quantization: 'int8', initialCapacity: count });
+      space.append(vectors);
     });
-    printTable(['method', 'CPU ms/query', 'wall ms/query', 'ratio to loop (CPU)'], rows);
-    console.log('');
+
+    const methods: Method[] = [
+      { name: 'Axon FileStore.search (exact)', run: async (query) => (await store.search(query, { topK: TOP_K })).map((document) => rowOf(document.id)) },
+      { name: 'Axon VectorIndex scan (raw, exact)', run: (query) => Array.from(index.searchRows(query, { topK: TOP_K }).rows, (row) => rowOf(index.storedDocumentAt(row).id)) },
+      { name: 'Axon SimdVectorSpace.search (exact)', run: (query) => space.search(query, TOP_K).rows },
+      { name: 'Axon int8 searchApproximate', run: (query) => space.searchApproximate(query, TOP_K).rows },
+    ];
+    const hnsw = buildHnswWithinBudget(ids, vectors, dimensions);
+    setup.push(hnsw.summary);
+    if (hnsw.index) {
+      const ann = hnsw.index;
+      methods.push({ name: 'Axon HnswIndex (ANN, m 32, ef 160)', run: (query) => ann.search(query, TOP_K).ids.map(rowOf) });
+    }
+    methods.push(
+      { name: 'scanTopK (pure JS)', kind: 'pure-js', run: (query) => scanTopK(vectors, dimensions, query, null, count, TOP_K).rows },
+      { name: 'hand-written loop (pure JS)', run: (query) => handWrittenTopK(vectors, dimensions, query, null, TOP_K) },
+    );
+    const unavailable: string[] = [];
+    if ('module' in peers.hnswlib) {
+      const { BruteforceSearch } = peers.hnswlib.module;
+      const bruteforce = new BruteforceSearch('ip', dimensions);
+      await timed('hnswlib BruteforceSearch build', () => {
+        bruteforce.initIndex(count);
+        for (let row = 0; row < count; row++) bruteforce.addPoint(Array.from(vectors.subarray(row * dimensions, (row + 1) * dimensions)), row);
+      });
+      methods.push({ name: 'hnswlib-node BruteforceSearch', kind: 'native', run: (query) => bruteforce.searchKnn(Array.from(query), TOP_K).neighbors });
+    } else unavailable.push(`hnswlib-node BruteforceSearch: not available: ${peers.hnswlib.reason}`);
+    if ('module' in peers.usearch) {
+      const { exactSearch } = peers.usearch.module;
+      // exactSearch mis-reads a subarray that does not start at offset 0, so it gets whole arrays only.
+      methods.push({ name: 'usearch exactSearch (1 thread)', kind: 'native', run: (query) => Array.from(exactSearch(vectors, query, dimensions, TOP_K, 'ip', 1).keys, Number) });
+    } else unavailable.push(`usearch exactSearch: not available: ${peers.usearch.reason}`);
+    // Both peers take plain number arrays; they share them, and neither writes to them.
+    const plainVectors = 'module' in peers.langchain || 'module' in peers.llamaindex ? Array.from({ length: count }, (_, row) => Array.from(vectors.subarray(row * dimensions, (row + 1) * dimensions))) : [];
+    const slowNote = `${SLOW_QUERIES} queries`;
+    if ('module' in peers.langchain) {
+      const langchain = new peers.langchain.module.MemoryVectorStore(noEmbedder);
+      await timed('LangChain addVectors', () => langchain.addVectors(plainVectors, ids.map((id, row) => ({ id, pageContent: `Document ${row}`, metadata: { bucket: row % 100 } }))));
+      methods.push({ name: 'LangChain.js MemoryVectorStore', queryCount: SLOW_QUERIES, note: slowNote, run: async (query) => (await langchain.similaritySearchVectorWithScore(Array.from(query), TOP_K)).map(([document]) => rowOf(document.id ?? '')) });
+    } else unavailable.push(`LangChain.js MemoryVectorStore: not available: ${peers.langchain.reason}`);
+    if ('module' in peers.llamaindex) {
+      const { SimpleVectorStore, TextNode } = peers.llamaindex.module;
+      const llamaindex = new SimpleVectorStore({ embedModel: noEmbedder });
+      await timed('LlamaIndex add', () => llamaindex.add(ids.map((id, row) => new TextNode({ id_: id, text: `Document ${row}`, embedding: plainVectors[row] }))));
+      methods.push({ name: 'LlamaIndex.TS SimpleVectorStore', queryCount: SLOW_QUERIES, note: slowNote, run: async (query) => (await llamaindex.query({ queryEmbedding: Array.from(query), similarityTopK: TOP_K, mode: 'default' })).ids.map(rowOf) });
+    } else unavailable.push(`LlamaIndex.TS SimpleVectorStore: not available: ${peers.llamaindex.reason}`);
+
+    console.log(`## ${count.toLocaleString('en')} × ${dimensions}, ${queries.length} queries (load average ${formatLoad()})`);
+    console.log(`setup: ${setup.join('; ')}`);
+    for (const line of unavailable) console.log(line);
+
+    // Recall against scanTopK on the queries each method is timed on; the exact ones must be exactly right.
+    const exact = queries.map((query) => new Set(scanTopK(vectors, dimensions, query, null, count, TOP_K).rows));
+    const recalls: number[] = [];
+    for (const method of methods) {
+      let found = 0;
+      const used = queries.slice(0, method.queryCount ?? queries.length);
+      for (const [position, query] of used.entries()) for (const row of Array.from(await method.run(query))) if (exact[position].has(row)) found++;
+      recalls.push(found / (used.length * TOP_K));
+    }
+    for (const query of queries.slice(0, 3)) {
+      if (space.search(query, TOP_K).rows.join() !== scanTopK(vectors, dimensions, query, null, count, TOP_K).rows.join()) throw new Error('SimdVectorSpace.search disagrees with scanTopK; the benchmark is invalid.');
+    }
+
+    const { cpu, wall } = await timeMethods(methods, queries);
+    const nativeCpu = Math.min(...methods.flatMap((method, position) => (method.kind === 'native' ? [cpu[position]] : [])));
+    const pureCpu = cpu[methods.findIndex((method) => method.kind === 'pure-js')];
+    printTable(
+      ['method', 'CPU ms/query', 'wall ms/query', '× native (CPU)', '× scanTopK (CPU)', 'recall@50', 'note'],
+      methods.map((method, position) => [
+        method.name,
+        formatMs(cpu[position]),
+        formatMs(wall[position]),
+        Number.isFinite(nativeCpu) ? (cpu[position] / nativeCpu).toFixed(2) : '-',
+        (cpu[position] / pureCpu).toFixed(3),
+        recalls[position].toFixed(3),
+        method.note ?? '',
+      ]),
+    );
+    const floatCpu = cpu[2];
+    console.log(`SIMD float32 reads ${(count * dimensions * 4) / 1e6} MB a query: ${((count * dimensions * 4) / (floatCpu / 1000) / 1e9).toFixed(1)} GB/s (CPU time).`);
+    console.log(`int8 recall@50 by candidates re-scored: ${recallByCandidates(space, vectors, dimensions, queries, TOP_K)}\n`);
+
+    await benchFiltered(store, index, space, vectors, dimensions, queries, rowOf);
     await store.close();
   } finally {
     await rm(directory, { recursive: true, force: true });
   }
+}
+
+/**
+ * Filtered search: FileStore.search with a metadata filter (its matching rows cached after the first use,
+ * as repeated filters are), VectorIndex.search with the cache off (the filter evaluated on every document
+ * every time), and the scans over the same rows preselected: scanTopK, SIMD float32 and SIMD int8.
+ */
+async function benchFiltered(store: FileStore, index: VectorIndex, space: SimdVectorSpace, vectors: Float32Array, dimensions: number, queries: Float32Array[], rowOf: (id: string) => number): Promise<void> {
+  const count = vectors.length / dimensions;
+  const methods: Method[] = [];
+  const selectivities = [
+    { label: '1%', filter: { bucket: 0 }, keep: (row: number) => row % 100 === 0 },
+    { label: '10%', filter: { bucket: { $lt: 10 } }, keep: (row: number) => row % 100 < 10 },
+    { label: '100%', filter: { bucket: { $lt: 100 } }, keep: () => true },
+  ];
+  for (const { label, filter, keep } of selectivities) {
+    const selected = Int32Array.from(Array.from({ length: count }, (_, row) => row).filter(keep));
+    const group: Method[] = [
+      { name: `scanTopK, ${label} preselected rows`, run: (query) => scanTopK(vectors, dimensions, query, selected, selected.length, TOP_K).rows },
+      { name: `FileStore.search, filter ${label} (repeated)`, run: async (query) => (await store.search(query, { topK: TOP_K, filter })).map((document) => rowOf(document.id)) },
+      { name: `VectorIndex.search, filter ${label} (no cache)`, run: (query) => index.search(query, { topK: TOP_K, filter }).map((document) => rowOf(document.id)) },
+      { name: `SIMD float32, ${label} preselected rows`, run: (query) => space.search(query, TOP_K, selected).rows },
+      { name: `SIMD int8, ${label} preselected rows`, run: (query) => space.searchApproximate(query, TOP_K, { rows: selected }).rows },
+    ];
+    for (const query of queries.slice(0, 3)) {
+      const expected = Array.from(group[0].run(query) as Int32Array).join();
+      for (const method of group.slice(1, 4)) {
+        if (Array.from(await method.run(query)).join() !== expected) throw new Error(`${method.name} disagrees with scanTopK over the same rows; the benchmark is invalid.`);
+      }
+    }
+    methods.push(...group);
+  }
+  const { cpu, wall } = await timeMethods(methods, queries);
+  printTable(
+    ['filtered search, top-50', 'CPU ms/query', 'wall ms/query', 'speed-up over scanTopK'],
+    methods.map((method, position) => [method.name, formatMs(cpu[position]), formatMs(wall[position]), (cpu[position - (position % 5)] / cpu[position]).toFixed(1)]),
+  );
+  console.log('');
+}
+
+/**
+ * Builds the HNSW index (default options) one vector at a time and gives up once the budget is spent, so a
+ * build that would take many minutes is reported with its measured rate instead of stalling the run.
+ */
+function buildHnswWithinBudget(ids: string[], vectors: Float32Array, dimensions: number): { index?: HnswIndex; summary: string } {
+  const count = ids.length;
+  const index = new HnswIndex({ dimensions, initialCapacity: count });
+  const started = performance.now();
+  const deadline = started + hnswBudgetSeconds * 1000;
+  for (let row = 0; row < count; row++) {
+    index.add(ids[row], vectors.subarray(row * dimensions, (row + 1) * dimensions));
+    if (row % 256 === 255 && performance.now() > deadline && row + 1 < count) {
+      const msPerVector = (performance.now() - started) / (row + 1);
+      return {
+        summary: `HnswIndex NOT built: ${(row + 1).toLocaleString('en')} of ${count.toLocaleString('en')} vectors in ${hnswBudgetSeconds} s (${msPerVector.toFixed(2)} ms a vector, growing with size), so the whole set needs over ${Math.round((msPerVector * count) / 1000)} s; run with --hnsw-budget=SECONDS to build it`,
+      };
+    }
+  }
+  const buildMs = performance.now() - started;
+  return { index, summary: `HnswIndex build ${formatSeconds(buildMs)} (${(buildMs / count).toFixed(2)} ms a vector, ${(index.memoryBytes / 2 ** 20).toFixed(0)} MiB of typed arrays)` };
+}
+
+async function benchSciFact(): Promise<void> {
+  if (!existsSync(scifactFolder)) {
+    console.log(`SciFact not found at ${scifactFolder}; skipping its recall figures.`);
+    return;
+  }
+  const dataset = await loadBeir(scifactFolder);
+  const embedder = new LocalHashEmbeddings();
+  const dimensions = embedder.dimensions;
+  let started = performance.now();
+  const vectors = new Float32Array(dataset.corpus.length * dimensions);
+  dataset.corpus.forEach((document, row) => vectors.set(embedder.embedOne(beirDocumentText(document)), row * dimensions));
+  const queries = dataset.queries.map((query) => embedder.embedOne(query.text));
+  const embedMs = performance.now() - started;
+  const count = dataset.corpus.length;
+  const space = new SimdVectorSpace({ dimensions, quantization: 'int8', initialCapacity: count });
+  space.append(vectors);
+  console.log(`## SciFact: ${count.toLocaleString('en')} documents × ${dimensions} (LocalHashEmbeddings, embedded in ${Math.round(embedMs)} ms), ${queries.length} test queries`);
+  console.log(`int8 recall@10 by candidates re-scored: ${recallByCandidates(space, vectors, dimensions, queries, 10)}`);
+  console.log(`int8 recall@50 by candidates re-scored: ${recallByCandidates(space, vectors, dimensions, queries, 50)}`);
+  const rows: string[][] = [];
+  for (const topK of [10, 50]) {
+    let found = 0;
+    let exactFound = 0;
+    for (const query of queries) {
+      const exact = scanTopK(vectors, dimensions, query, null, count, topK);
+      const exactSet = new Set(exact.rows);
+      for (const row of space.searchApproximate(query, topK).rows) if (exactSet.has(row)) found++;
+      if (space.search(query, topK).rows.join() === exact.rows.join()) exactFound++;
+    }
+    rows.push([`int8 + exact re-rank (default candidates), recall@${topK}`, (found / (queries.length * topK)).toFixed(4)]);
+    rows.push([`SIMD float32 equal to scanTopK, top-${topK}`, `${exactFound}/${queries.length} queries`]);
+  }
+  printTable(['SciFact', 'value'], rows);
+  console.log('');
+  await benchHnsw(dataset.corpus.map((document) => document.id), vectors, dimensions, queries, space);
+}
+
+/** HNSW on SciFact: build time and memory, then recall@10 against the exact scan and speed per `ef`. */
+async function benchHnsw(ids: string[], vectors: Float32Array, dimensions: number, queries: Float32Array[], space: SimdVectorSpace): Promise<void> {
+  const count = ids.length;
+  const exact = queries.map((query) => new Set(Array.from(scanTopK(vectors, dimensions, query, null, count, 10).rows, (row) => ids[row])));
+  for (const m of [16, 32]) {
+    const heapBefore = process.memoryUsage().heapUsed;
+    let started = performance.now();
+    const index = new HnswIndex({ dimensions, m, efConstruction: 200 });
+    for (let row = 0; row < count; row++) index.add(ids[row], vectors.subarray(row * dimensions, (row + 1) * dimensions));
+    const buildMs = performance.now() - started;
+    const heapMiB = (process.memoryUsage().heapUsed - heapBefore) / 2 ** 20;
+    started = performance.now();
+    const bytes = index.serialize();
+    const copy = HnswIndex.deserialize(bytes);
+    const roundTripMs = performance.now() - started;
+    if (copy.search(queries[0], 10).ids.join() !== index.search(queries[0], 10).ids.join()) throw new Error('The deserialized HNSW index answers differently; the benchmark is invalid.');
+    console.log(`## HNSW on SciFact, m ${m}, efConstruction 200: built in ${(buildMs / 1000).toFixed(1)} s (${(buildMs / count).toFixed(2)} ms a vector); typed arrays ${(index.memoryBytes / 2 ** 20).toFixed(1)} MiB (vectors ${((count * dimensions * 4) / 2 ** 20).toFixed(1)} MiB of it), JS heap growth ${heapMiB.toFixed(1)} MiB; serialized ${(bytes.length / 2 ** 20).toFixed(1)} MiB, round trip ${Math.round(roundTripMs)} ms`);
+    const rows: string[][] = [];
+    for (const ef of [10, 40, 80, 160, 320]) {
+      let found = 0;
+      for (const [position, query] of queries.entries()) for (const id of index.search(query, 10, { ef }).ids) if (exact[position].has(id)) found++;
+      const { cpu } = await timeMethods([{ name: 'hnsw', run: (query) => index.search(query, 10, { ef }).scores }], queries);
+      rows.push([`ef ${ef}`, (found / (queries.length * 10)).toFixed(4), cpu[0].toFixed(3)]);
+    }
+    const { cpu } = await timeMethods([{ name: 'exact', run: (query) => space.search(query, 10).rows }], queries);
+    rows.push(['exact SIMD float32 scan, for scale', '1.0000', cpu[0].toFixed(3)]);
+    printTable(['HNSW search, top 10', 'recall@10', 'CPU ms/query'], rows);
+    console.log('');
+  }
+}
+
+/** Recall of `searchApproximate` against `scanTopK` for a few candidate counts, as "60 → 0.998, …". */
+function recallByCandidates(space: SimdVectorSpace, vectors: Float32Array, dimensions: number, queries: Float32Array[], topK: number): string {
+  const count = vectors.length / dimensions;
+  const exact = queries.map((query) => new Set(scanTopK(vectors, dimensions, query, null, count, topK).rows));
+  return [topK, Math.round(topK * 1.2), 2 * topK, 4 * topK]
+    .map((candidates) => {
+      let found = 0;
+      queries.forEach((query, position) => {
+        for (const row of space.searchApproximate(query, topK, { candidates }).rows) if (exact[position].has(row)) found++;
+      });
+      return `${candidates} → ${(found / (queries.length * topK)).toFixed(4)}`;
+    })
+    .join(', ');
 }
 
 /**
@@ -169,14 +450,60 @@ function handWrittenTopK(vectors: Float32Array, dimensions: number, query: Float
   return order.map((position) => heapRows[position]);
 }
 
-function rowsToIds(rows: number[], source: string[] | VectorIndex): string[] {
-  return Array.isArray(source) ? rows.map((row) => source[row]) : rows.map((row) => source.storedDocumentAt(row).id);
+async function timeMethods(methods: Method[], queries: Float32Array[]): Promise<{ cpu: number[]; wall: number[] }> {
+  // CPU time of this process is the figure compared: on a shared machine wall time mostly measures the neighbours.
+  const cpuSamples = methods.map(() => [] as number[]);
+  const wallSamples = methods.map(() => [] as number[]);
+  for (const method of methods) await method.run(queries[0]);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let position = 0; position < methods.length; position++) {
+      const used = queries.slice(0, methods[position].queryCount ?? queries.length);
+      const wallStart = performance.now();
+      const cpuStart = process.cpuUsage();
+      for (const query of used) await methods[position].run(query);
+      const cpu = process.cpuUsage(cpuStart);
+      cpuSamples[position].push((cpu.user + cpu.system) / 1000 / used.length);
+      wallSamples[position].push((performance.now() - wallStart) / used.length);
+    }
+  }
+  return { cpu: cpuSamples.map(median), wall: wallSamples.map(median) };
 }
 
-function selectRows(count: number, keep: (row: number) => boolean): Int32Array {
-  const rows: number[] = [];
-  for (let row = 0; row < count; row++) if (keep(row)) rows.push(row);
-  return Int32Array.from(rows);
+async function loadPeer<T>(name: string, load: () => Promise<T>): Promise<Peer<T>> {
+  try {
+    const module = await load();
+    return { module, version: `${name} ${peerVersion(name)}` };
+  } catch (error) {
+    const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    return { reason: `${name}: ${message} (cd bench && npm install)` };
+  }
+}
+
+/** A dynamic import by a variable name, so TypeScript does not look for the peer's types. */
+async function importPeer<T>(specifier: string): Promise<T> {
+  return (await import(specifier)) as T;
+}
+
+function peerVersion(name: string): string {
+  try {
+    return (JSON.parse(readFileSync(resolve(projectRoot, 'bench/node_modules', name, 'package.json'), 'utf8')) as { version?: string }).version ?? '?';
+  } catch {
+    return '?';
+  }
+}
+
+function formatLoad(): string {
+  return loadavg()
+    .map((value) => value.toFixed(2))
+    .join(', ');
+}
+
+function formatMs(value: number): string {
+  return value >= 100 ? value.toFixed(1) : value >= 10 ? value.toFixed(2) : value.toFixed(3);
+}
+
+function formatSeconds(milliseconds: number): string {
+  return milliseconds >= 1000 ? `${(milliseconds / 1000).toFixed(1)} s` : `${Math.round(milliseconds)} ms`;
 }
 
 function writeRandomUnitVector(target: Float32Array, next: () => number): void {

@@ -16,3 +16,6 @@ export { AgentRetriever, agentRetrieverOptionsSchema, SEARCH_TYPES, type AgentRe
 export { reciprocalRankFusion, type RankedList, type FusionContribution, type FusionOptions, type FusionResult } from './pipeline/fusion.ts';
 export * from './ingest/index.ts';
 export { maximalMarginalRelevance, cosineSimilarity } from './pipeline/mmr.ts';
+export { SEARCH_MODES, type SearchMode, type HybridWeights } from './rag.ts';
+export { supportsKeywordSearch } from './contracts/keyword-search.ts';
+export { LOCAL_EMBEDDINGS_HYBRID_WEIGHTS, retrievalDefaultsFor } from './config/embedded-rag.ts';

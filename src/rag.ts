@@ -1,22 +1,47 @@
 import type { ChatProvider } from './contracts/chat.ts';
 import type { EmbeddingsProvider } from './contracts/embeddings.ts';
+import { supportsKeywordSearch } from './contracts/keyword-search.ts';
 import type { PostProcessor } from './contracts/post-processor.ts';
 import type { PreProcessor, SearchQuery } from './contracts/pre-processor.ts';
 import type { VectorStore } from './contracts/vector-store.ts';
 import { extractiveAnswer } from './answer/extractive.ts';
 import { buildAnswerMessages, citationOf, extractCitations, type Evidence } from './context/evidence.ts';
-import { normalizeDocument, type Citation, type Document, type DocumentInput } from './document.ts';
+import { normalizeDocument, type Citation, type Document, type DocumentInput, type Vector } from './document.ts';
 import { AxonError, IndexEmptyError, throwIfAborted } from './errors.ts';
 import { parseFilter } from './filter/parse.ts';
 import type { Filter } from './filter/types.ts';
 import { deduplicate } from './pipeline/dedupe.ts';
-import { reciprocalRankFusion } from './pipeline/fusion.ts';
+import { reciprocalRankFusion, type RankedList } from './pipeline/fusion.ts';
 import { TraceRecorder, type RunTrace, type StageRecord } from './pipeline/trace.ts';
 import { assertVector, embedAll } from './runtime/embed.ts';
 
+/**
+ * How candidates are found: `vector` (embeddings, cosine), `keyword` (BM25 over the store's keyword index; no
+ * embedding at all), or `hybrid` (both for every query, fused by reciprocal rank fusion, k = 60).
+ */
+export type SearchMode = 'vector' | 'keyword' | 'hybrid';
+
+export const SEARCH_MODES: readonly SearchMode[] = ['vector', 'keyword', 'hybrid'];
+
+/** Per-retriever weights of hybrid fusion: each list's RRF contributions are multiplied by its weight. */
+export interface HybridWeights {
+  /** @default 1 */
+  vector?: number;
+  /** @default 1 */
+  keyword?: number;
+}
+
 export interface RetrieveOptions {
-  /** Documents fetched from the store per search query. @default the store's topK (50) */
+  /** Documents fetched from the store per search query (per retriever, in hybrid mode). @default the store's topK (50) */
   topK?: number;
+  /**
+   * `vector`, `keyword` or `hybrid`. Keyword and hybrid need a store with a keyword index (`FileStore`,
+   * `MemoryStore`). The keyword query is the search query's text: with HyDE, the hypothetical passage.
+   * @default this pipeline's `searchMode()` (`vector` unless a subclass or the configuration says otherwise)
+   */
+  searchMode?: SearchMode;
+  /** Weights of the vector and keyword lists in hybrid fusion. @default this pipeline's `hybridWeights()` ({ vector: 1, keyword: 1 }) */
+  hybridWeights?: HybridWeights;
   /** Metadata filter applied inside the search (SPEC §4). */
   filter?: Filter;
   signal?: AbortSignal;
@@ -37,6 +62,8 @@ export interface RetrievalResult {
   documents: Document[];
   /** The search queries the pre-processors produced. */
   queries: SearchQuery[];
+  /** How the candidates were found. */
+  searchMode: SearchMode;
   trace: RunTrace;
 }
 
@@ -108,6 +135,14 @@ export abstract class RAG {
   /** The chat model that writes answers. Without one, `answer` quotes the best sentences (extractive). */
   protected chat(): ChatProvider | undefined {
     return undefined;
+  }
+  /** How candidates are found when a call does not say: `vector`, `keyword` or `hybrid`. @default 'vector' */
+  protected searchMode(): SearchMode {
+    return 'vector';
+  }
+  /** Weights of the vector and keyword lists in hybrid fusion when a call does not say. @default { vector: 1, keyword: 1 } */
+  protected hybridWeights(): HybridWeights {
+    return { vector: 1, keyword: 1 };
   }
   /** The system instructions given to the chat model, before Axon's evidence rules. */
   protected instructions(): string {
@@ -281,7 +316,7 @@ export abstract class RAG {
 
   /**
    * The retrieval half of a run, as a generator so `stream` can report each stage as it finishes:
-   * pre-process → embed → search (one per query) → fuse → de-duplicate → post-process.
+   * pre-process → embed → search (one per query and retriever) → fuse → de-duplicate → post-process.
    */
   private async *runRetrieval(
     question: string,
@@ -302,6 +337,8 @@ export abstract class RAG {
     throwIfAborted(signal, COMPONENT);
 
     const { embeddings, store, preProcessors, postProcessors } = this.components();
+    const mode = resolveSearchMode(options.searchMode ?? this.searchMode(), store);
+    const weights = resolveHybridWeights({ ...this.hybridWeights(), ...options.hybridWeights });
     const recorder = new TraceRecorder(question, options.runId);
 
     let queries: SearchQuery[] = [{ text: question, producedBy: [] }];
@@ -323,29 +360,50 @@ export abstract class RAG {
       yield stage.end({ queries: queries.map((query) => query.text) });
     }
 
-    const embedStage = recorder.begin('embed', embeddings.name, { queries: queries.map((query) => query.text) }, signal);
-    const vectors = await embedAll(embeddings, queries.map((query) => query.text), { inputType: 'query', signal });
-    yield embedStage.end({ detail: { dimensions: vectors[0]?.length } });
-
-    const lists: Document[][] = [];
-    for (let index = 0; index < queries.length; index++) {
-      const stage = recorder.begin('search', store.name, { queries: [queries[index].text] }, signal);
-      const found = await store.search(vectors[index], { topK, filter: options.filter, signal });
-      lists.push(found);
-      yield stage.end({ documents: found, detail: { topK: topK ?? store.topK, filtered: options.filter !== undefined } });
+    // Keyword mode never embeds: BM25 needs only the text.
+    let vectors: Vector[] = [];
+    if (mode !== 'keyword') {
+      const embedStage = recorder.begin('embed', embeddings.name, { queries: queries.map((query) => query.text) }, signal);
+      vectors = await embedAll(embeddings, queries.map((query) => query.text), { inputType: 'query', signal });
+      yield embedStage.end({ detail: { dimensions: vectors[0]?.length } });
     }
-    if (lists.every((list) => list.length === 0) && options.filter === undefined && (await store.count({ signal })) === 0) {
+
+    const lists: RankedList[] = [];
+    const searchDetail = { topK: topK ?? store.topK, filtered: options.filter !== undefined };
+    for (let index = 0; index < queries.length; index++) {
+      const prefix = queries.length > 1 ? `query ${index + 1}` : '';
+      if (mode !== 'keyword') {
+        const stage = recorder.begin('search', mode === 'hybrid' ? `${store.name}:vector` : store.name, { queries: [queries[index].text] }, signal);
+        const found = await store.search(vectors[index], { topK, filter: options.filter, signal });
+        lists.push({ name: mode === 'hybrid' ? `${prefix} vector`.trim() : prefix || 'vector', documents: found, weight: mode === 'hybrid' ? weights.vector : 1 });
+        yield stage.end({ documents: found, detail: { ...searchDetail, retriever: 'vector', scale: 'cosine' } });
+      }
+      if (mode !== 'vector' && supportsKeywordSearch(store)) {
+        const stage = recorder.begin('search', `${store.name}:keyword`, { queries: [queries[index].text] }, signal);
+        const found = await store.keywordSearch(queries[index].text, { topK, filter: options.filter, signal });
+        lists.push({ name: mode === 'hybrid' ? `${prefix} keyword`.trim() : prefix || 'keyword', documents: found, weight: mode === 'hybrid' ? weights.keyword : 1 });
+        yield stage.end({ documents: found, detail: { ...searchDetail, retriever: 'keyword', scale: 'bm25' } });
+      }
+    }
+    if (lists.every((list) => list.documents.length === 0) && options.filter === undefined && (await store.count({ signal })) === 0) {
       throw new IndexEmptyError(store.name);
     }
 
     let documents: Document[];
     if (lists.length > 1) {
-      const stage = recorder.begin('fusion', 'reciprocal-rank-fusion', { documents: lists.flat() }, signal);
-      const fused = reciprocalRankFusion(lists.map((list, index) => ({ name: `query ${index + 1}`, documents: list })));
+      const stage = recorder.begin('fusion', 'reciprocal-rank-fusion', { documents: lists.flatMap((list) => list.documents) }, signal);
+      // RRF breaks ties by the order lists are read, so the more heavily weighted retriever reads first.
+      const fused = reciprocalRankFusion(mode === 'hybrid' && weights.keyword > weights.vector ? keywordFirst(lists) : lists);
       documents = fused.documents;
-      yield stage.end({ documents, detail: { lists: lists.length, k: 60, contributions: Object.fromEntries([...fused.contributions].slice(0, 20)) } });
+      const detail: Record<string, unknown> = { lists: lists.length, k: 60, contributions: Object.fromEntries([...fused.contributions].slice(0, 20)) };
+      if (mode === 'hybrid') {
+        // Every fused document's score in each list it came from, on that list's own scale (cosine, BM25).
+        detail.weights = weights;
+        detail.originalScores = Object.fromEntries(documents.map((document) => [document.id, Object.fromEntries(fused.contributions.get(document.id)!.map((entry) => [entry.list, entry.score]))]));
+      }
+      yield stage.end({ documents, detail });
     } else {
-      documents = lists[0] ?? [];
+      documents = lists[0]?.documents.slice() ?? [];
     }
 
     const dedupeStage = recorder.begin('dedupe', 'dedupe', { documents }, signal);
@@ -363,8 +421,44 @@ export abstract class RAG {
       documents = validateProcessorOutput(output, postProcessor.name);
       yield stage.end({ documents });
     }
-    return { result: { documents, queries, trace: recorder.trace }, recorder, signal };
+    return { result: { documents, queries, searchMode: mode, trace: recorder.trace }, recorder, signal };
   }
+}
+
+function resolveSearchMode(mode: unknown, store: VectorStore): SearchMode {
+  if (!SEARCH_MODES.includes(mode as SearchMode)) {
+    throw new AxonError('INVALID_ARGUMENT', `searchMode must be one of ${SEARCH_MODES.map((name) => `"${name}"`).join(', ')}, got ${JSON.stringify(mode)}.`, {
+      component: COMPONENT,
+      fix: 'Use "vector" (embeddings), "keyword" (BM25) or "hybrid" (both, fused).',
+    });
+  }
+  if (mode !== 'vector' && !supportsKeywordSearch(store)) {
+    throw new AxonError('INVALID_ARGUMENT', `searchMode "${mode}" needs a keyword (BM25) index, and this store has none.`, {
+      component: store.name,
+      fix: 'Use FileStore or MemoryStore (with keywordIndex left on), or searchMode "vector".',
+    });
+  }
+  return mode as SearchMode;
+}
+
+function resolveHybridWeights(weights: HybridWeights): Required<HybridWeights> {
+  const resolved = { vector: weights.vector ?? 1, keyword: weights.keyword ?? 1 };
+  for (const [name, weight] of Object.entries(resolved)) {
+    if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) {
+      throw new AxonError('INVALID_ARGUMENT', `hybridWeights.${name} must be a finite number ≥ 0, got ${String(weight)}.`, { component: COMPONENT, fix: 'Use weights such as { vector: 1, keyword: 1 }.' });
+    }
+  }
+  if (resolved.vector === 0 && resolved.keyword === 0) {
+    throw new AxonError('INVALID_ARGUMENT', 'hybridWeights are both 0, so fusion could not rank anything.', { component: COMPONENT, fix: 'Give at least one retriever a positive weight.' });
+  }
+  return resolved;
+}
+
+/** The lists with each query's keyword list moved before its vector list. */
+function keywordFirst(lists: RankedList[]): RankedList[] {
+  const reordered = lists.slice();
+  for (let index = 0; index + 1 < reordered.length; index += 2) [reordered[index], reordered[index + 1]] = [reordered[index + 1], reordered[index]];
+  return reordered;
 }
 
 function uniqueQueries(queries: SearchQuery[]): SearchQuery[] {

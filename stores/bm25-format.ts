@@ -98,8 +98,9 @@ function decode(bytes: Uint8Array): Bm25Snapshot {
   const readSection = (length: number): Uint32Array => {
     if (offset + length * 4 > bytes.length) throw corrupt('it is truncated');
     let section: Uint32Array;
-    // slice() copies into a fresh, aligned buffer, which a Uint32Array view needs.
-    if (LITTLE_ENDIAN) section = new Uint32Array(bytes.slice(offset, offset + length * 4).buffer);
+    // Uint8Array's slice() copies into a fresh, aligned buffer, which a Uint32Array view needs. Called through the
+    // prototype because a Node Buffer's own slice() returns a view of shared (pooled) memory instead.
+    if (LITTLE_ENDIAN) section = new Uint32Array(Uint8Array.prototype.slice.call(bytes, offset, offset + length * 4).buffer);
     else {
       section = new Uint32Array(length);
       for (let index = 0; index < length; index++) section[index] = view.getUint32(offset + index * 4, true);

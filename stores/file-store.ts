@@ -1,6 +1,7 @@
 import { mkdir, readFile, unlink } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { z } from 'zod';
+import type { KeywordSearchable, KeywordSearchOptions } from '../src/contracts/keyword-search.ts';
 import type { StoreOperationOptions, VectorSearchOptions, VectorStore } from '../src/contracts/vector-store.ts';
 import type { Document, Vector } from '../src/document.ts';
 import { AxonError, throwIfAborted } from '../src/errors.ts';
@@ -17,6 +18,8 @@ import {
   type Manifest,
   type SegmentEntry,
 } from './file-store-format.ts';
+import { coverMergedSegments, keywordSnapshotDue, loadKeywordIndex, writeKeywordSnapshot, type LoadedKeywordIndex } from './file-store-keyword.ts';
+import { createKeywordIndex, keywordIndexDisabled, keywordIndexOptionSchema, keywordInput, searchKeywordIndex } from './keyword-index-support.ts';
 import { assertIdList, assertSourceArguments, configError, VectorIndex, type PreparedBatch } from './vector-index.ts';
 
 export const fileStoreOptionsSchema = z
@@ -29,6 +32,13 @@ export const fileStoreOptionsSchema = z
     lockTimeoutMs: z.number().int().min(0).default(5000),
     /** Merge segments and drop deleted documents in the background of writes. @default true */
     autoCompact: z.boolean().default(true),
+    /**
+     * Keep a BM25 keyword index beside the vectors, persisted with them, for keyword and hybrid search:
+     * `true`, `false`, or the index's options (`{ k1, b, tokenizer }`, see `Bm25Index`). On SciFact it adds
+     * about a fifth to ingestion time and a quarter to the size on disk (docs/stores.md has the figures).
+     * @default true
+     */
+    keywordIndex: keywordIndexOptionSchema,
   })
   .strict();
 
@@ -43,6 +53,8 @@ interface LoadedState {
   manifest: Manifest;
   index: VectorIndex;
   segmentOfId: Map<string, string>;
+  /** The keyword index for exactly these documents, loaded on first use (vector-only readers never pay for it). */
+  keyword?: Promise<LoadedKeywordIndex>;
 }
 
 /**
@@ -50,15 +62,18 @@ interface LoadedState {
  * checksummed segment file and then atomically replaces `manifest.json`; a crash at any point leaves the
  * previous manifest or the new one, so everything an `add` acknowledged survives. Search is exact cosine
  * over the whole store held in memory (`VectorIndex`). One process writes at a time (`write.lock`).
+ * A BM25 keyword index over the same documents is persisted with them (see file-store-keyword.ts) and
+ * published by the same manifest swap, so `keywordSearch` always sees what `search` sees.
  *
  * @example
  * const store = await FileStore.open({ directory: '.axon' });
  * await store.add(documents);
  * const best = await store.search(queryVector, { topK: 5, filter: { lang: 'en' } });
  */
-export class FileStore implements VectorStore {
+export class FileStore implements VectorStore, KeywordSearchable {
   readonly name = NAME;
   readonly topK: number;
+  readonly keywordIndexEnabled: boolean;
   /** Absolute path of the store's folder. */
   readonly directory: string;
   private readonly lockTimeoutMs: number;
@@ -67,6 +82,8 @@ export class FileStore implements VectorStore {
   private loading: Promise<LoadedState> | undefined;
   private writes: Promise<unknown> = Promise.resolve();
   private orphansRemoved = false;
+  private keywordWriteBackQueued = false;
+  private readonly keywordIndexOption: z.output<typeof keywordIndexOptionSchema>;
 
   constructor(options: FileStoreOptions) {
     const parsed = fileStoreOptionsSchema.safeParse(options);
@@ -75,6 +92,8 @@ export class FileStore implements VectorStore {
     this.topK = parsed.data.topK;
     this.lockTimeoutMs = parsed.data.lockTimeoutMs;
     this.autoCompact = parsed.data.autoCompact;
+    this.keywordIndexOption = parsed.data.keywordIndex;
+    this.keywordIndexEnabled = parsed.data.keywordIndex !== false;
   }
 
   /**
@@ -125,6 +144,20 @@ export class FileStore implements VectorStore {
     return state.index.search(vector, { topK: options.topK ?? this.topK, filter: options.filter });
   }
 
+  /**
+   * The documents that best match the words of `query` by BM25, best first, with BM25 scores and embeddings.
+   * @throws AxonError `INVALID_ARGUMENT` when built with `keywordIndex: false`, `INVALID_TOP_K`, `STORE_CORRUPT`, `STORE_IO`; FilterError
+   */
+  async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<Document[]> {
+    throwIfAborted(options.signal, NAME);
+    if (!this.keywordIndexEnabled) throw keywordIndexDisabled(NAME);
+    const state = await this.ready();
+    const keyword = (await this.keywordOf(state))!;
+    throwIfAborted(options.signal, NAME);
+    if (keyword.saveReason !== undefined) this.writeBackKeywordIndex();
+    return searchKeywordIndex(keyword.index, state.index, query, { ...options, topK: options.topK ?? this.topK }, NAME);
+  }
+
   async deleteBySource(sourceType: string, sourceName?: string, options: StoreOperationOptions = {}): Promise<number> {
     throwIfAborted(options.signal, NAME);
     assertSourceArguments(sourceType, sourceName, NAME);
@@ -136,8 +169,7 @@ export class FileStore implements VectorStore {
       if (ids.length === 0) return 0;
       throwIfAborted(options.signal, NAME);
       const manifest = withTombstones(state, ids);
-      await writeManifest(this.directory, manifest);
-      state.manifest = manifest;
+      await this.publish(state, manifest, await this.keywordToMaintain(state, manifest), (index) => index.remove(ids));
       state.index.delete(ids);
       for (const id of ids) state.segmentOfId.delete(id);
       await this.compactInBackground(state);
@@ -180,6 +212,75 @@ export class FileStore implements VectorStore {
   }
 
   // --- Internal helpers ---
+
+  /** The keyword index of a loaded state, loading it on first use; `undefined` when the store has none. */
+  private keywordOf(state: LoadedState): Promise<LoadedKeywordIndex> | undefined {
+    if (!this.keywordIndexEnabled) return undefined;
+    if (state.keyword === undefined) {
+      const loading = loadKeywordIndex(this.directory, state.manifest, state.index, state.segmentOfId, () => createKeywordIndex(this.keywordIndexOption)!, NAME).catch((error) => {
+        // Let the next call try again rather than remember a transient IO failure.
+        if (state.keyword === loading) state.keyword = undefined;
+        throw AxonError.isInstance(error) ? error : ioError(this.directory, error);
+      });
+      state.keyword = loading;
+      void loading.then((loaded) => {
+        if (loaded.damaged) process.emitWarning(`[axon] [${NAME}] The keyword index in ${this.directory} was unusable (${loaded.saveReason}); it was rebuilt from the stored documents.`);
+      }, () => undefined);
+    }
+    return state.keyword;
+  }
+
+  /**
+   * The keyword index a write must keep in step: the loaded one, or, when the write is due to publish a new
+   * snapshot, one loaded now. A process that never loaded it (an ingest into a large store) leaves the new
+   * segment uncovered instead; the next load indexes it from the segment.
+   */
+  private async keywordToMaintain(state: LoadedState, manifest: Manifest): Promise<LoadedKeywordIndex | undefined> {
+    if (state.keyword === undefined && !keywordSnapshotDue(manifest)) return undefined;
+    return this.keywordOf(state);
+  }
+
+  /** Save a keyword index that was rebuilt or caught up on load, in the background: reads must not wait for it, or fail with it. */
+  private writeBackKeywordIndex(): void {
+    if (this.keywordWriteBackQueued) return;
+    this.keywordWriteBackQueued = true;
+    this.write(async (state) => {
+      const keyword = await this.keywordOf(state);
+      if (keyword?.saveReason === undefined) return;
+      await this.publish(state, { ...structuredClone(state.manifest), generation: state.manifest.generation + 1 }, keyword, () => undefined);
+    })
+      .catch((error) => {
+        process.emitWarning(`[axon] [${NAME}] The keyword index of ${this.directory} could not be saved; the next load will rebuild or catch it up again: ${(error as Error).message}`);
+      })
+      .finally(() => (this.keywordWriteBackQueued = false));
+  }
+
+  /**
+   * Publish `manifest`, with a new keyword snapshot when one is due. `change` applies the write to the
+   * in-memory keyword index: before the snapshot when one is written, else only once the manifest is durable,
+   * so a concurrent search never sees the keyword index ahead of the vectors when it does not have to.
+   */
+  private async publish(state: LoadedState, manifest: Manifest, keyword: LoadedKeywordIndex | undefined, change: (index: LoadedKeywordIndex['index']) => void): Promise<void> {
+    if (keyword === undefined || (keyword.saveReason === undefined && !keywordSnapshotDue(manifest))) {
+      await writeManifest(this.directory, manifest);
+      state.manifest = manifest;
+      if (keyword) change(keyword.index);
+      return;
+    }
+    change(keyword.index);
+    let replaced: string | undefined;
+    try {
+      replaced = await writeKeywordSnapshot(this.directory, keyword.index, manifest);
+      await writeManifest(this.directory, manifest);
+    } catch (error) {
+      // The keyword index in memory ran ahead of the disk: drop the state so the next call reloads it.
+      if (this.state === state) this.state = undefined;
+      throw error;
+    }
+    state.manifest = manifest;
+    keyword.saveReason = undefined;
+    if (replaced !== undefined) await unlink(join(this.directory, replaced)).catch(() => undefined);
+  }
 
   private async ready(): Promise<LoadedState> {
     if (this.state) return this.state;
@@ -236,9 +337,8 @@ export class FileStore implements VectorStore {
     manifest.dimensions = batch.dimensions;
     manifest.nextSegment = number + 1;
     manifest.segments.push(entry);
-    await writeManifest(this.directory, manifest);
+    await this.publish(state, manifest, await this.keywordToMaintain(state, manifest), (index) => index.add(batch.documents.map(keywordInput)));
     // Only now, with the manifest durable, does the add become visible in memory.
-    state.manifest = manifest;
     state.index.insert(batch);
     for (const document of batch.documents) state.segmentOfId.set(document.id, entry.file);
     await this.compactInBackground(state);
@@ -274,8 +374,8 @@ export class FileStore implements VectorStore {
       manifest.nextSegment += 1;
       manifest.segments.push(merged);
     }
-    await writeManifest(this.directory, manifest);
-    state.manifest = manifest;
+    coverMergedSegments(manifest, state.manifest.segments, files, merged);
+    await this.publish(state, manifest, await this.keywordToMaintain(state, manifest), () => undefined);
     if (merged) for (const row of rows) segmentOfId.set(index.storedDocumentAt(row).id, merged.file);
     // Old files are garbage now; one left behind by a crash is removed by the next writer.
     await Promise.all([...files].map((file) => unlink(join(this.directory, file)).catch(() => undefined)));

@@ -1,13 +1,22 @@
 import { z } from 'zod';
+import type { KeywordSearchable, KeywordSearchOptions } from '../src/contracts/keyword-search.ts';
 import type { StoreOperationOptions, VectorSearchOptions, VectorStore } from '../src/contracts/vector-store.ts';
 import type { Document, Vector } from '../src/document.ts';
 import { throwIfAborted } from '../src/errors.ts';
+import type { Bm25Index } from './bm25-index.ts';
+import { createKeywordIndex, keywordIndexOptionSchema, keywordInput, searchKeywordIndex } from './keyword-index-support.ts';
 import { assertIdList, assertSourceArguments, configError, VectorIndex } from './vector-index.ts';
 
 export const memoryStoreOptionsSchema = z
   .object({
     /** Number of results of `search` when the query does not say. @default 50 */
     topK: z.number().int().min(1).default(50),
+    /**
+     * Keep a BM25 keyword index beside the vectors, for keyword and hybrid search: `true`, `false`, or the
+     * index's options (`{ k1, b, tokenizer }`, see `Bm25Index`). `add` then also tokenizes every document.
+     * @default true
+     */
+    keywordIndex: keywordIndexOptionSchema,
   })
   .strict();
 
@@ -24,15 +33,19 @@ const NAME = 'memory-store';
  * await store.add([{ id: 'a', content: 'Hello', sourceType: 'manual', sourceName: '', score: 0, metadata: {}, embedding: [1, 0] }]);
  * const [best] = await store.search([1, 0.1]);
  */
-export class MemoryStore implements VectorStore {
+export class MemoryStore implements VectorStore, KeywordSearchable {
   readonly name = NAME;
   readonly topK: number;
+  readonly keywordIndexEnabled: boolean;
   private readonly index = new VectorIndex({ component: NAME });
+  private readonly keyword: Bm25Index | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
     const parsed = memoryStoreOptionsSchema.safeParse(options);
     if (!parsed.success) throw configError(parsed.error.issues, NAME);
     this.topK = parsed.data.topK;
+    this.keyword = createKeywordIndex(parsed.data.keywordIndex);
+    this.keywordIndexEnabled = this.keyword !== undefined;
   }
 
   /**
@@ -41,7 +54,10 @@ export class MemoryStore implements VectorStore {
    */
   async add(documents: Document[], options: StoreOperationOptions = {}): Promise<void> {
     throwIfAborted(options.signal, NAME);
-    this.index.add(documents);
+    // Validate first, so a bad batch changes neither index.
+    const batch = this.index.prepare(documents);
+    this.keyword?.add(batch.documents.map(keywordInput));
+    this.index.insert(batch);
   }
 
   /**
@@ -53,10 +69,21 @@ export class MemoryStore implements VectorStore {
     return this.index.search(vector, { topK: options.topK ?? this.topK, filter: options.filter });
   }
 
+  /**
+   * The documents that best match the words of `query` by BM25, best first, with BM25 scores and embeddings.
+   * @throws AxonError `INVALID_ARGUMENT` when built with `keywordIndex: false`, `INVALID_TOP_K`; FilterError
+   */
+  async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<Document[]> {
+    throwIfAborted(options.signal, NAME);
+    return searchKeywordIndex(this.keyword, this.index, query, { ...options, topK: options.topK ?? this.topK }, NAME);
+  }
+
   async deleteBySource(sourceType: string, sourceName?: string, options: StoreOperationOptions = {}): Promise<number> {
     throwIfAborted(options.signal, NAME);
     assertSourceArguments(sourceType, sourceName, NAME);
-    return this.index.delete(this.index.idsOfSource(sourceType, sourceName));
+    const ids = this.index.idsOfSource(sourceType, sourceName);
+    this.keyword?.remove(ids);
+    return this.index.delete(ids);
   }
 
   async getByIds(ids: string[], options: StoreOperationOptions = {}): Promise<Document[]> {

@@ -19,6 +19,7 @@ export interface CommandOptions {
   config?: string;
   'top-k'?: string;
   filter?: string;
+  mode?: string;
   trace?: boolean;
   json?: boolean;
   prune?: boolean;

@@ -2,6 +2,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { AxonError } from '../errors.ts';
 import { runAsk } from './commands/ask.ts';
+import { runEval, splitJsonTarget } from './commands/eval.ts';
 import { runIngest } from './commands/ingest.ts';
 import { runTrace } from './commands/trace.ts';
 import { UsageError, type CommandIO } from './io.ts';
@@ -12,6 +13,7 @@ Usage:
   axon ingest <paths…>        Load, split, embed and store files and folders (.txt, .md, …)
   axon ask "<question>"       Answer from the stored documents, with citations
   axon trace <run-id>         Print the stored trace of an earlier ask
+  axon eval <beir-folder>     Measure retrieval quality on a BEIR benchmark (nDCG@10, Recall@10/100, MRR@10, MAP)
   axon --help | --version
 
 Options:
@@ -22,6 +24,14 @@ Options:
   --trace           Print every pipeline stage: counts, scores, what was dropped and why (ask)
   --json            Machine-readable output on stdout
   --prune           Remove stored files that no longer exist on disk (ingest)
+  --mode MODE       Search mode for ask (vector, keyword or hybrid), or a list to compare for eval,
+                    e.g. vector,keyword,hybrid (default: the configured one)
+  --pre-processor LIST
+                    Query transformations to compare against none (eval; needs a chat model):
+                    decomposition, rewriting, hyde, multi-query
+  --limit N         Evaluate only the first N judged queries (eval)
+  --split NAME      Which qrels/<NAME>.tsv judges the queries (eval; default test)
+  --json [FILE]     With eval, the figures as JSON on stdout, or in FILE
 
 With no configuration Axon runs fully offline: the local hashing embedder, the file store under .axon/,
 and extractive answers (quoted sentences) since no chat model is configured.`;
@@ -34,6 +44,10 @@ const OPTIONS = {
   trace: { type: 'boolean' },
   json: { type: 'boolean' },
   prune: { type: 'boolean' },
+  mode: { type: 'string' },
+  'pre-processor': { type: 'string' },
+  limit: { type: 'string' },
+  split: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } satisfies ParseArgsConfig['options'];
@@ -41,7 +55,7 @@ const OPTIONS = {
 /** Run the CLI with `argv` (without node and the script); resolves to the exit code. */
 export async function main(argv: string[], io: CommandIO = processIO()): Promise<number> {
   try {
-    const { values, positionals } = parseArguments(argv);
+    const { values, positionals, tokens } = parseArguments(argv);
     if (values.version) {
       io.out('axon 0.1.0');
       return 0;
@@ -58,6 +72,11 @@ export async function main(argv: string[], io: CommandIO = processIO()): Promise
         return await runAsk(rest, values, io);
       case 'trace':
         return await runTrace(rest, values, io);
+      case 'eval': {
+        // `--json FILE` for eval: the positional right after --json is the file, not a folder.
+        const { json, positionals: folders } = splitJsonTarget(tokens, positionals);
+        return await runEval(folders.slice(1), values, io, json);
+      }
       default:
         throw new UsageError(`Unknown command "${command}". Run \`axon --help\` for the commands.`);
     }
@@ -68,7 +87,7 @@ export async function main(argv: string[], io: CommandIO = processIO()): Promise
 
 function parseArguments(argv: string[]) {
   try {
-    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
   } catch (error) {
     throw new UsageError(`${(error as Error).message}. Run \`axon --help\` for the options.`);
   }

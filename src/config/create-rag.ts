@@ -8,9 +8,11 @@ import type { EmbeddingsProvider } from '../contracts/embeddings.ts';
 import type { PostProcessor } from '../contracts/post-processor.ts';
 import type { PreProcessor } from '../contracts/pre-processor.ts';
 import type { VectorStore } from '../contracts/vector-store.ts';
+import { supportsKeywordSearch } from '../contracts/keyword-search.ts';
 import { AxonError, ConfigError, type ConfigIssue } from '../errors.ts';
-import { RAG } from '../rag.ts';
+import { RAG, type HybridWeights, type SearchMode } from '../rag.ts';
 import { createRegistry } from './built-ins.ts';
+import { retrievalDefaultsFor } from './embedded-rag.ts';
 import type { ComponentDependencies, ComponentKind, ComponentKinds, ComponentRegistry } from './registry.ts';
 import { pipelineConfigSchema, type ParsedPipelineConfig, type PipelineConfig } from './schema.ts';
 
@@ -22,6 +24,10 @@ export interface PipelineParts {
   preProcessors: PreProcessor[];
   postProcessors: PostProcessor[];
   instructions: string | undefined;
+  /** The default search mode: configured, or suited to the parts (`hybrid` with the local embedder). */
+  searchMode?: SearchMode;
+  /** The hybrid fusion weights: configured, or suited to the parts (BM25-led with the local embedder). */
+  hybridWeights?: HybridWeights;
 }
 
 /** The inversify token the resolved parts are bound under. */
@@ -50,6 +56,12 @@ export class ConfiguredRAG extends RAG {
   }
   protected instructions(): string {
     return this.parts.instructions ?? super.instructions();
+  }
+  protected searchMode(): SearchMode {
+    return this.parts.searchMode ?? super.searchMode();
+  }
+  protected hybridWeights(): HybridWeights {
+    return this.parts.hybridWeights ?? super.hybridWeights();
   }
 }
 
@@ -116,6 +128,12 @@ export function createRag(config: PipelineConfig | unknown, options: CreateRagOp
     postProcessors: post.map((entry, index) => build(entry, `postProcessors[${index}]`)),
     instructions: pipeline.instructions,
   };
+  const suited = retrievalDefaultsFor(parts);
+  parts.searchMode = pipeline.searchMode ?? suited?.searchMode;
+  parts.hybridWeights = pipeline.hybridWeights ?? suited?.hybridWeights;
+  if (parts.searchMode !== undefined && parts.searchMode !== 'vector' && !supportsKeywordSearch(parts.store)) {
+    throw new ConfigError([{ path: 'searchMode', message: `"${parts.searchMode}" needs a store with a keyword index; the "${pipeline.store.type}" store has none (use the file or memory store, with keywordIndex on, or "vector")` }], { source: options.source });
+  }
 
   const container = new Container({ parent: registry.container });
   container.bind<PipelineParts>(PIPELINE_PARTS).toConstantValue(parts);

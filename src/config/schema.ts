@@ -42,6 +42,22 @@ export const pipelineConfigSchema = z
     preProcessors: z.array(typedEntrySchema).default([]),
     /** Document-side stages, in order. @default [] */
     postProcessors: z.array(typedEntrySchema).default([]),
+    /**
+     * How candidates are found: `vector` (embeddings), `keyword` (BM25; the store needs a keyword index, as the
+     * file and memory stores have) or `hybrid` (both, fused by reciprocal rank fusion). @default 'vector'
+     */
+    searchMode: z.enum(['vector', 'keyword', 'hybrid']).optional(),
+    /** Weights of the vector and keyword lists in hybrid fusion (RRF contributions are multiplied by them). @default { vector: 1, keyword: 1 } */
+    hybridWeights: z
+      .object({
+        /** @default 1 */
+        vector: z.number().finite().min(0).default(1),
+        /** @default 1 */
+        keyword: z.number().finite().min(0).default(1),
+      })
+      .strict()
+      .refine((weights) => weights.vector > 0 || weights.keyword > 0, 'at least one weight must be above 0')
+      .optional(),
     /** System instructions for the chat model, placed before Axon's evidence rules. */
     instructions: z.string().min(1).optional(),
     /**

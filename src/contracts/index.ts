@@ -5,3 +5,5 @@ export type { VectorStore, VectorSearchOptions, StoreOperationOptions } from './
 export type { EmbeddingsProvider, EmbeddingInputType, EmbedOptions } from './embeddings.ts';
 export type { ChatProvider, ChatMessage, ChatOptions } from './chat.ts';
 export type { Reranker, RerankOptions, RerankResult } from './reranker.ts';
+export type { KeywordSearchable, KeywordSearchOptions } from './keyword-search.ts';
+export { supportsKeywordSearch } from './keyword-search.ts';

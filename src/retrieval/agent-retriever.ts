@@ -158,7 +158,7 @@ export class AgentRetriever {
     const similarities = new Map<string, number>();
     const searched = new Set<string>();
     for (const stage of retrieval.trace.stages) {
-      if (stage.stage !== 'search' || stage.name !== store.name) continue;
+      if (stage.stage !== 'search' || stage.detail?.retriever !== 'vector') continue;
       for (const id of stage.outputIds) searched.add(id);
       for (const [id, score] of Object.entries(stage.scores)) similarities.set(id, Math.max(score, similarities.get(id) ?? -Infinity));
     }

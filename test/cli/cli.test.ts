@@ -64,7 +64,10 @@ describe('axon CLI', () => {
   it('prints every stage with counts, scores and drops with --trace', async () => {
     const result = await axon('ask', 'reset password', '--trace', '--top-k', '1');
     expect(result.stdout).toMatch(/1\. embed · local-hash-embeddings {2}1 query/);
-    expect(result.stdout).toMatch(/2\. search · file-store {2}→ 1 found/);
+    // The embedded default searches in hybrid mode: vectors, BM25, then fusion.
+    expect(result.stdout).toMatch(/2\. search · file-store:vector {2}→ 1 found/);
+    expect(result.stdout).toMatch(/3\. search · file-store:keyword {2}→ 1 found/);
+    expect(result.stdout).toMatch(/4\. fusion · reciprocal-rank-fusion {2}2 → 1/);
     expect(result.stdout).toMatch(/top: [0-9a-f]{12}=0\.\d{4}/);
   });
 
@@ -93,11 +96,18 @@ describe('axon CLI', () => {
     [['frobnicate'], 2, /Unknown command "frobnicate"/],
     [['ask', 'x', '--bogus'], 2, /Unknown option '--bogus'/],
     [['trace', 'no-such-run'], 1, /No trace no-such-run/],
+    [['ask', 'x', '--mode', 'fuzzy'], 2, /--mode for ask is one of vector, keyword, hybrid/],
   ])('%j exits %i with one clear line', async (argv, code, message) => {
     const result = await axon(...(argv as string[]));
     expect(result.code).toBe(code);
     expect(result.stderr).toMatch(message);
     expect(result.stderr).toMatch(/^axon: /);
+  });
+
+  it('searches with the mode given by --mode', async () => {
+    const result = await axon('ask', 'reset password', '--mode', 'keyword', '--json');
+    const stages = JSON.parse(result.stdout).trace.stages.map((stage: { stage: string; name: string }) => `${stage.stage}:${stage.name}`);
+    expect(stages.slice(0, 2)).toEqual(['search:file-store:keyword', 'dedupe:dedupe']);
   });
 
   it('prints help', async () => {

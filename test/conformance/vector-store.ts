@@ -7,8 +7,11 @@
  *
  * Only the public contract is used, so remote stores (Qdrant on a loopback server) run it too. A store that
  * cannot honour a case skips it by name through `options.skip`, with the reason next to the call.
+ * Stores that implement `KeywordSearchable` pass `keywordSearch: true` to run its cases as well; for the
+ * others they show as skipped.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { supportsKeywordSearch } from '../../src/contracts/keyword-search.ts';
 import type { VectorStore } from '../../src/contracts/vector-store.ts';
 import type { Document, JsonValue } from '../../src/document.ts';
 import type { Filter } from '../../src/filter/types.ts';
@@ -21,6 +24,8 @@ export interface VectorStoreHandle {
 export interface VectorStoreConformanceOptions {
   /** Names of cases (the `it` titles) this store cannot run; say why where you pass them. */
   skip?: string[];
+  /** Run the keyword search cases: the store implements `KeywordSearchable` with its index on. @default false */
+  keywordSearch?: boolean;
 }
 
 export function describeVectorStoreConformance(name: string, factory: () => Promise<VectorStoreHandle>, options: VectorStoreConformanceOptions = {}): void {
@@ -258,6 +263,88 @@ export function describeVectorStoreConformance(name: string, factory: () => Prom
         await store.add(FILTER_DOCUMENTS);
         await expect(store.search([1, 0, 0, 0], { filter: { lang: { $regex: 'e' } } })).rejects.toMatchObject({ name: 'FilterError', code: 'FILTER_INVALID' });
         await expect(store.search([1, 0, 0, 0], { filter: { $nor: [{ lang: 'en' }] } })).rejects.toMatchObject({ code: 'FILTER_INVALID' });
+      });
+    });
+
+    (options.keywordSearch ? describe : describe.skip)('keyword search (KeywordSearchable; skipped for stores without a keyword index)', () => {
+      const keywordStore = async () => {
+        const store = await open();
+        if (!supportsKeywordSearch(store)) throw new Error(`${store.name} was declared keyword-capable but supportsKeywordSearch() is false.`);
+        return store;
+      };
+
+      test('keyword: scores BM25 by hand on a tiny corpus, best first', async () => {
+        const store = await keywordStore();
+        await store.add([
+          doc('d1', [1, 0, 0], { content: 'apple banana' }),
+          doc('d2', [0, 1, 0], { content: 'apple apple cherry' }),
+          doc('d3', [0, 0, 1], { content: 'cherry date' }),
+        ]);
+        // Lucene BM25, k1 0.9, b 0.4: N = 3, df(apple) = 2, lengths 2, 3, 2 (avgdl 7/3).
+        const idf = Math.log(1 + (3 - 2 + 0.5) / (2 + 0.5));
+        const norm = (length: number) => 0.9 * (1 - 0.4 + (0.4 * length) / (7 / 3));
+        const results = await store.keywordSearch('apple');
+        expect(results.map((result) => result.id)).toEqual(['d2', 'd1']);
+        expect(results[0].score).toBeCloseTo((idf * 2) / (2 + norm(3)), 6);
+        expect(results[1].score).toBeCloseTo((idf * 1) / (1 + norm(2)), 6);
+      });
+
+      test('keyword: finds an exact identifier and returns every field with the embedding', async () => {
+        const store = await keywordStore();
+        await store.add([
+          doc('incident', [0, 2, 0], { content: 'Postmortem of INC-2023-Q4-011: the cache expired early.', sourceType: 'file', sourceName: 'incidents.md', metadata: { chunkIndex: 4 } }),
+          doc('other', [0, 2, 1], { content: 'Postmortem of INC-2022-Q1-003: a disk filled up.' }),
+          doc('unrelated', [1, 0, 0], { content: 'Release notes for version 4.' }),
+        ]);
+        const results = await store.keywordSearch('what happened in INC-2023-Q4-011?');
+        expect(results[0]).toMatchObject({ id: 'incident', content: 'Postmortem of INC-2023-Q4-011: the cache expired early.', sourceType: 'file', sourceName: 'incidents.md', metadata: { chunkIndex: 4 } });
+        expect(results[0].score).toBeGreaterThan(results[1]?.score ?? 0);
+        expect(results.map((result) => result.id)).not.toContain('unrelated');
+        expect(cosine(Array.from(results[0].embedding!), [0, 2, 0])).toBeCloseTo(1, 5);
+      });
+
+      test('keyword: only documents containing a query term come back; none for unknown words', async () => {
+        const store = await keywordStore();
+        expect(await store.keywordSearch('anything')).toEqual([]);
+        await store.add([doc('a', [1, 0, 0], { content: 'alpha beta' }), doc('b', [0, 1, 0], { content: 'gamma delta' })]);
+        expect((await store.keywordSearch('beta epsilon')).map((result) => result.id)).toEqual(['a']);
+        expect(await store.keywordSearch('zeta')).toEqual([]);
+        expect(await store.keywordSearch('the of and')).toEqual([]);
+      });
+
+      test('keyword: topK limits the results and is validated', async () => {
+        const store = await keywordStore();
+        await store.add(Array.from({ length: 60 }, (_, index) => doc(`d${index}`, [1, index, 0], { content: `shared word ${'filler '.repeat(index)}` })));
+        expect(await store.keywordSearch('shared')).toHaveLength(50);
+        // Shorter documents score higher (length normalisation), so the first three are the shortest.
+        expect((await store.keywordSearch('shared', { topK: 3 })).map((result) => result.id)).toEqual(['d0', 'd1', 'd2']);
+        await expect(store.keywordSearch('shared', { topK: 0 })).rejects.toMatchObject({ code: 'INVALID_TOP_K' });
+      });
+
+      test('keyword: follows upserts and deletes', async () => {
+        const store = await keywordStore();
+        await store.add([doc('x', [1, 0, 0], { content: 'original wording' }), doc('y', [0, 1, 0], { content: 'original text', sourceName: 'other' })]);
+        await store.add([doc('x', [1, 0, 0], { content: 'replacement wording' })]);
+        expect((await store.keywordSearch('original')).map((result) => result.id)).toEqual(['y']);
+        expect((await store.keywordSearch('replacement')).map((result) => result.id)).toEqual(['x']);
+        expect(await store.deleteBySource('test', 'other')).toBe(1);
+        expect(await store.keywordSearch('original')).toEqual([]);
+        expect((await store.keywordSearch('wording')).map((result) => result.id)).toEqual(['x']);
+      });
+
+      test('keyword: metadata filters apply inside the search', async () => {
+        const store = await keywordStore();
+        await store.add(FILTER_DOCUMENTS.map((document) => ({ ...document, content: `shared ${document.id}` })));
+        expect((await store.keywordSearch('shared', { topK: 10, filter: { lang: 'en' } })).map((result) => result.id).sort()).toEqual(['d1', 'd3']);
+        expect((await store.keywordSearch('shared', { topK: 10, filter: { 'author.name': 'Ada', sourceType: 'file' } })).map((result) => result.id).sort()).toEqual(['d1', 'd4']);
+        await expect(store.keywordSearch('shared', { filter: { lang: { $regex: 'e' } } })).rejects.toMatchObject({ code: 'FILTER_INVALID' });
+      });
+
+      test('keyword: an aborted signal is ABORTED', async () => {
+        const store = await keywordStore();
+        const controller = new AbortController();
+        controller.abort();
+        await expect(store.keywordSearch('anything', { signal: controller.signal })).rejects.toMatchObject({ code: 'ABORTED' });
       });
     });
 

@@ -101,7 +101,25 @@ async function rejection(promise: Promise<unknown>): Promise<AxonError> {
 
 const ids = (results: { citation: { id: string } }[]) => results.map((result) => result.citation.id);
 
+class HybridRAG extends TestRAG {
+  protected searchMode() {
+    return 'hybrid' as const;
+  }
+}
+
 describe('AgentRetriever', () => {
+  it('reads the cosine of hybrid runs from the vector search stage, without embedding again', async () => {
+    const rag = new HybridRAG();
+    await rag.addDocuments(corpus);
+    const callsBefore = rag.embedder.calls;
+    const response = await new AgentRetriever(rag).retrieve({ query: 'password reset', searchType: 'SIMILARITY' });
+    expect(response.trace.stages.some((stage) => stage.name === 'memory-store:keyword')).toBe(true);
+    expect(rag.embedder.calls - callsBefore).toBe(1);
+    // SIMILARITY keeps the fused order; the set and each cosine come from the vector search.
+    expect(ids(response.results).sort()).toEqual(['billing', 'mfa', 'reset-1', 'reset-2']);
+    expect(response.results.find((result) => result.citation.id === 'mfa')?.relevanceScore).toBeCloseTo(0.8, 5);
+  });
+
   it('SIMILARITY returns the top results above the threshold, with scores, metadata and citations', async () => {
     const retriever = new AgentRetriever(await filledRag());
     const response = await retriever.retrieve({ query: '  reset my \n password  ', searchType: 'SIMILARITY' });

@@ -235,6 +235,21 @@ describe('Bm25Index persistence', () => {
     expect(copy.removeBySource('file', 'a.md')).toEqual(['a']);
   });
 
+  it('deserializes from a Node Buffer that views a larger, shared pool', () => {
+    const index = new Bm25Index();
+    index.add([
+      { id: 'a', content: 'refunds for duplicate charges' },
+      { id: 'b', content: 'invoices are issued monthly' },
+    ]);
+    const bytes = index.serialize();
+    // Node hands out small Buffers as views into a shared pool, at a non-zero offset.
+    const pooled = Buffer.concat([Buffer.from('padding!'), Buffer.from(bytes)]).subarray(8);
+    expect(pooled.byteOffset).toBeGreaterThan(0);
+    const copy = Bm25Index.deserialize(pooled);
+    expect(copy.search('refunds')).toEqual(index.search('refunds'));
+    expect(copy.search('invoices')).toEqual(index.search('invoices'));
+  });
+
   it('round-trips an empty index', () => {
     const copy = Bm25Index.deserialize(new Bm25Index().serialize());
     expect(copy.count()).toBe(0);

@@ -19,13 +19,13 @@ afterEach(async () => {
   for (const directory of temporaryDirectories.splice(0)) await rm(directory, { recursive: true, force: true });
 });
 
-describeVectorStoreConformance('file-store', async () => ({ store: new FileStore({ directory: join(await temporaryDirectory(), 'store') }) }));
+describeVectorStoreConformance('file-store', async () => ({ store: new FileStore({ directory: join(await temporaryDirectory(), 'store') }) }), { keywordSearch: true });
 
 // The same suite against a store reopened from disk before every read, so what is read back is what was persisted.
 describeVectorStoreConformance('file-store (reopened after every write)', async () => {
   const directory = join(await temporaryDirectory(), 'store');
   return { store: new ReopeningStore(directory) };
-});
+}, { keywordSearch: true });
 
 async function files(directory: string): Promise<string[]> {
   return (await readdir(directory)).sort();
@@ -59,8 +59,9 @@ describe('FileStore', () => {
       ['segment-000002.axs', 1, []],
     ]);
     expect(manifest.dimensions).toBe(2);
-    expect(manifest.components).toEqual({});
-    expect(await files(directory)).toEqual(['manifest.json', 'segment-000001.axs', 'segment-000002.axs']);
+    // The keyword index is published by the same manifest; the snapshot of the first add was replaced.
+    expect(Object.keys(manifest.components)).toEqual(['keyword']);
+    expect(await files(directory)).toEqual(['keyword-index-000002.bm25', 'manifest.json', 'segment-000001.axs', 'segment-000002.axs']);
 
     // Reopened without compaction, the tombstones alone must hide the replaced and deleted versions.
     await store.add([doc('c', [1, 0], { sourceType: 'other' })]);
@@ -82,7 +83,7 @@ describe('FileStore', () => {
     await store.compact();
     const manifest = await store.manifest();
     expect(manifest.segments.map((segment) => [segment.file, segment.documents, segment.tombstones.length])).toEqual([['segment-000006.axs', 2, 0]]);
-    expect(await files(directory)).toEqual(['manifest.json', 'segment-000006.axs']);
+    expect(await files(directory)).toEqual(['keyword-index-000006.bm25', 'manifest.json', 'segment-000006.axs']);
     await store.close();
     const reopened = await FileStore.open({ directory });
     expect((await reopened.getByIds(['d1', 'kept', 'd0'])).map((document) => document.id)).toEqual(['d1', 'kept']);
@@ -185,7 +186,7 @@ describe('FileStore', () => {
       const reopened = new FileStore({ directory, autoCompact: false });
       expect((await reopened.search([1, 0])).map((document) => document.id)).toEqual(['a']);
       await reopened.add([doc('b', [0, 1])]);
-      expect(await files(directory)).toEqual(['manifest.json', 'segment-000001.axs', 'segment-000002.axs']);
+      expect(await files(directory)).toEqual(['keyword-index-000002.bm25', 'manifest.json', 'segment-000001.axs', 'segment-000002.axs']);
       expect(await reopened.count()).toBe(2);
     });
 
@@ -220,7 +221,7 @@ describe('FileStore', () => {
       await expect(store.add([doc('a', [1, 0])])).rejects.toMatchObject({ code: 'STORE_LOCKED', message: expect.stringContaining(`pid ${process.pid}`) });
       await rm(join(directory, 'write.lock'));
       await store.add([doc('a', [1, 0])]);
-      expect(await files(directory)).toEqual(['manifest.json', 'segment-000001.axs']);
+      expect(await files(directory)).toEqual(['keyword-index-000001.bm25', 'manifest.json', 'segment-000001.axs']);
     });
 
     it('serialises concurrent writes in one process and sees another writer’s commits', async () => {

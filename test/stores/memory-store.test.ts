@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../stores/memory-store.ts';
 import { describeVectorStoreConformance, doc } from '../conformance/vector-store.ts';
 
-describeVectorStoreConformance('memory-store', async () => ({ store: new MemoryStore() }));
+describeVectorStoreConformance('memory-store', async () => ({ store: new MemoryStore() }), { keywordSearch: true });
 
 describe('MemoryStore', () => {
   it('takes topK from its options', async () => {

@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SEARCH_MODES, type SearchMode } from '../../rag.ts';
 import { formatAnswer, formatTrace } from '../format.ts';
 import { loadPipeline, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
@@ -9,8 +10,9 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   const question = positionals[0];
   const topK = options['top-k'] === undefined ? undefined : Number(options['top-k']);
   const filter = parseFilterOption(options.filter);
+  const searchMode = parseModeOption(options.mode);
   const { rag, dataDirectory } = await loadPipeline(options, io);
-  const answer = await rag.answer(question, { topK, filter });
+  const answer = await rag.answer(question, { topK, filter, searchMode });
   await saveTrace(dataDirectory, answer.trace);
   if (options.json) {
     io.out(JSON.stringify({ status: answer.status, mode: answer.mode, text: answer.text, citations: answer.citations, documents: answer.documents.map(({ embedding: _embedding, ...rest }) => rest), trace: answer.trace }, null, 2));
@@ -20,6 +22,12 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   if (options.trace) io.out(`\n${formatTrace(answer.trace)}`);
   else io.err(`(run id ${answer.trace.runId}; \`axon trace ${answer.trace.runId}\` or --trace shows the pipeline)`);
   return 0;
+}
+
+function parseModeOption(text: string | undefined): SearchMode | undefined {
+  if (text === undefined) return undefined;
+  if (!(SEARCH_MODES as readonly string[]).includes(text)) throw new UsageError(`--mode for ask is one of ${SEARCH_MODES.join(', ')}, got "${text}".`);
+  return text as SearchMode;
 }
 
 function parseFilterOption(text: string | undefined): Record<string, unknown> | undefined {

@@ -1,0 +1,319 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { createRegistry } from '../../config/built-ins.ts';
+import { createRag, loadConfigFile } from '../../config/create-rag.ts';
+import { defineComponent, type ComponentRegistry } from '../../config/registry.ts';
+import type { VectorStore } from '../../contracts/vector-store.ts';
+import type { DocumentInput } from '../../document.ts';
+import { beirDocumentText, loadBeir, type BeirDataset } from '../../eval/beir.ts';
+import { evaluateRetrieval, type RetrievalEvaluation } from '../../eval/runner.ts';
+import { SEARCH_MODES, type RAG, type SearchMode } from '../../rag.ts';
+import { chunk } from '../../runtime/concurrency.ts';
+import { DEFAULT_CONFIG_FILE, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
+
+/** The options `axon eval` reads besides the shared ones. */
+export interface EvalCommandOptions extends CommandOptions {
+  /** Comma-separated search modes to compare, e.g. `vector,keyword,hybrid`. */
+  mode?: string;
+  /** Comma-separated query transformations to compare against none: `decomposition`, `rewriting`, `hyde`, `multi-query`, `none`. */
+  'pre-processor'?: string;
+  /** Evaluate only the first N judged queries. */
+  limit?: string;
+  /** Which `qrels/<split>.tsv` to judge with (`train` to tune settings without touching `test`). */
+  split?: string;
+}
+
+/** Where `--json` sends the figures: stdout, or the file named right after it. */
+export type JsonTarget = { kind: 'none' } | { kind: 'stdout' } | { kind: 'file'; path: string };
+
+/** The query transformations `--pre-processor` accepts, with the strategy each runs. */
+export const EVAL_PRE_PROCESSORS = { none: undefined, rewriting: 'REWRITING', decomposition: 'DECOMPOSITION', hyde: 'HYDE', 'multi-query': 'MULTI_QUERY' } as const;
+
+type PreProcessorChoice = keyof typeof EVAL_PRE_PROCESSORS;
+
+/** One evaluated configuration: a pipeline (its pre-processors) in one search mode. */
+export interface EvalRun {
+  pipeline: string;
+  mode: SearchMode;
+  queryCount: number;
+  metrics: Record<string, number>;
+  meanLatencyMs: number;
+  medianLatencyMs: number;
+  p95LatencyMs: number;
+}
+
+/** What `--json` writes. */
+export interface EvalReport {
+  dataset: string;
+  folder: string;
+  split: string;
+  documents: number;
+  queries: number;
+  topK: number;
+  embeddings: string;
+  configuration: string;
+  indexMs: number;
+  runs: EvalRun[];
+  /** Comparisons asked for that could not run, with the reason. */
+  unavailable: { pipeline: string; reason: string }[];
+  warnings: string[];
+}
+
+const DEFAULT_TOP_K = 100;
+const INDEX_BATCH = 1000;
+const EVAL_STORE = 'eval-temporary-store';
+const METRICS: [string, string][] = [
+  ['ndcg@10', 'nDCG@10'],
+  ['recall@10', 'Recall@10'],
+  ['recall@100', 'Recall@100'],
+  ['mrr@10', 'MRR@10'],
+  ['map', 'MAP'],
+];
+
+/**
+ * `axon eval <beir-folder>`: index a BEIR corpus (title + text) once into a temporary file store with the
+ * configured embeddings, run the configured pipeline for every judged query in each requested search mode
+ * (and with each requested query transformation), and print nDCG@10, Recall@10, Recall@100, MRR@10, MAP
+ * and the mean latency per query. Rankings are cut at `--top-k` (default 100) in every mode, so the modes
+ * are compared on lists of the same length.
+ */
+export async function runEval(positionals: string[], options: EvalCommandOptions, io: CommandIO, json: JsonTarget = { kind: options.json ? 'stdout' : 'none' }): Promise<number> {
+  if (positionals.length !== 1) throw new UsageError('eval takes one BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv): axon eval ../shared/eval/scifact');
+  for (const option of ['store', 'filter', 'trace', 'prune'] as const) {
+    if (options[option] !== undefined) throw new UsageError(`--${option} does not apply to eval, which indexes the corpus into a temporary store.`);
+  }
+  const topK = parsePositiveInteger(options['top-k'], '--top-k') ?? DEFAULT_TOP_K;
+  const limit = parsePositiveInteger(options.limit, '--limit');
+  const pipeline = await loadConfiguration(options, io);
+  const modes = parseModes(options.mode);
+  const { variants, unavailable } = parsePreProcessors(options['pre-processor'], pipeline);
+
+  const dataset = await loadBeir(resolve(io.cwd, positionals[0]), { split: options.split ?? 'test' });
+  const queries = limit === undefined ? dataset.queries : dataset.queries.slice(0, limit);
+  const directory = await mkdtemp(join(tmpdir(), 'axon-eval-'));
+  const store = temporaryFileStore(pipeline, directory, topK);
+  try {
+    pipeline.registry.register(defineComponent({ kind: 'store', name: EVAL_STORE, options: z.object({}).loose(), create: () => store }), { replace: true });
+    const rags = variants.map((variant) => ({ variant, rag: createRag({ ...pipeline.config, store: { type: EVAL_STORE }, preProcessors: variant.preProcessors }, pipeline) }));
+    const indexed = await indexCorpus(rags[0].rag, dataset, io);
+
+    const runs: EvalRun[] = [];
+    for (const { variant, rag } of rags) {
+      for (const mode of modes) {
+        // Without --mode, the pipeline's own default runs; the first result says which mode that is.
+        let ranIn: SearchMode | undefined = mode;
+        const evaluation = await evaluateRetrieval({
+          queries,
+          qrels: dataset.qrels,
+          ks: [10, 100],
+          search: async (text) => {
+            const result = await rag.retrieve(text, { topK, searchMode: mode });
+            ranIn = result.searchMode;
+            return result.documents.slice(0, topK).map((document) => document.id);
+          },
+          onProgress: progressReporter(io, `${variant.label} · ${mode ?? 'configured mode'}`, 'queries'),
+        });
+        runs.push(toRun(variant.label, ranIn ?? 'vector', evaluation));
+      }
+    }
+
+    const report: EvalReport = {
+      dataset: dataset.name,
+      folder: dataset.folder,
+      split: dataset.split,
+      documents: indexed.documents,
+      queries: queries.length,
+      topK,
+      embeddings: rags[0].rag.components().embeddings.name,
+      configuration: pipeline.source,
+      indexMs: Math.round(indexed.ms),
+      runs,
+      unavailable,
+      warnings: [...dataset.warnings, ...indexed.warnings],
+    };
+    if (json.kind === 'stdout') io.out(JSON.stringify(report, null, 2));
+    else io.out(formatReport(report));
+    if (json.kind === 'file') await writeFile(resolve(io.cwd, json.path), `${JSON.stringify(report, null, 2)}\n`);
+    if (unavailable.length > 0) io.err(`axon: ${describeUnavailable(unavailable.map((missing) => missing.pipeline), pipeline.source)}`);
+    return unavailable.length > 0 ? 1 : 0;
+  } finally {
+    await (store as VectorStore & { close?: () => Promise<void> }).close?.();
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Find where `--json` points among parsed tokens: the positional right after `--json` is its file
+ * (`--json out.json`); `--json` alone, or followed by another option, means stdout. Returns the positionals
+ * that remain.
+ */
+export function splitJsonTarget(tokens: readonly { kind: string; index: number; name?: string; value?: string }[], positionals: string[]): { json: JsonTarget; positionals: string[] } {
+  const option = tokens.find((token) => token.kind === 'option' && token.name === 'json');
+  if (option === undefined) return { json: { kind: 'none' }, positionals };
+  const next = tokens.find((token) => token.index === option.index + 1);
+  if (next?.kind !== 'positional' || next.value === undefined) return { json: { kind: 'stdout' }, positionals };
+  const position = tokens.filter((token) => token.kind === 'positional' && token.index < next.index).length;
+  // The first positional is the command itself (`axon --json eval …`), never a file.
+  if (position === 0) return { json: { kind: 'stdout' }, positionals };
+  return { json: { kind: 'file', path: next.value }, positionals: positionals.filter((_, index) => index !== position) };
+}
+
+// --- Internal helpers ---
+
+interface LoadedConfiguration {
+  config: Record<string, unknown> & { chat?: unknown; preProcessors?: unknown; store?: { type?: unknown; keywordIndex?: unknown } };
+  registry: ComponentRegistry;
+  baseDirectory: string;
+  source: string;
+}
+
+interface PipelineVariant {
+  label: string;
+  preProcessors: unknown;
+}
+
+async function loadConfiguration(options: CommandOptions, io: CommandIO): Promise<LoadedConfiguration> {
+  const path = options.config ?? (existsSync(resolve(io.cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined);
+  if (path === undefined) return { config: {}, registry: createRegistry(), baseDirectory: io.cwd, source: 'the embedded default' };
+  const loaded = await loadConfigFile(resolve(io.cwd, path));
+  if (loaded.config === null || typeof loaded.config !== 'object' || Array.isArray(loaded.config)) {
+    throw new UsageError(`${loaded.source} must hold a JSON object (a pipeline configuration).`);
+  }
+  return { ...loaded, config: loaded.config as LoadedConfiguration['config'] };
+}
+
+function parseModes(text: string | undefined): (SearchMode | undefined)[] {
+  if (text === undefined) return [undefined];
+  const modes = [...new Set(text.split(',').map((mode) => mode.trim()).filter((mode) => mode !== ''))];
+  const unknown = modes.filter((mode) => !SEARCH_MODES.includes(mode as SearchMode));
+  if (modes.length === 0 || unknown.length > 0) throw new UsageError(`--mode takes a comma-separated list of ${SEARCH_MODES.join(', ')}${unknown.length > 0 ? `; got "${unknown.join('", "')}"` : ''}.`);
+  return modes as SearchMode[];
+}
+
+/**
+ * The pipelines to compare. Without `--pre-processor`, the configured one. With it, each choice replaces the
+ * configured pre-processors, and `none` (no transformation) comes first as the baseline, since a
+ * transformation is only worth its cost against it. A transformation needs a chat model: without one it is
+ * reported as unavailable rather than run (it would be the baseline under another name).
+ */
+function parsePreProcessors(text: string | undefined, pipeline: LoadedConfiguration): { variants: PipelineVariant[]; unavailable: EvalReport['unavailable'] } {
+  if (text === undefined) return { variants: [{ label: describePreProcessors(pipeline.config.preProcessors), preProcessors: pipeline.config.preProcessors }], unavailable: [] };
+  const choices = [...new Set(text.split(',').map((choice) => choice.trim().toLowerCase()).filter((choice) => choice !== ''))];
+  const unknown = choices.filter((choice) => !(choice in EVAL_PRE_PROCESSORS));
+  if (choices.length === 0 || unknown.length > 0) {
+    throw new UsageError(`--pre-processor takes a comma-separated list of ${Object.keys(EVAL_PRE_PROCESSORS).join(', ')}${unknown.length > 0 ? `; got "${unknown.join('", "')}"` : ''}.`);
+  }
+  const requested = (choices.includes('none') ? choices : ['none', ...choices]) as PreProcessorChoice[];
+  const variants: PipelineVariant[] = [];
+  const unavailable: EvalReport['unavailable'] = [];
+  for (const choice of requested) {
+    const strategy = EVAL_PRE_PROCESSORS[choice];
+    if (strategy === undefined) variants.push({ label: 'none', preProcessors: [] });
+    else if (pipeline.config.chat === undefined) {
+      unavailable.push({ pipeline: choice, reason: describeUnavailable([choice], pipeline.source) });
+    } else variants.push({ label: choice, preProcessors: [{ type: 'query-transformation', strategy }] });
+  }
+  return { variants, unavailable };
+}
+
+function describeUnavailable(choices: string[], source: string): string {
+  const names = choices.length === 1 ? `the ${choices[0]} comparison cannot` : `the ${choices.slice(0, -1).join(', ')} and ${choices.at(-1)} comparisons cannot`;
+  return `${names} run: query transformation needs a chat model and ${source} has none (add a "chat" section, e.g. an OpenAI key or an OpenAI-compatible baseURL, and pass --config).`;
+}
+
+function describePreProcessors(entries: unknown): string {
+  if (!Array.isArray(entries) || entries.length === 0) return 'none';
+  return entries.map((entry: { type?: unknown; strategy?: unknown }) => (typeof entry?.strategy === 'string' ? entry.strategy.toLowerCase().replace('_', '-') : String(entry?.type))).join('+');
+}
+
+/**
+ * A file store in `directory`, built through the registry like any configured store. The configured store's
+ * keyword index options are kept, so the evaluated index is the one you would run.
+ */
+function temporaryFileStore(pipeline: LoadedConfiguration, directory: string, topK: number): VectorStore {
+  const definition = pipeline.registry.get('store', 'file')!;
+  const configured = pipeline.config.store;
+  const keywordIndex = configured && (configured.type === 'file' || configured.type === 'memory') && configured.keywordIndex !== undefined ? { keywordIndex: configured.keywordIndex } : {};
+  const options = definition.options.parse({ path: directory, topK, ...keywordIndex });
+  return definition.create(options, { chat: undefined, embeddings: undefined, baseDirectory: directory });
+}
+
+async function indexCorpus(rag: RAG, dataset: BeirDataset, io: CommandIO): Promise<{ documents: number; ms: number; warnings: string[] }> {
+  const started = performance.now();
+  const documents: DocumentInput[] = [];
+  let empty = 0;
+  for (const document of dataset.corpus) {
+    const content = beirDocumentText(document);
+    if (content.trim() === '') empty++;
+    else documents.push({ id: document.id, content, sourceType: 'beir', sourceName: dataset.name, metadata: document.metadata });
+  }
+  const report = progressReporter(io, `indexing ${dataset.name}`, 'documents');
+  let done = 0;
+  for (const batch of chunk(documents, INDEX_BATCH)) {
+    await rag.addDocuments(batch);
+    done += batch.length;
+    report(done, documents.length);
+  }
+  const warnings = empty > 0 ? [`${empty} corpus document(s) have no title or text and were not indexed.`] : [];
+  return { documents: documents.length, ms: performance.now() - started, warnings };
+}
+
+/** Progress on stderr: a line redrawn in place on a terminal, else a line at every tenth. */
+function progressReporter(io: CommandIO, label: string, unit: string): (done: number, total: number) => void {
+  const interactive = Boolean(io.errorStream.isTTY);
+  let lastTenth = -1;
+  return (done, total) => {
+    const line = `${label}: ${done}/${total} ${unit}`;
+    if (interactive) {
+      io.errorStream.write(`\r\u001b[2K${line}${done === total ? '\n' : ''}`);
+      return;
+    }
+    const tenth = Math.floor((10 * done) / Math.max(total, 1));
+    if (tenth !== lastTenth || done === total) {
+      lastTenth = tenth;
+      io.errorStream.write(`${line}\n`);
+    }
+  };
+}
+
+function toRun(pipeline: string, mode: SearchMode, evaluation: RetrievalEvaluation): EvalRun {
+  return {
+    pipeline,
+    mode,
+    queryCount: evaluation.queryCount,
+    metrics: Object.fromEntries(METRICS.map(([key]) => [key, round(evaluation.metrics[key], 4)])),
+    meanLatencyMs: round(evaluation.meanLatencyMs, 2),
+    medianLatencyMs: round(evaluation.medianLatencyMs, 2),
+    p95LatencyMs: round(evaluation.p95LatencyMs, 2),
+  };
+}
+
+function formatReport(report: EvalReport): string {
+  const header = ['pipeline', 'mode', ...METRICS.map(([, title]) => title), 'ms/query'];
+  const rows = report.runs.map((run) => [run.pipeline, run.mode, ...METRICS.map(([key]) => run.metrics[key].toFixed(4)), run.meanLatencyMs.toFixed(1)]);
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
+  const line = (cells: string[]) => cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join('  ').trimEnd();
+  return [
+    `${report.dataset} (${report.split}): ${report.documents} documents, ${report.queries} queries, top-k ${report.topK}; ${report.embeddings} from ${report.configuration}; indexed in ${(report.indexMs / 1000).toFixed(1)} s`,
+    '',
+    line(header),
+    line(widths.map((width) => '-'.repeat(width))),
+    ...rows.map(line),
+    ...report.warnings.map((warning) => `warning: ${warning}`),
+  ].join('\n');
+}
+
+function parsePositiveInteger(text: string | undefined, flag: string): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new UsageError(`${flag} takes a positive whole number, got "${text}".`);
+  return value;
+}
+
+function round(value: number, digits: number): number {
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+}
