@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
+import { runAxon, type CliResult } from '../helpers/cli.ts';
 import { startCohereServer } from '../servers/cohere-server.ts';
 import type { LoopbackServer } from '../servers/loopback-server.ts';
 import { startOpenAIServer } from '../servers/openai-server.ts';
@@ -11,16 +11,8 @@ let directory: string;
 let openai: LoopbackServer;
 let cohere: LoopbackServer;
 
-async function axon(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await main(argv, {
-    out: (text) => stdout.push(text),
-    err: (text) => stderr.push(text),
-    errorStream: { write: (text: string) => (stderr.push(text), true), isTTY: false } as unknown as NodeJS.WritableStream,
-    cwd: directory,
-  });
-  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
+function axon(...argv: string[]): Promise<CliResult> {
+  return runAxon(directory, argv);
 }
 
 beforeAll(async () => {

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
+import { runAxon, type CliResult } from '../helpers/cli.ts';
 import { LoopbackServer, type RecordedRequest, type Reply } from '../servers/loopback-server.ts';
 
 /**
@@ -40,16 +40,8 @@ const DECOMPOSITIONS: Record<string, string> = {
 let directory: string;
 let chatServer: LoopbackServer;
 
-async function axon(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await main(argv, {
-    out: (text) => stdout.push(text),
-    err: (text) => stderr.push(`${text}\n`),
-    errorStream: { write: (text: string) => (stderr.push(text), true), isTTY: false } as unknown as NodeJS.WritableStream,
-    cwd: directory,
-  });
-  return { code, stdout: stdout.join('\n'), stderr: stderr.join('') };
+function axon(...argv: string[]): Promise<CliResult> {
+  return runAxon(directory, argv);
 }
 
 /** The table row of a pipeline and mode, as its cells. */

@@ -2,21 +2,13 @@ import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
+import { runAxon, type CliResult } from '../helpers/cli.ts';
 import { makeManualPdf } from '../fixtures/ingest/make-manual-pdf.ts';
 
 let directory: string;
 
-async function axon(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await main(argv, {
-    out: (text) => stdout.push(text),
-    err: (text) => stderr.push(text),
-    errorStream: { write: (text: string) => (stderr.push(text), true), isTTY: false } as unknown as NodeJS.WritableStream,
-    cwd: directory,
-  });
-  return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };
+function axon(...argv: string[]): Promise<CliResult> {
+  return runAxon(directory, argv);
 }
 
 beforeAll(async () => {
