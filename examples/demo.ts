@@ -11,7 +11,7 @@ import { ingestPaths } from '../src/ingest/index.ts';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const directory = await mkdtemp(join(tmpdir(), 'axon-demo-'));
 const questions = [
-  'How does the adaptive threshold decide which documents to keep?',
+  'Why does the adaptive threshold refuse a negative multiplier?',
   'How do I write a custom post-processor?',
   'What happens to the file store if the process crashes during a write?',
 ];

@@ -20,7 +20,7 @@ export interface ExtractiveAnswer {
  * by its citation. A sentence's score is the share of the question's information it covers (question terms
  * weighted by how rare they are among the evidence sentences), counting the headings its chunk sits under at
  * half weight, with a mild preference for short sentences and for better-ranked documents. Fragments of
- * fewer than four words (headings, link lists) are never quoted.
+ * fewer than four words (headings, link lists) and code fragments are never quoted.
  */
 export function extractiveAnswer(question: string, evidence: Evidence[], options: ExtractiveAnswerOptions = {}): ExtractiveAnswer {
   const maxSentences = options.maxSentences ?? 3;
@@ -33,7 +33,7 @@ export function extractiveAnswer(question: string, evidence: Evidence[], options
     const headingTerms = new Set(Array.isArray(headings) ? headings.flatMap((heading) => (typeof heading === 'string' ? termsOf(heading) : [])) : []);
     splitSentences(item.document.content).forEach((text, position) => {
       const terms = new Set(termsOf(text));
-      if (wordCount(text) >= 4) sentences.push({ text, label: item.label, rank, position, terms, headingTerms });
+      if (wordCount(text) >= 4 && isProse(text)) sentences.push({ text, label: item.label, rank, position, terms, headingTerms });
     });
   });
   if (sentences.length === 0) return { text: '', labels: [] };
@@ -89,6 +89,12 @@ function termsOf(text: string): string[] {
   // camelCase and PascalCase identifiers count as their words: "AdaptiveThreshold" → adaptive, threshold.
   const words = text.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2').normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
   return words.filter((word) => !STOPWORDS.has(word)).map(lightStem);
+}
+
+/** Code and JSON fragments (a chunk may cut a code fence in two) are dense in brackets and semicolons; prose is not. */
+function isProse(text: string): boolean {
+  const codePunctuation = text.match(/[{}[\]();=<>"]/g)?.length ?? 0;
+  return codePunctuation / text.length <= 0.06;
 }
 
 function wordCount(text: string): number {

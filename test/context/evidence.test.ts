@@ -52,6 +52,14 @@ describe('extractive answer', () => {
     expect(answer.labels).toEqual([2]);
   });
 
+  it('never quotes headings or code fragments cut off from their fence', () => {
+    const evidence = evidenceOf([
+      '## Refund policy\n\nprotected refunds() { return [new Policy({ refund: true })]; } }\n```\n\nRefunds reach the card used for payment within a week.',
+    ]);
+    const answer = extractiveAnswer('refund policy', evidence);
+    expect(answer.text).toBe(`${EXTRACTIVE_PREFIX}\n- Refunds reach the card used for payment within a week. [1]`);
+  });
+
   it('returns nothing when no sentence shares a word with the question', () => {
     expect(extractiveAnswer('quantum chromodynamics', evidenceOf(['Invoices are sent monthly.'])).text).toBe('');
     expect(extractiveAnswer('the of and', evidenceOf(['The end of it.'])).text).toBe('');
