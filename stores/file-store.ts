@@ -20,7 +20,7 @@ import {
 } from './file-store-format.ts';
 import { coverMergedSegments, keywordSnapshotDue, loadKeywordIndex, writeKeywordSnapshot, type LoadedKeywordIndex } from './file-store-keyword.ts';
 import { createKeywordIndex, keywordIndexDisabled, keywordIndexOptionSchema, keywordInput, searchKeywordIndex } from './keyword-index-support.ts';
-import { assertIdList, assertSourceArguments, configError, VectorIndex, type PreparedBatch } from './vector-index.ts';
+import { assertIdList, assertSourceArguments, configError, vectorPrecisionSchema, VectorIndex, type PreparedBatch, type VectorPrecision } from './vector-index.ts';
 
 export const fileStoreOptionsSchema = z
   .object({
@@ -39,6 +39,8 @@ export const fileStoreOptionsSchema = z
      * @default true
      */
     keywordIndex: keywordIndexOptionSchema,
+    /** `exact` (float32 scan) or `int8` (int8 scan with an exact re-score of the best candidates; see `VectorIndex`). @default 'exact' */
+    precision: vectorPrecisionSchema,
   })
   .strict();
 
@@ -78,6 +80,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
   readonly directory: string;
   private readonly lockTimeoutMs: number;
   private readonly autoCompact: boolean;
+  private readonly precision: VectorPrecision;
   private state: LoadedState | undefined;
   private loading: Promise<LoadedState> | undefined;
   private writes: Promise<unknown> = Promise.resolve();
@@ -92,6 +95,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     this.topK = parsed.data.topK;
     this.lockTimeoutMs = parsed.data.lockTimeoutMs;
     this.autoCompact = parsed.data.autoCompact;
+    this.precision = parsed.data.precision;
     this.keywordIndexOption = parsed.data.keywordIndex;
     this.keywordIndexEnabled = parsed.data.keywordIndex !== false;
   }
@@ -284,7 +288,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
 
   private async ready(): Promise<LoadedState> {
     if (this.state) return this.state;
-    this.loading ??= loadState(this.directory).finally(() => (this.loading = undefined));
+    this.loading ??= loadState(this.directory, this.precision).finally(() => (this.loading = undefined));
     const state = await this.loading;
     this.state ??= state;
     return this.state;
@@ -312,7 +316,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
       });
       try {
         const onDisk = await readManifest(this.directory, NAME);
-        if (!this.state || (onDisk?.generation ?? 0) !== this.state.manifest.generation) this.state = await loadState(this.directory, onDisk ?? null);
+        if (!this.state || (onDisk?.generation ?? 0) !== this.state.manifest.generation) this.state = await loadState(this.directory, this.precision, onDisk ?? null);
         if (!this.orphansRemoved) {
           await removeOrphans(this.directory, this.state.manifest);
           this.orphansRemoved = true;
@@ -418,11 +422,11 @@ function withTombstones(state: LoadedState, ids: readonly string[]): Manifest {
  * process that compacts and deletes a segment; if a listed segment is missing and the manifest moved on,
  * the load starts again.
  */
-async function loadState(directory: string, given?: Manifest | null): Promise<LoadedState> {
+async function loadState(directory: string, precision: VectorPrecision, given?: Manifest | null): Promise<LoadedState> {
   for (let attempt = 0; ; attempt++) {
     const read = given === undefined || attempt > 0 ? await readManifest(directory, NAME).catch((error) => Promise.reject(AxonError.isInstance(error) ? error : ioError(directory, error))) : given;
     const manifest = read ?? emptyManifest();
-    const index = new VectorIndex({ component: NAME });
+    const index = new VectorIndex({ component: NAME, precision });
     const segmentOfId = new Map<string, string>();
     if (manifest.dimensions !== null) index.setDimensions(manifest.dimensions);
     index.reserve(manifest.segments.reduce((sum, segment) => sum + segment.documents - segment.tombstones.length, 0));

@@ -5,7 +5,7 @@ import type { Document, Vector } from '../src/document.ts';
 import { throwIfAborted } from '../src/errors.ts';
 import type { Bm25Index } from './bm25-index.ts';
 import { createKeywordIndex, keywordIndexOptionSchema, keywordInput, searchKeywordIndex } from './keyword-index-support.ts';
-import { assertIdList, assertSourceArguments, configError, VectorIndex } from './vector-index.ts';
+import { assertIdList, assertSourceArguments, configError, vectorPrecisionSchema, VectorIndex } from './vector-index.ts';
 
 export const memoryStoreOptionsSchema = z
   .object({
@@ -17,6 +17,8 @@ export const memoryStoreOptionsSchema = z
      * @default true
      */
     keywordIndex: keywordIndexOptionSchema,
+    /** `exact` (float32 scan) or `int8` (int8 scan with an exact re-score of the best candidates; see `VectorIndex`). @default 'exact' */
+    precision: vectorPrecisionSchema,
   })
   .strict();
 
@@ -37,13 +39,14 @@ export class MemoryStore implements VectorStore, KeywordSearchable {
   readonly name = NAME;
   readonly topK: number;
   readonly keywordIndexEnabled: boolean;
-  private readonly index = new VectorIndex({ component: NAME });
+  private readonly index: VectorIndex;
   private readonly keyword: Bm25Index | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
     const parsed = memoryStoreOptionsSchema.safeParse(options);
     if (!parsed.success) throw configError(parsed.error.issues, NAME);
     this.topK = parsed.data.topK;
+    this.index = new VectorIndex({ component: NAME, precision: parsed.data.precision });
     this.keyword = createKeywordIndex(parsed.data.keywordIndex);
     this.keywordIndexEnabled = this.keyword !== undefined;
   }

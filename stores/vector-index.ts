@@ -8,6 +8,11 @@ import { scanTopK, type SearchHits } from './vector-scan.ts';
 
 export { scanTopK, type SearchHits } from './vector-scan.ts';
 
+/** How a vector search scans: exactly in float32, or over int8 codes with an exact re-score. */
+export const vectorPrecisionSchema = z.enum(['exact', 'int8']).default('exact');
+
+export type VectorPrecision = z.output<typeof vectorPrecisionSchema>;
+
 export const vectorIndexOptionsSchema = z
   .object({
     /** Name used in errors, usually the store's. @default 'vector-index' */
@@ -19,6 +24,13 @@ export const vectorIndexOptionsSchema = z
      * again, as multi-query retrieval does, skips evaluating every document. 0 turns it off. @default 16
      */
     filterCacheSize: z.number().int().min(0).default(16),
+    /**
+     * `exact`: every row is scored in float32 by the SIMD kernel and the top candidates re-scored in float64.
+     * `int8`: rows are also kept as int8 codes; a search scans the codes (about 3× faster, a quarter of the
+     * memory traffic) and re-scores the best candidates exactly, so scores stay exact and only the candidate
+     * set is approximate (recall@50 measured at 1.000 on random and SciFact vectors). @default 'exact'
+     */
+    precision: vectorPrecisionSchema,
   })
   .strict();
 
@@ -55,6 +67,7 @@ export class VectorIndex {
   private readonly rowById = new Map<string, number>();
   private fixedDimensions: number | undefined;
   private readonly filterCacheSize: number;
+  private readonly precision: VectorPrecision;
   /** Matching rows per filter (keyed by its JSON), valid for the current contents only. */
   private readonly filterCache = new Map<string, Int32Array>();
 
@@ -64,6 +77,7 @@ export class VectorIndex {
     this.component = parsed.data.component;
     this.capacity = parsed.data.initialCapacity;
     this.filterCacheSize = parsed.data.filterCacheSize;
+    this.precision = parsed.data.precision;
   }
 
   /** How many documents the index holds. */
@@ -82,7 +96,7 @@ export class VectorIndex {
       throw new AxonError('DIMENSION_MISMATCH', `The index already holds ${this.fixedDimensions}-dimensional vectors; cannot switch to ${dimensions}.`, { component: this.component });
     }
     this.fixedDimensions = dimensions;
-    this.space ??= new SimdVectorSpace({ dimensions, component: this.component, initialCapacity: this.capacity });
+    this.space ??= new SimdVectorSpace({ dimensions, component: this.component, initialCapacity: this.capacity, quantization: this.precision === 'int8' ? 'int8' : 'none' });
   }
 
   /** Make room for `rows` documents in total, so a bulk load allocates once. */
@@ -233,6 +247,7 @@ export class VectorIndex {
     const dimensions = this.fixedDimensions;
     const count = candidates === null ? this.documents.length : candidates.length;
     if (dimensions === undefined || count === 0) return { rows: new Int32Array(0), scores: new Float64Array(0) };
+    if (this.precision === 'int8') return this.space!.searchApproximate(query, options.topK, { rows: candidates, count });
     return this.space!.search(query, options.topK, candidates, count);
   }
 

@@ -3,6 +3,8 @@ import { MemoryStore } from '../../stores/memory-store.ts';
 import { describeVectorStoreConformance, doc } from '../conformance/vector-store.ts';
 
 describeVectorStoreConformance('memory-store', async () => ({ store: new MemoryStore() }), { keywordSearch: true });
+// The int8 scan re-scores its candidates exactly, so the whole contract must hold with it too.
+describeVectorStoreConformance('memory-store (int8 precision)', async () => ({ store: new MemoryStore({ precision: 'int8' }) }), { keywordSearch: true });
 
 describe('MemoryStore', () => {
   it('takes topK from its options', async () => {
