@@ -265,7 +265,6 @@ export abstract class RAG {
       answer = this.makeAnswer('answered', text, 'generated', citations, evidence, recorder.trace);
     }
     yield { type: 'stage', record: generation.end({ documents: evidence.map((item) => item.document), detail: { cited: answer.citations.map((citation) => citation.label) } }) };
-    answer.trace = recorder.trace;
     yield { type: 'result', answer };
   }
 
@@ -392,8 +391,7 @@ export abstract class RAG {
     let documents: Document[];
     if (lists.length > 1) {
       const stage = recorder.begin('fusion', 'reciprocal-rank-fusion', { documents: lists.flatMap((list) => list.documents) }, signal);
-      // RRF breaks ties by the order lists are read, so the more heavily weighted retriever reads first.
-      const fused = reciprocalRankFusion(mode === 'hybrid' && weights.keyword > weights.vector ? keywordFirst(lists) : lists);
+      const fused = reciprocalRankFusion(lists);
       documents = fused.documents;
       const detail: Record<string, unknown> = { lists: lists.length, k: 60, contributions: Object.fromEntries([...fused.contributions].slice(0, 20)) };
       if (mode === 'hybrid') {
@@ -452,13 +450,6 @@ function resolveHybridWeights(weights: HybridWeights): Required<HybridWeights> {
     throw new AxonError('INVALID_ARGUMENT', 'hybridWeights are both 0, so fusion could not rank anything.', { component: COMPONENT, fix: 'Give at least one retriever a positive weight.' });
   }
   return resolved;
-}
-
-/** The lists with each query's keyword list moved before its vector list. */
-function keywordFirst(lists: RankedList[]): RankedList[] {
-  const reordered = lists.slice();
-  for (let index = 0; index + 1 < reordered.length; index += 2) [reordered[index], reordered[index + 1]] = [reordered[index + 1], reordered[index]];
-  return reordered;
 }
 
 function uniqueQueries(queries: SearchQuery[]): SearchQuery[] {

@@ -51,7 +51,8 @@ const NAME = 'fusion';
  * `Σ_lists weight / (k + rank)` over the lists that contain it, so lists on incomparable scales (cosine
  * similarity, BM25) combine by rank alone. Documents are identified by `id`; within one list only an id's
  * first (best) occurrence counts. The returned copy is the first one seen, taking an `embedding` from a later
- * copy when the first has none. Ties go to the document seen first when reading the lists in the order given.
+ * copy when the first has none. Ties go to the document seen first when reading the lists from the heaviest
+ * weight down (in the order given among equal weights).
  *
  * @example
  * const { documents, contributions } = reciprocalRankFusion([
@@ -72,8 +73,11 @@ export function reciprocalRankFusion<T extends Rankable = Document>(
 
   const entries = new Map<string, { document: T; score: number; order: number }>();
   const contributions = new Map<string, FusionContribution[]>();
-  lists.forEach((input, listIndex) => {
-    const list = normalizeList<T>(input, listIndex);
+  // Ties go to the document seen first, so heavier lists are read first (a stable sort keeps the given order
+  // among equal weights); contributions are reported in the given list order all the same.
+  const normalized = lists.map((input, listIndex) => ({ list: normalizeList<T>(input, listIndex), listIndex }));
+  const readingOrder = normalized.slice().sort((left, right) => right.list.weight - left.list.weight);
+  for (const { list, listIndex } of readingOrder) {
     const seenInList = new Set<string>();
     for (const document of list.documents) {
       if (!hasStringId(document)) {
@@ -94,7 +98,8 @@ export function reciprocalRankFusion<T extends Rankable = Document>(
       entry.score += contribution;
       contributions.get(document.id)!.push({ list: list.name, listIndex, rank, score: document.score, contribution });
     }
-  });
+  }
+  for (const entry of contributions.values()) entry.sort((left, right) => left.listIndex - right.listIndex);
 
   const ranked = [...entries.values()].sort((left, right) => right.score - left.score || left.order - right.order);
   const kept = options.topK === undefined ? ranked : ranked.slice(0, options.topK);

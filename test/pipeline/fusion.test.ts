@@ -50,6 +50,19 @@ describe('reciprocalRankFusion', () => {
     expect(ids(reciprocalRankFusion([[doc('p', 1), doc('q', 1)], [doc('q', 1), doc('p', 1)]]).documents)).toEqual(['p', 'q']);
   });
 
+  it('reads heavier lists first when breaking ties, and still reports contributions in the given order', () => {
+    // k = 0: x 1/1 = 1; c 0.5/2 + 1/3 ≈ 0.583; a 0.5/1 and b 1/2 tie at 0.5, and b's list weighs more.
+    const { documents, contributions } = reciprocalRankFusion(
+      [
+        { name: 'light', documents: [doc('a', 1), doc('c', 1)], weight: 0.5 },
+        { name: 'heavy', documents: [doc('x', 1), doc('b', 1), doc('c', 1)], weight: 1 },
+      ],
+      { k: 0 },
+    );
+    expect(ids(documents)).toEqual(['x', 'c', 'b', 'a']);
+    expect(contributions.get('c')!.map((entry) => entry.list)).toEqual(['light', 'heavy']);
+  });
+
   it('counts only the first occurrence of an id within a list and ranks the rest without it', () => {
     const { documents, contributions } = reciprocalRankFusion([[doc('a', 0.9), doc('a', 0.5), doc('b', 0.4)]]);
     expect(ids(documents)).toEqual(['a', 'b']);
