@@ -122,6 +122,11 @@ export class Bm25Index {
     return this.documentNumbers.has(id);
   }
 
+  /** The ids of every document the index holds. */
+  ids(): IterableIterator<string> {
+    return this.documentNumbers.keys();
+  }
+
   /** Sizes of the collection, for traces and diagnostics. */
   statistics(): { documentCount: number; termCount: number; averageDocumentLength: number } {
     let termCount = 0;
@@ -483,7 +488,6 @@ export class Bm25Index {
     return result;
   }
 }
-
 
 function validateDocument(document: Bm25DocumentInput, position: number): void {
   const where = `documents[${position}]`;

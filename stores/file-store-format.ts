@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { Document } from '../src/document.ts';
 import { AxonError } from '../src/errors.ts';
+import type { PreparedBatch } from './vector-index.ts';
 
 export const MANIFEST_FILE = 'manifest.json';
 export const LOCK_FILE = 'write.lock';
@@ -35,7 +36,7 @@ const segmentEntrySchema = z.object({
  * A persisted part of the store other than the vectors (a keyword index, for example). Written with the
  * same protocol as segments and listed here, so one manifest swap publishes it together with the vectors.
  */
-const componentEntrySchema = z.looseObject({
+export const componentEntrySchema = z.looseObject({
   file: z.string().min(1),
   bytes: z.number().int().min(0),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
@@ -58,11 +59,7 @@ export type Manifest = z.output<typeof manifestSchema>;
 export type SegmentEntry = Manifest['segments'][number];
 
 /** A segment as read back: stored documents (score 0, no embedding) and their unit vectors, row after row. */
-export interface SegmentContents {
-  documents: Document[];
-  vectors: Float32Array;
-  dimensions: number;
-}
+export type SegmentContents = PreparedBatch;
 
 export function emptyManifest(): Manifest {
   return { format: 'axon-file-store', version: 1, generation: 0, dimensions: null, nextSegment: 1, segments: [], components: {} };

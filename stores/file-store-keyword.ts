@@ -15,8 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { Bm25Index } from './bm25-index.ts';
-import { decodeBm25Snapshot } from './bm25-format.ts';
-import { errorCode, keywordFileName, readManifest, sha256, writeFileDurably, type Manifest, type SegmentEntry } from './file-store-format.ts';
+import { componentEntrySchema, errorCode, keywordFileName, readManifest, sha256, writeFileDurably, type Manifest, type SegmentEntry } from './file-store-format.ts';
 import { keywordInput } from './keyword-index-support.ts';
 import type { VectorIndex } from './vector-index.ts';
 
@@ -26,10 +25,7 @@ export const KEYWORD_COMPONENT = 'keyword';
 /** A new snapshot is due once what the current one misses reaches this share of the store. */
 const STALE_SHARE = 0.25;
 
-const keywordEntrySchema = z.looseObject({
-  file: z.string().min(1),
-  bytes: z.number().int().min(0),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+const keywordEntrySchema = componentEntrySchema.extend({
   /** Documents the snapshot holds. */
   documents: z.number().int().min(0),
   /** Segment files whose live documents the snapshot holds, in their current version. */
@@ -101,7 +97,8 @@ export async function loadKeywordIndex(
   // Re-adding an id replaces the older version the snapshot may hold.
   index.add(uncovered);
   if (index.count() !== vectors.size) {
-    index.remove(decodeBm25Snapshot(bytes).documents.map((document) => document.id).filter((id) => !vectors.has(id)));
+    // Everything added above is live, so what the store lacks are snapshot documents deleted since.
+    index.remove([...index.ids()].filter((id) => !vectors.has(id)));
     if (index.count() !== vectors.size) return rebuild(`its file ${entry.file} does not match the stored documents`, true);
   }
   // Writers that do not maintain the index (keywordIndex: false) can leave it far behind: save the catch-up.

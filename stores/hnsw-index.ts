@@ -172,7 +172,7 @@ export class HnswIndex {
         offset += layers.length;
       }
     }
-    const { dimensions, m, efConstruction, ef, seed } = { ...this.options };
+    const { dimensions, m, efConstruction, ef, seed } = this.options;
     return encodeHnsw(
       { dimensions, m, efConstruction, ef, seed, randomState: this.randomState, nodes: this.nodes, entryPoint: this.entryPoint, maxLevel: this.maxLevel, ids: this.ids.slice(0, this.nodes) },
       {

@@ -12,6 +12,7 @@ import { parseOptions } from '../src/runtime/options.ts';
 import type { RetryPolicy } from '../src/runtime/retry.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../src/runtime/secret.ts';
 import { qdrantPayloadKey, toQdrantFilter, type QdrantFilter } from './qdrant-filter.ts';
+import { assertSourceArguments, compareForSource } from './vector-index.ts';
 
 /** Characters Qdrant refuses in a collection name. */
 const FORBIDDEN_COLLECTION_CHARACTERS = /[<>:"/\\|?*\u0000-\u001f]/;
@@ -217,7 +218,7 @@ export class QdrantStore implements VectorStore {
       if (offset !== undefined && seenOffsets.has(String(offset))) throw this.#invalidResponse('scroll points', `the page offset ${String(offset)} came back twice`);
       if (offset !== undefined) seenOffsets.add(String(offset));
     } while (offset !== undefined);
-    return documents.sort(bySourceThenChunkIndex);
+    return documents.sort(compareForSource);
   }
 
   async count(options: StoreOperationOptions = {}): Promise<number> {
@@ -430,26 +431,10 @@ function indexOf(field: string | { path: string; type: Schemas['PayloadSchemaTyp
 }
 
 function sourceFilter(sourceType: string, sourceName: string | undefined): QdrantFilter {
-  if (typeof sourceType !== 'string' || (sourceName !== undefined && typeof sourceName !== 'string')) {
-    throw new AxonError('INVALID_ARGUMENT', 'sourceType must be a string, and sourceName a string when given.', { component: NAME });
-  }
+  assertSourceArguments(sourceType, sourceName, NAME);
   const must: Schemas['Condition'][] = [{ key: 'sourceType', match: { value: sourceType } }];
   if (sourceName !== undefined) must.push({ key: 'sourceName', match: { value: sourceName } });
   return { must };
-}
-
-function bySourceThenChunkIndex(left: Document, right: Document): number {
-  if (left.sourceName !== right.sourceName) return left.sourceName < right.sourceName ? -1 : 1;
-  const leftIndex = chunkIndexOf(left);
-  const rightIndex = chunkIndexOf(right);
-  if (leftIndex !== rightIndex) return leftIndex < rightIndex ? -1 : 1;
-  return left.id < right.id ? -1 : left.id > right.id ? 1 : 0;
-}
-
-/** Documents without a numeric chunk index come after the numbered ones. */
-function chunkIndexOf(document: Document): number {
-  const value = document.metadata.chunkIndex;
-  return typeof value === 'number' ? value : Number.POSITIVE_INFINITY;
 }
 
 /** Metadata travels as JSON: a value JSON cannot hold exactly (NaN, undefined, a Date) is refused, not altered. */

@@ -4,7 +4,7 @@ import { AxonError, ConfigError } from '../src/errors.ts';
 import { compileFilter, parseFilter, type Filter } from '../src/filter/index.ts';
 import { assertVector } from '../src/runtime/embed.ts';
 import { SimdVectorSpace } from './simd/simd-index.ts';
-import { scanTopK, type SearchHits } from './vector-scan.ts';
+import type { SearchHits } from './vector-scan.ts';
 
 export { scanTopK, type SearchHits } from './vector-scan.ts';
 
@@ -56,7 +56,8 @@ export interface IndexSearchOptions {
  * top-K heap, with no allocation per vector. Documents live in a parallel array; ids map to rows.
  * Deleting moves the last row into the hole, so rows stay dense and have no stable meaning outside.
  *
- * Both `MemoryStore` and `FileStore` search through this class; the scan itself is `scanTopK`.
+ * Both `MemoryStore` and `FileStore` search through this class; the scan itself is `SimdVectorSpace`'s
+ * (equal to the reference `scanTopK`).
  */
 export class VectorIndex {
   readonly component: string;
@@ -429,7 +430,8 @@ function assertJsonValue(value: unknown, path: string, component: string): void 
   });
 }
 
-function compareForSource(left: Document, right: Document): number {
+/** The order of `getBySource` results: source name, then `metadata.chunkIndex` (documents without one last), then id. */
+export function compareForSource(left: Document, right: Document): number {
   if (left.sourceName !== right.sourceName) return left.sourceName < right.sourceName ? -1 : 1;
   const leftChunk = left.metadata.chunkIndex;
   const rightChunk = right.metadata.chunkIndex;

@@ -1,6 +1,6 @@
 /**
- * The exact top-K scan behind `VectorIndex`, alone in its file so that a faster kernel (WebAssembly SIMD)
- * can replace it without touching the index: same inputs, same `SearchHits`.
+ * The exact top-K scan in plain JavaScript: the reference that `SimdVectorSpace.search` (which `VectorIndex`
+ * searches with) must equal row for row and score for score, and the baseline of bench/vector-search.ts.
  */
 
 /** The best rows of a scan, best first, with their cosine scores. */
@@ -12,7 +12,7 @@ export interface SearchHits {
 /**
  * The scan: dot products of `query` with `count` rows (every row, or the listed `rows`), keeping the best
  * `topK` in a min-heap held in typed arrays. Vectors are unit length, so the dot product is the cosine.
- * Ties keep the lower row. This is the one function a SIMD kernel would replace.
+ * Ties keep the row met first: the lower row when `rows` ascends, as a filter's rows do.
  */
 export function scanTopK(vectors: Float32Array, dimensions: number, query: Float32Array, rows: Int32Array | null, count: number, topK: number): SearchHits {
   const capacity = Math.min(topK, count);

@@ -174,7 +174,7 @@ export class SimdVectorSpace {
     const candidates = this.candidateCount(rows, count);
     if (candidates === 0) return { rows: new Int32Array(0), scores: new Float64Array(0) };
     this.writeQuery(query);
-    const queryNorm = Math.sqrt(dotOf(query, query, 0, query.length));
+    const queryNorm = Math.sqrt(sumOfSquares(query));
     // Worst-case float32 rounding of one kernel dot product: about one rounding per sequential add
     // (a quarter of the 16-float steps, plus the reductions), doubled for slack, times |query|·|row|.
     const errorBound = (this.layout.floatStride / 64 + 8) * 2 ** -23 * queryNorm * this.largestNorm;
@@ -269,7 +269,7 @@ export class SimdVectorSpace {
   }
 
   private writeRow(row: number, vector: Float32Array): void {
-    const norm = Math.sqrt(dotOf(vector, vector, 0, vector.length));
+    const norm = Math.sqrt(sumOfSquares(vector));
     if (norm > this.largestNorm) this.largestNorm = norm;
     this.floats.set(vector, (this.layout.vectors + row * this.layout.floatStride) / 4);
     if (this.quantization === 'int8') {
@@ -361,9 +361,9 @@ function formatBytes(bytes: number): string {
   return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 }
 
-function dotOf(left: Float32Array, right: Float32Array, start: number, end: number): number {
+function sumOfSquares(values: Float32Array): number {
   let sum = 0;
-  for (let index = start; index < end; index++) sum += left[index] * right[index];
+  for (let index = 0; index < values.length; index++) sum += values[index] * values[index];
   return sum;
 }
 

@@ -1,9 +1,7 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { supportsKeywordSearch } from '../../src/contracts/keyword-search.ts';
 import type { Document } from '../../src/document.ts';
@@ -11,6 +9,7 @@ import { Bm25Index } from '../../stores/bm25-index.ts';
 import { FileStore, type FileStoreOptions } from '../../stores/file-store.ts';
 import { MemoryStore } from '../../stores/memory-store.ts';
 import { doc } from '../conformance/vector-store.ts';
+import { runCrashWriter } from './support.ts';
 
 const temporaryDirectories: string[] = [];
 
@@ -284,30 +283,3 @@ describe('MemoryStore keyword index', () => {
     expect(await store.keywordSearch('replacement')).toEqual([]);
   });
 });
-
-// --- Internal helpers ---
-
-/** Run the FileStore crash writer until it acknowledged `batches` batches, SIGKILL it `delayMs` later. */
-async function runCrashWriter(directory: string, prefix: string, batches: number, delayMs: number): Promise<number[]> {
-  const script = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'file-store-crash-writer.ts');
-  const child = spawn(process.execPath, ['--import', 'tsx', script, directory, prefix], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const acknowledged: number[] = [];
-  let errors = '';
-  let buffered = '';
-  let killScheduled = false;
-  child.stderr.on('data', (chunk) => (errors += chunk));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk) => {
-      buffered += chunk;
-      const lines = buffered.split('\n');
-      buffered = lines.pop() ?? '';
-      for (const line of lines) acknowledged.push(Number(line.replace('ack ', '')));
-      if (acknowledged.length >= batches && !killScheduled) {
-        killScheduled = true;
-        setTimeout(() => child.kill('SIGKILL'), delayMs);
-      }
-    });
-    child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`crash writer exited with ${code}: ${errors}`))));
-  });
-  return acknowledged;
-}

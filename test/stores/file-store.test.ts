@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileStore, planCompaction } from '../../stores/file-store.ts';
 import { describeVectorStoreConformance, doc } from '../conformance/vector-store.ts';
+import { runCrashWriter } from './support.ts';
 
 const temporaryDirectories: string[] = [];
 
@@ -276,31 +276,6 @@ class ReopeningStore extends FileStore {
     await this.close();
     return removed;
   }
-}
-
-/** Run the crash writer until it acknowledged `batches` batches, SIGKILL it `delayMs` later, return the acknowledged batches. */
-async function runCrashWriter(directory: string, prefix: string, batches: number, delayMs: number): Promise<number[]> {
-  const script = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'file-store-crash-writer.ts');
-  const child = spawn(process.execPath, ['--import', 'tsx', script, directory, prefix], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const acknowledged: number[] = [];
-  let errors = '';
-  child.stderr.on('data', (chunk) => (errors += chunk));
-  let buffered = '';
-  let killScheduled = false;
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk) => {
-      buffered += chunk;
-      const lines = buffered.split('\n');
-      buffered = lines.pop() ?? '';
-      for (const line of lines) acknowledged.push(Number(line.replace('ack ', '')));
-      if (acknowledged.length >= batches && !killScheduled) {
-        killScheduled = true;
-        setTimeout(() => child.kill('SIGKILL'), delayMs);
-      }
-    });
-    child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`crash writer exited with ${code}: ${errors}`))));
-  });
-  return acknowledged;
 }
 
 /** The pid of a process that has exited. */

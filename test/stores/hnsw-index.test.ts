@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { AxonError } from '../../src/errors.ts';
 import { HnswIndex } from '../../stores/hnsw-index.ts';
 import { scanTopK } from '../../stores/vector-index.ts';
-
-/** A small deterministic generator, so failures reproduce. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 32 - 0.5;
-  };
-}
+import { expectAxonError, random } from './support.ts';
 
 function unitVectors(count: number, dimensions: number, next: () => number): Float32Array {
   const vectors = new Float32Array(count * dimensions);
@@ -38,17 +29,6 @@ function recallAt10(index: HnswIndex, vectors: Float32Array, dimensions: number,
     for (const id of index.search(query, 10, { ef }).ids) if (exact.has(id)) found++;
   }
   return found / (queries.length * 10);
-}
-
-function expectAxonError(action: () => unknown, code: string): void {
-  try {
-    action();
-  } catch (error) {
-    expect(AxonError.isInstance(error)).toBe(true);
-    expect((error as AxonError).code).toBe(code);
-    return;
-  }
-  throw new Error(`expected an AxonError ${code}`);
 }
 
 describe('HnswIndex', () => {

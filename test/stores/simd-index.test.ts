@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { assembleKernel, KERNEL_BINARY, KERNEL_SOURCE } from '../../scripts/build-wasm.ts';
-import { AxonError } from '../../src/errors.ts';
 import { int8QueryScale, quantizeRow } from '../../stores/simd/int8-quantization.ts';
 import { simdScanTopK, SimdVectorSpace } from '../../stores/simd/simd-index.ts';
 import { scanTopK, type SearchHits } from '../../stores/vector-index.ts';
+import { expectAxonError } from './support.ts';
 
 /** A small deterministic generator, so failures reproduce. */
 function random(seed: number): () => number {
@@ -58,18 +58,6 @@ function int8Candidates(vectors: Float32Array, dimensions: number, query: Float3
     .slice(0, wanted)
     .map((entry) => entry.row)
     .sort((left, right) => left - right);
-}
-
-function expectAxonError(action: () => unknown, code: string, pattern?: RegExp): void {
-  try {
-    action();
-  } catch (error) {
-    expect(AxonError.isInstance(error)).toBe(true);
-    expect((error as AxonError).code).toBe(code);
-    if (pattern) expect((error as Error).message).toMatch(pattern);
-    return;
-  }
-  throw new Error(`expected an AxonError ${code}`);
 }
 
 describe('search-kernel.wasm', () => {

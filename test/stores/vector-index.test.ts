@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Document } from '../../src/document.ts';
 import { scanTopK, VectorIndex } from '../../stores/vector-index.ts';
-
-/** A small deterministic generator, so failures reproduce. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 32 - 0.5;
-  };
-}
+import { random } from './support.ts';
 
 function documents(count: number, dimensions: number, next: () => number): Document[] {
   return Array.from({ length: count }, (_, index) => ({
