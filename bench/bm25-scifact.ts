@@ -10,15 +10,12 @@
  * Documents are indexed as `title + " " + text`, like Pyserini's flat BM25 baseline (nDCG@10 0.679).
  */
 import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Bm25Index } from '../stores/bm25-index.ts';
 import { TextTokenizer, type TextTokenizerOptions } from '../stores/text-tokenizer.ts';
 import { beirDocumentText, loadBeir, type BeirDataset } from '../src/eval/beir.ts';
 import { evaluateRetrieval } from '../src/eval/runner.ts';
-
-const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+import { median, sharedEvalPath, startClock } from './helpers.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -31,7 +28,7 @@ const { values: flags } = parseArgs({
     'axon-only': { type: 'boolean', default: false },
   },
 });
-const folder = resolve(projectRoot, '../shared/eval', flags.dataset);
+const folder = sharedEvalPath(flags.dataset);
 const rounds = Number(flags.rounds);
 const topK = Number(flags.topK);
 const tokenizerOptions = JSON.parse(flags.tokenizer) as TextTokenizerOptions;
@@ -147,19 +144,13 @@ function measureThroughput(retriever: Retriever, queries: string[]): { wall: num
   const wall: number[] = [];
   const cpu: number[] = [];
   for (let round = 0; round < rounds; round++) {
-    const started = performance.now();
-    const cpuStarted = process.cpuUsage();
+    const elapsed = startClock();
     for (const query of queries) retriever.search(query);
-    const cpuUsed = process.cpuUsage(cpuStarted);
-    wall.push(queries.length / ((performance.now() - started) / 1000));
-    cpu.push(queries.length / ((cpuUsed.user + cpuUsed.system) / 1e6));
+    const { wallMs, cpuMs } = elapsed();
+    wall.push(queries.length / (wallMs / 1000));
+    cpu.push(queries.length / (cpuMs / 1000));
   }
   return { wall: median(wall), cpu: median(cpu) };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((left, right) => left - right);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 async function loadMiniSearch(): Promise<MiniSearchConstructor | undefined> {

@@ -14,17 +14,16 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { EmbeddingsProvider } from '../src/contracts/embeddings.ts';
 import type { VectorStore } from '../src/contracts/vector-store.ts';
 import { ingestPaths, resolveSplitterOptions } from '../src/ingest/index.ts';
 import { LocalHashEmbeddings } from '../providers/local/hash-embeddings.ts';
 import { FileStore } from '../stores/file-store.ts';
+import { median, projectRoot, sharedEvalPath } from './helpers.ts';
 
-const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const corpus = resolve(projectRoot, '../shared/eval/scifact/corpus.jsonl');
+const corpus = sharedEvalPath('scifact', 'corpus.jsonl');
 
 const { values: flags } = parseArgs({
   options: {
@@ -70,7 +69,6 @@ for (let round = 1; round <= rounds; round++) {
     await rm(directory, { recursive: true, force: true });
   }
 }
-const median = (values: number[]) => [...values].sort((left, right) => left - right)[Math.floor(values.length / 2)];
 const rates = results.map((result) => (result.chunks * 1000) / result.totalMs);
 console.log(`median: ${Math.round(median(rates))} chunks/s over ${rounds} round${rounds === 1 ? '' : 's'}; unchanged re-run median ${median(results.map((result) => result.noopMs))} ms`);
 
@@ -94,7 +92,7 @@ function timedEmbeddings(provider: EmbeddingsProvider, timing: { embed: number }
 
 /** The store, with the time spent in the calls ingestion makes added to `timing.store`. */
 function timedStore(store: VectorStore, timing: { store: number }): VectorStore {
-  const timed = <T>(call: () => Promise<T>) => async (): Promise<T> => {
+  const timed = async <T>(call: () => Promise<T>): Promise<T> => {
     const started = performance.now();
     try {
       return await call();
@@ -105,9 +103,9 @@ function timedStore(store: VectorStore, timing: { store: number }): VectorStore 
   return {
     name: store.name,
     topK: store.topK,
-    add: (documents, options) => timed(() => store.add(documents, options))(),
-    deleteBySource: (sourceType, sourceName, options) => timed(() => store.deleteBySource(sourceType, sourceName, options))(),
-    getBySource: (sourceType, sourceName, options) => timed(() => store.getBySource(sourceType, sourceName, options))(),
+    add: (documents, options) => timed(() => store.add(documents, options)),
+    deleteBySource: (sourceType, sourceName, options) => timed(() => store.deleteBySource(sourceType, sourceName, options)),
+    getBySource: (sourceType, sourceName, options) => timed(() => store.getBySource(sourceType, sourceName, options)),
     search: (vector, options) => store.search(vector, options),
     getByIds: (ids, options) => store.getByIds(ids, options),
     count: (options) => store.count(options),

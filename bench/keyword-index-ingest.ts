@@ -11,15 +11,14 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ingestPaths } from '../src/ingest/index.ts';
 import { LocalHashEmbeddings } from '../providers/local/hash-embeddings.ts';
 import { FileStore } from '../stores/file-store.ts';
+import { median, projectRoot, sharedEvalPath } from './helpers.ts';
 
-const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const corpus = resolve(projectRoot, '../shared/eval/scifact/corpus.jsonl');
+const corpus = sharedEvalPath('scifact', 'corpus.jsonl');
 const { values: flags } = parseArgs({ options: { rounds: { type: 'string', default: '3' } } });
 
 if (!existsSync(corpus)) {
@@ -52,7 +51,6 @@ for (let round = 1; round <= rounds; round++) {
   }
 }
 
-const median = (values: number[]) => [...values].sort((left, right) => left - right)[Math.floor(values.length / 2)];
 const off = median(timings.off);
 const on = median(timings.on);
 console.log(`SciFact corpus, ${chunks} chunks, ${embeddings.name}, median of ${rounds} round${rounds === 1 ? '' : 's'}:`);

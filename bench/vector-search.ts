@@ -25,8 +25,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import type { Document } from '../src/document.ts';
 import { beirDocumentText, loadBeir } from '../src/eval/beir.ts';
 import { LocalHashEmbeddings } from '../providers/local/hash-embeddings.ts';
@@ -34,6 +33,7 @@ import { FileStore } from '../stores/file-store.ts';
 import { HnswIndex } from '../stores/hnsw-index.ts';
 import { SimdVectorSpace } from '../stores/simd/simd-index.ts';
 import { scanTopK, VectorIndex } from '../stores/vector-index.ts';
+import { median, projectRoot, sharedEvalPath, startClock } from './helpers.ts';
 
 const TOP_K = 50;
 const ROUNDS = 5;
@@ -50,8 +50,7 @@ const corpora = quick
       { count: 100_000, dimensions: 384, queries: 20 },
       { count: 10_000, dimensions: 1536, queries: 40 },
     ];
-const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const scifactFolder = resolve(projectRoot, '../shared/eval/scifact');
+const scifactFolder = sharedEvalPath('scifact');
 
 /** The parts of the peers this benchmark uses, typed here so the project typechecks without bench/node_modules. */
 interface BruteforceSearch {
@@ -461,12 +460,11 @@ async function timeMethods(methods: Method[], queries: Float32Array[]): Promise<
   for (let round = 0; round < ROUNDS; round++) {
     for (let position = 0; position < methods.length; position++) {
       const used = queries.slice(0, methods[position].queryCount ?? queries.length);
-      const wallStart = performance.now();
-      const cpuStart = process.cpuUsage();
+      const elapsed = startClock();
       for (const query of used) await methods[position].run(query);
-      const cpu = process.cpuUsage(cpuStart);
-      cpuSamples[position].push((cpu.user + cpu.system) / 1000 / used.length);
-      wallSamples[position].push((performance.now() - wallStart) / used.length);
+      const { wallMs, cpuMs } = elapsed();
+      cpuSamples[position].push(cpuMs / used.length);
+      wallSamples[position].push(wallMs / used.length);
     }
   }
   return { cpu: cpuSamples.map(median), wall: wallSamples.map(median) };
@@ -528,12 +526,6 @@ function randomGenerator(seed: number): () => number {
     state ^= state << 5;
     return (state >>> 0) / 2 ** 32 - 0.5;
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((left, right) => left - right);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 function printTable(header: string[], rows: string[][]): void {

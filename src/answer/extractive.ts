@@ -1,4 +1,5 @@
 import type { Evidence } from '../context/evidence.ts';
+import { splitSentences as splitProseSentences } from '../ingest/splitters/sentences.ts';
 
 /** The first line of every extractive answer, so no reader mistakes it for a generated one. */
 export const EXTRACTIVE_PREFIX = 'Extractive answer (no chat model is configured): the passages below best match the question.';
@@ -119,22 +120,6 @@ function splitSentences(text: string): string[] {
     .split(/\n\s*\n/)
     .map((paragraph) => paragraph.replace(/^\s{0,3}(#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)/gm, '').replace(/\s+/g, ' ').trim())
     .filter(Boolean);
-  const sentences: string[] = [];
-  for (const paragraph of flattened) {
-    // A boundary is end punctuation followed by a space and an upper-case letter or digit, not after a
-    // common abbreviation or a single initial.
-    const parts = paragraph.split(/(?<=[.!?])\s+(?=[\p{Lu}\d"'(])/u);
-    let carry = '';
-    for (const part of parts) {
-      const candidate = carry ? `${carry} ${part}` : part;
-      if (/\b(e\.g|i\.e|etc|vs|Dr|Mr|Mrs|Ms|Prof|St|Fig|No)\.$/i.test(candidate) || /\b\p{Lu}\.$/u.test(candidate)) {
-        carry = candidate;
-        continue;
-      }
-      carry = '';
-      if (candidate.length >= 3) sentences.push(candidate);
-    }
-    if (carry) sentences.push(carry);
-  }
-  return sentences;
+  // Sentence boundaries are the ingestion splitter's (abbreviations, initials, closing quotes), so both agree.
+  return flattened.flatMap(splitProseSentences).filter((sentence) => sentence.length >= 3);
 }

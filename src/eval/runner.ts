@@ -1,5 +1,5 @@
 import { AxonError, throwIfAborted } from '../errors.ts';
-import { evaluateRanking, metricNames, type Qrels } from './metrics.ts';
+import { evaluateRanking, metricNames, relevantCount, type Qrels } from './metrics.ts';
 
 /** A query to evaluate; `BeirQuery` fits. */
 export interface EvaluationQuery {
@@ -61,7 +61,7 @@ export async function evaluateRetrieval(options: EvaluateRetrievalOptions): Prom
   const skippedQueryIds: string[] = [];
   const evaluable = options.queries.filter((query) => {
     const judgments = options.qrels.get(query.id);
-    const relevant = judgments !== undefined && [...judgments.values()].some((grade) => grade > 0);
+    const relevant = judgments !== undefined && relevantCount(judgments) > 0;
     if (!relevant) skippedQueryIds.push(query.id);
     return relevant;
   });

@@ -34,6 +34,8 @@ interface PreparedFile {
   fileHash: string;
   fingerprint: string;
   sniff: ContentSniff | undefined;
+  /** The file's bytes when it was read whole, so splitting it again for windowed commits does not read it again. */
+  bytes: Uint8Array | undefined;
   chunkCount: number;
   /** The chunks, when there are at most `chunksPerCommit`; otherwise the file is split again and committed in windows. */
   documents: Document[] | undefined;
@@ -112,10 +114,10 @@ export class IngestRun {
     if (stored === undefined) return undefined;
     const fingerprint = ingestFingerprint({ ...this.baseFingerprint, loader: loader.name });
     if (isUnchanged(stored, read.fileHash, fingerprint)) return this.report.unchanged(file.sourceName, stored.length);
-    const prepared: PreparedFile = { file, extension, loader, stored, fileHash: read.fileHash, fingerprint, sniff: read.sniff, chunkCount: 0, documents: undefined, embeddingsReused: 0 };
+    const prepared: PreparedFile = { file, extension, loader, stored, fileHash: read.fileHash, fingerprint, sniff: read.sniff, bytes: read.bytes, chunkCount: 0, documents: undefined, embeddingsReused: 0 };
     const drafts: ChunkDraft[] = [];
     try {
-      for await (const draft of this.chunker.chunk(loader.load(this.loaderSource(prepared, read.bytes)))) {
+      for await (const draft of this.chunker.chunk(loader.load(this.loaderSource(prepared)))) {
         prepared.chunkCount += 1;
         // Past the window the drafts are only counted; the file is split again when committed.
         if (prepared.chunkCount <= this.settings.chunksPerCommit) drafts.push(draft);
@@ -127,7 +129,11 @@ export class IngestRun {
     }
     this.report.split(prepared.chunkCount);
     if (prepared.chunkCount === 0) return this.skipStale(file, 'no-text', 'holds no text to index.', stored);
-    if (prepared.chunkCount <= this.settings.chunksPerCommit) prepared.documents = drafts.map((draft, chunkIndex) => this.buildDocument(prepared, draft, chunkIndex));
+    if (prepared.chunkCount <= this.settings.chunksPerCommit) {
+      prepared.documents = drafts.map((draft, chunkIndex) => this.buildDocument(prepared, draft, chunkIndex));
+      // Pooled until the next flush: the chunks are all that is needed from here on.
+      prepared.bytes = undefined;
+    }
     return prepared;
   }
 
@@ -194,7 +200,7 @@ export class IngestRun {
       phase = 'parse-error';
     };
     try {
-      for await (const draft of this.chunker.chunk(prepared.loader.load(this.loaderSource(prepared, undefined)))) {
+      for await (const draft of this.chunker.chunk(prepared.loader.load(this.loaderSource(prepared)))) {
         window.push(this.buildDocument(prepared, draft, chunkIndex++));
         if (window.length >= this.settings.chunksPerCommit) await commitWindow();
       }
@@ -287,7 +293,7 @@ export class IngestRun {
     this.report.removed(await this.target.store.deleteBySource(this.settings.sourceType, file.sourceName, { signal: this.signal }));
   }
 
-  private loaderSource(prepared: PreparedFile, bytes: Uint8Array | undefined): LoaderSource {
+  private loaderSource(prepared: PreparedFile): LoaderSource {
     const sniff = prepared.sniff && !prepared.sniff.binary ? prepared.sniff : { encoding: 'utf-8' as const, bomLength: 0 };
     const { file } = prepared;
     return createLoaderSource({
@@ -297,7 +303,7 @@ export class IngestRun {
       size: file.size,
       encoding: sniff.encoding,
       bomLength: sniff.bomLength,
-      bytes,
+      bytes: prepared.bytes,
       signal: this.signal,
       warn: (message) => this.report.warning(file.sourceName, message),
     });

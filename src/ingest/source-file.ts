@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import type { Loader, LoaderSource } from './types.ts';
 
 /** How a file's bytes become text. */
@@ -22,12 +22,11 @@ export function sniffContent(sample: Uint8Array, complete: boolean): ContentSnif
   if (sample[0] === 0xff && sample[1] === 0xfe) return { binary: false, encoding: 'utf-16le', bomLength: 2 };
   if (sample[0] === 0xfe && sample[1] === 0xff) return { binary: false, encoding: 'utf-16be', bomLength: 2 };
   if (sample.includes(0)) return { binary: true, reason: 'contains NUL bytes, so it is binary despite its extension' };
-  const judged = sample;
-  if (isValidUtf8(judged, complete)) return { binary: false, encoding: 'utf-8', bomLength: 0 };
+  if (isValidUtf8(sample, complete)) return { binary: false, encoding: 'utf-8', bomLength: 0 };
   let control = 0;
-  for (const byte of judged) if ((byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d && byte !== 0x0c) || byte === 0x7f) control++;
-  if (judged.length > 0 && control / judged.length > 0.01) {
-    return { binary: true, reason: `is not valid UTF-8 and ${((control / judged.length) * 100).toFixed(1)}% of its first bytes are control characters, so it is binary` };
+  for (const byte of sample) if ((byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d && byte !== 0x0c) || byte === 0x7f) control++;
+  if (sample.length > 0 && control / sample.length > 0.01) {
+    return { binary: true, reason: `is not valid UTF-8 and ${((control / sample.length) * 100).toFixed(1)}% of its first bytes are control characters, so it is binary` };
   }
   return { binary: false, encoding: 'windows-1252', bomLength: 0 };
 }
@@ -58,7 +57,8 @@ export async function readForLoader(
     const sniff = loader.binary ? undefined : sniffContent(bytes.subarray(0, SNIFF_BYTES), bytes.length <= SNIFF_BYTES);
     return { kind: 'read', fileHash: hashBytes(bytes), sniff, bytes };
   }
-  return { kind: 'read', fileHash: await hashFile(path, signal), sniff: sniffContent(await readHead(path), false), bytes: undefined };
+  const { hash, head } = await hashFileKeepingHead(path, signal);
+  return { kind: 'read', fileHash: hash, sniff: sniffContent(head, false), bytes: undefined };
 }
 
 /** sha256 of the bytes, 32 hex characters. */
@@ -66,23 +66,19 @@ export function hashBytes(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex').slice(0, 32);
 }
 
-/** sha256 of a file read as a stream, 32 hex characters. */
-export async function hashFile(path: string, signal?: AbortSignal): Promise<string> {
+/** sha256 of a file read as a stream (32 hex characters), and its first `SNIFF_BYTES` bytes from the same pass. */
+async function hashFileKeepingHead(path: string, signal?: AbortSignal): Promise<{ hash: string; head: Uint8Array }> {
   const hash = createHash('sha256');
-  for await (const piece of createReadStream(path, { signal })) hash.update(piece as Buffer);
-  return hash.digest('hex').slice(0, 32);
-}
-
-/** The first `length` bytes of a file. */
-export async function readHead(path: string, length = SNIFF_BYTES): Promise<Uint8Array> {
-  const handle = await open(path, 'r');
-  try {
-    const buffer = Buffer.alloc(length);
-    const { bytesRead } = await handle.read(buffer, 0, length, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
+  const head: Buffer[] = [];
+  let headLength = 0;
+  for await (const piece of createReadStream(path, { signal }) as AsyncIterable<Buffer>) {
+    hash.update(piece);
+    if (headLength < SNIFF_BYTES) {
+      head.push(piece.subarray(0, SNIFF_BYTES - headLength));
+      headLength += head[head.length - 1].length;
+    }
   }
+  return { hash: hash.digest('hex').slice(0, 32), head: Buffer.concat(head) };
 }
 
 /** Read a whole file once and serve every accessor from memory. */

@@ -24,57 +24,69 @@ export class CsvLoader implements Loader {
 
   async *load(source: LoaderSource): AsyncIterable<LoadedDocument> {
     const parser = new CsvParser(this.options.delimiter ?? (source.extension === 'tsv' ? '\t' : ','));
-    let header: string[] | undefined;
+    let columns: CsvColumns | undefined;
     let rowNumber = 0;
     let ragged = 0;
-    const toDocument = (row: string[]): LoadedDocument | undefined => {
-      if (!header) {
-        header = row.map((name, index) => name.trim() || `column${index + 1}`);
-        const missing = (this.options.textColumns ?? []).filter((column) => !header!.includes(column));
-        if (missing.length > 0) {
-          throw new AxonError('INGEST_FAILED', `${source.sourceName} has no column ${missing.map((column) => `"${column}"`).join(', ')} (columns: ${header.join(', ')}).`, {
-            component: this.name,
-            fix: 'Name existing columns in csv.textColumns.',
-          });
-        }
-        return undefined;
+    for await (const row of parseRows(parser, source.textStream())) {
+      if (!columns) {
+        columns = this.columnsOf(row, source.sourceName);
+        continue;
       }
       rowNumber += 1;
-      if (row.length !== header.length) ragged += 1;
-      return this.rowToDocument(header, row, rowNumber);
-    };
-    for await (const piece of source.textStream()) {
-      for (const row of parser.push(piece)) {
-        const document = toDocument(row);
-        if (document) yield document;
-      }
-    }
-    for (const row of parser.end()) {
-      const document = toDocument(row);
+      if (row.length !== columns.header.length) ragged += 1;
+      const document = rowToDocument(columns, row, rowNumber);
       if (document) yield document;
     }
     if (parser.unterminatedQuote) source.warn('the file ends inside a quoted field (a closing " is missing); the last row may hold more than one line.');
     if (ragged > 0) source.warn(`${ragged} row${ragged === 1 ? ' has' : 's have'} a different number of fields than the header.`);
   }
 
-  private rowToDocument(header: string[], row: string[], rowNumber: number): LoadedDocument | undefined {
+  /** Read the header row once: the column names, and which positions make the text and which the metadata. */
+  private columnsOf(row: string[], sourceName: string): CsvColumns {
+    const header = row.map((name, index) => name.trim() || `column${index + 1}`);
     const textColumns = this.options.textColumns;
-    const metadata: Record<string, JsonValue> = {};
-    let content: string;
-    if (textColumns === undefined) {
-      content = header
-        .map((name, index) => [name, (row[index] ?? '').trim()] as const)
-        .filter(([, value]) => value !== '')
-        .map(([name, value]) => `${name}: ${value}`)
-        .join('\n');
-    } else {
-      content = textColumns.map((column) => (row[header.indexOf(column)] ?? '').trim()).filter((value) => value !== '').join('\n');
-      header.forEach((name, index) => {
-        if (!textColumns.includes(name) && row[index] !== undefined) metadata[name] = row[index];
+    if (textColumns === undefined) return { header };
+    const missing = textColumns.filter((column) => !header.includes(column));
+    if (missing.length > 0) {
+      throw new AxonError('INGEST_FAILED', `${sourceName} has no column ${missing.map((column) => `"${column}"`).join(', ')} (columns: ${header.join(', ')}).`, {
+        component: this.name,
+        fix: 'Name existing columns in csv.textColumns.',
       });
     }
-    if (content === '') return undefined;
-    metadata.rowNumber = rowNumber;
-    return { content, metadata };
+    return {
+      header,
+      text: { textIndexes: textColumns.map((column) => header.indexOf(column)), metadataIndexes: header.flatMap((name, index) => (textColumns.includes(name) ? [] : [index])) },
+    };
   }
+}
+
+// --- Internal helpers ---
+
+interface CsvColumns {
+  header: string[];
+  /** Set when `textColumns` is given: the header positions of the text columns (in their order) and of the others. */
+  text?: { textIndexes: number[]; metadataIndexes: number[] };
+}
+
+async function* parseRows(parser: CsvParser, pieces: AsyncIterable<string>): AsyncIterable<string[]> {
+  for await (const piece of pieces) yield* parser.push(piece);
+  yield* parser.end();
+}
+
+function rowToDocument({ header, text }: CsvColumns, row: string[], rowNumber: number): LoadedDocument | undefined {
+  const metadata: Record<string, JsonValue> = {};
+  let content: string;
+  if (text === undefined) {
+    content = header
+      .map((name, index) => [name, (row[index] ?? '').trim()] as const)
+      .filter(([, value]) => value !== '')
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\n');
+  } else {
+    content = text.textIndexes.map((index) => (row[index] ?? '').trim()).filter((value) => value !== '').join('\n');
+    for (const index of text.metadataIndexes) if (row[index] !== undefined) metadata[header[index]] = row[index];
+  }
+  if (content === '') return undefined;
+  metadata.rowNumber = rowNumber;
+  return { content, metadata };
 }

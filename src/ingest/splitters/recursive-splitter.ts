@@ -75,14 +75,8 @@ export class RecursiveSplitter {
   /** Cut `text` into pieces of at most `chunkSize`, each keeping its trailing separator (joined, they give `text`). */
   private atomize(text: string, level: number): string[] {
     if (this.measure(text) <= this.options.chunkSize) return [text];
-    const pieces = level < LEVELS.length ? LEVELS[level](text) : this.hardCut(text);
-    if (level >= LEVELS.length) return pieces;
-    const result: string[] = [];
-    for (const piece of pieces) {
-      if (this.measure(piece) <= this.options.chunkSize) result.push(piece);
-      else result.push(...this.atomize(piece, level + 1));
-    }
-    return result;
+    if (level >= LEVELS.length) return this.hardCut(text);
+    return LEVELS[level](text).flatMap((piece) => this.atomize(piece, level + 1));
   }
 
   /** Last resort for a single "word" longer than a chunk (a URL, base64): cut it by size. */
