@@ -101,22 +101,23 @@ export class LLMReranker implements PostProcessor {
 
     const listed = typeof output === 'string' ? parseRankedIds(output, (id) => positionById.has(normalizeId(id))) : undefined;
     if (listed === undefined) return this.keepOrder(documents, context, 'its reply holds no JSON array of ids', output);
-    const ranking: number[] = [];
+    // A Set keeps the model's order and tells repeats apart in one structure.
+    const ranked = new Set<number>();
     const unknown: string[] = [];
     const repeated: string[] = [];
     for (const raw of listed) {
       const position = positionById.get(normalizeId(raw));
       if (position === undefined) unknown.push(raw);
-      else if (ranking.includes(position)) repeated.push(raw);
-      else ranking.push(position);
+      else if (ranked.has(position)) repeated.push(raw);
+      else ranked.add(position);
     }
     if (unknown.length > 0) context.warn(`Ignored ${unknown.length} id(s) the model invented: ${quoteList(unknown)}.`);
     if (repeated.length > 0) context.warn(`Ignored ${repeated.length} repeated id(s): ${quoteList(repeated)}.`);
-    if (ranking.length === 0) {
+    if (ranked.size === 0) {
       return this.keepOrder(documents, context, listed.length === 0 ? 'it returned an empty list' : 'it named none of the documents', output);
     }
 
-    const ranked = new Set(ranking);
+    const ranking = [...ranked];
     ranking.slice(topN).forEach((position, index) => context.drop(documents[position].id, `ranked ${topN + index + 1} by the model, below topN ${topN}`));
     documents.forEach((document, position) => {
       if (!ranked.has(position)) context.drop(document.id, 'left out of the ranking by the model');

@@ -1,18 +1,18 @@
 import { CohereClientV2, CohereError, CohereTimeoutError } from 'cohere-ai';
 import { z } from 'zod';
-import { ProviderError } from '../../src/errors.ts';
+import type { ProviderError } from '../../src/errors.ts';
 import {
   invalidResponseError,
   messageFromErrorBody,
   networkError,
   type RequestContext,
+  requestFailedError,
   retryAfterFromHeaders,
   retryPolicyFrom,
   statusError,
   timeoutError,
   transportOptionsShape,
 } from '../../src/runtime/http.ts';
-import type { RetryPolicy } from '../../src/runtime/retry.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 
 /** Cohere's production API. */
@@ -32,9 +32,6 @@ type ConnectionOptions = z.output<typeof connectionSchema>;
 
 export interface CohereConnection {
   client: CohereClientV2;
-  baseURL: string;
-  timeoutMs: number;
-  retry: RetryPolicy;
   /** Per-request SDK options: Axon's signal, the SDK's own retries off. */
   requestOptions(signal: AbortSignal): { abortSignal: AbortSignal; maxRetries: 0; timeoutInSeconds: number };
   context(signal: AbortSignal | undefined): RequestContext;
@@ -61,9 +58,6 @@ export function connectCohere(component: string, options: ConnectionOptions): Co
   const describeError = (error: unknown) => describeCohereError(component, error, { apiKey, baseURL, timeoutMs: options.timeoutMs });
   return {
     client,
-    baseURL,
-    timeoutMs: options.timeoutMs,
-    retry,
     requestOptions: (signal) => ({ abortSignal: signal, maxRetries: 0, timeoutInSeconds: options.timeoutMs / 1000 }),
     context: (signal) => ({ provider: component, timeoutMs: options.timeoutMs, retry, signal, describeError }),
   };
@@ -87,6 +81,5 @@ function describeCohereError(component: string, error: unknown, context: { apiKe
     });
   }
   if (error instanceof SyntaxError) return invalidResponseError(component, 200, 'A streamed event is not valid JSON.');
-  const message = error instanceof Error ? error.message : String(error);
-  return new ProviderError(`Request failed: ${context.apiKey.redact(message)}`, { provider: component, fix: 'Check the base URL and the options sent.' });
+  return requestFailedError(component, error, context.apiKey);
 }

@@ -3,7 +3,7 @@ import type { Reranker, RerankOptions, RerankResult } from '../../src/contracts/
 import { request } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { rerankResultsFromResponse } from '../../src/runtime/provider-responses.ts';
-import { assertTexts } from '../shared/chat-input.ts';
+import { assertTexts, clampTopN } from '../shared/chat-input.ts';
 import { type CohereConnection, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
 
 export const cohereRerankOptionsSchema = z
@@ -50,7 +50,7 @@ export class CohereRerank implements Reranker {
   async rerank(query: string, documents: string[], options: RerankOptions): Promise<RerankResult[]> {
     assertTexts(documents, this.maxDocumentsPerCall, 'documents', NAME);
     if (documents.length === 0) return [];
-    const topN = Math.max(1, Math.min(Math.floor(options.topN), documents.length));
+    const topN = clampTopN(options.topN, documents.length);
     const { client } = this.#connection;
     const { data, rawResponse } = await request(this.#connection.context(options.signal), (signal) =>
       client

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { Vector } from '../../src/document.ts';
-import { HttpClient, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
+import { type HttpClient, transportOptionsShape } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { vectorsFromIndexedData } from '../../src/runtime/provider-responses.ts';
-import { apiKeySchema, resolveApiKey } from '../../src/runtime/secret.ts';
+import { apiKeySchema } from '../../src/runtime/secret.ts';
 import { assertTexts } from '../shared/chat-input.ts';
+import { connectJina } from './jina-client.ts';
 
 export const jinaEmbeddingsOptionsSchema = z
   .object({
@@ -65,22 +66,13 @@ export class JinaEmbeddings implements EmbeddingsProvider {
 
   constructor(options: JinaEmbeddingsOptions = {}) {
     const parsed = parseOptions(jinaEmbeddingsOptionsSchema, options, NAME);
+    ({ http: this.#http, baseURL: this.baseURL } = connectJina(NAME, parsed));
     this.model = parsed.model;
-    this.baseURL = parsed.baseURL.replace(/\/+$/, '');
     this.maxBatchSize = parsed.maxBatchSize;
     this.maxParallelCalls = parsed.maxParallelCalls;
     this.#requestedDimensions = parsed.dimensions;
     this.#tasks = { query: parsed.queryTask, document: parsed.documentTask };
     this.#dimensions = parsed.dimensions ?? KNOWN_DIMENSIONS[parsed.model];
-    this.#http = new HttpClient({
-      provider: NAME,
-      baseURL: this.baseURL,
-      apiKey: resolveApiKey(parsed.apiKey, { component: NAME, environmentVariable: 'JINA_API_KEY' }),
-      keyFix: 'Check the key passed as apiKey or set in JINA_API_KEY.',
-      timeoutMs: parsed.timeoutMs,
-      retry: retryPolicyFrom(parsed),
-      fetch: parsed.fetch,
-    });
   }
 
   /** Vector length; `undefined` for an unknown model until the first reply. */

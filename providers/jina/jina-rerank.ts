@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import type { Reranker, RerankOptions, RerankResult } from '../../src/contracts/reranker.ts';
-import { HttpClient, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
+import { type HttpClient, transportOptionsShape } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
-import { apiKeySchema, resolveApiKey } from '../../src/runtime/secret.ts';
-import { assertTexts } from '../shared/chat-input.ts';
+import { apiKeySchema } from '../../src/runtime/secret.ts';
+import { assertTexts, clampTopN } from '../shared/chat-input.ts';
 import { rerankJinaFormat } from '../shared/jina-rerank-format.ts';
+import { connectJina } from './jina-client.ts';
 
 export const jinaRerankOptionsSchema = z
   .object({
@@ -39,18 +40,9 @@ export class JinaRerank implements Reranker {
 
   constructor(options: JinaRerankOptions = {}) {
     const parsed = parseOptions(jinaRerankOptionsSchema, options, NAME);
+    ({ http: this.#http, baseURL: this.baseURL } = connectJina(NAME, parsed));
     this.model = parsed.model;
-    this.baseURL = parsed.baseURL.replace(/\/+$/, '');
     this.maxDocumentsPerCall = parsed.maxDocumentsPerCall;
-    this.#http = new HttpClient({
-      provider: NAME,
-      baseURL: this.baseURL,
-      apiKey: resolveApiKey(parsed.apiKey, { component: NAME, environmentVariable: 'JINA_API_KEY' }),
-      keyFix: 'Check the key passed as apiKey or set in JINA_API_KEY.',
-      timeoutMs: parsed.timeoutMs,
-      retry: retryPolicyFrom(parsed),
-      fetch: parsed.fetch,
-    });
   }
 
   /**
@@ -60,7 +52,6 @@ export class JinaRerank implements Reranker {
   async rerank(query: string, documents: string[], options: RerankOptions): Promise<RerankResult[]> {
     assertTexts(documents, this.maxDocumentsPerCall, 'documents', NAME);
     if (documents.length === 0) return [];
-    const topN = Math.max(1, Math.min(Math.floor(options.topN), documents.length));
-    return rerankJinaFormat(this.#http, 'rerank', NAME, { model: this.model, query, documents, topN, signal: options.signal });
+    return rerankJinaFormat(this.#http, 'rerank', NAME, { model: this.model, query, documents, topN: clampTopN(options.topN, documents.length), signal: options.signal });
   }
 }

@@ -51,23 +51,25 @@ export class LocalHashEmbeddings implements EmbeddingsProvider {
   embedOne(text: string): Float32Array {
     const vector = new Float32Array(this.dimensions);
     const words = wordsOf(text);
-    const features = new Map<string, number>();
-    const add = (feature: string, weight: number) => features.set(feature, (features.get(feature) ?? 0) + weight);
+    // Feature → how often it occurs; the prefix (w:, b:, c<n>:) says which weight applies.
+    const counts = new Map<string, number>();
+    const count = (feature: string) => counts.set(feature, (counts.get(feature) ?? 0) + 1);
     const { wordWeight, bigramWeight, characterNgramWeight, characterNgrams } = this.options;
+    const ngramWeight = characterNgramWeight / characterNgrams.length;
     for (let index = 0; index < words.length; index++) {
       const word = words[index];
-      add(`w:${word}`, 1);
-      if (index + 1 < words.length) add(`b:${word} ${words[index + 1]}`, 1);
+      count(`w:${word}`);
+      if (index + 1 < words.length) count(`b:${word} ${words[index + 1]}`);
       const padded = `<${word}>`;
       for (const size of characterNgrams) {
-        for (let start = 0; start + size <= padded.length; start++) add(`c${size}:${padded.slice(start, start + size)}`, 1);
+        for (let start = 0; start + size <= padded.length; start++) count(`c${size}:${padded.slice(start, start + size)}`);
       }
     }
-    for (const [feature, count] of features) {
+    for (const [feature, occurrences] of counts) {
       const kind = feature.charCodeAt(0);
-      let weight = kind === 119 /* w */ ? wordWeight : kind === 98 /* b */ ? bigramWeight : characterNgramWeight / characterNgrams.length;
+      let weight = kind === 119 /* w */ ? wordWeight : kind === 98 /* b */ ? bigramWeight : ngramWeight;
       // Sublinear term frequency: the tenth repetition of a word says much less than the first.
-      weight *= 1 + Math.log(count);
+      weight *= 1 + Math.log(occurrences);
       const hash = fnv1a(feature);
       const bucket = hash % this.dimensions;
       // A second, independent bit decides the sign so colliding features cancel out on average.

@@ -3,7 +3,7 @@ import type { Reranker, RerankOptions, RerankResult } from '../../src/contracts/
 import { HttpClient, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { apiKeySchema, resolveApiKey } from '../../src/runtime/secret.ts';
-import { assertTexts } from '../shared/chat-input.ts';
+import { assertTexts, clampTopN } from '../shared/chat-input.ts';
 import { rerankJinaFormat } from '../shared/jina-rerank-format.ts';
 
 export const localAIRerankOptionsSchema = z
@@ -58,7 +58,6 @@ export class LocalAIRerank implements Reranker {
   async rerank(query: string, documents: string[], options: RerankOptions): Promise<RerankResult[]> {
     assertTexts(documents, this.maxDocumentsPerCall, 'documents', NAME);
     if (documents.length === 0) return [];
-    const topN = Math.max(1, Math.min(Math.floor(options.topN), documents.length));
-    return rerankJinaFormat(this.#http, 'v1/rerank', NAME, { model: this.model, query, documents, topN, signal: options.signal });
+    return rerankJinaFormat(this.#http, 'v1/rerank', NAME, { model: this.model, query, documents, topN: clampTopN(options.topN, documents.length), signal: options.signal });
   }
 }

@@ -59,7 +59,7 @@ export class OpenAIChat implements ChatProvider {
     assertChatMessages(messages, NAME);
     const { client } = this.#connection;
     const { data, response } = await request(this.#connection.context(options.signal), (signal) =>
-      client.chat.completions.create(this.#body(messages, options), { signal, maxRetries: 0, timeout: this.#connection.timeoutMs }).withResponse(),
+      client.chat.completions.create(this.#body(messages, options), this.#connection.requestOptions(signal)).withResponse(),
     );
     const content = (data as { choices?: Array<{ message?: { content?: unknown } }> } | null)?.choices?.[0]?.message?.content;
     if (typeof content !== 'string') throw invalidResponseError(NAME, response.status, 'choices[0].message.content is missing or not a string.');
@@ -74,7 +74,7 @@ export class OpenAIChat implements ChatProvider {
     assertChatMessages(messages, NAME);
     const { client } = this.#connection;
     const chunks = streamRequest(this.#connection.context(options.signal), (signal) =>
-      client.chat.completions.create({ ...this.#body(messages, options), stream: true }, { signal, maxRetries: 0, timeout: this.#connection.timeoutMs }),
+      client.chat.completions.create({ ...this.#body(messages, options), stream: true }, this.#connection.requestOptions(signal)),
     );
     for await (const chunk of chunks) {
       const choices = (chunk as { choices?: unknown } | null)?.choices;

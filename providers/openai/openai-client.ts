@@ -1,18 +1,18 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
-import { ProviderError } from '../../src/errors.ts';
+import type { ProviderError } from '../../src/errors.ts';
 import {
   invalidResponseError,
   messageFromErrorBody,
   networkError,
   type RequestContext,
+  requestFailedError,
   retryAfterFromHeaders,
   retryPolicyFrom,
   statusError,
   timeoutError,
   transportOptionsShape,
 } from '../../src/runtime/http.ts';
-import type { RetryPolicy } from '../../src/runtime/retry.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 
 /** The official endpoint; any other `baseURL` is treated as an OpenAI-compatible server. */
@@ -47,8 +47,8 @@ export interface OpenAIConnection {
   client: OpenAI;
   baseURL: string;
   official: boolean;
-  timeoutMs: number;
-  retry: RetryPolicy;
+  /** Per-request SDK options: the attempt's signal, the SDK's own retries off, the time limit. */
+  requestOptions(signal: AbortSignal): { signal: AbortSignal; maxRetries: 0; timeout: number };
   /** The request context for one call. */
   context(signal: AbortSignal | undefined): RequestContext;
 }
@@ -81,8 +81,7 @@ export function connectOpenAI(component: string, options: ConnectionOptions): Op
     client,
     baseURL,
     official,
-    timeoutMs: options.timeoutMs,
-    retry,
+    requestOptions: (signal) => ({ signal, maxRetries: 0, timeout: options.timeoutMs }),
     context: (signal) => ({ provider: component, timeoutMs: options.timeoutMs, retry, signal, describeError }),
   };
 }
@@ -110,9 +109,5 @@ function describeOpenAIError(component: string, error: unknown, context: { apiKe
     });
   }
   if (error instanceof SyntaxError) return invalidResponseError(component, undefined, 'The response body is not valid JSON.');
-  const message = error instanceof Error ? error.message : String(error);
-  return new ProviderError(`Request failed: ${context.apiKey ? context.apiKey.redact(message) : message}`, {
-    provider: component,
-    fix: 'Check the base URL and the options sent.',
-  });
+  return requestFailedError(component, error, context.apiKey);
 }

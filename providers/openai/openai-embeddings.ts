@@ -90,7 +90,7 @@ export class OpenAIEmbeddings implements EmbeddingsProvider {
     };
     const { client } = this.#connection;
     const { data, response } = await request(this.#connection.context(options.signal), (signal) =>
-      client.embeddings.create(body, { signal, maxRetries: 0, timeout: this.#connection.timeoutMs }).withResponse(),
+      client.embeddings.create(body, this.#connection.requestOptions(signal)).withResponse(),
     );
     const vectors = vectorsFromIndexedData(NAME, response.status, (data as { data?: unknown } | null)?.data, { count: texts.length, dimensions: this.#dimensions });
     this.#dimensions ??= vectors[0]?.length;

@@ -41,3 +41,8 @@ export function assertTexts(texts: unknown, limit: number, label: string, compon
     if (typeof text !== 'string') throw new AxonError('INVALID_ARGUMENT', `${label}[${position}] is not a string.`, { component });
   });
 }
+
+/** The `top_n` sent to a rerank service: `topN` rounded down and kept within 1..`documentCount`. */
+export function clampTopN(topN: number, documentCount: number): number {
+  return Math.max(1, Math.min(Math.floor(topN), documentCount));
+}

@@ -69,19 +69,16 @@ export async function request<T>(context: RequestContext, attempt: (signal: Abor
  * The timeout applies to the wait for each item. Leaving the loop early closes the connection.
  */
 export async function* streamRequest<T>(context: RequestContext, open: (signal: AbortSignal) => Promise<AsyncIterable<T>>): AsyncGenerator<T> {
-  let deadline: AttemptDeadline | undefined;
-  const iterable = await context.retry.run(async () => {
-    const attemptDeadline = new AttemptDeadline(context.timeoutMs, context.signal);
+  // The deadline of the attempt that opened the stream goes on to time each item.
+  const { iterable, deadline: current } = await context.retry.run(async () => {
+    const deadline = new AttemptDeadline(context.timeoutMs, context.signal);
     try {
-      const opened = await open(attemptDeadline.signal);
-      deadline = attemptDeadline;
-      return opened;
+      return { iterable: await open(deadline.signal), deadline };
     } catch (error) {
-      attemptDeadline.dispose();
-      throw classifyFailure(error, context, attemptDeadline);
+      deadline.dispose();
+      throw classifyFailure(error, context, deadline);
     }
   }, { component: context.provider, signal: context.signal });
-  const current = deadline as unknown as AttemptDeadline;
   const iterator = iterable[Symbol.asyncIterator]();
   let finished = false;
   try {
@@ -237,6 +234,15 @@ export function timeoutError(provider: string, timeoutMs: number): ProviderError
     retryable: true,
     fix: 'Raise timeoutMs, send smaller batches, or check the server load.',
   });
+}
+
+/**
+ * The `ProviderError` for a failure an SDK raised that is neither an HTTP status, a network error nor a timeout.
+ * Not retryable; the key is redacted from the message should it appear there.
+ */
+export function requestFailedError(provider: string, cause: unknown, secret?: Secret): ProviderError {
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return new ProviderError(`Request failed: ${secret ? secret.redact(message) : message}`, { provider, fix: 'Check the base URL and the options sent.' });
 }
 
 /** The `ProviderError` for a response we cannot trust (malformed JSON, wrong shape, impossible values). */

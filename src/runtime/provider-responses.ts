@@ -1,7 +1,6 @@
 import type { RerankResult } from '../contracts/reranker.ts';
 import type { Vector } from '../document.ts';
-import type { ProviderError } from '../errors.ts';
-import { invalidResponseError } from './http.ts';
+import { invalidResponseError as invalid } from './http.ts';
 
 /**
  * Strict checks of what remote services send back, shared by every provider, so a wrong answer becomes a
@@ -105,10 +104,6 @@ export function validateVectors(provider: string, status: number | undefined, ve
 }
 
 // --- Internal helpers ---
-
-function invalid(provider: string, status: number | undefined, problem: string): ProviderError {
-  return invalidResponseError(provider, status, problem);
-}
 
 function decodeBase64Floats(provider: string, status: number | undefined, text: string, where: string): Float32Array {
   const bytes = Buffer.from(text, 'base64');

@@ -27,7 +27,7 @@ export function describeTransportBehaviour(setup: TransportSuiteSetup): void {
     };
     const attempts = () => setup.server().requestsTo(setup.path).length;
 
-    it('sends the key as a bearer token and never shows it', () => {
+    it('keeps the key out of every rendering of the provider (the bearer header is checked in the 401 case)', () => {
       const { provider } = build();
       expectNoSecret(provider);
     });
