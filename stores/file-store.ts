@@ -1,3 +1,4 @@
+import { parseOptions } from '../src/runtime/options.ts';
 import { mkdir, readFile, unlink } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -20,7 +21,7 @@ import {
 } from './file-store-format.ts';
 import { coverMergedSegments, keywordSnapshotDue, loadKeywordIndex, writeKeywordSnapshot, type LoadedKeywordIndex } from './file-store-keyword.ts';
 import { createKeywordIndex, keywordIndexDisabled, keywordIndexOptionSchema, keywordInput, searchKeywordIndex } from './keyword-index-support.ts';
-import { assertIdList, assertSourceArguments, configError, vectorPrecisionSchema, VectorIndex, type PreparedBatch, type VectorPrecision } from './vector-index.ts';
+import { assertIdList, assertSourceArguments, vectorPrecisionSchema, VectorIndex, type PreparedBatch, type VectorPrecision } from './vector-index.ts';
 
 export const fileStoreOptionsSchema = z
   .object({
@@ -89,15 +90,14 @@ export class FileStore implements VectorStore, KeywordSearchable {
   private readonly keywordIndexOption: z.output<typeof keywordIndexOptionSchema>;
 
   constructor(options: FileStoreOptions) {
-    const parsed = fileStoreOptionsSchema.safeParse(options);
-    if (!parsed.success) throw configError(parsed.error.issues, NAME);
-    this.directory = resolve(parsed.data.directory);
-    this.topK = parsed.data.topK;
-    this.lockTimeoutMs = parsed.data.lockTimeoutMs;
-    this.autoCompact = parsed.data.autoCompact;
-    this.precision = parsed.data.precision;
-    this.keywordIndexOption = parsed.data.keywordIndex;
-    this.keywordIndexEnabled = parsed.data.keywordIndex !== false;
+    const parsed = parseOptions(fileStoreOptionsSchema, options, NAME);
+    this.directory = resolve(parsed.directory);
+    this.topK = parsed.topK;
+    this.lockTimeoutMs = parsed.lockTimeoutMs;
+    this.autoCompact = parsed.autoCompact;
+    this.precision = parsed.precision;
+    this.keywordIndexOption = parsed.keywordIndex;
+    this.keywordIndexEnabled = parsed.keywordIndex !== false;
   }
 
   /**

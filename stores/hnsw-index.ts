@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { parseOptions } from '../src/runtime/options.ts';
 import { AxonError } from '../src/errors.ts';
 import { decodeHnsw, encodeHnsw } from './hnsw-index-format.ts';
-import { assertTopK, configError } from './vector-index.ts';
+import { assertTopK } from './vector-index.ts';
 
 export const hnswIndexOptionsSchema = z
   .object({
@@ -79,14 +80,13 @@ export class HnswIndex {
   private visitEpoch = 0;
 
   constructor(options: HnswIndexOptions) {
-    const parsed = hnswIndexOptionsSchema.safeParse(options);
-    if (!parsed.success) throw configError(parsed.error.issues, typeof options?.component === 'string' ? options.component : 'hnsw-index');
-    this.options = parsed.data;
-    this.component = parsed.data.component;
-    this.dimensions = parsed.data.dimensions;
-    this.maxLayerZero = 2 * parsed.data.m;
-    this.randomState = parsed.data.seed >>> 0 || 1;
-    this.capacity = parsed.data.initialCapacity;
+    const parsed = parseOptions(hnswIndexOptionsSchema, options, typeof options?.component === 'string' ? options.component : 'hnsw-index');
+    this.options = parsed;
+    this.component = parsed.component;
+    this.dimensions = parsed.dimensions;
+    this.maxLayerZero = 2 * parsed.m;
+    this.randomState = parsed.seed >>> 0 || 1;
+    this.capacity = parsed.initialCapacity;
     this.vectors = new Float32Array(this.capacity * this.dimensions);
     this.levels = new Uint8Array(this.capacity);
     this.deleted = new Uint8Array(this.capacity);

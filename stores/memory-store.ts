@@ -1,3 +1,4 @@
+import { parseOptions } from '../src/runtime/options.ts';
 import { z } from 'zod';
 import type { KeywordSearchable, KeywordSearchOptions } from '../src/contracts/keyword-search.ts';
 import type { StoreOperationOptions, VectorSearchOptions, VectorStore } from '../src/contracts/vector-store.ts';
@@ -5,7 +6,7 @@ import type { Document, Vector } from '../src/document.ts';
 import { throwIfAborted } from '../src/errors.ts';
 import type { Bm25Index } from './bm25-index.ts';
 import { createKeywordIndex, keywordIndexOptionSchema, keywordInput, searchKeywordIndex } from './keyword-index-support.ts';
-import { assertIdList, assertSourceArguments, configError, vectorPrecisionSchema, VectorIndex } from './vector-index.ts';
+import { assertIdList, assertSourceArguments, vectorPrecisionSchema, VectorIndex } from './vector-index.ts';
 
 export const memoryStoreOptionsSchema = z
   .object({
@@ -43,11 +44,10 @@ export class MemoryStore implements VectorStore, KeywordSearchable {
   private readonly keyword: Bm25Index | undefined;
 
   constructor(options: MemoryStoreOptions = {}) {
-    const parsed = memoryStoreOptionsSchema.safeParse(options);
-    if (!parsed.success) throw configError(parsed.error.issues, NAME);
-    this.topK = parsed.data.topK;
-    this.index = new VectorIndex({ component: NAME, precision: parsed.data.precision });
-    this.keyword = createKeywordIndex(parsed.data.keywordIndex);
+    const parsed = parseOptions(memoryStoreOptionsSchema, options, NAME);
+    this.topK = parsed.topK;
+    this.index = new VectorIndex({ component: NAME, precision: parsed.precision });
+    this.keyword = createKeywordIndex(parsed.keywordIndex);
     this.keywordIndexEnabled = this.keyword !== undefined;
   }
 

@@ -1,6 +1,7 @@
+import { parseOptions } from '../src/runtime/options.ts';
 import { z } from 'zod';
 import type { Document, JsonValue, Vector } from '../src/document.ts';
-import { AxonError, ConfigError } from '../src/errors.ts';
+import { AxonError } from '../src/errors.ts';
 import { compileFilter, parseFilter, type Filter } from '../src/filter/index.ts';
 import { assertVector } from '../src/runtime/embed.ts';
 import { SimdVectorSpace } from './simd/simd-index.ts';
@@ -73,12 +74,11 @@ export class VectorIndex {
   private readonly filterCache = new Map<string, Int32Array>();
 
   constructor(options: VectorIndexOptions = {}) {
-    const parsed = vectorIndexOptionsSchema.safeParse(options);
-    if (!parsed.success) throw configError(parsed.error.issues, 'vector-index');
-    this.component = parsed.data.component;
-    this.capacity = parsed.data.initialCapacity;
-    this.filterCacheSize = parsed.data.filterCacheSize;
-    this.precision = parsed.data.precision;
+    const parsed = parseOptions(vectorIndexOptionsSchema, options, 'vector-index');
+    this.component = parsed.component;
+    this.capacity = parsed.initialCapacity;
+    this.filterCacheSize = parsed.filterCacheSize;
+    this.precision = parsed.precision;
   }
 
   /** How many documents the index holds. */
@@ -331,14 +331,6 @@ export function cloneJson<T extends JsonValue | Record<string, JsonValue>>(value
     else copy[key] = item;
   }
   return copy as T;
-}
-
-/** Build the error for invalid constructor options of a store or index. */
-export function configError(issues: readonly { path: PropertyKey[]; message: string }[], component: string): ConfigError {
-  return new ConfigError(
-    issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })),
-    { component, source: `${component} options` },
-  );
 }
 
 /** Throw `INVALID_ARGUMENT` unless the source arguments of `deleteBySource`/`getBySource` are strings. */

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { AxonError, ConfigError } from '../errors.ts';
+import { AxonError } from '../errors.ts';
+import { parseOptions } from '../runtime/options.ts';
 import { IngestRun } from './ingest-run.ts';
 import { createDefaultLoaders } from './loaders/index.ts';
 import { resolveSplitterOptions, splitterOptionsSchema } from './splitters/recursive-splitter.ts';
@@ -80,11 +81,7 @@ export type IngestOptions = z.input<typeof ingestOptionsSchema> & {
  */
 export async function ingestPaths(paths: readonly string[], target: IngestTarget, options: IngestOptions = {}): Promise<IngestSummary> {
   const { signal, onProgress, loaders, ...rest } = options;
-  const parsed = ingestOptionsSchema.safeParse(rest);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })), { component: 'ingest', source: 'ingest options' });
-  }
-  const settings = parsed.data;
+  const settings = parseOptions(ingestOptionsSchema, rest, 'ingest');
   const splitter = resolveSplitterOptions({ chunkSize: settings.chunkSize, chunkOverlap: settings.chunkOverlap, unit: settings.unit });
   if (!Array.isArray(paths) || paths.length === 0 || paths.some((path) => typeof path !== 'string' || path === '')) {
     throw new AxonError('INVALID_ARGUMENT', 'paths must be a non-empty array of non-empty strings.', { component: 'ingest', fix: 'Pass files, directories or glob patterns, e.g. ["docs"].' });

@@ -3,7 +3,8 @@ import { ConfigError } from '../errors.ts';
 
 /**
  * Validate a component's constructor options against its zod schema and return the parsed value (defaults
- * filled in). Every problem is reported at once, each with its path, as a `ConfigError` naming the component.
+ * filled in). Every problem is reported at once, each with its path, as a `ConfigError` naming the component
+ * ("Invalid configuration in memory-store options").
  *
  * @throws ConfigError
  */
@@ -12,6 +13,6 @@ export function parseOptions<Schema extends z.ZodType>(schema: Schema, options: 
   if (parsed.success) return parsed.data;
   throw new ConfigError(
     parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })),
-    { component },
+    { component, source: `${component} options` },
   );
 }

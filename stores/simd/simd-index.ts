@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { parseOptions } from '../../src/runtime/options.ts';
 import { AxonError } from '../../src/errors.ts';
-import { assertTopK, configError, type SearchHits } from '../vector-index.ts';
+import { assertTopK, type SearchHits } from '../vector-index.ts';
 import { int8QueryScale, quantizeRow } from './int8-quantization.ts';
 import { codeOffset, planLayout, WASM_PAGE_BYTES, type SpaceLayout } from './space-layout.ts';
 import { createMemory, instantiateKernel, type SearchKernel, type WasmMemory } from './wasm-runtime.ts';
@@ -81,13 +82,12 @@ export class SimdVectorSpace {
   private largestNorm = 0;
 
   constructor(options: SimdVectorSpaceOptions) {
-    const parsed = simdVectorSpaceOptionsSchema.safeParse(options);
-    if (!parsed.success) throw configError(parsed.error.issues, typeof options?.component === 'string' ? options.component : 'simd-vector-space');
-    this.options = parsed.data;
-    this.component = parsed.data.component;
-    this.dimensions = parsed.data.dimensions;
-    this.quantization = parsed.data.quantization;
-    this.layout = this.planFor(parsed.data.initialCapacity, parsed.data.initialCapacity);
+    const parsed = parseOptions(simdVectorSpaceOptionsSchema, options, typeof options?.component === 'string' ? options.component : 'simd-vector-space');
+    this.options = parsed;
+    this.component = parsed.component;
+    this.dimensions = parsed.dimensions;
+    this.quantization = parsed.quantization;
+    this.layout = this.planFor(parsed.initialCapacity, parsed.initialCapacity);
     this.codeScratch = new Int8Array(this.layout.codeStride);
     this.replaceMemory(this.layout);
   }
