@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { abortError, AxonError, throwIfAborted } from '../errors.ts';
+import { parseOptions } from './options.ts';
 
 /**
  * The one retry policy every provider uses. Options are plain data so configuration files can set them.
@@ -62,7 +63,7 @@ export class RetryPolicy {
   readonly #onRetry: ((event: RetryEvent) => void) | undefined;
 
   constructor(options: RetryOptions = {}, hooks: RetryHooks = {}) {
-    const parsed = retryOptionsSchema.parse(options);
+    const parsed = parseOptions(retryOptionsSchema, options, 'retry-policy');
     this.maxRetries = parsed.maxRetries;
     this.initialDelayMs = parsed.initialDelayMs;
     this.maxDelayMs = parsed.maxDelayMs;
