@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createRag, loadConfigFile } from '../config/create-rag.ts';
+import type { ComponentRegistry } from '../config/registry.ts';
 import { EmbeddedRAG } from '../config/embedded-rag.ts';
 import type { RAG } from '../rag.ts';
 
@@ -44,13 +45,12 @@ export interface LoadedPipeline {
  * when there is one, else the embedded default. `--store DIR` overrides a file store's folder.
  */
 export async function loadPipeline(options: CommandOptions, io: CommandIO): Promise<LoadedPipeline> {
-  const configPath = options.config ?? (existsSync(resolve(io.cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined);
-  if (configPath === undefined) {
+  const loaded = await loadConfiguration(options, io);
+  if (loaded === undefined) {
     const directory = resolve(io.cwd, options.store ?? '.axon');
     return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, source: 'the embedded default' };
   }
-  const loaded = await loadConfigFile(resolve(io.cwd, configPath));
-  const config = (loaded.config ?? {}) as { store?: { type?: string; path?: string } };
+  const config = loaded.config as { store?: { type?: string; path?: string } };
   const fileStore = config.store === undefined || config.store.type === 'file';
   if (options.store !== undefined) {
     if (!fileStore) throw new UsageError(`--store sets a file store's folder, but ${loaded.source} configures a "${config.store?.type}" store.`);
@@ -59,6 +59,28 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
   const rag = createRag(config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory, source: loaded.source });
   const dataDirectory = fileStore ? resolve(loaded.baseDirectory, config.store?.path ?? '.axon') : resolve(io.cwd, '.axon');
   return { rag, dataDirectory, source: loaded.source };
+}
+
+/** A configuration file as read for a command, with its plugins registered. */
+export interface LoadedConfiguration {
+  config: Record<string, unknown>;
+  registry: ComponentRegistry;
+  baseDirectory: string;
+  source: string;
+}
+
+/**
+ * The configuration a command uses: `--config FILE`, else `axon.config.json` in the working directory when
+ * there is one; `undefined` when neither exists (the embedded default).
+ */
+export async function loadConfiguration(options: CommandOptions, io: CommandIO): Promise<LoadedConfiguration | undefined> {
+  const path = options.config ?? (existsSync(resolve(io.cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined);
+  if (path === undefined) return undefined;
+  const loaded = await loadConfigFile(resolve(io.cwd, path));
+  if (loaded.config === null || typeof loaded.config !== 'object' || Array.isArray(loaded.config)) {
+    throw new UsageError(`${loaded.source} must hold a JSON object (a pipeline configuration).`);
+  }
+  return { ...loaded, config: loaded.config as Record<string, unknown> };
 }
 
 /** The configuration file `axon` reads from the working directory when `--config` is not given. */

@@ -1,18 +1,17 @@
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { createRegistry } from '../../config/built-ins.ts';
-import { createRag, loadConfigFile } from '../../config/create-rag.ts';
-import { defineComponent, type ComponentRegistry } from '../../config/registry.ts';
+import { createRag } from '../../config/create-rag.ts';
+import { defineComponent } from '../../config/registry.ts';
 import type { VectorStore } from '../../contracts/vector-store.ts';
 import type { DocumentInput } from '../../document.ts';
 import { beirDocumentText, loadBeir, type BeirDataset } from '../../eval/beir.ts';
 import { evaluateRetrieval, type RetrievalEvaluation } from '../../eval/runner.ts';
 import { SEARCH_MODES, type RAG, type SearchMode } from '../../rag.ts';
 import { chunk } from '../../runtime/concurrency.ts';
-import { DEFAULT_CONFIG_FILE, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
+import { loadConfiguration, UsageError, type CommandIO, type CommandOptions, type LoadedConfiguration } from '../io.ts';
 
 /** The options `axon eval` reads besides the shared ones. */
 export interface EvalCommandOptions extends CommandOptions {
@@ -87,7 +86,7 @@ export async function runEval(positionals: string[], options: EvalCommandOptions
   }
   const topK = parsePositiveInteger(options['top-k'], '--top-k') ?? DEFAULT_TOP_K;
   const limit = parsePositiveInteger(options.limit, '--limit');
-  const pipeline = await loadConfiguration(options, io);
+  const pipeline: EvalConfiguration = (await loadConfiguration(options, io)) ?? { config: {}, registry: createRegistry(), baseDirectory: io.cwd, source: 'the embedded default' };
   const modes = parseModes(options.mode);
   const { variants, unavailable } = parsePreProcessors(options['pre-processor'], pipeline);
 
@@ -163,26 +162,13 @@ export function splitJsonTarget(tokens: readonly { kind: string; index: number; 
 
 // --- Internal helpers ---
 
-interface LoadedConfiguration {
+interface EvalConfiguration extends LoadedConfiguration {
   config: Record<string, unknown> & { chat?: unknown; preProcessors?: unknown; store?: { type?: unknown; keywordIndex?: unknown } };
-  registry: ComponentRegistry;
-  baseDirectory: string;
-  source: string;
 }
 
 interface PipelineVariant {
   label: string;
   preProcessors: unknown;
-}
-
-async function loadConfiguration(options: CommandOptions, io: CommandIO): Promise<LoadedConfiguration> {
-  const path = options.config ?? (existsSync(resolve(io.cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined);
-  if (path === undefined) return { config: {}, registry: createRegistry(), baseDirectory: io.cwd, source: 'the embedded default' };
-  const loaded = await loadConfigFile(resolve(io.cwd, path));
-  if (loaded.config === null || typeof loaded.config !== 'object' || Array.isArray(loaded.config)) {
-    throw new UsageError(`${loaded.source} must hold a JSON object (a pipeline configuration).`);
-  }
-  return { ...loaded, config: loaded.config as LoadedConfiguration['config'] };
 }
 
 function parseModes(text: string | undefined): (SearchMode | undefined)[] {
@@ -199,7 +185,7 @@ function parseModes(text: string | undefined): (SearchMode | undefined)[] {
  * transformation is only worth its cost against it. A transformation needs a chat model: without one it is
  * reported as unavailable rather than run (it would be the baseline under another name).
  */
-function parsePreProcessors(text: string | undefined, pipeline: LoadedConfiguration): { variants: PipelineVariant[]; unavailable: EvalReport['unavailable'] } {
+function parsePreProcessors(text: string | undefined, pipeline: EvalConfiguration): { variants: PipelineVariant[]; unavailable: EvalReport['unavailable'] } {
   if (text === undefined) return { variants: [{ label: describePreProcessors(pipeline.config.preProcessors), preProcessors: pipeline.config.preProcessors }], unavailable: [] };
   const choices = [...new Set(text.split(',').map((choice) => choice.trim().toLowerCase()).filter((choice) => choice !== ''))];
   const unknown = choices.filter((choice) => !(choice in EVAL_PRE_PROCESSORS));
@@ -233,7 +219,7 @@ function describePreProcessors(entries: unknown): string {
  * A file store in `directory`, built through the registry like any configured store. The configured store's
  * keyword index options are kept, so the evaluated index is the one you would run.
  */
-function temporaryFileStore(pipeline: LoadedConfiguration, directory: string, topK: number): VectorStore {
+function temporaryFileStore(pipeline: EvalConfiguration, directory: string, topK: number): VectorStore {
   const definition = pipeline.registry.get('store', 'file')!;
   const configured = pipeline.config.store;
   const keywordIndex = configured && (configured.type === 'file' || configured.type === 'memory') && configured.keywordIndex !== undefined ? { keywordIndex: configured.keywordIndex } : {};
