@@ -86,8 +86,9 @@ export function decodeHnsw(bytes: Uint8Array, component: string): { header: Hnsw
     if (offset + 8 > bytes.length) throw corrupt(`the ${name} section is missing`);
     const length = view.getFloat64(offset, true);
     if (length !== expectedBytes || offset + 8 + length > bytes.length) throw corrupt(`the ${name} section holds ${length} bytes, expected ${expectedBytes}`);
-    // Copied so the arrays are aligned and independent of the caller's buffer.
-    const copy = bytes.slice(offset + 8, offset + 8 + length);
+    // Copied so the arrays are aligned and independent of the caller's buffer (a Buffer's slice would be a view).
+    const copy = new Uint8Array(length);
+    copy.set(bytes.subarray(offset + 8, offset + 8 + length));
     offset += 8 + padTo8(length);
     return copy;
   };

@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { parseOptions } from '../src/runtime/options.ts';
 import { AxonError } from '../src/errors.ts';
 import { decodeHnsw, encodeHnsw } from './hnsw-index-format.ts';
+import { WASM_MEMORY_LIMIT_BYTES } from './simd/simd-index.ts';
+import { WASM_PAGE_BYTES } from './simd/space-layout.ts';
+import { createMemory, instantiateKernel, type SearchKernel, type WasmMemory } from './simd/wasm-runtime.ts';
 import { assertTopK } from './vector-index.ts';
 
 export const hnswIndexOptionsSchema = z
@@ -26,8 +29,10 @@ export const hnswIndexOptionsSchema = z
     seed: z.number().int().default(42),
     /** Rebuild the graph without deleted nodes once they are this share of all nodes. @default 0.25 */
     rebuildRatio: z.number().gt(0).max(1).default(0.25),
-    /** Rows allocated up front; the arrays double when full. @default 1024 */
+    /** Nodes allocated up front; the WebAssembly memory is rebuilt at twice the size when full. @default 1024 */
     initialCapacity: z.number().int().min(1).default(1024),
+    /** Largest WebAssembly memory to create, in bytes; lower it only to test the limit. @default 4 GiB */
+    memoryLimitBytes: z.number().int().min(WASM_PAGE_BYTES).max(WASM_MEMORY_LIMIT_BYTES).default(WASM_MEMORY_LIMIT_BYTES),
   })
   .strict();
 
@@ -39,10 +44,47 @@ export interface HnswHits {
   readonly scores: Float64Array;
 }
 
+/** Where each region of an index lives in its WebAssembly memory (byte offsets, 64-byte aligned). */
+interface GraphLayout {
+  /** Nodes that fit. */
+  readonly capacity: number;
+  /** Bytes from one vector to the next: the dimensions rounded up to 16 floats, zero-padded. */
+  readonly stride: number;
+  /** Entries of each scratch list: enough for a search's candidates and a full neighbour list plus one. */
+  readonly scratch: number;
+  readonly query: number;
+  /** A copied upper-layer neighbour list. */
+  readonly listRows: number;
+  /** Rows and scores a kernel call writes. */
+  readonly foundRows: number;
+  readonly foundScores: number;
+  /** Candidates (rows, float32 scores) handed to the neighbour-selection heuristic, or rows re-scored exactly. */
+  readonly candidateRows: number;
+  readonly candidateScores: number;
+  /** Rows the heuristic keeps. */
+  readonly keptRows: number;
+  /** Float64 scores of the rows re-scored exactly. */
+  readonly exactScores: number;
+  /** One visit mark (i32) per node. */
+  readonly visitMarks: number;
+  /** Per node: a count, then up to 2m neighbours (i32). */
+  readonly layerZero: number;
+  readonly vectors: number;
+  /** Total size, with slack so that no pointer the kernel forms reaches 2^32 and wraps. */
+  readonly bytes: number;
+}
+
 /**
  * Approximate nearest neighbours by dot product (the cosine for unit vectors) with a hierarchical navigable
- * small-world graph (Malkov and Yashunin, 2016), in plain TypeScript over typed arrays: for collections
- * past about a million vectors, where an exact scan (see `SimdVectorSpace`) takes too long per query.
+ * small-world graph (Malkov and Yashunin, 2016): for large collections, where an exact scan (see
+ * `SimdVectorSpace`) takes too long per query.
+ *
+ * The vectors, the bottom layer of the graph and the visit marks live in one WebAssembly memory, and the
+ * SIMD kernel (stores/simd/search-kernel.wat) scores a node's whole neighbour list, or runs the whole
+ * neighbour-selection heuristic, in one call; the graph walk stays in TypeScript. The walk compares float32
+ * scores; the hits returned are re-scored in float64 (the scores `scanTopK` gives). Like `SimdVectorSpace`,
+ * the memory is replaced by a larger copy when full, never grown in place. One memory holds at most 4 GiB:
+ * at m 32, about 670,000 vectors of 1536 dimensions or 2.3 million of 384 (`CAPACITY_EXCEEDED` past that).
  *
  * Neighbours are chosen with the paper's diversity heuristic. Adding an id that exists replaces it.
  * Deleting marks a tombstone (searches pass through it but never return it); once tombstones reach
@@ -58,40 +100,48 @@ export interface HnswHits {
 export class HnswIndex {
   readonly component: string;
   readonly dimensions: number;
+  /** The options that shape the graph (a saved graph keeps those it was built with). */
+  readonly m: number;
+  readonly efConstruction: number;
   private readonly options: z.output<typeof hnswIndexOptionsSchema>;
   private readonly maxLayerZero: number;
-  private capacity: number;
+  private layout!: GraphLayout;
+  private memory!: WasmMemory;
+  private kernel!: SearchKernel;
+  /** Views of the whole memory. */
+  private floats!: Float32Array;
+  private ints!: Int32Array;
   private nodes = 0;
-  private vectors: Float32Array;
-  private levels: Uint8Array;
-  private deleted: Uint8Array;
-  /** Per node: a count, then up to 2m neighbours. */
-  private layerZero: Int32Array;
+  private levels!: Uint8Array;
+  private deleted!: Uint8Array;
   /** Per node: for each level 1..level, a count and up to m neighbours; undefined on level 0 only. */
   private upperLayers: (Int32Array | undefined)[] = [];
-  private ids: string[] = [];
+  private nodeIds: string[] = [];
   private readonly nodeById = new Map<string, number>();
   private deletedCount = 0;
   private entryPoint = -1;
   private maxLevel = -1;
   private randomState: number;
-  /** Visit marks: a node is visited in the current search when its mark equals `visitEpoch`. */
-  private visitMarks: Uint32Array;
+  /** A node is visited in the current search when its mark equals `visitEpoch`. */
   private visitEpoch = 0;
+  /** Reused by every search, so an insert allocates nothing but an upper-layer list now and then. */
+  private readonly frontier = new ScoredHeap(true);
+  private readonly nearest = new ScoredHeap(false);
+  /** What `searchLayer` found, best first. */
+  private resultCount = 0;
+  private resultRows = new Int32Array(256);
+  private resultScores = new Float64Array(256);
 
   constructor(options: HnswIndexOptions) {
     const parsed = parseOptions(hnswIndexOptionsSchema, options, typeof options?.component === 'string' ? options.component : 'hnsw-index');
     this.options = parsed;
     this.component = parsed.component;
     this.dimensions = parsed.dimensions;
+    this.m = parsed.m;
+    this.efConstruction = parsed.efConstruction;
     this.maxLayerZero = 2 * parsed.m;
     this.randomState = parsed.seed >>> 0 || 1;
-    this.capacity = parsed.initialCapacity;
-    this.vectors = new Float32Array(this.capacity * this.dimensions);
-    this.levels = new Uint8Array(this.capacity);
-    this.deleted = new Uint8Array(this.capacity);
-    this.layerZero = new Int32Array(this.capacity * (this.maxLayerZero + 1));
-    this.visitMarks = new Uint32Array(this.capacity);
+    this.allocate(this.planFor(1, parsed.initialCapacity));
   }
 
   /** Live (not deleted) vectors. */
@@ -104,9 +154,10 @@ export class HnswIndex {
     return this.deletedCount;
   }
 
-  /** Bytes held by the graph and its copy of the vectors (typed arrays; ids not counted). */
+  /** Bytes held: the WebAssembly memory (vectors, layer 0, visit marks) and the typed arrays outside it (ids not counted). */
   get memoryBytes(): number {
-    let bytes = this.vectors.byteLength + this.levels.byteLength + this.deleted.byteLength + this.layerZero.byteLength + this.visitMarks.byteLength;
+    let bytes = this.memory.buffer.byteLength + this.levels.byteLength + this.deleted.byteLength;
+    bytes += this.frontier.byteLength + this.nearest.byteLength + this.resultRows.byteLength + this.resultScores.byteLength;
     for (const layers of this.upperLayers) bytes += layers?.byteLength ?? 0;
     return bytes;
   }
@@ -116,19 +167,25 @@ export class HnswIndex {
   }
 
   /**
+   * The live ids, in the order they were added (an id added again counts as added last). Adds and deletes
+   * while iterating may renumber the graph: copy the ids first (`[...index.ids()]`) to change the index.
+   */
+  ids(): IterableIterator<string> {
+    return this.nodeById.keys();
+  }
+
+  /**
    * Insert a vector under `id`, replacing any vector the id had.
-   * @throws AxonError `DIMENSION_MISMATCH`, `INVALID_VECTOR` (non-finite values)
+   * @throws AxonError `DIMENSION_MISMATCH`, `INVALID_VECTOR` (non-finite values), `CAPACITY_EXCEEDED` when
+   * the memory would pass its limit (nothing is stored, and a replaced vector stays)
    */
   add(id: string, vector: ArrayLike<number>): void {
     if (typeof id !== 'string') throw new AxonError('INVALID_ARGUMENT', 'HNSW ids must be strings.', { component: this.component });
     this.assertVector(vector, 'vector');
+    // Room first, so a full memory refuses the add before an old vector of the id is deleted.
+    if (this.nodes === this.layout.capacity) this.grow();
     if (this.nodeById.has(id)) this.delete(id);
-    if (this.nodes === this.capacity) this.grow(2 * this.capacity);
-    const node = this.nodes++;
-    this.vectors.set(vector, node * this.dimensions);
-    this.ids[node] = id;
-    this.nodeById.set(id, node);
-    this.link(node, this.drawLevel());
+    this.insert(id, vector);
   }
 
   /** Remove an id; returns whether it was present. May rebuild the graph (see `rebuildRatio`). */
@@ -152,12 +209,12 @@ export class HnswIndex {
     const ef = Math.max(topK, options.ef ?? this.options.ef);
     if (!Number.isSafeInteger(ef)) throw new AxonError('INVALID_ARGUMENT', `ef must be a positive integer, got ${String(options.ef)}.`, { component: this.component });
     if (this.size === 0) return { ids: [], scores: new Float64Array(0) };
-    const target = Float32Array.from(query);
+    const target = this.layout.query;
+    this.floats.set(query, target / 4);
     let entry = this.entryPoint;
     for (let level = this.maxLevel; level > 0; level--) entry = this.greedyClosest(target, entry, level);
-    const found = this.searchLayer(target, entry, ef, 0, true);
-    const count = Math.min(topK, found.nodes.length);
-    return { ids: found.nodes.slice(0, count).map((node) => this.ids[node]), scores: Float64Array.from(found.scores.slice(0, count)) };
+    this.searchLayer(target, entry, ef, 0, true);
+    return this.exactHits(Math.min(topK, this.resultCount));
   }
 
   /** The whole index as bytes (graph, vectors, ids, options): see hnsw-index-format.ts. */
@@ -172,14 +229,20 @@ export class HnswIndex {
         offset += layers.length;
       }
     }
+    const { vectors: vectorBase, stride, layerZero } = this.layout;
+    const vectors = new Float32Array(this.nodes * this.dimensions);
+    for (let node = 0; node < this.nodes; node++) {
+      const start = (vectorBase + node * stride) / 4;
+      vectors.set(this.floats.subarray(start, start + this.dimensions), node * this.dimensions);
+    }
     const { dimensions, m, efConstruction, ef, seed } = this.options;
     return encodeHnsw(
-      { dimensions, m, efConstruction, ef, seed, randomState: this.randomState, nodes: this.nodes, entryPoint: this.entryPoint, maxLevel: this.maxLevel, ids: this.ids.slice(0, this.nodes) },
+      { dimensions, m, efConstruction, ef, seed, randomState: this.randomState, nodes: this.nodes, entryPoint: this.entryPoint, maxLevel: this.maxLevel, ids: this.nodeIds.slice(0, this.nodes) },
       {
         levels: this.levels.subarray(0, this.nodes),
         deleted: this.deleted.subarray(0, this.nodes),
-        vectors: this.vectors.subarray(0, this.nodes * this.dimensions),
-        layerZero: this.layerZero.subarray(0, this.nodes * (this.maxLayerZero + 1)),
+        vectors,
+        layerZero: this.ints.subarray(layerZero / 4, layerZero / 4 + this.nodes * (this.maxLayerZero + 1)),
         upperLayers,
       },
     );
@@ -187,25 +250,39 @@ export class HnswIndex {
 
   /**
    * Rebuild an index from `serialize`'s bytes. `options` may change what does not shape the graph
-   * (component, ef, rebuildRatio).
-   * @throws AxonError `STORE_CORRUPT` when the bytes are not a valid index
+   * (component, ef, rebuildRatio, memoryLimitBytes).
+   * @throws AxonError `STORE_CORRUPT` when the bytes are not a valid index, `CAPACITY_EXCEEDED` when it does not fit the memory limit
    */
-  static deserialize(bytes: Uint8Array, options: Pick<HnswIndexOptions, 'component' | 'ef' | 'rebuildRatio'> = {}): HnswIndex {
+  static deserialize(bytes: Uint8Array, options: Pick<HnswIndexOptions, 'component' | 'ef' | 'rebuildRatio' | 'memoryLimitBytes'> = {}): HnswIndex {
     const component = options.component ?? 'hnsw-index';
     const { header, sections } = decodeHnsw(bytes, component);
-    const index = new HnswIndex({ dimensions: header.dimensions, m: header.m, efConstruction: header.efConstruction, ef: options.ef ?? header.ef, seed: header.seed, rebuildRatio: options.rebuildRatio, component, initialCapacity: Math.max(1, header.nodes) });
+    const index = new HnswIndex({
+      dimensions: header.dimensions,
+      m: header.m,
+      efConstruction: header.efConstruction,
+      ef: options.ef ?? header.ef,
+      seed: header.seed,
+      rebuildRatio: options.rebuildRatio,
+      memoryLimitBytes: options.memoryLimitBytes,
+      component,
+      initialCapacity: Math.max(1, header.nodes),
+    });
     index.assertGraph(header.nodes, header.entryPoint, header.maxLevel, sections.levels, sections.layerZero, sections.upperLayers);
+    if (header.nodes > index.layout.capacity) index.allocate(index.planFor(header.nodes, header.nodes));
     index.nodes = header.nodes;
-    index.vectors.set(sections.vectors);
+    const { vectors, stride, layerZero } = index.layout;
+    for (let node = 0; node < header.nodes; node++) {
+      index.floats.set(sections.vectors.subarray(node * header.dimensions, (node + 1) * header.dimensions), (vectors + node * stride) / 4);
+    }
     index.levels.set(sections.levels);
     index.deleted.set(sections.deleted);
-    index.layerZero.set(sections.layerZero);
+    index.ints.set(sections.layerZero, layerZero / 4);
     let offset = 0;
     for (let node = 0; node < header.nodes; node++) {
       const slots = sections.levels[node] * (header.m + 1);
       if (slots > 0) index.upperLayers[node] = sections.upperLayers.slice(offset, offset + slots);
       offset += slots;
-      index.ids[node] = header.ids[node];
+      index.nodeIds[node] = header.ids[node];
       if (sections.deleted[node]) index.deletedCount++;
       else index.nodeById.set(header.ids[node], node);
     }
@@ -217,6 +294,15 @@ export class HnswIndex {
 
   // --- Internal helpers ---
 
+  /** Store a vector in the next node (there is room) and link it into the graph. */
+  private insert(id: string, vector: ArrayLike<number>): void {
+    const node = this.nodes++;
+    this.floats.set(vector, (this.layout.vectors + node * this.layout.stride) / 4);
+    this.nodeIds[node] = id;
+    this.nodeById.set(id, node);
+    this.link(node, this.drawLevel());
+  }
+
   /** Connect a new node on every level up to `level` (the insertion algorithm of the paper). */
   private link(node: number, level: number): void {
     this.levels[node] = level;
@@ -226,15 +312,26 @@ export class HnswIndex {
       this.maxLevel = level;
       return;
     }
-    const target = this.vectors.subarray(node * this.dimensions, (node + 1) * this.dimensions);
+    const { vectors, stride, candidateRows, candidateScores, keptRows } = this.layout;
+    const target = vectors + node * stride;
     let entry = this.entryPoint;
     for (let current = this.maxLevel; current > level; current--) entry = this.greedyClosest(target, entry, current);
     for (let current = Math.min(level, this.maxLevel); current >= 0; current--) {
-      const found = this.searchLayer(target, entry, this.options.efConstruction, current, false);
-      const chosen = this.selectNeighbours(node, found.nodes, found.scores, this.options.m);
-      this.writeNeighbours(node, current, chosen);
-      for (const neighbour of chosen) this.connect(neighbour, node, current);
-      entry = found.nodes[0];
+      this.searchLayer(target, entry, this.options.efConstruction, current, false);
+      const found = this.resultCount;
+      const rows = candidateRows / 4;
+      const scores = candidateScores / 4;
+      for (let rank = 0; rank < found; rank++) {
+        this.ints[rows + rank] = this.resultRows[rank];
+        this.floats[scores + rank] = this.resultScores[rank];
+      }
+      const chosen = this.kernel.select_diverse(vectors, stride, node, candidateRows, candidateScores, found, this.options.m, keptRows);
+      this.writeNeighbours(node, current, keptRows / 4, chosen);
+      entry = this.resultRows[0];
+      // The new node's own list is read back, since `connect` reuses the kernel's scratch lists.
+      const list = current === 0 ? this.ints : this.upperLayers[node]!;
+      const start = this.listStart(node, current);
+      for (let slot = 1; slot <= chosen; slot++) this.connect(list[start + slot], node, current);
     }
     if (level > this.maxLevel) {
       this.entryPoint = node;
@@ -244,68 +341,88 @@ export class HnswIndex {
 
   /** Add `node` to the neighbours of `owner`, pruning with the heuristic when the list is full. */
   private connect(owner: number, node: number, level: number): void {
-    const { list, offset, limit } = this.neighbourList(owner, level);
-    const count = list[offset];
+    const list = level === 0 ? this.ints : this.upperLayers[owner]!;
+    const start = this.listStart(owner, level);
+    const limit = level === 0 ? this.maxLayerZero : this.options.m;
+    const count = list[start];
     if (count < limit) {
-      list[offset + 1 + count] = node;
-      list[offset] = count + 1;
+      list[start + 1 + count] = node;
+      list[start] = count + 1;
       return;
     }
-    const pool = [{ node, score: this.similarity(owner, node) }];
-    for (let slot = 0; slot < count; slot++) pool.push({ node: list[offset + 1 + slot], score: this.similarity(owner, list[offset + 1 + slot]) });
-    pool.sort((left, right) => right.score - left.score);
-    this.writeNeighbours(owner, level, this.selectNeighbours(owner, pool.map((entry) => entry.node), pool.map((entry) => entry.score), limit));
-  }
-
-  /**
-   * The paper's heuristic: walk candidates from the most similar to `base`, keeping one only if it is more
-   * similar to `base` than to every neighbour kept so far, so the links spread in different directions
-   * instead of bunching in one cluster. `candidates` are sorted by `scores`, their similarity to `base`, best first.
-   */
-  private selectNeighbours(base: number, candidates: number[], scores: number[], limit: number): number[] {
-    const kept: number[] = [];
-    for (let position = 0; position < candidates.length; position++) {
-      const candidate = candidates[position];
-      if (candidate === base) continue;
-      const toBase = scores[position];
-      let diverse = true;
-      for (const neighbour of kept) {
-        if (this.similarity(candidate, neighbour) > toBase) {
-          diverse = false;
-          break;
-        }
+    // The pool: the new node, then the current neighbours, sorted by their score against the owner.
+    const { vectors, stride, candidateRows, candidateScores, keptRows } = this.layout;
+    const ints = this.ints;
+    const floats = this.floats;
+    const rows = candidateRows / 4;
+    const scores = candidateScores / 4;
+    ints[rows] = node;
+    for (let slot = 0; slot < count; slot++) ints[rows + 1 + slot] = list[start + 1 + slot];
+    this.kernel.dot_rows(vectors, stride, vectors + owner * stride, candidateRows, count + 1, candidateScores);
+    // Insertion sort, best first and stable: the pool is at most 2m + 1 entries, most already in order.
+    for (let position = 1; position <= count; position++) {
+      const row = ints[rows + position];
+      const score = floats[scores + position];
+      let hole = position;
+      while (hole > 0 && floats[scores + hole - 1] < score) {
+        ints[rows + hole] = ints[rows + hole - 1];
+        floats[scores + hole] = floats[scores + hole - 1];
+        hole--;
       }
-      if (diverse) kept.push(candidate);
-      if (kept.length === limit) break;
+      ints[rows + hole] = row;
+      floats[scores + hole] = score;
     }
-    return kept;
+    const chosen = this.kernel.select_diverse(vectors, stride, owner, candidateRows, candidateScores, count + 1, limit, keptRows);
+    this.writeNeighbours(owner, level, keptRows / 4, chosen);
   }
 
-  private writeNeighbours(node: number, level: number, neighbours: number[]): void {
-    const { list, offset } = this.neighbourList(node, level);
-    list[offset] = neighbours.length;
-    for (let slot = 0; slot < neighbours.length; slot++) list[offset + 1 + slot] = neighbours[slot];
+  /** Copy `count` rows from `this.ints[from…]` into the neighbour list of `node` on `level`. */
+  private writeNeighbours(node: number, level: number, from: number, count: number): void {
+    const list = level === 0 ? this.ints : this.upperLayers[node]!;
+    const start = this.listStart(node, level);
+    list[start] = count;
+    for (let slot = 0; slot < count; slot++) list[start + 1 + slot] = this.ints[from + slot];
   }
 
-  private neighbourList(node: number, level: number): { list: Int32Array; offset: number; limit: number } {
-    if (level === 0) return { list: this.layerZero, offset: node * (this.maxLayerZero + 1), limit: this.maxLayerZero };
-    return { list: this.upperLayers[node]!, offset: (level - 1) * (this.options.m + 1), limit: this.options.m };
+  /** Index of the count of `node`'s neighbour list on `level`: in `this.ints` on layer 0, else in `upperLayers[node]`. */
+  private listStart(node: number, level: number): number {
+    return level === 0 ? this.layout.layerZero / 4 + node * (this.maxLayerZero + 1) : (level - 1) * (this.options.m + 1);
   }
 
-  /** Walk to the neighbour most similar to `target` until none is better (the descent through upper layers). */
-  private greedyClosest(target: Float32Array, start: number, level: number): number {
+  /** Byte address of the neighbours of `node` on `level`, copying an upper-layer list where the kernel reads it. */
+  private neighbourAddress(node: number, level: number): number {
+    if (level === 0) return this.layout.layerZero + (node * (this.maxLayerZero + 1) + 1) * 4;
+    const list = this.upperLayers[node]!;
+    const start = (level - 1) * (this.options.m + 1);
+    const target = this.layout.listRows / 4;
+    for (let slot = 0; slot < list[start]; slot++) this.ints[target + slot] = list[start + 1 + slot];
+    return this.layout.listRows;
+  }
+
+  private neighbourCount(node: number, level: number): number {
+    return level === 0 ? this.ints[this.listStart(node, 0)] : this.upperLayers[node]![this.listStart(node, level)];
+  }
+
+  /** Walk to the neighbour most similar to the row at `target` until none is better (the descent through upper layers). */
+  private greedyClosest(target: number, start: number, level: number): number {
+    const { vectors, stride, listRows, foundScores } = this.layout;
+    const kernel = this.kernel;
     let best = start;
-    let bestScore = this.score(target, start);
+    this.ints[listRows / 4] = start;
+    kernel.dot_rows(vectors, stride, target, listRows, 1, foundScores);
+    let bestScore = this.floats[foundScores / 4];
     for (let improved = true; improved; ) {
       improved = false;
-      const { list, offset } = this.neighbourList(best, level);
-      const count = list[offset];
+      const count = this.neighbourCount(best, level);
+      const address = this.neighbourAddress(best, level);
+      kernel.dot_rows(vectors, stride, target, address, count, foundScores);
+      const rows = address / 4;
+      const scores = foundScores / 4;
       for (let slot = 0; slot < count; slot++) {
-        const neighbour = list[offset + 1 + slot];
-        const score = this.score(target, neighbour);
+        const score = this.floats[scores + slot];
         if (score > bestScore) {
           bestScore = score;
-          best = neighbour;
+          best = this.ints[rows + slot];
           improved = true;
         }
       }
@@ -314,81 +431,158 @@ export class HnswIndex {
   }
 
   /**
-   * Best-first search of one layer from `start`, keeping the `ef` most similar nodes. With `liveOnly`,
-   * deleted nodes are walked through but not returned. Returns nodes and scores, best first.
+   * Best-first search of one layer from `start` for the row at `target`, keeping the `ef` most similar
+   * nodes. With `liveOnly`, deleted nodes are walked through but not returned. Leaves the nodes found, best
+   * first (ties to the lower node), in `resultRows` and `resultScores`.
    */
-  private searchLayer(target: Float32Array, start: number, ef: number, level: number, liveOnly: boolean): { nodes: number[]; scores: number[] } {
+  private searchLayer(target: number, start: number, ef: number, level: number, liveOnly: boolean): void {
+    const { vectors, stride, listRows, visitMarks, foundRows, foundScores } = this.layout;
+    const kernel = this.kernel;
+    const ints = this.ints;
+    const floats = this.floats;
+    const deleted = this.deleted;
     const epoch = this.nextVisitEpoch();
-    // Two heaps in plain arrays: candidates to expand (best on top) and results (worst on top).
-    const candidates = new ScoredHeap(true);
-    const results = new ScoredHeap(false);
-    const startScore = this.score(target, start);
-    this.visitMarks[start] = epoch;
-    candidates.push(start, startScore);
-    if (!liveOnly || !this.deleted[start]) results.push(start, startScore);
-    while (candidates.size > 0) {
-      const currentScore = candidates.topScore();
-      if (results.size >= ef && currentScore < results.topScore()) break;
-      const current = candidates.pop();
-      const { list, offset } = this.neighbourList(current, level);
-      const count = list[offset];
-      for (let slot = 0; slot < count; slot++) {
-        const neighbour = list[offset + 1 + slot];
-        if (this.visitMarks[neighbour] === epoch) continue;
-        this.visitMarks[neighbour] = epoch;
-        const score = this.score(target, neighbour);
-        if (results.size < ef || score > results.topScore()) {
-          candidates.push(neighbour, score);
-          if (!liveOnly || !this.deleted[neighbour]) {
-            results.push(neighbour, score);
-            if (results.size > ef) results.pop();
+    // Nodes to expand (best on top) and the nearest found so far (worst on top, ready to be dropped).
+    const frontier = this.frontier;
+    const nearest = this.nearest;
+    frontier.clear();
+    nearest.clear();
+    ints[listRows / 4] = start;
+    kernel.dot_unvisited(vectors, stride, target, listRows, 1, visitMarks, epoch, foundRows, foundScores);
+    const startScore = floats[foundScores / 4];
+    frontier.push(start, startScore);
+    if (!liveOnly || !deleted[start]) nearest.push(start, startScore);
+    while (frontier.size > 0) {
+      if (nearest.size >= ef && frontier.topScore() < nearest.topScore()) break;
+      const current = frontier.pop();
+      const count = this.neighbourCount(current, level);
+      const written = kernel.dot_unvisited(vectors, stride, target, this.neighbourAddress(current, level), count, visitMarks, epoch, foundRows, foundScores);
+      for (let index = 0; index < written; index++) {
+        const score = floats[foundScores / 4 + index];
+        if (nearest.size < ef || score > nearest.topScore()) {
+          const neighbour = ints[foundRows / 4 + index];
+          frontier.push(neighbour, score);
+          if (!liveOnly || !deleted[neighbour]) {
+            if (nearest.size < ef) nearest.push(neighbour, score);
+            else nearest.replaceTop(neighbour, score);
           }
         }
       }
     }
-    return results.drainBestFirst();
+    const found = nearest.size;
+    if (this.resultRows.length < found) {
+      this.resultRows = new Int32Array(2 * found);
+      this.resultScores = new Float64Array(2 * found);
+    }
+    for (let rank = found - 1; rank >= 0; rank--) {
+      this.resultScores[rank] = nearest.topScore();
+      this.resultRows[rank] = nearest.pop();
+    }
+    this.resultCount = found;
+  }
+
+  /**
+   * The best `count` nodes of the last search, re-scored exactly (float64, the arithmetic of `scanTopK`) and
+   * ordered by those scores, ties to the lower node. The query must be in the query region.
+   */
+  private exactHits(count: number): HnswHits {
+    const { vectors, stride, query, scratch, candidateRows, exactScores } = this.layout;
+    const nodes = this.resultRows.slice(0, count);
+    const scores = new Float64Array(count);
+    const exact = new Float64Array(this.memory.buffer, exactScores, scratch);
+    for (let first = 0; first < count; first += scratch) {
+      const chunk = Math.min(scratch, count - first);
+      this.ints.set(nodes.subarray(first, first + chunk), candidateRows / 4);
+      this.kernel.score_f64(vectors, stride, this.dimensions, query, candidateRows, 1, chunk, exactScores);
+      scores.set(exact.subarray(0, chunk), first);
+    }
+    const order = Array.from({ length: count }, (_, rank) => rank).sort((left, right) => scores[right] - scores[left] || nodes[left] - nodes[right]);
+    return { ids: order.map((rank) => this.nodeIds[nodes[rank]]), scores: Float64Array.from(order, (rank) => scores[rank]) };
   }
 
   /** Build the graph again from the live nodes, in their insertion order, without the tombstones. */
   private rebuild(): void {
     const live: number[] = [];
     for (let node = 0; node < this.nodes; node++) if (!this.deleted[node]) live.push(node);
-    const vectors = this.vectors;
-    const ids = this.ids;
-    const capacity = Math.max(this.options.initialCapacity, live.length * 2);
-    this.capacity = capacity;
-    this.vectors = new Float32Array(capacity * this.dimensions);
-    this.levels = new Uint8Array(capacity);
-    this.deleted = new Uint8Array(capacity);
-    this.layerZero = new Int32Array(capacity * (this.maxLayerZero + 1));
-    this.visitMarks = new Uint32Array(capacity);
+    const oldFloats = this.floats;
+    const { vectors, stride } = this.layout;
+    const ids = this.nodeIds;
+    // Room for one more, so the add that may follow a delete (a replaced id) needs no growth.
+    this.allocate(this.planFor(live.length + 1, Math.max(this.options.initialCapacity, live.length * 2)));
     this.upperLayers = [];
-    this.ids = [];
+    this.nodeIds = [];
     this.nodeById.clear();
     this.nodes = 0;
     this.deletedCount = 0;
     this.entryPoint = -1;
     this.maxLevel = -1;
-    for (const old of live) this.add(ids[old], vectors.subarray(old * this.dimensions, (old + 1) * this.dimensions));
+    this.visitEpoch = 0;
+    for (const old of live) this.insert(ids[old], oldFloats.subarray((vectors + old * stride) / 4, (vectors + old * stride) / 4 + this.dimensions));
   }
 
-  private grow(capacity: number): void {
-    const grown = <T extends Float32Array | Uint8Array | Int32Array | Uint32Array>(array: T, width: number, make: (length: number) => T): T => {
-      const next = make(capacity * width);
-      next.set(array);
-      return next;
-    };
-    this.vectors = grown(this.vectors, this.dimensions, (length) => new Float32Array(length));
-    this.levels = grown(this.levels, 1, (length) => new Uint8Array(length));
-    this.deleted = grown(this.deleted, 1, (length) => new Uint8Array(length));
-    this.layerZero = grown(this.layerZero, this.maxLayerZero + 1, (length) => new Int32Array(length));
-    this.visitMarks = grown(this.visitMarks, 1, (length) => new Uint32Array(length));
-    this.capacity = capacity;
+  /** Move everything into a memory with room for twice the nodes (or as many as the limit allows). */
+  private grow(): void {
+    const previous = this.layout;
+    const next = this.planFor(this.nodes + 1, 2 * previous.capacity);
+    const oldBytes = new Uint8Array(this.memory.buffer);
+    this.replaceMemory(next);
+    const bytes = new Uint8Array(this.memory.buffer);
+    // Strides do not change, so each region moves as one block. Visit marks start again from zero.
+    bytes.set(oldBytes.subarray(previous.layerZero, previous.layerZero + this.nodes * (this.maxLayerZero + 1) * 4), next.layerZero);
+    bytes.set(oldBytes.subarray(previous.vectors, previous.vectors + this.nodes * previous.stride), next.vectors);
+    const levels = new Uint8Array(next.capacity);
+    levels.set(this.levels);
+    this.levels = levels;
+    const deleted = new Uint8Array(next.capacity);
+    deleted.set(this.deleted);
+    this.deleted = deleted;
+  }
+
+  /** A memory laid out for `preferredRows` nodes, or as many from `rows` up as fit the limit. */
+  private planFor(rows: number, preferredRows: number): GraphLayout {
+    const limit = this.options.memoryLimitBytes;
+    const plan = (capacity: number) => planGraph(capacity, this.dimensions, this.options.m, this.options.efConstruction);
+    const preferred = plan(preferredRows);
+    if (pagedBytes(preferred) <= limit) return preferred;
+    const needed = plan(rows);
+    const neededBytes = pagedBytes(needed);
+    if (neededBytes <= limit) {
+      // Doubling would pass the limit: take every node that still fits instead.
+      let fitting = Math.max(rows, Math.floor((limit / needed.bytes) * rows));
+      while (fitting > rows && pagedBytes(plan(fitting)) > limit) fitting--;
+      return plan(fitting);
+    }
+    throw new AxonError(
+      'CAPACITY_EXCEEDED',
+      `${rows.toLocaleString('en')} HNSW ${rows === 1 ? 'node' : 'nodes'} of ${this.dimensions} dimensions (m ${this.options.m}) need ${formatBytes(neededBytes)} of WebAssembly memory, past this index's limit of ${formatBytes(limit)} (one 32-bit WebAssembly memory addresses at most 4 GiB). Nothing was stored.`,
+      {
+        component: this.component,
+        fix: 'Split the collection across several stores, use fewer dimensions or a smaller m, or move it to a server store such as Qdrant.',
+        details: { nodes: rows, dimensions: this.dimensions, m: this.options.m, neededBytes, limitBytes: limit },
+      },
+    );
+  }
+
+  /** Empty arrays for an empty graph of `layout.capacity` nodes. */
+  private allocate(layout: GraphLayout): void {
+    this.replaceMemory(layout);
+    this.levels = new Uint8Array(layout.capacity);
+    this.deleted = new Uint8Array(layout.capacity);
+  }
+
+  private replaceMemory(layout: GraphLayout): void {
+    this.memory = createMemory(pagedBytes(layout) / WASM_PAGE_BYTES);
+    this.kernel = instantiateKernel(this.memory);
+    this.floats = new Float32Array(this.memory.buffer);
+    this.ints = new Int32Array(this.memory.buffer);
+    this.layout = layout;
+    this.visitEpoch = 0;
   }
 
   private nextVisitEpoch(): number {
-    if (this.visitEpoch === 0xffffffff) {
-      this.visitMarks.fill(0);
+    if (this.visitEpoch === 0x7fffffff) {
+      const marks = this.layout.visitMarks / 4;
+      this.ints.fill(0, marks, marks + this.layout.capacity);
       this.visitEpoch = 0;
     }
     return ++this.visitEpoch;
@@ -404,14 +598,6 @@ export class HnswIndex {
     this.randomState = state >>> 0;
     const uniform = (this.randomState + 1) / 2 ** 32;
     return Math.min(255, Math.floor(-Math.log(uniform) / Math.log(this.options.m)));
-  }
-
-  private similarity(left: number, right: number): number {
-    return dot(this.vectors, left * this.dimensions, this.vectors, right * this.dimensions, this.dimensions);
-  }
-
-  private score(target: Float32Array, node: number): number {
-    return dot(target, 0, this.vectors, node * this.dimensions, this.dimensions);
   }
 
   private assertVector(vector: ArrayLike<number>, label: string): void {
@@ -447,16 +633,49 @@ export class HnswIndex {
 }
 
 /**
- * A binary heap of (node, score) in two parallel arrays: a max-heap by score when `bestOnTop`, else a
- * min-heap (the worst kept result on top, ready to be dropped).
+ * Plan a memory for `capacity` nodes. The scratch lists hold a search's `efConstruction` candidates or a
+ * full layer-0 list plus one (the pool `connect` prunes); the final re-score goes through them in chunks.
+ */
+function planGraph(capacity: number, dimensions: number, m: number, efConstruction: number): GraphLayout {
+  const stride = alignTo(dimensions * 4, 64);
+  const scratch = Math.max(efConstruction, 2 * m + 1, 64);
+  let offset = 0;
+  const take = (size: number): number => {
+    const start = offset;
+    offset = alignTo(offset + size, 64);
+    return start;
+  };
+  const query = take(stride);
+  const listRows = take(scratch * 4);
+  const foundRows = take(scratch * 4);
+  const foundScores = take(scratch * 4);
+  const candidateRows = take(scratch * 4);
+  const candidateScores = take(scratch * 4);
+  const keptRows = take(scratch * 4);
+  const exactScores = take(scratch * 8);
+  const visitMarks = take(capacity * 4);
+  const layerZero = take(capacity * (2 * m + 1) * 4);
+  const vectors = take(capacity * stride);
+  return { capacity, stride, scratch, query, listRows, foundRows, foundScores, candidateRows, candidateScores, keptRows, exactScores, visitMarks, layerZero, vectors, bytes: offset + 64 };
+}
+
+/**
+ * A binary heap of (node, score) in two parallel typed arrays that grow when full: a max-heap when
+ * `bestOnTop`, else a min-heap (the worst kept result on top, ready to be dropped). Equal scores rank the
+ * lower node better, so results do not depend on the order nodes were offered in.
  */
 class ScoredHeap {
-  private readonly nodes: number[] = [];
-  private readonly scores: number[] = [];
+  size = 0;
+  private nodes = new Int32Array(256);
+  private scores = new Float64Array(256);
   constructor(private readonly bestOnTop: boolean) {}
 
-  get size(): number {
-    return this.nodes.length;
+  get byteLength(): number {
+    return this.nodes.byteLength + this.scores.byteLength;
+  }
+
+  clear(): void {
+    this.size = 0;
   }
 
   topScore(): number {
@@ -464,12 +683,18 @@ class ScoredHeap {
   }
 
   push(node: number, score: number): void {
-    let position = this.nodes.length;
-    this.nodes.push(node);
-    this.scores.push(score);
+    if (this.size === this.nodes.length) {
+      const nodes = new Int32Array(2 * this.size);
+      nodes.set(this.nodes);
+      this.nodes = nodes;
+      const scores = new Float64Array(2 * this.size);
+      scores.set(this.scores);
+      this.scores = scores;
+    }
+    let position = this.size++;
     while (position > 0) {
       const parent = (position - 1) >> 1;
-      if (!this.above(score, this.scores[parent])) break;
+      if (!this.above(score, node, this.scores[parent], this.nodes[parent])) break;
       this.nodes[position] = this.nodes[parent];
       this.scores[position] = this.scores[parent];
       position = parent;
@@ -481,49 +706,47 @@ class ScoredHeap {
   /** Remove the top and return its node. */
   pop(): number {
     const top = this.nodes[0];
-    const lastNode = this.nodes.pop()!;
-    const lastScore = this.scores.pop()!;
-    const size = this.nodes.length;
-    if (size === 0) return top;
+    const last = --this.size;
+    if (last > 0) this.siftDown(this.nodes[last], this.scores[last]);
+    return top;
+  }
+
+  /** Replace the top with (node, score): a push and a pop in one sift. */
+  replaceTop(node: number, score: number): void {
+    this.siftDown(node, score);
+  }
+
+  private siftDown(node: number, score: number): void {
+    const size = this.size;
     let position = 0;
     for (;;) {
       let child = 2 * position + 1;
       if (child >= size) break;
-      if (child + 1 < size && this.above(this.scores[child + 1], this.scores[child])) child++;
-      if (!this.above(this.scores[child], lastScore)) break;
+      if (child + 1 < size && this.above(this.scores[child + 1], this.nodes[child + 1], this.scores[child], this.nodes[child])) child++;
+      if (!this.above(this.scores[child], this.nodes[child], score, node)) break;
       this.nodes[position] = this.nodes[child];
       this.scores[position] = this.scores[child];
       position = child;
     }
-    this.nodes[position] = lastNode;
-    this.scores[position] = lastScore;
-    return top;
+    this.nodes[position] = node;
+    this.scores[position] = score;
   }
 
-  /** Empty the heap into arrays sorted best first. */
-  drainBestFirst(): { nodes: number[]; scores: number[] } {
-    const order = this.nodes.map((_, position) => position).sort((left, right) => this.scores[right] - this.scores[left] || this.nodes[left] - this.nodes[right]);
-    return { nodes: order.map((position) => this.nodes[position]), scores: order.map((position) => this.scores[position]) };
-  }
-
-  private above(left: number, right: number): boolean {
-    return this.bestOnTop ? left > right : left < right;
+  /** Whether (leftScore, leftNode) belongs nearer the top than (rightScore, rightNode). */
+  private above(leftScore: number, leftNode: number, rightScore: number, rightNode: number): boolean {
+    if (leftScore !== rightScore) return this.bestOnTop ? leftScore > rightScore : leftScore < rightScore;
+    return this.bestOnTop ? leftNode < rightNode : leftNode > rightNode;
   }
 }
 
-function dot(left: Float32Array, leftBase: number, right: Float32Array, rightBase: number, length: number): number {
-  const unrolled = length - (length % 4);
-  let sum0 = 0;
-  let sum1 = 0;
-  let sum2 = 0;
-  let sum3 = 0;
-  let offset = 0;
-  for (; offset < unrolled; offset += 4) {
-    sum0 += left[leftBase + offset] * right[rightBase + offset];
-    sum1 += left[leftBase + offset + 1] * right[rightBase + offset + 1];
-    sum2 += left[leftBase + offset + 2] * right[rightBase + offset + 2];
-    sum3 += left[leftBase + offset + 3] * right[rightBase + offset + 3];
-  }
-  for (; offset < length; offset++) sum0 += left[leftBase + offset] * right[rightBase + offset];
-  return sum0 + sum1 + (sum2 + sum3);
+function pagedBytes(layout: GraphLayout): number {
+  return Math.ceil(layout.bytes / WASM_PAGE_BYTES) * WASM_PAGE_BYTES;
+}
+
+function alignTo(value: number, alignment: number): number {
+  return Math.ceil(value / alignment) * alignment;
+}
+
+function formatBytes(bytes: number): string {
+  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(2)} MiB`;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HnswIndex } from '../../stores/hnsw-index.ts';
+import { createMemory, instantiateKernel, type SearchKernel } from '../../stores/simd/wasm-runtime.ts';
 import { scanTopK } from '../../stores/vector-index.ts';
 import { expectAxonError, random } from './support.ts';
 
@@ -103,6 +104,11 @@ describe('HnswIndex', () => {
     index.delete('doc7');
     const bytes = index.serialize();
     const copy = HnswIndex.deserialize(bytes);
+    // As read from a file: a Buffer, here one that starts partway into its memory.
+    const fromFile = Buffer.alloc(bytes.length + 3);
+    fromFile.set(bytes, 3);
+    const loaded = HnswIndex.deserialize(fromFile.subarray(3));
+    expect(Buffer.from(loaded.serialize()).equals(Buffer.from(bytes))).toBe(true);
     expect(copy.size).toBe(499);
     expect(copy.tombstones).toBe(1);
     expect(copy.has('doc7')).toBe(false);
@@ -144,5 +150,218 @@ describe('HnswIndex', () => {
     expectAxonError(() => index.search([1, 0], 1), 'DIMENSION_MISMATCH');
     expectAxonError(() => index.search([1, 0, 0], 0), 'INVALID_TOP_K');
     expectAxonError(() => new HnswIndex({ dimensions: 3, m: 1 }), 'CONFIG_INVALID');
+  });
+
+  it('returns the float64 scores of the exact scan for the rows it finds', () => {
+    const next = random(6);
+    const dimensions = 37;
+    const vectors = unitVectors(400, dimensions, next);
+    const index = build(vectors, dimensions);
+    const query = unitVectors(1, dimensions, next);
+    const exact = scanTopK(vectors, dimensions, query, null, 400, 400);
+    const exactScore = new Map(Array.from(exact.rows, (row, rank) => [`doc${row}`, exact.scores[rank]]));
+    const hits = index.search(query, 20, { ef: 100 });
+    expect(hits.ids.length).toBe(20);
+    hits.ids.forEach((id, rank) => expect(hits.scores[rank]).toBe(exactScore.get(id)));
+    for (let rank = 1; rank < 20; rank++) expect(hits.scores[rank]).toBeLessThanOrEqual(hits.scores[rank - 1]);
+  });
+
+  it('lists the live ids, in the order they were added', () => {
+    const index = new HnswIndex({ dimensions: 2, initialCapacity: 2, rebuildRatio: 1 });
+    for (const id of ['a', 'b', 'c', 'd']) index.add(id, [1, id.charCodeAt(0)]);
+    index.delete('b');
+    index.add('a', [0, 1]);
+    expect([...index.ids()]).toEqual(['c', 'd', 'a']);
+    expect(index.tombstones).toBe(2);
+  });
+
+  it('counts its WebAssembly memory in memoryBytes and keeps the graph through growth', () => {
+    const dimensions = 100;
+    const small = new HnswIndex({ dimensions, initialCapacity: 1 });
+    const large = new HnswIndex({ dimensions, initialCapacity: 1000 });
+    // 100 floats pad to 112 (448 bytes a row); layer 0 adds 65 ints a node. Outside the memory, the index
+    // holds a few KiB: these bytes are the WebAssembly memory's.
+    expect(large.memoryBytes).toBeGreaterThan(1000 * (448 + 65 * 4));
+    const next = random(7);
+    const vectors = unitVectors(300, dimensions, next);
+    for (let row = 0; row < 300; row++) small.add(`doc${row}`, vectors.subarray(row * dimensions, (row + 1) * dimensions));
+    expect(small.memoryBytes).toBeGreaterThan(300 * (448 + 65 * 4));
+    for (let row = 0; row < 300; row += 37) expect(small.search(vectors.subarray(row * dimensions, (row + 1) * dimensions), 1).ids).toEqual([`doc${row}`]);
+  });
+
+  it('refuses with CAPACITY_EXCEEDED past its memory limit and stores nothing', () => {
+    const dimensions = 1536;
+    const limit = 2 ** 20;
+    // Any tombstone triggers a rebuild, so a delete frees its node at once.
+    const index = new HnswIndex({ dimensions, m: 4, efConstruction: 16, initialCapacity: 4, memoryLimitBytes: limit, rebuildRatio: 0.001 });
+    const next = random(8);
+    const vectors = unitVectors(200, dimensions, next);
+    const vectorOf = (row: number) => vectors.subarray(row * dimensions, (row + 1) * dimensions);
+    let stored = 0;
+    let refusal: unknown;
+    try {
+      for (; stored < 200; stored++) index.add(`doc${stored}`, vectorOf(stored));
+    } catch (error) {
+      refusal = error;
+    }
+    // 1 MiB holds about 160 rows of 6 KiB: some were stored, and growth stopped at the limit, not before it.
+    expect(stored).toBeGreaterThan(140);
+    expect(stored).toBeLessThan(200);
+    expectAxonError(() => {
+      throw refusal;
+    }, 'CAPACITY_EXCEEDED', /past this index's limit of 1\.00 MiB \(one 32-bit WebAssembly memory addresses at most 4 GiB\)\. Nothing was stored\./);
+    expect(index.size).toBe(stored);
+    expect(index.has(`doc${stored}`)).toBe(false);
+    expect(index.memoryBytes - index.memoryBytes % 65_536).toBeLessThanOrEqual(limit + 65_536);
+    // Replacing an id also needs a new node: refused, the old vector stays.
+    expectAxonError(() => index.add('doc0', vectorOf(199)), 'CAPACITY_EXCEEDED');
+    expect(index.search(vectorOf(0), 1).ids).toEqual(['doc0']);
+    expect(index.search(vectorOf(0), 1).scores[0]).toBeCloseTo(1, 6);
+    // Deleting makes room again (the rebuild drops the tombstone), and a saved index loads only under a limit that holds it.
+    index.delete('doc1');
+    index.add('doc1', vectorOf(1));
+    expect(index.search(vectorOf(1), 1).ids).toEqual(['doc1']);
+    expectAxonError(() => HnswIndex.deserialize(index.serialize(), { memoryLimitBytes: limit / 2 }), 'CAPACITY_EXCEEDED');
+    expect(HnswIndex.deserialize(index.serialize(), { memoryLimitBytes: limit }).size).toBe(stored);
+  });
+});
+
+/** A memory laid out for the HNSW kernel exports: rows `stride` bytes apart from `vectors`, scratch regions before them. */
+function kernelFixture(rows: number, dimensions: number, next: () => number) {
+  const stride = Math.ceil((dimensions * 4) / 64) * 64;
+  const layout = { query: 0, list: stride, outRows: stride + 4096, outScores: stride + 8192, marks: stride + 12_288, vectors: stride + 12_288 + Math.ceil((rows * 4) / 64) * 64 };
+  const memory = createMemory(Math.ceil((layout.vectors + rows * stride + 64) / 65_536));
+  const kernel = instantiateKernel(memory);
+  const floats = new Float32Array(memory.buffer);
+  const ints = new Int32Array(memory.buffer);
+  const values = unitVectors(rows + 1, dimensions, next);
+  floats.set(values.subarray(rows * dimensions), layout.query / 4);
+  for (let row = 0; row < rows; row++) floats.set(values.subarray(row * dimensions, (row + 1) * dimensions), (layout.vectors + row * stride) / 4);
+  const rowAddress = (row: number) => layout.vectors + row * stride;
+  /** The float64 dot product of two rows at byte addresses, and the sum of the absolute products (for the rounding bound). */
+  const reference = (left: number, right: number) => {
+    let sum = 0;
+    let magnitude = 0;
+    for (let index = 0; index < dimensions; index++) {
+      const product = floats[left / 4 + index] * floats[right / 4 + index];
+      sum += product;
+      magnitude += Math.abs(product);
+    }
+    return { sum, magnitude };
+  };
+  return { kernel, floats, ints, stride, layout, rowAddress, reference };
+}
+
+/** Write `rows` as i32 at byte `address`. */
+function writeRows(ints: Int32Array, address: number, rows: number[]): void {
+  ints.set(rows, address / 4);
+}
+
+describe('search-kernel.wasm HNSW exports', () => {
+  const dimensionCases = [1, 3, 17, 384, 1536];
+
+  it('dot_rows scores listed rows as the float64 dot product does, within float32 rounding', () => {
+    for (const dimensions of dimensionCases) {
+      const next = random(dimensions);
+      const { kernel, floats, ints, stride, layout, rowAddress, reference } = kernelFixture(50, dimensions, next);
+      // Float32 sums of `dimensions` products in chains of dimensions / 8: a bound on their rounding.
+      const tolerance = (magnitude: number) => (dimensions / 8 + 8) * 2 ** -23 * magnitude;
+      for (const count of [1, 2, 5, 64]) {
+        const rows = Array.from({ length: count }, () => Math.floor((next() + 0.5) * 50));
+        writeRows(ints, layout.list, rows);
+        kernel.dot_rows(layout.vectors, stride, layout.query, layout.list, count, layout.outScores);
+        rows.forEach((row, index) => {
+          const { sum, magnitude } = reference(layout.query, rowAddress(row));
+          expect(Math.abs(floats[layout.outScores / 4 + index] - sum)).toBeLessThanOrEqual(tolerance(magnitude));
+        });
+      }
+      // A stored row as the query, scoring itself: its squared norm, 1.
+      writeRows(ints, layout.list, [7]);
+      kernel.dot_rows(layout.vectors, stride, rowAddress(7), layout.list, 1, layout.outScores);
+      expect(floats[layout.outScores / 4]).toBeCloseTo(1, 5);
+    }
+  });
+
+  it('dot_rows gives a row the same score alone, first or second in a pair, and with either row as the query', () => {
+    const { kernel, floats, ints, stride, layout, rowAddress } = kernelFixture(10, 384, random(9));
+    const scoreOf = (query: number, rows: number[], position: number) => {
+      writeRows(ints, layout.list, rows);
+      kernel.dot_rows(layout.vectors, stride, query, layout.list, rows.length, layout.outScores);
+      return floats[layout.outScores / 4 + position];
+    };
+    const alone = scoreOf(rowAddress(2), [5], 0);
+    expect(scoreOf(rowAddress(2), [5, 8], 0)).toBe(alone);
+    expect(scoreOf(rowAddress(2), [8, 5], 1)).toBe(alone);
+    expect(scoreOf(rowAddress(2), [8, 1, 5], 2)).toBe(alone);
+    expect(scoreOf(rowAddress(5), [2], 0)).toBe(alone);
+  });
+
+  it('dot_unvisited scores each unmarked row once, marks it, and skips marked rows', () => {
+    for (const dimensions of dimensionCases) {
+      const { kernel, floats, ints, stride, layout } = kernelFixture(20, dimensions, random(dimensions + 100));
+      const marks = layout.marks / 4;
+      ints.fill(0, marks, marks + 20);
+      ints[marks + 4] = 3; // visited in this search (epoch 3)
+      ints[marks + 6] = 2; // visited in an earlier one
+      const list = [4, 6, 9, 6, 0, 19, 4];
+      writeRows(ints, layout.list, list);
+      const written = kernel.dot_unvisited(layout.vectors, stride, layout.query, layout.list, list.length, layout.marks, 3, layout.outRows, layout.outScores);
+      expect(written).toBe(4);
+      expect(Array.from(ints.subarray(layout.outRows / 4, layout.outRows / 4 + written))).toEqual([6, 9, 0, 19]);
+      for (const row of [0, 4, 6, 9, 19]) expect(ints[marks + row]).toBe(3);
+      expect(ints[marks + 1]).toBe(0);
+      const scores = Array.from(floats.subarray(layout.outScores / 4, layout.outScores / 4 + written));
+      writeRows(ints, layout.list, [6, 9, 0, 19]);
+      kernel.dot_rows(layout.vectors, stride, layout.query, layout.list, 4, layout.outScores);
+      expect(scores).toEqual(Array.from(floats.subarray(layout.outScores / 4, layout.outScores / 4 + 4)));
+      expect(kernel.dot_unvisited(layout.vectors, stride, layout.query, layout.list, 4, layout.marks, 3, layout.outRows, layout.outScores)).toBe(0);
+    }
+  });
+
+  it('select_diverse keeps a candidate only when it is nearer the base than every row kept before it', () => {
+    // The base points along x; 1 and 2 lie just either side of it in the xy plane, 3 beyond 1, and 4 rises
+    // out of the plane, 53° from the base but further still from 1 and 2.
+    const { kernel, floats, ints, stride, layout, rowAddress } = kernelFixture(5, 3, random(10));
+    [0, 0.1, -0.15, 0.2].forEach((angle, row) => floats.set([Math.cos(angle), Math.sin(angle), 0], rowAddress(row) / 4));
+    floats.set([0.6, 0, 0.8], rowAddress(4) / 4);
+    const candidates = [0, 1, 2, 3, 4];
+    writeRows(ints, layout.list, candidates);
+    kernel.dot_rows(layout.vectors, stride, rowAddress(0), layout.list, 5, layout.outScores);
+    // Scores against the base, best first: the base itself (skipped), then 1, 2, 3, 4.
+    const kept = kernel.select_diverse(layout.vectors, stride, 0, layout.list, layout.outScores, 5, 4, layout.outRows);
+    // 3 is nearer 1 (0.1 rad) than the base (0.2 rad): dropped. 2 is 0.25 rad from 1 and 0.15 from the base: kept.
+    // 4 scores 0.6 against the base, 0.6 cos 0.1 and 0.6 cos 0.15 against 1 and 2: kept.
+    expect(Array.from(ints.subarray(layout.outRows / 4, layout.outRows / 4 + kept))).toEqual([1, 2, 4]);
+    expect(kernel.select_diverse(layout.vectors, stride, 0, layout.list, layout.outScores, 5, 1, layout.outRows)).toBe(1);
+  });
+
+  it('select_diverse agrees with the heuristic computed from dot_rows scores', () => {
+    for (const dimensions of dimensionCases) {
+      const next = random(dimensions + 200);
+      const rows = 60;
+      const { kernel, floats, ints, stride, layout, rowAddress } = kernelFixture(rows, dimensions, next);
+      const score = (left: number, right: number) => {
+        writeRows(ints, layout.outRows, [right]);
+        kernel.dot_rows(layout.vectors, stride, rowAddress(left), layout.outRows, 1, layout.outScores);
+        return floats[layout.outScores / 4];
+      };
+      for (const limit of [1, 4, 16]) {
+        const base = Math.floor((next() + 0.5) * rows);
+        const candidates = Array.from({ length: rows }, (_, row) => ({ row, score: score(base, row) })).sort((left, right) => right.score - left.score);
+        const expected: number[] = [];
+        for (const candidate of candidates) {
+          if (expected.length === limit) break;
+          if (candidate.row !== base && expected.every((keptRow) => score(candidate.row, keptRow) <= candidate.score)) expected.push(candidate.row);
+        }
+        writeRows(ints, layout.list, candidates.map((candidate) => candidate.row));
+        floats.set(candidates.map((candidate) => candidate.score), layout.outScores / 4);
+        // The scores sit where dot_rows above writes, so they move to a region of their own first.
+        const scoresAddress = layout.list + 2048;
+        floats.copyWithin(scoresAddress / 4, layout.outScores / 4, layout.outScores / 4 + rows);
+        const kept = kernel.select_diverse(layout.vectors, stride, base, layout.list, scoresAddress, rows, limit, layout.outRows);
+        expect(Array.from(ints.subarray(layout.outRows / 4, layout.outRows / 4 + kept))).toEqual(expected);
+        expect(expected.length).toBeGreaterThan(0);
+      }
+    }
   });
 });
