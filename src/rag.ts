@@ -44,6 +44,10 @@ export interface RetrieveOptions {
   hybridWeights?: HybridWeights;
   /** Metadata filter applied inside the search (SPEC §4). */
   filter?: Filter;
+  /** Candidates of an approximate vector search (a store with an ANN index); see `VectorSearchOptions.ef`. @default the store's */
+  ef?: number;
+  /** Scan exactly even where the store would use its ANN index. @default false */
+  exact?: boolean;
   signal?: AbortSignal;
   /** Use this id for the run (and its trace) instead of a random UUID. */
   runId?: string;
@@ -373,9 +377,10 @@ export abstract class RAG {
       const prefix = queries.length > 1 ? `query ${index + 1}` : '';
       if (mode !== 'keyword') {
         const stage = recorder.begin('search', mode === 'hybrid' ? `${store.name}:vector` : store.name, { queries: [queries[index].text] }, signal);
-        const found = await store.search(vectors[index], { topK, filter: options.filter, signal });
+        const found = await store.search(vectors[index], { topK, filter: options.filter, ef: options.ef, exact: options.exact, signal });
         lists.push({ name: mode === 'hybrid' ? `${prefix} vector`.trim() : prefix || 'vector', documents: found, weight: mode === 'hybrid' ? weights.vector : 1 });
-        yield stage.end({ documents: found, detail: { ...searchDetail, retriever: 'vector', scale: 'cosine' } });
+        const method = await store.searchMethod?.({ filter: options.filter, exact: options.exact });
+        yield stage.end({ documents: found, detail: { ...searchDetail, retriever: 'vector', scale: 'cosine', ...(method ? { method } : {}), ...(method === 'ann' && options.ef !== undefined ? { ef: options.ef } : {}) } });
       }
       if (mode !== 'vector' && supportsKeywordSearch(store)) {
         const stage = recorder.begin('search', `${store.name}:keyword`, { queries: [queries[index].text] }, signal);

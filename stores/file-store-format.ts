@@ -16,8 +16,8 @@ export const LOCK_FILE = 'write.lock';
 const SEGMENT_MAGIC = 'AXONSEG1';
 const SEGMENT_HEADER_BYTES = 20;
 const SEGMENT_FILE_PATTERN = /^segment-\d{6,}\.axs$/;
-/** Snapshots of the keyword index (see file-store-keyword.ts); named after the manifest generation that published them. */
-const KEYWORD_FILE_PATTERN = /^keyword-index-\d{6,}\.bm25$/;
+/** Snapshots of derived indexes (see file-store-snapshot.ts); named after the manifest generation that published them. */
+const SNAPSHOT_FILE_PATTERN = /^(keyword-index-\d{6,}\.bm25|ann-index-\d{6,}\.hnsw)$/;
 
 const segmentEntrySchema = z.object({
   /** File name inside the store directory. */
@@ -69,8 +69,10 @@ export function segmentFileName(number: number): string {
   return `segment-${String(number).padStart(6, '0')}.axs`;
 }
 
-export function keywordFileName(generation: number): string {
-  return `keyword-index-${String(generation).padStart(6, '0')}.bm25`;
+/** The file of a derived index's snapshot: `keyword-index-000042.bm25`, `ann-index-000042.hnsw`. */
+export function snapshotFileName(kind: 'keyword-index.bm25' | 'ann-index.hnsw', generation: number): string {
+  const [stem, extension] = kind.split('.');
+  return `${stem}-${String(generation).padStart(6, '0')}.${extension}`;
 }
 
 /** The error for any file of the store that cannot be trusted. Names the file and the way out. */
@@ -189,13 +191,13 @@ export async function writeManifest(directory: string, manifest: Manifest): Prom
   await writeFileDurably(directory, MANIFEST_FILE, `${JSON.stringify(manifest, null, 1)}\n`);
 }
 
-/** Remove what a crashed or interrupted writer left: temp files, and segments and keyword snapshots the manifest does not list. */
+/** Remove what a crashed or interrupted writer left: temp files, and segments and index snapshots the manifest does not list. */
 export async function removeOrphans(directory: string, manifest: Manifest): Promise<void> {
   const live = new Set(manifest.segments.map((segment) => segment.file));
   for (const component of Object.values(manifest.components)) live.add(component.file);
   for (const name of await readdir(directory)) {
     if (live.has(name)) continue;
-    if (name.endsWith('.tmp') || SEGMENT_FILE_PATTERN.test(name) || KEYWORD_FILE_PATTERN.test(name)) await unlinkQuietly(join(directory, name));
+    if (name.endsWith('.tmp') || SEGMENT_FILE_PATTERN.test(name) || SNAPSHOT_FILE_PATTERN.test(name)) await unlinkQuietly(join(directory, name));
   }
 }
 

@@ -3,7 +3,7 @@ import { mkdir, readFile, unlink } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { KeywordSearchable, KeywordSearchOptions } from '../src/contracts/keyword-search.ts';
-import type { StoreOperationOptions, VectorSearchOptions, VectorStore } from '../src/contracts/vector-store.ts';
+import type { SearchMethod, StoreOperationOptions, VectorSearchOptions, VectorStore } from '../src/contracts/vector-store.ts';
 import type { Document, Vector } from '../src/document.ts';
 import { AxonError, throwIfAborted } from '../src/errors.ts';
 import {
@@ -19,9 +19,12 @@ import {
   type Manifest,
   type SegmentEntry,
 } from './file-store-format.ts';
-import { coverMergedSegments, keywordSnapshotDue, loadKeywordIndex, writeKeywordSnapshot, type LoadedKeywordIndex } from './file-store-keyword.ts';
-import { createKeywordIndex, keywordIndexDisabled, keywordIndexOptionSchema, keywordInput, searchKeywordIndex } from './keyword-index-support.ts';
-import { assertIdList, assertSourceArguments, vectorPrecisionSchema, VectorIndex, type PreparedBatch, type VectorPrecision } from './vector-index.ts';
+import { AnnGraph, annIndexKind, annOptionSchema, annSettings, searchWithAnn, type AnnSettings } from './file-store-ann.ts';
+import { keywordIndexKind } from './file-store-keyword.ts';
+import { coverMergedSegments, loadDerivedIndex, snapshotDue, writeSnapshot, type DerivedIndexKind, type LoadedDerivedIndex, type StoreChange } from './file-store-snapshot.ts';
+import type { Bm25Index } from './bm25-index.ts';
+import { keywordIndexDisabled, keywordIndexOptionSchema, searchKeywordIndex } from './keyword-index-support.ts';
+import { assertEf, assertIdList, assertSourceArguments, assertTopK, vectorPrecisionSchema, VectorIndex, type PreparedBatch, type VectorPrecision } from './vector-index.ts';
 
 export const fileStoreOptionsSchema = z
   .object({
@@ -42,6 +45,13 @@ export const fileStoreOptionsSchema = z
     keywordIndex: keywordIndexOptionSchema,
     /** `exact` (float32 scan) or `int8` (int8 scan with an exact re-score of the best candidates; see `VectorIndex`). @default 'exact' */
     precision: vectorPrecisionSchema,
+    /**
+     * An HNSW graph persisted with the vectors, for collections too large to scan per query: `false`, `true`,
+     * or `{ minDocuments, m, efConstruction, ef }`. Unfiltered searches of a store holding `minDocuments` or
+     * more take the graph's `ef` best candidates and score those exactly; filtered searches stay exact
+     * scans. It adds the graph's build time to every write (docs/stores.md has the figures). @default false
+     */
+    ann: annOptionSchema,
   })
   .strict();
 
@@ -56,8 +66,17 @@ interface LoadedState {
   manifest: Manifest;
   index: VectorIndex;
   segmentOfId: Map<string, string>;
-  /** The keyword index for exactly these documents, loaded on first use (vector-only readers never pay for it). */
-  keyword?: Promise<LoadedKeywordIndex>;
+  /**
+   * Derived indexes (keyword, ann) for exactly these documents, by kind key, each loaded on first use
+   * (a vector-only reader never pays for the keyword index).
+   */
+  derived: Map<string, Promise<LoadedDerivedIndex<unknown>>>;
+}
+
+/** A derived index a write keeps in step, as loaded. */
+interface Maintained {
+  kind: DerivedIndexKind<unknown>;
+  loaded: LoadedDerivedIndex<unknown>;
 }
 
 /**
@@ -86,8 +105,11 @@ export class FileStore implements VectorStore, KeywordSearchable {
   private loading: Promise<LoadedState> | undefined;
   private writes: Promise<unknown> = Promise.resolve();
   private orphansRemoved = false;
-  private keywordWriteBackQueued = false;
-  private readonly keywordIndexOption: z.output<typeof keywordIndexOptionSchema>;
+  private readonly writeBacksQueued = new Set<string>();
+  private readonly keywordKind: DerivedIndexKind<Bm25Index> | undefined;
+  private readonly annKind: DerivedIndexKind<AnnGraph> | undefined;
+  /** The graph's settings, when the store keeps one. */
+  readonly ann: AnnSettings | undefined;
 
   constructor(options: FileStoreOptions) {
     const parsed = parseOptions(fileStoreOptionsSchema, options, NAME);
@@ -96,8 +118,10 @@ export class FileStore implements VectorStore, KeywordSearchable {
     this.lockTimeoutMs = parsed.lockTimeoutMs;
     this.autoCompact = parsed.autoCompact;
     this.precision = parsed.precision;
-    this.keywordIndexOption = parsed.keywordIndex;
     this.keywordIndexEnabled = parsed.keywordIndex !== false;
+    this.keywordKind = parsed.keywordIndex === false ? undefined : keywordIndexKind(parsed.keywordIndex);
+    this.ann = annSettings(parsed.ann);
+    this.annKind = this.ann === undefined ? undefined : annIndexKind(this.ann, NAME);
   }
 
   /**
@@ -142,10 +166,30 @@ export class FileStore implements VectorStore, KeywordSearchable {
     });
   }
 
+  /**
+   * The `topK` most similar documents, best first. Exact, unless the store keeps an ANN graph (`ann`),
+   * holds at least its `minDocuments`, and the search has no filter and does not ask for `exact: true`:
+   * then the graph's `ef` (per query, or the store's) best candidates are scored exactly.
+   * @throws AxonError `INVALID_TOP_K`, `INVALID_ARGUMENT` (ef), `DIMENSION_MISMATCH`, `INVALID_VECTOR`; FilterError
+   */
   async search(vector: Vector, options: VectorSearchOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
+    assertEf(options.ef, NAME);
     const state = await this.ready();
-    return state.index.search(vector, { topK: options.topK ?? this.topK, filter: options.filter });
+    const topK = options.topK ?? this.topK;
+    if (this.annKind !== undefined && this.usesAnn(state, options)) {
+      assertTopK(topK, NAME);
+      const ann = await this.derivedOf(state, this.annKind);
+      throwIfAborted(options.signal, NAME);
+      if (ann.saveReason !== undefined) this.writeBack(this.annKind);
+      return searchWithAnn(ann.index, state.index, vector, topK, options.ef ?? this.ann!.ef);
+    }
+    return state.index.search(vector, { topK, filter: options.filter });
+  }
+
+  /** How `search` with these options would run: `ann` when it takes its candidates from the graph (see `search`), else `exact`. */
+  async searchMethod(options: Pick<VectorSearchOptions, 'filter' | 'exact'> = {}): Promise<SearchMethod> {
+    return this.annKind !== undefined && this.usesAnn(await this.ready(), options) ? 'ann' : 'exact';
   }
 
   /**
@@ -156,9 +200,9 @@ export class FileStore implements VectorStore, KeywordSearchable {
     throwIfAborted(options.signal, NAME);
     if (!this.keywordIndexEnabled) throw keywordIndexDisabled(NAME);
     const state = await this.ready();
-    const keyword = (await this.keywordOf(state))!;
+    const keyword = await this.derivedOf(state, this.keywordKind!);
     throwIfAborted(options.signal, NAME);
-    if (keyword.saveReason !== undefined) this.writeBackKeywordIndex();
+    if (keyword.saveReason !== undefined) this.writeBack(this.keywordKind!);
     return searchKeywordIndex(keyword.index, state.index, query, { ...options, topK: options.topK ?? this.topK }, NAME);
   }
 
@@ -172,8 +216,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
       const ids = state.index.idsOfSource(sourceType, sourceName);
       if (ids.length === 0) return 0;
       throwIfAborted(options.signal, NAME);
-      const manifest = withTombstones(state, ids);
-      await this.publish(state, manifest, await this.keywordToMaintain(state, manifest), (index) => index.remove(ids));
+      await this.publish(state, withTombstones(state, ids), { removed: ids });
       state.index.delete(ids);
       for (const id of ids) state.segmentOfId.delete(id);
       await this.compactInBackground(state);
@@ -217,73 +260,90 @@ export class FileStore implements VectorStore, KeywordSearchable {
 
   // --- Internal helpers ---
 
-  /** The keyword index of a loaded state, loading it on first use; `undefined` when the store has none. */
-  private keywordOf(state: LoadedState): Promise<LoadedKeywordIndex> | undefined {
-    if (!this.keywordIndexEnabled) return undefined;
-    if (state.keyword === undefined) {
-      const loading = loadKeywordIndex(this.directory, state.manifest, state.index, state.segmentOfId, () => createKeywordIndex(this.keywordIndexOption)!, NAME).catch((error) => {
+  private usesAnn(state: LoadedState, options: Pick<VectorSearchOptions, 'filter' | 'exact'>): boolean {
+    return options.filter === undefined && options.exact !== true && state.index.size >= this.ann!.minDocuments;
+  }
+
+  /** The derived indexes this store keeps (keyword, ann), as configured. */
+  private derivedKinds(): DerivedIndexKind<unknown>[] {
+    return [this.keywordKind, this.annKind].filter((kind) => kind !== undefined) as DerivedIndexKind<unknown>[];
+  }
+
+  /** A derived index of a loaded state, loading (or building) it on first use. */
+  private derivedOf<T>(state: LoadedState, kind: DerivedIndexKind<T>): Promise<LoadedDerivedIndex<T>> {
+    let loading = state.derived.get(kind.key) as Promise<LoadedDerivedIndex<T>> | undefined;
+    if (loading === undefined) {
+      const started = loadDerivedIndex(kind, this.directory, state.manifest, state.index, state.segmentOfId, NAME).catch((error) => {
         // Let the next call try again rather than remember a transient IO failure.
-        if (state.keyword === loading) state.keyword = undefined;
+        if (state.derived.get(kind.key) === started) state.derived.delete(kind.key);
         throw AxonError.isInstance(error) ? error : ioError(this.directory, error);
       });
-      state.keyword = loading;
-      void loading.then((loaded) => {
-        if (loaded.damaged) process.emitWarning(`[axon] [${NAME}] The keyword index in ${this.directory} was unusable (${loaded.saveReason}); it was rebuilt from the stored documents.`);
+      loading = started;
+      state.derived.set(kind.key, started as Promise<LoadedDerivedIndex<unknown>>);
+      void started.then((loaded) => {
+        if (loaded.damaged) process.emitWarning(`[axon] [${NAME}] The ${kind.label} in ${this.directory} was unusable (${loaded.saveReason}); it was rebuilt from the stored documents.`);
       }, () => undefined);
     }
-    return state.keyword;
+    return loading;
   }
 
   /**
-   * The keyword index a write must keep in step: the loaded one, or, when the write is due to publish a new
-   * snapshot, one loaded now. A process that never loaded it (an ingest into a large store) leaves the new
-   * segment uncovered instead; the next load indexes it from the segment.
+   * The derived indexes a write must keep in step: those loaded, and those due to publish a new snapshot
+   * with `manifest` (loaded now). A process that never loaded one (an ingest into a large store) leaves the
+   * new segment uncovered instead; the next load indexes it from the segment.
    */
-  private async keywordToMaintain(state: LoadedState, manifest: Manifest): Promise<LoadedKeywordIndex | undefined> {
-    if (state.keyword === undefined && !keywordSnapshotDue(manifest)) return undefined;
-    return this.keywordOf(state);
+  private async maintained(state: LoadedState, manifest: Manifest): Promise<Maintained[]> {
+    const maintained: Maintained[] = [];
+    for (const kind of this.derivedKinds()) {
+      if (!state.derived.has(kind.key) && !snapshotDue(manifest, kind.key)) continue;
+      maintained.push({ kind, loaded: await this.derivedOf(state, kind) });
+    }
+    return maintained;
   }
 
-  /** Save a keyword index that was rebuilt or caught up on load, in the background: reads must not wait for it, or fail with it. */
-  private writeBackKeywordIndex(): void {
-    if (this.keywordWriteBackQueued) return;
-    this.keywordWriteBackQueued = true;
+  /** Save a derived index that was rebuilt or caught up on load, in the background: reads must not wait for it, or fail with it. */
+  private writeBack(kind: DerivedIndexKind<unknown>): void {
+    if (this.writeBacksQueued.has(kind.key)) return;
+    this.writeBacksQueued.add(kind.key);
     this.write(async (state) => {
-      const keyword = await this.keywordOf(state);
-      if (keyword?.saveReason === undefined) return;
-      await this.publish(state, { ...structuredClone(state.manifest), generation: state.manifest.generation + 1 }, keyword, () => undefined);
+      const loaded = await state.derived.get(kind.key);
+      if (loaded?.saveReason === undefined) return;
+      await this.publish(state, { ...structuredClone(state.manifest), generation: state.manifest.generation + 1 }, {});
     })
       .catch((error) => {
-        process.emitWarning(`[axon] [${NAME}] The keyword index of ${this.directory} could not be saved; the next load will rebuild or catch it up again: ${(error as Error).message}`);
+        process.emitWarning(`[axon] [${NAME}] The ${kind.label} of ${this.directory} could not be saved; the next load will rebuild or catch it up again: ${(error as Error).message}`);
       })
-      .finally(() => (this.keywordWriteBackQueued = false));
+      .finally(() => this.writeBacksQueued.delete(kind.key));
   }
 
   /**
-   * Publish `manifest`, with a new keyword snapshot when one is due. `change` applies the write to the
-   * in-memory keyword index: before the snapshot when one is written, else only once the manifest is durable,
-   * so a concurrent search never sees the keyword index ahead of the vectors when it does not have to.
+   * Publish `manifest`, with a new snapshot of each maintained derived index that is due one (or was
+   * rebuilt on load). `change` is applied to a derived index before its snapshot is written, else only once
+   * the manifest is durable, so a concurrent search never sees a derived index ahead of the vectors when
+   * it does not have to.
    */
-  private async publish(state: LoadedState, manifest: Manifest, keyword: LoadedKeywordIndex | undefined, change: (index: LoadedKeywordIndex['index']) => void): Promise<void> {
-    if (keyword === undefined || (keyword.saveReason === undefined && !keywordSnapshotDue(manifest))) {
-      await writeManifest(this.directory, manifest);
-      state.manifest = manifest;
-      if (keyword) change(keyword.index);
-      return;
-    }
-    change(keyword.index);
-    let replaced: string | undefined;
+  private async publish(state: LoadedState, manifest: Manifest, change: StoreChange): Promise<void> {
+    const maintained = await this.maintained(state, manifest);
+    const snapshots = maintained.filter(({ kind, loaded }) => loaded.saveReason !== undefined || snapshotDue(manifest, kind.key));
+    const replaced: string[] = [];
+    for (const { kind, loaded } of snapshots) kind.apply(loaded.index, change);
     try {
-      replaced = await writeKeywordSnapshot(this.directory, keyword.index, manifest);
+      for (const { kind, loaded } of snapshots) {
+        const previous = await writeSnapshot(kind, this.directory, loaded.index, manifest);
+        if (previous !== undefined) replaced.push(previous);
+      }
       await writeManifest(this.directory, manifest);
     } catch (error) {
-      // The keyword index in memory ran ahead of the disk: drop the state so the next call reloads it.
-      if (this.state === state) this.state = undefined;
+      // A derived index in memory may have run ahead of the disk: drop the state so the next call reloads it.
+      if (snapshots.length > 0 && this.state === state) this.state = undefined;
       throw error;
     }
     state.manifest = manifest;
-    keyword.saveReason = undefined;
-    if (replaced !== undefined) await unlink(join(this.directory, replaced)).catch(() => undefined);
+    for (const entry of maintained) {
+      if (snapshots.includes(entry)) entry.loaded.saveReason = undefined;
+      else entry.kind.apply(entry.loaded.index, change);
+    }
+    await Promise.all(replaced.map((file) => unlink(join(this.directory, file)).catch(() => undefined)));
   }
 
   private async ready(): Promise<LoadedState> {
@@ -341,7 +401,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     manifest.dimensions = batch.dimensions;
     manifest.nextSegment = number + 1;
     manifest.segments.push(entry);
-    await this.publish(state, manifest, await this.keywordToMaintain(state, manifest), (index) => index.add(batch.documents.map(keywordInput)));
+    await this.publish(state, manifest, { added: batch, removed: replaced });
     // Only now, with the manifest durable, does the add become visible in memory.
     state.index.insert(batch);
     for (const document of batch.documents) state.segmentOfId.set(document.id, entry.file);
@@ -379,7 +439,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
       manifest.segments.push(merged);
     }
     coverMergedSegments(manifest, state.manifest.segments, files, merged);
-    await this.publish(state, manifest, await this.keywordToMaintain(state, manifest), () => undefined);
+    await this.publish(state, manifest, {});
     if (merged) for (const row of rows) segmentOfId.set(index.storedDocumentAt(row).id, merged.file);
     // Old files are garbage now; one left behind by a crash is removed by the next writer.
     await Promise.all([...files].map((file) => unlink(join(this.directory, file)).catch(() => undefined)));
@@ -438,7 +498,7 @@ async function loadState(directory: string, precision: VectorPrecision, given?: 
         index.insert(batch);
         for (const document of batch.documents) segmentOfId.set(document.id, entry.file);
       }
-      return { manifest, index, segmentOfId };
+      return { manifest, index, segmentOfId, derived: new Map() };
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw AxonError.isInstance(error) ? error : ioError(directory, error);
       const latest = await readManifest(directory, NAME);

@@ -12,7 +12,7 @@ import { parseOptions } from '../src/runtime/options.ts';
 import type { RetryPolicy } from '../src/runtime/retry.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../src/runtime/secret.ts';
 import { qdrantPayloadKey, toQdrantFilter, type QdrantFilter } from './qdrant-filter.ts';
-import { assertSourceArguments, compareForSource } from './vector-index.ts';
+import { assertEf, assertSourceArguments, compareForSource } from './vector-index.ts';
 
 /** Characters Qdrant refuses in a collection name. */
 const FORBIDDEN_COLLECTION_CHARACTERS = /[<>:"/\\|?*\u0000-\u001f]/;
@@ -154,7 +154,10 @@ export class QdrantStore implements VectorStore {
     throwIfAborted(options.signal, NAME);
     const topK = options.topK ?? this.topK;
     if (!Number.isInteger(topK) || topK < 1) throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, { component: NAME });
+    assertEf(options.ef, NAME);
     const filter = options.filter === undefined ? undefined : toQdrantFilter(parseFilter(options.filter, NAME));
+    const exact = this.#exact || options.exact === true;
+    const params = exact || options.ef !== undefined ? { ...(exact ? { exact: true } : {}), ...(options.ef !== undefined ? { hnsw_ef: options.ef } : {}) } : undefined;
     const shape = await this.#describeCollection(options.signal);
     this.#assertDimensions(vector, shape?.size ?? this.#dimensions, 'The query vector');
     if (!shape) return [];
@@ -163,7 +166,7 @@ export class QdrantStore implements VectorStore {
       (init) =>
         this.#client
           .api()
-          .queryPoints({ collection_name: this.collection, query: Array.from(vector), filter, limit: topK, params: this.#exact ? { exact: true } : undefined, with_payload: true, with_vector: true }, init),
+          .queryPoints({ collection_name: this.collection, query: Array.from(vector), filter, limit: topK, params, with_payload: true, with_vector: true }, init),
       options.signal,
     );
     return result.points.map((point) => this.#toDocument(point));

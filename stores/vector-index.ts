@@ -49,6 +49,11 @@ export interface IndexSearchOptions {
   topK: number;
   /** Metadata filter, parsed and compiled once per search and applied before scoring. */
   filter?: Filter;
+  /**
+   * Score only these rows (for example the candidates an ANN index proposed), exactly as a filter would
+   * restrict them. Not together with `filter`.
+   */
+  rows?: Int32Array;
 }
 
 /**
@@ -243,7 +248,7 @@ export class VectorIndex {
   /** Like `search`, but returns rows and scores only (valid until the next write). */
   searchRows(vector: Vector, options: IndexSearchOptions): SearchHits {
     assertTopK(options.topK, this.component);
-    const candidates = options.filter === undefined ? null : this.candidateRows(options.filter);
+    const candidates = options.rows !== undefined ? this.checkedRows(options.rows, options.filter) : options.filter === undefined ? null : this.candidateRows(options.filter);
     const query = this.unitQuery(vector);
     const dimensions = this.fixedDimensions;
     const count = candidates === null ? this.documents.length : candidates.length;
@@ -265,6 +270,13 @@ export class VectorIndex {
   /** The row of an id, or `undefined`. */
   rowOf(id: string): number | undefined {
     return this.rowById.get(id);
+  }
+
+  private checkedRows(rows: Int32Array, filter: Filter | undefined): Int32Array {
+    if (filter !== undefined || !(rows instanceof Int32Array)) {
+      throw new AxonError('INVALID_ARGUMENT', filter !== undefined ? 'search() takes rows or a filter, not both.' : 'rows must be an Int32Array of stored rows.', { component: this.component });
+    }
+    return rows;
   }
 
   private candidateRows(filter: Filter): Int32Array {
@@ -291,7 +303,11 @@ export class VectorIndex {
     return candidates;
   }
 
-  private unitQuery(vector: Vector): Float32Array {
+  /**
+   * The query as the index scores it: validated and scaled to unit length.
+   * @throws AxonError `DIMENSION_MISMATCH`, `INVALID_VECTOR`
+   */
+  unitQuery(vector: Vector): Float32Array {
     const dimensions = this.fixedDimensions ?? (isArrayLike(vector) ? vector.length : undefined);
     const query = new Float32Array(dimensions ?? 0);
     writeUnitVector(vector, dimensions, query, 0, this.component, 'query vector');
@@ -316,6 +332,16 @@ export class VectorIndex {
 export function assertTopK(topK: unknown, component: string): asserts topK is number {
   if (typeof topK !== 'number' || !Number.isSafeInteger(topK) || topK < 1) {
     throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, { component, fix: 'Pass topK as 1, 2, 3, … (the store default is 50).' });
+  }
+}
+
+/** Throw `INVALID_ARGUMENT` unless `ef` (the candidates of an ANN search) is absent or a positive integer. */
+export function assertEf(ef: unknown, component: string): asserts ef is number | undefined {
+  if (ef !== undefined && (typeof ef !== 'number' || !Number.isSafeInteger(ef) || ef < 1)) {
+    throw new AxonError('INVALID_ARGUMENT', `ef must be a positive integer, got ${String(ef)}.`, {
+      component,
+      fix: 'Pass ef as 40, 160, 400, … (more finds more of the exact top K, more slowly), or leave it out for the store default.',
+    });
   }
 }
 

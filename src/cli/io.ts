@@ -24,11 +24,21 @@ export interface CommandOptions {
   trace?: boolean;
   json?: boolean;
   prune?: boolean;
+  ef?: string;
+  exact?: boolean;
 }
 
 /** A mistake in how the command was called (exit code 2). */
 export class UsageError extends Error {
   override name = 'UsageError';
+}
+
+/** The number a flag was given, or `undefined` when it was not; a UsageError unless it is a positive whole number. */
+export function parsePositiveInteger(text: string | undefined, flag: string): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new UsageError(`${flag} takes a positive whole number, got "${text}".`);
+  return value;
 }
 
 /** A pipeline ready for a command, and where its traces are kept. */

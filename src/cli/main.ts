@@ -21,6 +21,8 @@ Options:
   --config FILE     Pipeline configuration (default: axon.config.json when present)
   --top-k N         Documents fetched per search (ask; default 50)
   --filter JSON     Metadata filter (ask), e.g. '{"sourceName":{"$contains":"guide"}}'
+  --ef N            Candidates of an approximate search, for a store with an ANN index (ask)
+  --exact           Scan every vector even where the store would use its ANN index (ask)
   --trace           Print every pipeline stage: counts, scores, what was dropped and why (ask)
   --json            Machine-readable output on stdout
   --prune           Remove stored files that no longer exist on disk (ingest)
@@ -41,6 +43,8 @@ const OPTIONS = {
   config: { type: 'string' },
   'top-k': { type: 'string' },
   filter: { type: 'string' },
+  ef: { type: 'string' },
+  exact: { type: 'boolean' },
   trace: { type: 'boolean' },
   json: { type: 'boolean' },
   prune: { type: 'boolean' },

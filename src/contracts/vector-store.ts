@@ -6,8 +6,19 @@ export interface VectorSearchOptions {
   topK?: number;
   /** Metadata filter (SPEC §4), applied inside the search so every returned document matches. */
   filter?: Filter;
+  /**
+   * Candidates an approximate (HNSW) search explores: more finds more of the exact top K, more slowly.
+   * Only stores searching through an ANN index use it (FileStore with `ann`, Qdrant's `hnsw_ef`); exact
+   * stores ignore it. @default the store's
+   */
+  ef?: number;
+  /** Skip the ANN index and scan exactly, whatever the store's size. Exact stores always do. @default false */
+  exact?: boolean;
   signal?: AbortSignal;
 }
+
+/** How a store runs a search: scanning every (matching) vector, or through an approximate index. */
+export type SearchMethod = 'exact' | 'ann';
 
 export interface StoreOperationOptions {
   signal?: AbortSignal;
@@ -37,4 +48,9 @@ export interface VectorStore {
   getBySource(sourceType: string, sourceName?: string, options?: StoreOperationOptions): Promise<Document[]>;
   /** How many documents the store holds. */
   count(options?: StoreOperationOptions): Promise<number>;
+  /**
+   * Optional: how `search` with these options would run, for the trace. Stores without it are recorded
+   * as not saying.
+   */
+  searchMethod?(options?: Pick<VectorSearchOptions, 'filter' | 'exact'>): Promise<SearchMethod>;
 }

@@ -185,6 +185,17 @@ describe('qdrant-store', () => {
       expect(sent('POST', '/points/query')[0].body).toMatchObject({ limit: 3, params: { exact: true } });
     });
 
+    it('passes ef and exact per query as hnsw_ef and exact', async () => {
+      const store = open();
+      await store.add([doc('a', [1, 0])]);
+      await store.search([1, 0], { topK: 3, ef: 256 });
+      await store.search([1, 0], { topK: 3, exact: true });
+      const bodies = sent('POST', '/points/query').map((request) => request.body as Record<string, unknown>);
+      expect(bodies[0].params).toEqual({ hnsw_ef: 256 });
+      expect(bodies[1].params).toEqual({ exact: true });
+      await expect(store.search([1, 0], { ef: 0 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', component: 'qdrant-store' });
+    });
+
     it('rejects a bad or untranslatable filter before any request', async () => {
       const store = open();
       await expect(store.search([1, 0], { filter: { tags: { $contains: 'x' } } })).rejects.toMatchObject({

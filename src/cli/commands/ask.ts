@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SEARCH_MODES, type SearchMode } from '../../rag.ts';
 import { formatAnswer, formatTrace } from '../format.ts';
-import { loadPipeline, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
+import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
 /** `axon ask "<question>"`: answer with citations; `--trace` adds every stage; the trace is saved for `axon trace`. */
 export async function runAsk(positionals: string[], options: CommandOptions, io: CommandIO): Promise<number> {
@@ -11,8 +11,9 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   const topK = options['top-k'] === undefined ? undefined : Number(options['top-k']);
   const filter = parseFilterOption(options.filter);
   const searchMode = parseModeOption(options.mode);
+  const ef = parsePositiveInteger(options.ef, '--ef');
   const { rag, dataDirectory } = await loadPipeline(options, io);
-  const answer = await rag.answer(question, { topK, filter, searchMode });
+  const answer = await rag.answer(question, { topK, filter, searchMode, ef, exact: options.exact });
   await saveTrace(dataDirectory, answer.trace);
   if (options.json) {
     io.out(JSON.stringify({ status: answer.status, mode: answer.mode, text: answer.text, citations: answer.citations, documents: answer.documents.map(({ embedding: _embedding, ...rest }) => rest), trace: answer.trace }, null, 2));

@@ -11,7 +11,7 @@ import { beirDocumentText, loadBeir, type BeirDataset } from '../../eval/beir.ts
 import { evaluateRetrieval, type RetrievalEvaluation } from '../../eval/runner.ts';
 import { SEARCH_MODES, type RAG, type SearchMode } from '../../rag.ts';
 import { chunk } from '../../runtime/concurrency.ts';
-import { loadConfiguration, UsageError, type CommandIO, type CommandOptions, type LoadedConfiguration } from '../io.ts';
+import { loadConfiguration, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions, type LoadedConfiguration } from '../io.ts';
 
 /** The options `axon eval` reads besides the shared ones. */
 export interface EvalCommandOptions extends CommandOptions {
@@ -290,13 +290,6 @@ function formatReport(report: EvalReport): string {
     ...rows.map(line),
     ...report.warnings.map((warning) => `warning: ${warning}`),
   ].join('\n');
-}
-
-function parsePositiveInteger(text: string | undefined, flag: string): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new UsageError(`${flag} takes a positive whole number, got "${text}".`);
-  return value;
 }
 
 function round(value: number, digits: number): number {

@@ -1,0 +1,46 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAxon } from '../helpers/cli.ts';
+
+let directory: string;
+
+beforeAll(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'axon-cli-ann-'));
+  await mkdir(join(directory, 'notes'));
+  await writeFile(join(directory, 'notes', 'billing.md'), '# Billing\n\nInvoices are issued on the first day of each month.\n\nRefunds for duplicate charges take five business days.\n');
+  await writeFile(join(directory, 'notes', 'account.txt'), 'To reset your password, open Settings and choose Security.\n');
+  // The graph is used from the first document, so these few notes go through it.
+  await writeFile(join(directory, 'axon.config.json'), JSON.stringify({ store: { type: 'file', path: '.axon', ann: { minDocuments: 0, m: 8 } } }));
+});
+
+afterAll(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+/** The method and ef the vector search stage of an `ask --json` recorded. */
+async function vectorSearch(...flags: string[]): Promise<{ method?: string; ef?: number; found: string[] }> {
+  const result = await runAxon(directory, ['ask', 'How long do refunds take?', '--json', '--mode', 'vector', ...flags]);
+  expect(result.code, result.stderr).toBe(0);
+  const stage = JSON.parse(result.stdout).trace.stages.find((record: { stage: string }) => record.stage === 'search');
+  return { method: stage.detail.method, ef: stage.detail.ef, found: stage.outputIds };
+}
+
+describe('axon with a store that keeps an ANN index', () => {
+  it('builds the graph on ingest, answers through it, and says so in the trace', async () => {
+    expect((await runAxon(directory, ['ingest', 'notes'])).code).toBe(0);
+    const annSearch = await vectorSearch('--ef', '64');
+    expect(annSearch).toMatchObject({ method: 'ann', ef: 64 });
+    const exactSearch = await vectorSearch('--exact');
+    expect(exactSearch.method).toBe('exact');
+    // Three chunks: the graph finds them all, in the exact order.
+    expect(annSearch.found).toEqual(exactSearch.found);
+  });
+
+  it('rejects a bad --ef as a usage error', async () => {
+    const result = await runAxon(directory, ['ask', 'x', '--ef', '0']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--ef takes a positive whole number, got "0"');
+  });
+});
