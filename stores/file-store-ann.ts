@@ -68,6 +68,9 @@ export function annIndexKind(settings: AnnSettings, component: string): DerivedI
     key: 'ann',
     label: 'ANN index',
     file: 'ann-index.hnsw',
+    staleShare: 0.1,
+    // Linking a vector into the graph costs a millisecond or more, writing it to the snapshot microseconds.
+    saveAfterCatchUp: true,
     create: () => new AnnGraph(make),
     deserialize: (bytes) => {
       const loaded = new AnnGraph(make);

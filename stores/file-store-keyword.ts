@@ -16,6 +16,9 @@ export function keywordIndexKind(option: Exclude<z.output<typeof keywordIndexOpt
     key: 'keyword',
     label: 'keyword index',
     file: 'keyword-index.bm25',
+    staleShare: 0.25,
+    // Indexing text again costs about as much as reading the snapshot: not worth a write of its own.
+    saveAfterCatchUp: false,
     create,
     deserialize: (bytes) => Bm25Index.deserialize(bytes),
     serialize: (index) => index.serialize(),

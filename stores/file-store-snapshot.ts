@@ -7,8 +7,10 @@
  * A snapshot records the segments whose documents it holds (`covers`). Writing it on every `add` would cost
  * O(store) per write, O(n²) for an ingest; instead a writer writes a new snapshot only once what the current
  * one misses (documents in segments it does not cover, plus documents it holds that were deleted since)
- * reaches a quarter of the store, so snapshots grow geometrically and their total cost is O(n). On load the
- * gap is closed from the segments: documents of uncovered segments are indexed, deleted ones removed.
+ * reaches a share of the store (`staleShare`: a quarter for the keyword index, a tenth for the graph, whose
+ * documents cost far more to index again), so snapshots grow geometrically and their total cost is O(n).
+ * On load the gap is closed from the segments: documents of uncovered segments are indexed, deleted ones
+ * removed.
  * The invariant that makes this exact: segments are immutable, so a live document in a covered segment is,
  * in the snapshot, exactly the version that is live.
  */
@@ -17,9 +19,6 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { componentEntrySchema, errorCode, readManifest, sha256, snapshotFileName, writeFileDurably, type Manifest, type SegmentEntry } from './file-store-format.ts';
 import type { PreparedBatch, VectorIndex } from './vector-index.ts';
-
-/** A new snapshot is due once what the current one misses reaches this share of the store. */
-const STALE_SHARE = 0.25;
 
 const snapshotEntrySchema = componentEntrySchema.extend({
   /** Documents the snapshot holds. */
@@ -46,6 +45,13 @@ export interface DerivedIndexKind<T> {
   /** What to call it in warnings: "keyword index". */
   readonly label: string;
   readonly file: Parameters<typeof snapshotFileName>[0];
+  /** A new snapshot is due once what the current one misses reaches this share of the store. */
+  readonly staleShare: number;
+  /**
+   * Save the index again after a load that had to index any document the snapshot missed: for an index whose
+   * documents cost more to index than to write (the graph), so the next load does not repeat the work.
+   */
+  readonly saveAfterCatchUp: boolean;
   /** A new, empty index with the store's settings. */
   create(): T;
   /** Read a snapshot; throws when the bytes are not one. */
@@ -121,22 +127,27 @@ export async function loadDerivedIndex<T>(
   }
   // Re-adding an id replaces the older version the snapshot may hold.
   kind.addRows(index, vectors, uncovered);
+  let removed = 0;
   if (kind.count(index) !== vectors.size) {
     // Everything added above is live, so what the store lacks are snapshot documents deleted since.
-    kind.remove(index, [...kind.ids(index)].filter((id) => !vectors.has(id)));
+    const deleted = [...kind.ids(index)].filter((id) => !vectors.has(id));
+    kind.remove(index, deleted);
+    removed = deleted.length;
     if (kind.count(index) !== vectors.size) return rebuild(`its file ${entry.file} does not match the stored documents`, true);
   }
   // Writers that do not maintain the index can leave it far behind: save the catch-up.
-  return snapshotDue(manifest, kind.key) ? { index, saveReason: 'it missed a quarter of the store or more' } : { index };
+  if (snapshotDue(manifest, kind)) return { index, saveReason: `it missed ${Math.round(kind.staleShare * 100)}% of the store or more` };
+  if (kind.saveAfterCatchUp && uncovered.length + removed > 0) return { index, saveReason: `it missed ${uncovered.length + removed} changed documents` };
+  return { index };
 }
 
 /**
  * Whether the writer of `manifest` (the next one, tombstones and segments already updated) should write a
- * new snapshot of the derived index under `key`: when none exists for a non-empty store, or when the
- * current one misses a quarter of it.
+ * new snapshot of the derived index: when none exists for a non-empty store, or when the current one
+ * misses its `staleShare` of it.
  */
-export function snapshotDue(manifest: Manifest, key: string): boolean {
-  const entry = snapshotEntryOf(manifest, key);
+export function snapshotDue(manifest: Manifest, kind: Pick<DerivedIndexKind<unknown>, 'key' | 'staleShare'>): boolean {
+  const entry = snapshotEntryOf(manifest, kind.key);
   const covered = new Set(entry?.covers ?? []);
   let live = 0;
   let liveCovered = 0;
@@ -147,7 +158,7 @@ export function snapshotDue(manifest: Manifest, key: string): boolean {
   }
   if (entry === undefined) return live > 0;
   const stale = live - liveCovered + Math.max(0, entry.documents - liveCovered);
-  return stale > 0 && stale >= live * STALE_SHARE;
+  return stale > 0 && stale >= live * kind.staleShare;
 }
 
 /**

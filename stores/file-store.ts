@@ -295,7 +295,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
   private async maintained(state: LoadedState, manifest: Manifest): Promise<Maintained[]> {
     const maintained: Maintained[] = [];
     for (const kind of this.derivedKinds()) {
-      if (!state.derived.has(kind.key) && !snapshotDue(manifest, kind.key)) continue;
+      if (!state.derived.has(kind.key) && !snapshotDue(manifest, kind)) continue;
       maintained.push({ kind, loaded: await this.derivedOf(state, kind) });
     }
     return maintained;
@@ -324,7 +324,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
    */
   private async publish(state: LoadedState, manifest: Manifest, change: StoreChange): Promise<void> {
     const maintained = await this.maintained(state, manifest);
-    const snapshots = maintained.filter(({ kind, loaded }) => loaded.saveReason !== undefined || snapshotDue(manifest, kind.key));
+    const snapshots = maintained.filter(({ kind, loaded }) => loaded.saveReason !== undefined || snapshotDue(manifest, kind));
     const replaced: string[] = [];
     for (const { kind, loaded } of snapshots) kind.apply(loaded.index, change);
     try {

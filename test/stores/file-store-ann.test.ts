@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Document } from '../../src/document.ts';
 import { FileStore, type FileStoreOptions } from '../../stores/file-store.ts';
 import { describeVectorStoreConformance, doc } from '../conformance/vector-store.ts';
-import { random } from './support.ts';
+import { random, runCrashWriter } from './support.ts';
 
 const temporaryDirectories: string[] = [];
 
@@ -152,6 +152,20 @@ describe('FileStore ANN index', () => {
     expect(await annEntry(caughtUp)).toMatchObject({ documents: 199, covers: ['segment-000001.axs', 'segment-000002.axs'] });
   });
 
+  it('defers graph snapshots below a tenth of the store, but saves any catch-up a load had to do', async () => {
+    const directory = await temporaryDirectory();
+    const store = await open(directory);
+    await store.add(clustered(100, 33));
+    await store.add(clustered(5, 34, 'small'));
+    // 5 of 105 is under a tenth: the generation-1 snapshot stays.
+    expect(await annEntry(store)).toMatchObject({ file: 'ann-index-000001.hnsw', documents: 100 });
+    const reopened = await open(directory);
+    expect((await reopened.search(clustered(5, 34, 'small')[2].embedding!, { topK: 1 }))[0].id).toBe('small2');
+    await reopened.close();
+    // Linking the 5 again cost more than writing the graph, so the load saved it.
+    expect(await annEntry(reopened)).toMatchObject({ documents: 105, covers: ['segment-000001.axs', 'segment-000002.axs'] });
+  });
+
   it('a damaged snapshot is rebuilt from the vectors, with a warning', async () => {
     const directory = await temporaryDirectory();
     const store = await open(directory);
@@ -188,6 +202,24 @@ describe('FileStore ANN index', () => {
     const reopened = await open(directory);
     await reopened.add(clustered(10, 62, 'more'));
     expect((await readdir(directory)).filter((name) => name.startsWith('ann-index-'))).toEqual([(await annEntry(reopened)).file]);
+  });
+
+  it('keeps every acknowledged document findable through the graph when the writer is killed mid-write', async () => {
+    const directory = await temporaryDirectory();
+    const acknowledged = await runCrashWriter(directory, 'crash', 6, 4, { ann: { minDocuments: 0, m: 8 } });
+    const warnings = vi.spyOn(process, 'emitWarning');
+    const store = await open(directory, { ann: { minDocuments: 0, m: 8 } });
+    const total = await store.count();
+    expect(total).toBeGreaterThanOrEqual(acknowledged.length * 25);
+    expect(await store.searchMethod()).toBe('ann');
+    for (const batch of acknowledged) {
+      const [stored] = await store.getByIds([`crash${batch}-7`]);
+      const [found] = await store.search(Array.from(stored.embedding!), { topK: 1, ef: 400 });
+      expect(found.id).toBe(`crash${batch}-7`);
+    }
+    // The graph holds every stored document and nothing else.
+    expect((await store.search(Array.from({ length: 32 }, () => 1), { topK: total + 10, ef: total + 10 })).length).toBe(total);
+    expect(warnings).not.toHaveBeenCalled();
   });
 
   it('rejects a bad ef and bad ann options with typed errors', async () => {
