@@ -31,12 +31,21 @@ export const hnswIndexOptionsSchema = z
     rebuildRatio: z.number().gt(0).max(1).default(0.25),
     /** Nodes allocated up front; the WebAssembly memory is rebuilt at twice the size when full. @default 1024 */
     initialCapacity: z.number().int().min(1).default(1024),
-    /** Largest WebAssembly memory to create, in bytes; lower it only to test the limit. @default 4 GiB */
+    /** Largest WebAssembly memory the graph may take, in bytes: at most 4 GiB, the most one memory addresses. @default 4 GiB */
     memoryLimitBytes: z.number().int().min(WASM_PAGE_BYTES).max(WASM_MEMORY_LIMIT_BYTES).default(WASM_MEMORY_LIMIT_BYTES),
   })
   .strict();
 
 export type HnswIndexOptions = z.input<typeof hnswIndexOptionsSchema>;
+
+/** What `HnswIndex.deserialize` accepts: the options that do not shape the graph, and where live vectors come from. */
+export interface HnswLoadOptions extends Pick<HnswIndexOptions, 'component' | 'ef' | 'rebuildRatio' | 'memoryLimitBytes'> {
+  /**
+   * The vector of a live node, by id, for bytes saved with `serialize({ vectors: 'deleted' })` (required for
+   * those, not called for the others); `undefined` when the document is gone, which loads the node as deleted.
+   */
+  vectorOf?: (id: string) => ArrayLike<number> | undefined;
+}
 
 /** Ids and dot-product scores, best first. */
 export interface HnswHits {
@@ -188,6 +197,14 @@ export class HnswIndex {
     this.insert(id, vector);
   }
 
+  /**
+   * Throw `CAPACITY_EXCEEDED` now, changing nothing, if `count` more adds (new ids or replacements: each
+   * takes a node) would pass the memory limit; for callers that must refuse a batch before committing it.
+   */
+  assertRoomFor(count: number): void {
+    if (count > 0 && this.nodes + count > this.layout.capacity) this.planFor(this.nodes + count, this.nodes + count);
+  }
+
   /** Remove an id; returns whether it was present. May rebuild the graph (see `rebuildRatio`). */
   delete(id: string): boolean {
     const node = this.nodeById.get(id);
@@ -217,8 +234,17 @@ export class HnswIndex {
     return this.exactHits(Math.min(topK, this.resultCount));
   }
 
-  /** The whole index as bytes (graph, vectors, ids, options): see hnsw-index-format.ts. */
-  serialize(): Uint8Array {
+  /**
+   * The whole index as bytes (graph, vectors, ids, options): see hnsw-index-format.ts.
+   * @param options.vectors `'all'` (default) writes every node's vector; `'deleted'` only the deleted nodes'
+   * (searches still walk through them), for a caller that keeps the live vectors and passes them back to
+   * `deserialize` through `vectorOf`: at 384 dimensions that leaves about a sixth of the bytes.
+   */
+  serialize(options: { vectors?: 'all' | 'deleted' } = {}): Uint8Array {
+    const form = options?.vectors ?? 'all';
+    if (form !== 'all' && form !== 'deleted') {
+      throw new AxonError('INVALID_ARGUMENT', `serialize's vectors must be 'all' or 'deleted', got ${String(form)}.`, { component: this.component });
+    }
     const upperSlots = this.upperLayers.slice(0, this.nodes).reduce((sum, layers) => sum + (layers?.length ?? 0), 0);
     const upperLayers = new Int32Array(upperSlots);
     let offset = 0;
@@ -230,14 +256,16 @@ export class HnswIndex {
       }
     }
     const { vectors: vectorBase, stride, layerZero } = this.layout;
-    const vectors = new Float32Array(this.nodes * this.dimensions);
+    const vectors = new Float32Array((form === 'all' ? this.nodes : this.deletedCount) * this.dimensions);
+    let row = 0;
     for (let node = 0; node < this.nodes; node++) {
+      if (form === 'deleted' && !this.deleted[node]) continue;
       const start = (vectorBase + node * stride) / 4;
-      vectors.set(this.floats.subarray(start, start + this.dimensions), node * this.dimensions);
+      vectors.set(this.floats.subarray(start, start + this.dimensions), row++ * this.dimensions);
     }
     const { dimensions, m, efConstruction, ef, seed } = this.options;
     return encodeHnsw(
-      { dimensions, m, efConstruction, ef, seed, randomState: this.randomState, nodes: this.nodes, entryPoint: this.entryPoint, maxLevel: this.maxLevel, ids: this.nodeIds.slice(0, this.nodes) },
+      { vectors: form, dimensions, m, efConstruction, ef, seed, randomState: this.randomState, nodes: this.nodes, entryPoint: this.entryPoint, maxLevel: this.maxLevel, ids: this.nodeIds.slice(0, this.nodes) },
       {
         levels: this.levels.subarray(0, this.nodes),
         deleted: this.deleted.subarray(0, this.nodes),
@@ -251,11 +279,27 @@ export class HnswIndex {
   /**
    * Rebuild an index from `serialize`'s bytes. `options` may change what does not shape the graph
    * (component, ef, rebuildRatio, memoryLimitBytes).
-   * @throws AxonError `STORE_CORRUPT` when the bytes are not a valid index, `CAPACITY_EXCEEDED` when it does not fit the memory limit
+   *
+   * Bytes saved with `vectors: 'deleted'` need `options.vectorOf`, called once per live node with its id, to
+   * supply its vector (stored as `add` stores it). When it returns `undefined` (the document was deleted
+   * after the bytes were written) the node is loaded as deleted, with a zero vector: searches walk through
+   * it but never return it, `tombstones` counts it and `ids()` leaves it out. Bytes with all vectors do not
+   * call `vectorOf`.
+   * @throws AxonError `STORE_CORRUPT` when the bytes are not a valid index, `CAPACITY_EXCEEDED` when it does
+   * not fit the memory limit, `INVALID_ARGUMENT` when the bytes need `vectorOf` and it is missing,
+   * `DIMENSION_MISMATCH` or `INVALID_VECTOR` for a vector `vectorOf` supplies
    */
-  static deserialize(bytes: Uint8Array, options: Pick<HnswIndexOptions, 'component' | 'ef' | 'rebuildRatio' | 'memoryLimitBytes'> = {}): HnswIndex {
+  static deserialize(bytes: Uint8Array, options: HnswLoadOptions = {}): HnswIndex {
     const component = options.component ?? 'hnsw-index';
     const { header, sections } = decodeHnsw(bytes, component);
+    const vectorOf = options.vectorOf;
+    if (header.vectors === 'deleted' && typeof vectorOf !== 'function') {
+      throw new AxonError(
+        'INVALID_ARGUMENT',
+        `These HNSW bytes were saved without the vectors of their live nodes (serialize({ vectors: 'deleted' })), and no vectorOf was given to supply them${vectorOf === undefined ? '' : ` (got ${typeof vectorOf})`}.`,
+        { component, fix: "Pass HnswIndex.deserialize(bytes, { vectorOf: (id) => the stored vector of id, or undefined when it is gone }), or save with serialize({ vectors: 'all' })." },
+      );
+    }
     const index = new HnswIndex({
       dimensions: header.dimensions,
       m: header.m,
@@ -269,22 +313,45 @@ export class HnswIndex {
     });
     index.assertGraph(header.nodes, header.entryPoint, header.maxLevel, sections.levels, sections.layerZero, sections.upperLayers);
     if (header.nodes > index.layout.capacity) index.allocate(index.planFor(header.nodes, header.nodes));
-    index.nodes = header.nodes;
     const { vectors, stride, layerZero } = index.layout;
+    const { dimensions } = header;
+    const floats = index.floats;
+    let savedRow = 0;
     for (let node = 0; node < header.nodes; node++) {
-      index.floats.set(sections.vectors.subarray(node * header.dimensions, (node + 1) * header.dimensions), (vectors + node * stride) / 4);
+      const id = header.ids[node];
+      const target = (vectors + node * stride) / 4;
+      let deleted = sections.deleted[node] === 1;
+      if (header.vectors === 'all' || deleted) {
+        floats.set(sections.vectors.subarray(savedRow * dimensions, (savedRow + 1) * dimensions), target);
+        savedRow++;
+      } else {
+        const vector = vectorOf!(id);
+        if (vector === undefined) {
+          // Gone since the bytes were written: kept as a tombstone, so the links through it still hold.
+          floats.fill(0, target, target + dimensions);
+          deleted = true;
+        } else {
+          index.assertVector(vector, `vector of "${id}"`);
+          floats.set(vector, target);
+        }
+      }
+      if (deleted) {
+        index.deleted[node] = 1;
+        index.deletedCount++;
+      } else {
+        if (index.nodeById.has(id)) throw corruptData(component, `the id "${id}" belongs to two live nodes`);
+        index.nodeById.set(id, node);
+      }
+      index.nodeIds[node] = id;
     }
+    index.nodes = header.nodes;
     index.levels.set(sections.levels);
-    index.deleted.set(sections.deleted);
     index.ints.set(sections.layerZero, layerZero / 4);
     let offset = 0;
     for (let node = 0; node < header.nodes; node++) {
       const slots = sections.levels[node] * (header.m + 1);
       if (slots > 0) index.upperLayers[node] = sections.upperLayers.slice(offset, offset + slots);
       offset += slots;
-      index.nodeIds[node] = header.ids[node];
-      if (sections.deleted[node]) index.deletedCount++;
-      else index.nodeById.set(header.ids[node], node);
     }
     index.entryPoint = header.entryPoint;
     index.maxLevel = header.maxLevel;
@@ -613,7 +680,7 @@ export class HnswIndex {
 
   /** Refuse a decoded graph whose links point outside it, so a damaged file cannot crash a search. */
   private assertGraph(nodes: number, entryPoint: number, maxLevel: number, levels: Uint8Array, layerZero: Int32Array, upperLayers: Int32Array): void {
-    const corrupt = (problem: string) => new AxonError('STORE_CORRUPT', `The HNSW index data is inconsistent: ${problem}.`, { component: this.component, fix: 'Rebuild the index from the stored vectors.' });
+    const corrupt = (problem: string) => corruptData(this.component, problem);
     if (entryPoint >= nodes || (nodes > 0 && (entryPoint < 0 || levels[entryPoint] !== maxLevel))) throw corrupt('its entry point is not its highest node');
     const checkList = (list: Int32Array, offset: number, limit: number, where: string) => {
       const count = list[offset];
@@ -737,6 +804,10 @@ class ScoredHeap {
     if (leftScore !== rightScore) return this.bestOnTop ? leftScore > rightScore : leftScore < rightScore;
     return this.bestOnTop ? leftNode < rightNode : leftNode > rightNode;
   }
+}
+
+function corruptData(component: string, problem: string): AxonError {
+  return new AxonError('STORE_CORRUPT', `The HNSW index data is inconsistent: ${problem}.`, { component, fix: 'Rebuild the index from the stored vectors.' });
 }
 
 function pagedBytes(layout: GraphLayout): number {

@@ -142,6 +142,151 @@ describe('HnswIndex', () => {
     expectAxonError(() => HnswIndex.deserialize(damaged), 'STORE_CORRUPT');
   });
 
+  it('saves without the live vectors and, given them back through vectorOf, answers exactly as the original', () => {
+    for (let trial = 0; trial < 12; trial++) {
+      const next = random(100 + trial);
+      const dimensions = [1, 3, 8, 17, 33, 64][trial % 6];
+      const count = 40 + Math.floor((next() + 0.5) * 300);
+      const index = new HnswIndex({ dimensions, m: 4 + (trial % 3) * 4, efConstruction: 32, rebuildRatio: 0.9, initialCapacity: 8, seed: trial });
+      // Plain arrays of float64 values: vectorOf hands back the same arrays, which must be rounded as add rounds them.
+      const current = new Map<string, number[]>();
+      for (let step = 0; step < count; step++) {
+        const roll = next() + 0.5;
+        const live = [...current.keys()];
+        if (roll < 0.1 && live.length > 0) {
+          const id = live[Math.floor((next() + 0.5) * live.length)];
+          index.delete(id);
+          current.delete(id);
+        } else {
+          // A fifth of the adds replace an id that exists.
+          const id = roll < 0.3 && live.length > 0 ? live[Math.floor((next() + 0.5) * live.length)] : `doc${step}`;
+          const vector = Array.from({ length: dimensions }, () => next() * 3);
+          index.add(id, vector);
+          current.set(id, vector);
+        }
+      }
+      expect(index.tombstones).toBeGreaterThan(0);
+      const all = index.serialize();
+      const withoutLive = index.serialize({ vectors: 'deleted' });
+      expect(withoutLive.length).toBeLessThan(all.length);
+      const asked: string[] = [];
+      const vectorOf = (id: string) => {
+        asked.push(id);
+        return current.get(id);
+      };
+      // As read from a file: a Buffer that starts partway into its memory.
+      const fromFile = Buffer.alloc(withoutLive.length + 5);
+      fromFile.set(withoutLive, 5);
+      const loaded = HnswIndex.deserialize(fromFile.subarray(5), { vectorOf });
+      expect(asked.sort()).toEqual([...current.keys()].sort());
+      const fromAll = HnswIndex.deserialize(all, { vectorOf: () => { throw new Error('vectorOf is not called for bytes with all vectors'); } });
+      for (const copy of [loaded, fromAll]) {
+        expect(copy.size).toBe(index.size);
+        expect(copy.tombstones).toBe(index.tombstones);
+        expect([...copy.ids()]).toEqual([...index.ids()]);
+        expect(Buffer.from(copy.serialize()).equals(Buffer.from(all))).toBe(true);
+        expect(Buffer.from(copy.serialize({ vectors: 'deleted' })).equals(Buffer.from(withoutLive))).toBe(true);
+      }
+      for (let probe = 0; probe < 25; probe++) {
+        const query = Array.from({ length: dimensions }, () => next());
+        const topK = 1 + Math.floor((next() + 0.5) * 20);
+        const ef = topK + Math.floor((next() + 0.5) * 60);
+        const expected = index.search(query, topK, { ef });
+        expect(loaded.search(query, topK, { ef })).toEqual(expected);
+        expect(fromAll.search(query, topK, { ef })).toEqual(expected);
+      }
+      // Adds after the round trip continue the same way.
+      const extra = Array.from({ length: dimensions }, () => next());
+      index.add('extra', extra);
+      loaded.add('extra', extra);
+      expect(Buffer.from(loaded.serialize()).equals(Buffer.from(index.serialize()))).toBe(true);
+    }
+  });
+
+  it('loads a node whose vector is gone as a tombstone that is never returned', () => {
+    const next = random(11);
+    const dimensions = 8;
+    const vectors = unitVectors(300, dimensions, next);
+    const index = build(vectors, dimensions, { rebuildRatio: 0.9 });
+    index.delete('doc3');
+    const bytes = index.serialize({ vectors: 'deleted' });
+    const vectorOf = (id: string) => (Number(id.slice(3)) % 10 === 0 ? undefined : vectors.subarray(Number(id.slice(3)) * dimensions, (Number(id.slice(3)) + 1) * dimensions));
+    const loaded = HnswIndex.deserialize(bytes, { vectorOf });
+    expect(loaded.tombstones).toBe(1 + 30);
+    expect(loaded.size).toBe(299 - 30);
+    expect(loaded.has('doc10')).toBe(false);
+    expect([...loaded.ids()]).toEqual([...index.ids()].filter((id) => Number(id.slice(3)) % 10 !== 0));
+    expect(loaded.delete('doc10')).toBe(false);
+    for (let row = 0; row < 300; row += 10) {
+      const hits = loaded.search(vectors.subarray(row * dimensions, (row + 1) * dimensions), 20, { ef: 60 });
+      expect(hits.ids.length).toBe(20);
+      expect(hits.ids.some((id) => Number(id.slice(3)) % 10 === 0 || id === 'doc3')).toBe(false);
+      // A live neighbour of the gone node is still found through the graph.
+      const live = row + 1 === 3 ? 4 : row + 1;
+      expect(loaded.search(vectors.subarray(live * dimensions, (live + 1) * dimensions), 1).ids).toEqual([`doc${live}`]);
+    }
+    // The tombstones are saved and loaded as such, and the id can be added again.
+    const again = HnswIndex.deserialize(loaded.serialize({ vectors: 'deleted' }), { vectorOf });
+    expect(again.tombstones).toBe(31);
+    again.add('doc10', vectors.subarray(10 * dimensions, 11 * dimensions));
+    expect(again.search(vectors.subarray(10 * dimensions, 11 * dimensions), 1).ids).toEqual(['doc10']);
+    // Every live vector gone: an empty index that still holds the graph.
+    const empty = HnswIndex.deserialize(bytes, { vectorOf: () => undefined });
+    expect(empty.size).toBe(0);
+    expect(empty.tombstones).toBe(300);
+    expect(empty.search(vectors.subarray(0, dimensions), 5).ids).toEqual([]);
+  });
+
+  it('refuses bytes without live vectors when vectorOf is missing or supplies a bad vector', () => {
+    const next = random(12);
+    const dimensions = 6;
+    const vectors = unitVectors(60, dimensions, next);
+    const index = build(vectors, dimensions, { rebuildRatio: 0.9 });
+    index.delete('doc1');
+    const bytes = index.serialize({ vectors: 'deleted' });
+    const vectorOf = (id: string) => vectors.subarray(Number(id.slice(3)) * dimensions, (Number(id.slice(3)) + 1) * dimensions);
+    expectAxonError(() => HnswIndex.deserialize(bytes), 'INVALID_ARGUMENT', /without the vectors of their live nodes/);
+    expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: 'nope' as unknown as () => undefined }), 'INVALID_ARGUMENT');
+    expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: (id) => (id === 'doc40' ? [1, 2, 3] : vectorOf(id)) }), 'DIMENSION_MISMATCH', /doc40.*6 values, got 3/);
+    expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: (id) => (id === 'doc7' ? Float32Array.from(vectorOf(id), (value, position) => (position === 2 ? Number.POSITIVE_INFINITY : value)) : vectorOf(id)) }), 'INVALID_VECTOR');
+    expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: (id) => (id === 'doc7' ? Array.from(vectorOf(id), (value, position) => (position === 5 ? Number.NaN : value)) : vectorOf(id)) }), 'INVALID_VECTOR');
+    expectAxonError(() => index.serialize({ vectors: 'live' as 'all' }), 'INVALID_ARGUMENT');
+    expect(HnswIndex.deserialize(bytes, { vectorOf }).size).toBe(59);
+  });
+
+  it('refuses truncated or inconsistent bytes without live vectors with STORE_CORRUPT', () => {
+    const next = random(13);
+    const dimensions = 5;
+    const vectors = unitVectors(80, dimensions, next);
+    const index = build(vectors, dimensions, { rebuildRatio: 0.9 });
+    for (const row of [2, 9, 40]) index.delete(`doc${row}`);
+    const bytes = index.serialize({ vectors: 'deleted' });
+    const vectorOf = (id: string) => vectors.subarray(Number(id.slice(3)) * dimensions, (Number(id.slice(3)) + 1) * dimensions);
+    for (let length = 0; length < bytes.length; length += 1 + Math.floor(bytes.length / 97)) {
+      expectAxonError(() => HnswIndex.deserialize(bytes.slice(0, length), { vectorOf }), 'STORE_CORRUPT');
+    }
+    expectAxonError(() => HnswIndex.deserialize(bytes.slice(0, bytes.length - 1), { vectorOf }), 'STORE_CORRUPT');
+    const view = new DataView(bytes.buffer);
+    const headerLength = view.getUint32(8, true);
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + headerLength)));
+    expect(header.vectors).toBe('deleted');
+    const deletedFlags = Math.ceil((12 + headerLength) / 8) * 8 + 8 + Math.ceil(80 / 8) * 8 + 8;
+    // A fourth deleted flag: the vectors section then holds one vector too few.
+    const oneMoreDeleted = bytes.slice();
+    expect(oneMoreDeleted[deletedFlags + 50]).toBe(0);
+    oneMoreDeleted[deletedFlags + 50] = 1;
+    expectAxonError(() => HnswIndex.deserialize(oneMoreDeleted, { vectorOf }), 'STORE_CORRUPT', /vectors section/);
+    const badFlag = bytes.slice();
+    badFlag[deletedFlags + 2] = 7;
+    expectAxonError(() => HnswIndex.deserialize(badFlag, { vectorOf }), 'STORE_CORRUPT', /deleted flag/);
+    // The header of the other form over the same sections.
+    const relabelled = new TextEncoder().encode(JSON.stringify({ ...header, vectors: 'all' }).padEnd(headerLength, ' '));
+    expect(relabelled.length).toBe(headerLength);
+    const allLabel = bytes.slice();
+    allLabel.set(relabelled, 12);
+    expectAxonError(() => HnswIndex.deserialize(allLabel, { vectorOf }), 'STORE_CORRUPT', /vectors section/);
+  });
+
   it('rejects wrong dimensions, NaN, bad topK and bad options', () => {
     const index = new HnswIndex({ dimensions: 3 });
     expectAxonError(() => index.add('a', [1, 0]), 'DIMENSION_MISMATCH');
