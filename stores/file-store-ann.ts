@@ -13,31 +13,28 @@ import type { DerivedIndexKind } from './file-store-snapshot.ts';
 import { HnswIndex, hnswIndexOptionsSchema } from './hnsw-index.ts';
 import type { VectorIndex } from './vector-index.ts';
 
-/**
- * `false` (exact search only), `true` (the defaults below) or the settings of the HNSW graph and when to use it.
- */
-export const annOptionSchema = z
-  .union([
-    z.boolean(),
-    hnswIndexOptionsSchema.pick({ m: true, efConstruction: true, ef: true }).extend({
-      /**
-       * Unfiltered searches use the graph once the store holds this many documents; below it an exact scan
-       * is about as fast (100k × 384 dimensions scan in ~6 ms). The graph is kept from the first document
-       * either way, so it is ready when the store grows past the threshold. @default 100000
-       */
-      minDocuments: z.number().int().min(0).default(100_000),
-    }),
-  ])
-  .default(false);
+/** The graph's settings and when to use it (the object form of the `ann` option). */
+export const annSettingsSchema = hnswIndexOptionsSchema.pick({ m: true, efConstruction: true, ef: true, memoryLimitBytes: true }).extend({
+  /**
+   * Unfiltered searches use the graph once the store holds this many documents; below it an exact scan
+   * is about as fast (100k × 384 dimensions scan in ~6 ms). The graph is kept from the first document
+   * either way, so it is ready when the store grows past the threshold. @default 100000
+   */
+  minDocuments: z.number().int().min(0).default(100_000),
+});
+
+/** `false` (exact search only), `true` (the default settings) or the settings. */
+export const annOptionSchema = z.union([z.boolean(), annSettingsSchema]).default(false);
 
 export type AnnOption = z.input<typeof annOptionSchema>;
 
-/** The ANN settings of a store, or `undefined` when it has no graph. */
-export type AnnSettings = { readonly m: number; readonly efConstruction: number; readonly ef: number; readonly minDocuments: number };
+/** The ANN settings of a store. */
+export type AnnSettings = Readonly<z.output<typeof annSettingsSchema>>;
 
+/** The settings an `ann` option means, or `undefined` when the store keeps no graph. */
 export function annSettings(option: z.output<typeof annOptionSchema>): AnnSettings | undefined {
   if (option === false) return undefined;
-  return option === true ? annOptionSchema.parse({}) as AnnSettings : option;
+  return option === true ? annSettingsSchema.parse({}) : option;
 }
 
 /**
@@ -56,6 +53,11 @@ export class AnnGraph {
     (this.graph ??= this.make(vector.length)).add(id, vector);
   }
 
+  /** Throw `CAPACITY_EXCEEDED`, changing nothing, unless `count` more vectors of `dimensions` fit. */
+  assertRoomFor(count: number, dimensions: number): void {
+    if (count > 0) (this.graph ??= this.make(dimensions)).assertRoomFor(count);
+  }
+
   delete(ids: Iterable<string>): void {
     if (this.graph) for (const id of ids) this.graph.delete(id);
   }
@@ -63,7 +65,7 @@ export class AnnGraph {
 
 /** The HNSW graph as a derived index of a store with these settings. */
 export function annIndexKind(settings: AnnSettings, component: string): DerivedIndexKind<AnnGraph> {
-  const make = (dimensions: number) => new HnswIndex({ dimensions, m: settings.m, efConstruction: settings.efConstruction, ef: settings.ef, component });
+  const make = (dimensions: number) => new HnswIndex({ dimensions, m: settings.m, efConstruction: settings.efConstruction, ef: settings.ef, memoryLimitBytes: settings.memoryLimitBytes, component });
   return {
     key: 'ann',
     label: 'ANN index',
@@ -72,18 +74,26 @@ export function annIndexKind(settings: AnnSettings, component: string): DerivedI
     // Linking a vector into the graph costs a millisecond or more, writing it to the snapshot microseconds.
     saveAfterCatchUp: true,
     create: () => new AnnGraph(make),
-    deserialize: (bytes) => {
+    deserialize: (bytes, vectors) => {
       const loaded = new AnnGraph(make);
-      const graph = HnswIndex.deserialize(bytes, { component, ef: settings.ef });
+      // The snapshot holds the graph without the vectors the segments already hold. A node whose document
+      // was deleted since comes back as a tombstone; one replaced since gets the new vector, and the
+      // catch-up re-links it.
+      const vectorOf = (id: string) => {
+        const row = vectors.rowOf(id);
+        return row === undefined ? undefined : vectors.vectorAt(row);
+      };
+      const graph = HnswIndex.deserialize(bytes, { component, ef: settings.ef, memoryLimitBytes: settings.memoryLimitBytes, vectorOf });
       // A graph of deleted nodes only is dropped: the next vector starts a new one.
       if (graph.size > 0) loaded.graph = graph;
       return loaded;
     },
-    serialize: (index) => (index.graph ?? make(1)).serialize(),
+    serialize: (index) => (index.graph ?? make(1)).serialize({ vectors: 'deleted' }),
     matchesSettings: (index) => index.graph === undefined || (index.graph.m === settings.m && index.graph.efConstruction === settings.efConstruction),
     addRows: (index, vectors, rows) => {
       for (const row of rows) index.add(vectors.storedDocumentAt(row).id, vectors.vectorAt(row));
     },
+    prepare: (index, change) => index.assertRoomFor(change.added?.documents.length ?? 0, change.added?.dimensions ?? 0),
     apply: (index, change) => {
       index.delete(change.removed ?? []);
       const added = change.added;

@@ -54,13 +54,18 @@ export interface DerivedIndexKind<T> {
   readonly saveAfterCatchUp: boolean;
   /** A new, empty index with the store's settings. */
   create(): T;
-  /** Read a snapshot; throws when the bytes are not one. */
-  deserialize(bytes: Uint8Array): T;
+  /** Read a snapshot, taking what it does not hold from the store's vectors; throws when the bytes are not one. */
+  deserialize(bytes: Uint8Array, vectors: VectorIndex): T;
   serialize(index: T): Uint8Array;
   /** Whether an index read from disk was built with the settings `create` uses; if not, it is rebuilt. */
   matchesSettings(index: T): boolean;
   /** Index the documents at these rows of the vector index, replacing any version of the same ids. */
   addRows(index: T, vectors: VectorIndex, rows: readonly number[]): void;
+  /**
+   * Optional: throw now if `apply` could not take this change (a memory limit), before anything is written.
+   * `apply` itself runs once the write is durable, when failing would be too late.
+   */
+  prepare?(index: T, change: StoreChange): void;
   /** Apply a committed write. */
   apply(index: T, change: StoreChange): void;
   count(index: T): number;
@@ -114,7 +119,7 @@ export async function loadDerivedIndex<T>(
   if (bytes.length !== entry.bytes || sha256(bytes) !== entry.sha256) return rebuild(`its file ${entry.file} does not match its checksum`, true);
   let index: T;
   try {
-    index = kind.deserialize(bytes);
+    index = kind.deserialize(bytes, vectors);
   } catch {
     return rebuild(`its file ${entry.file} is unreadable`, true);
   }

@@ -324,10 +324,11 @@ export class FileStore implements VectorStore, KeywordSearchable {
    */
   private async publish(state: LoadedState, manifest: Manifest, change: StoreChange): Promise<void> {
     const maintained = await this.maintained(state, manifest);
+    for (const { kind, loaded } of maintained) kind.prepare?.(loaded.index, change);
     const snapshots = maintained.filter(({ kind, loaded }) => loaded.saveReason !== undefined || snapshotDue(manifest, kind));
     const replaced: string[] = [];
-    for (const { kind, loaded } of snapshots) kind.apply(loaded.index, change);
     try {
+      for (const { kind, loaded } of snapshots) kind.apply(loaded.index, change);
       for (const { kind, loaded } of snapshots) {
         const previous = await writeSnapshot(kind, this.directory, loaded.index, manifest);
         if (previous !== undefined) replaced.push(previous);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Document } from '../../src/document.ts';
 import { FileStore, type FileStoreOptions } from '../../stores/file-store.ts';
+import { HnswIndex } from '../../stores/hnsw-index.ts';
 import { describeVectorStoreConformance, doc } from '../conformance/vector-store.ts';
 import { random, runCrashWriter } from './support.ts';
 
@@ -180,6 +181,9 @@ describe('FileStore ANN index', () => {
     const exact = (await reopened.search(probe, { topK: 5, exact: true })).map((document) => document.id);
     expect((await reopened.search(probe, { topK: 5, ef: 200 })).map((document) => document.id)).toEqual(exact);
     expect(String(warnings.mock.calls[0]?.[0])).toMatch(/ANN index .* was unusable \(its file ann-index-000001\.hnsw does not match its checksum\)/);
+    // The rebuilt graph is saved in the background.
+    await reopened.close();
+    expect((await annEntry(reopened)).file).not.toBe(file);
   });
 
   it('a graph built with other settings is rebuilt with the store’s, silently', async () => {
@@ -220,6 +224,38 @@ describe('FileStore ANN index', () => {
     // The graph holds every stored document and nothing else.
     expect((await store.search(Array.from({ length: 32 }, () => 1), { topK: total + 10, ef: total + 10 })).length).toBe(total);
     expect(warnings).not.toHaveBeenCalled();
+  });
+
+  it('refuses a batch the graph has no memory for before writing anything', async () => {
+    const directory = await temporaryDirectory();
+    const options = { ann: { minDocuments: 0, m: 8, memoryLimitBytes: 2 * 65_536 } };
+    const store = await open(directory, options);
+    await store.add(clustered(200, 81));
+    const generation = (await store.manifest()).generation;
+    // Another 2,000 vectors do not fit in 128 KiB, whether or not this write is due to save the graph.
+    for (const batch of [clustered(2_000, 82, 'big'), clustered(30, 83, 'small').concat(clustered(2_000, 84, 'big'))]) {
+      await expect(store.add(batch)).rejects.toMatchObject({ code: 'CAPACITY_EXCEEDED', component: 'file-store', message: expect.stringContaining('Nothing was stored') });
+      expect(await store.count()).toBe(200);
+      expect((await store.manifest()).generation).toBe(generation);
+    }
+    const reopened = await open(directory, options);
+    expect(await reopened.count()).toBe(200);
+    expect((await reopened.search(clustered(200, 81)[9].embedding!, { topK: 1 }))[0].id).toBe('d9');
+  });
+
+  it('saves the graph without the vectors the segments already hold', async () => {
+    const directory = await temporaryDirectory();
+    const store = await open(directory, { keywordIndex: false });
+    await store.add(clustered(500, 91));
+    const { file } = await annEntry(store);
+    const bytes = await readFile(join(directory, file));
+    // Without the store to supply the vectors, the file cannot be loaded: they are not in it.
+    expect(() => HnswIndex.deserialize(bytes)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    const vectors = new Map((await store.getBySource('test')).map((document) => [document.id, document.embedding!]));
+    const graph = HnswIndex.deserialize(bytes, { vectorOf: (id) => vectors.get(id) });
+    expect(graph.size).toBe(500);
+    // The same graph with its vectors is larger by the 500 × 24 float32 (give or take a header field).
+    expect(graph.serialize({ vectors: 'all' }).length - bytes.length).toBeGreaterThanOrEqual(500 * 24 * 4 - 16);
   });
 
   it('rejects a bad ef and bad ann options with typed errors', async () => {
