@@ -3,20 +3,23 @@
  * libraries, in one process and one run.
  *
  *   cd bench && npm install && cd ..        # once: the peers, into bench/ only
- *   npx tsx bench/vector-search.ts          # 100k × 384 and 10k × 1536, top-50, then SciFact
- *   npx tsx bench/vector-search.ts --quick  # 20k × 384 and 5k × 1536, for a smoke run
+ *   npx tsx bench/vector-search.ts          # 100k × 384 and 10k × 1536 random, 200k × 384 structured, then SciFact
+ *   npx tsx bench/vector-search.ts --quick  # 20k × 384 and 5k × 1536 random, 20k × 384 structured: a smoke run
  *   npx tsx bench/vector-search.ts --hnsw-budget=900   # seconds the ANN build may take (default 600)
  *
- * Per corpus of random unit vectors, top-50, median CPU and wall milliseconds per query over interleaved
- * rounds (process.cpuUsage, so a loaded machine's neighbours count less than in wall time):
+ * Per corpus (random unit vectors, or structured ones from a 32-dimensional latent space, see
+ * `latentWriter`), top-50, median CPU and wall milliseconds per query over interleaved rounds
+ * (process.cpuUsage, so a loaded machine's neighbours count less than in wall time):
  * - Axon: FileStore.search (written, closed and reopened from a temporary folder), the raw VectorIndex scan
  *   it runs, SimdVectorSpace.search (exact float32, WebAssembly SIMD), searchApproximate (int8 scan, exact
  *   re-score of the best 100) and FileStore.search with an ANN graph (`ann`, ef 160 and 400; built within
  *   the time budget or reported as not built);
  * - pure JavaScript: scanTopK (stores/vector-scan.ts) and a minimal hand-written loop;
- * - native brute force, one thread: hnswlib-node BruteforceSearch and usearch exactSearch;
+ * - native brute force, one thread: hnswlib-node BruteforceSearch and usearch exactSearch; the native ANN
+ *   peer hnswlib-node HierarchicalNSW with the same m, efConstruction and ef;
  * - LangChain.js MemoryVectorStore and LlamaIndex.TS SimpleVectorStore, fed precomputed vectors (no
- *   embedder runs); only their query path is timed, on the first SLOW_QUERIES queries (they are slow).
+ *   embedder runs); only their query path is timed, on the first SLOW_QUERIES queries (they are slow);
+ *   random corpora only.
  * Ratios: CPU time over the faster native, and over scanTopK. Recall@50 of every method against scanTopK.
  * Then filtered search (1%, 10%, 100% of the rows) through FileStore.search with a metadata filter, and
  * SciFact (../shared/eval/scifact, skipped when absent) embedded by LocalHashEmbeddings: int8 recall, and
@@ -42,14 +45,22 @@ const ROUNDS = 5;
 const SLOW_QUERIES = 5;
 const quick = process.argv.includes('--quick');
 const hnswBudgetSeconds = Number(process.argv.find((argument) => argument.startsWith('--hnsw-budget='))?.split('=')[1] ?? (quick ? 30 : 600));
-const corpora = quick
+/**
+ * `random`: unit vectors uniform on the sphere, the worst case for a graph index (no neighbourhoods).
+ * `latent`: structured like embeddings, points of a 32-dimensional Gaussian mapped into the space by a fixed
+ * random linear map plus 10% noise, so near neighbours exist: what an ANN index is for.
+ */
+type Structure = 'random' | 'latent';
+const corpora: { count: number; dimensions: number; queries: number; structure: Structure }[] = quick
   ? [
-      { count: 20_000, dimensions: 384, queries: 10 },
-      { count: 5_000, dimensions: 1536, queries: 20 },
+      { count: 20_000, dimensions: 384, queries: 10, structure: 'random' },
+      { count: 5_000, dimensions: 1536, queries: 20, structure: 'random' },
+      { count: 20_000, dimensions: 384, queries: 20, structure: 'latent' },
     ]
   : [
-      { count: 100_000, dimensions: 384, queries: 20 },
-      { count: 10_000, dimensions: 1536, queries: 40 },
+      { count: 100_000, dimensions: 384, queries: 20, structure: 'random' },
+      { count: 10_000, dimensions: 1536, queries: 40, structure: 'random' },
+      { count: 200_000, dimensions: 384, queries: 40, structure: 'latent' },
     ];
 const scifactFolder = sharedEvalPath('scifact');
 
@@ -59,8 +70,15 @@ interface BruteforceSearch {
   addPoint(point: number[], label: number): void;
   searchKnn(query: number[], k: number): { neighbors: number[] };
 }
+interface HierarchicalNsw {
+  initIndex(maxElements: number, m?: number, efConstruction?: number, randomSeed?: number): void;
+  addPoint(point: number[], label: number): void;
+  setEf(ef: number): void;
+  searchKnn(query: number[], k: number): { neighbors: number[] };
+}
 interface HnswlibModule {
   BruteforceSearch: new (space: 'ip', dimensions: number) => BruteforceSearch;
+  HierarchicalNSW: new (space: 'ip', dimensions: number) => HierarchicalNsw;
 }
 interface UsearchModule {
   exactSearch(dataset: Float32Array, queries: Float32Array, dimensions: number, count: number, metric: 'ip', threads: number): { keys: BigUint64Array };
@@ -119,7 +137,7 @@ async function main(): Promise<void> {
   };
   for (const [name, peer] of Object.entries(peers)) console.log(`  ${name}: ${'module' in peer ? peer.version : `not available: ${peer.reason}`}`);
   console.log(`HNSW build budget ${hnswBudgetSeconds} s per corpus (--hnsw-budget=SECONDS).\n`);
-  for (const corpus of corpora) await benchCorpus(corpus.count, corpus.dimensions, corpus.queries, peers);
+  for (const corpus of corpora) await benchCorpus(corpus.count, corpus.dimensions, corpus.queries, corpus.structure, peers);
   await benchSciFact();
   console.log(`load average ${formatLoad()} at the end`);
 }
@@ -128,16 +146,18 @@ async function benchCorpus(
   count: number,
   dimensions: number,
   queryCount: number,
+  structure: Structure,
   peers: { hnswlib: Peer<HnswlibModule>; usearch: Peer<UsearchModule>; langchain: Peer<LangChainModule>; llamaindex: Peer<LlamaIndexModules> },
 ): Promise<void> {
-  const next = randomGenerator(count * 31 + dimensions);
+  const next = randomGenerator(count * 31 + dimensions + (structure === 'latent' ? 7 : 0));
+  const write = structure === 'random' ? (target: Float32Array) => writeRandomUnitVector(target, next) : latentWriter(dimensions, next);
   const vectors = new Float32Array(count * dimensions);
-  for (let row = 0; row < count; row++) writeRandomUnitVector(vectors.subarray(row * dimensions, (row + 1) * dimensions), next);
+  for (let row = 0; row < count; row++) write(vectors.subarray(row * dimensions, (row + 1) * dimensions));
   const ids = Array.from({ length: count }, (_, row) => `doc-${row}`);
   const rowOf = (id: string) => Number(id.slice(4));
   const queries = Array.from({ length: queryCount }, () => {
     const query = new Float32Array(dimensions);
-    writeRandomUnitVector(query, next);
+    write(query);
     return query;
   });
   const documents: Document[] = ids.map((id, row) => ({
@@ -202,28 +222,52 @@ async function benchCorpus(
         for (let row = 0; row < count; row++) bruteforce.addPoint(Array.from(vectors.subarray(row * dimensions, (row + 1) * dimensions)), row);
       });
       methods.push({ name: 'hnswlib-node BruteforceSearch', kind: 'native', run: (query) => bruteforce.searchKnn(Array.from(query), TOP_K).neighbors });
-    } else unavailable.push(`hnswlib-node BruteforceSearch: not available: ${peers.hnswlib.reason}`);
+      // The native ANN peer, with the same m, efConstruction and ef as Axon's graph.
+      const { HierarchicalNSW } = peers.hnswlib.module;
+      const graph = new HierarchicalNSW('ip', dimensions);
+      await timed('hnswlib HierarchicalNSW build (m 32, efConstruction 200)', () => {
+        graph.initIndex(count, 32, 200, 100);
+        for (let row = 0; row < count; row++) graph.addPoint(Array.from(vectors.subarray(row * dimensions, (row + 1) * dimensions)), row);
+      });
+      for (const ef of [160, 400]) {
+        methods.push({
+          name: `hnswlib-node HierarchicalNSW (ANN, ef ${ef})`,
+          run: (query) => {
+            graph.setEf(ef);
+            return graph.searchKnn(Array.from(query), TOP_K).neighbors;
+          },
+        });
+      }
+    } else unavailable.push(`hnswlib-node BruteforceSearch and HierarchicalNSW: not available: ${peers.hnswlib.reason}`);
     if ('module' in peers.usearch) {
       const { exactSearch } = peers.usearch.module;
       // exactSearch mis-reads a subarray that does not start at offset 0, so it gets whole arrays only.
       methods.push({ name: 'usearch exactSearch (1 thread)', kind: 'native', run: (query) => Array.from(exactSearch(vectors, query, dimensions, TOP_K, 'ip', 1).keys, Number) });
     } else unavailable.push(`usearch exactSearch: not available: ${peers.usearch.reason}`);
     // Both peers take plain number arrays; they share them, and neither writes to them.
-    const plainVectors = 'module' in peers.langchain || 'module' in peers.llamaindex ? Array.from({ length: count }, (_, row) => Array.from(vectors.subarray(row * dimensions, (row + 1) * dimensions))) : [];
+    // The JavaScript libraries are left out of the structured corpus: they scan like on random vectors, and
+    // 200k vectors as plain arrays would take over a gigabyte of heap.
+    const withLibraries = structure === 'random';
+    if (!withLibraries) unavailable.push('LangChain.js and LlamaIndex.TS: not run on this corpus (their exact scans cost as on random vectors; see above)');
+    const plainVectors = withLibraries && ('module' in peers.langchain || 'module' in peers.llamaindex) ? Array.from({ length: count }, (_, row) => Array.from(vectors.subarray(row * dimensions, (row + 1) * dimensions))) : [];
     const slowNote = `${SLOW_QUERIES} queries`;
-    if ('module' in peers.langchain) {
+    if (!withLibraries) {
+      // reported above
+    } else if ('module' in peers.langchain) {
       const langchain = new peers.langchain.module.MemoryVectorStore(noEmbedder);
       await timed('LangChain addVectors', () => langchain.addVectors(plainVectors, ids.map((id, row) => ({ id, pageContent: `Document ${row}`, metadata: { bucket: row % 100 } }))));
       methods.push({ name: 'LangChain.js MemoryVectorStore', queryCount: SLOW_QUERIES, note: slowNote, run: async (query) => (await langchain.similaritySearchVectorWithScore(Array.from(query), TOP_K)).map(([document]) => rowOf(document.id ?? '')) });
     } else unavailable.push(`LangChain.js MemoryVectorStore: not available: ${peers.langchain.reason}`);
-    if ('module' in peers.llamaindex) {
+    if (!withLibraries) {
+      // reported above
+    } else if ('module' in peers.llamaindex) {
       const { SimpleVectorStore, TextNode } = peers.llamaindex.module;
       const llamaindex = new SimpleVectorStore({ embedModel: noEmbedder });
       await timed('LlamaIndex add', () => llamaindex.add(ids.map((id, row) => new TextNode({ id_: id, text: `Document ${row}`, embedding: plainVectors[row] }))));
       methods.push({ name: 'LlamaIndex.TS SimpleVectorStore', queryCount: SLOW_QUERIES, note: slowNote, run: async (query) => (await llamaindex.query({ queryEmbedding: Array.from(query), similarityTopK: TOP_K, mode: 'default' })).ids.map(rowOf) });
     } else unavailable.push(`LlamaIndex.TS SimpleVectorStore: not available: ${peers.llamaindex.reason}`);
 
-    console.log(`## ${count.toLocaleString('en')} × ${dimensions}, ${queries.length} queries (load average ${formatLoad()})`);
+    console.log(`## ${count.toLocaleString('en')} × ${dimensions}, ${structure === 'random' ? 'random unit vectors' : 'structured (32-dimensional latent, 10% noise)'}, ${queries.length} queries (load average ${formatLoad()})`);
     console.log(`setup: ${setup.join('; ')}`);
     for (const line of unavailable) console.log(line);
 
@@ -529,6 +573,37 @@ function writeRandomUnitVector(target: Float32Array, next: () => number): void {
     target[index] = next();
     sumOfSquares += target[index] * target[index];
   }
+  const inverse = 1 / Math.sqrt(sumOfSquares);
+  for (let index = 0; index < target.length; index++) target[index] *= inverse;
+}
+
+/**
+ * A writer of structured unit vectors: a point z of a 32-dimensional latent space (each coordinate a sum of
+ * three uniforms, near Gaussian), mapped by one fixed random matrix, plus noise of a tenth of its length.
+ */
+function latentWriter(dimensions: number, next: () => number): (target: Float32Array) => void {
+  const LATENT = 32;
+  const map = Float32Array.from({ length: dimensions * LATENT }, next);
+  const point = new Float64Array(LATENT);
+  return (target) => {
+    for (let index = 0; index < LATENT; index++) point[index] = next() + next() + next();
+    let sumOfSquares = 0;
+    for (let row = 0; row < dimensions; row++) {
+      let value = 0;
+      for (let index = 0; index < LATENT; index++) value += map[row * LATENT + index] * point[index];
+      target[row] = value;
+      sumOfSquares += value * value;
+    }
+    // Uniform noise in [-0.5, 0.5) has variance 1/12: scaled so its expected length is a tenth of the point's.
+    const noise = 0.1 * Math.sqrt(sumOfSquares) * Math.sqrt(12 / dimensions);
+    for (let row = 0; row < dimensions; row++) target[row] += noise * next();
+    normalise(target);
+  };
+}
+
+function normalise(target: Float32Array): void {
+  let sumOfSquares = 0;
+  for (let index = 0; index < target.length; index++) sumOfSquares += target[index] * target[index];
   const inverse = 1 / Math.sqrt(sumOfSquares);
   for (let index = 0; index < target.length; index++) target[index] *= inverse;
 }
