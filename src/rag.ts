@@ -284,6 +284,14 @@ export abstract class RAG {
     return this.resolved;
   }
 
+  /**
+   * Let the store finish and save what it holds in memory (`FileStore` saves an ANN graph that is ahead of
+   * its snapshot). The pipeline can be used again afterwards; the store reloads on demand.
+   */
+  async close(): Promise<void> {
+    if (this.resolved) await this.resolved.store.close?.();
+  }
+
   // --- Internal helpers ---
 
   private makeAnswer(status: AnswerStatus, text: string, mode: Answer['mode'], citations: Citation[], evidence: Evidence[], trace: RunTrace): Answer {

@@ -7,10 +7,10 @@
  * A snapshot records the segments whose documents it holds (`covers`). Writing it on every `add` would cost
  * O(store) per write, O(n²) for an ingest; instead a writer writes a new snapshot only once what the current
  * one misses (documents in segments it does not cover, plus documents it holds that were deleted since)
- * reaches a share of the store (`staleShare`: a quarter for the keyword index, a tenth for the graph, whose
+ * reaches a share of the store (`staleShare`: a quarter for the keyword index, 2% for the graph, whose
  * documents cost far more to index again), so snapshots grow geometrically and their total cost is O(n).
  * On load the gap is closed from the segments: documents of uncovered segments are indexed, deleted ones
- * removed.
+ * removed. `FileStore.close()` saves a graph that is behind, so a clean shutdown leaves no gap.
  * The invariant that makes this exact: segments are immutable, so a live document in a covered segment is,
  * in the snapshot, exactly the version that is live.
  */
@@ -152,7 +152,13 @@ export async function loadDerivedIndex<T>(
  * misses its `staleShare` of it.
  */
 export function snapshotDue(manifest: Manifest, kind: Pick<DerivedIndexKind<unknown>, 'key' | 'staleShare'>): boolean {
-  const entry = snapshotEntryOf(manifest, kind.key);
+  const { stale, live } = staleness(manifest, kind.key);
+  return stale > 0 && stale >= live * kind.staleShare;
+}
+
+/** How many documents the snapshot under `key` misses (uncovered, plus deleted since), of how many live; all of them when there is none. */
+export function staleness(manifest: Manifest, key: string): { stale: number; live: number } {
+  const entry = snapshotEntryOf(manifest, key);
   const covered = new Set(entry?.covers ?? []);
   let live = 0;
   let liveCovered = 0;
@@ -161,9 +167,8 @@ export function snapshotDue(manifest: Manifest, kind: Pick<DerivedIndexKind<unkn
     live += count;
     if (covered.has(segment.file)) liveCovered += count;
   }
-  if (entry === undefined) return live > 0;
-  const stale = live - liveCovered + Math.max(0, entry.documents - liveCovered);
-  return stale > 0 && stale >= live * kind.staleShare;
+  if (entry === undefined) return { stale: live, live };
+  return { stale: live - liveCovered + Math.max(0, entry.documents - liveCovered), live };
 }
 
 /**

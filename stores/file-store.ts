@@ -21,7 +21,7 @@ import {
 } from './file-store-format.ts';
 import { AnnGraph, annIndexKind, annOptionSchema, annSettings, searchWithAnn, type AnnSettings } from './file-store-ann.ts';
 import { keywordIndexKind } from './file-store-keyword.ts';
-import { coverMergedSegments, loadDerivedIndex, snapshotDue, writeSnapshot, type DerivedIndexKind, type LoadedDerivedIndex, type StoreChange } from './file-store-snapshot.ts';
+import { coverMergedSegments, loadDerivedIndex, snapshotDue, staleness, writeSnapshot, type DerivedIndexKind, type LoadedDerivedIndex, type StoreChange } from './file-store-snapshot.ts';
 import type { Bm25Index } from './bm25-index.ts';
 import { keywordIndexDisabled, keywordIndexOptionSchema, searchKeywordIndex } from './keyword-index-support.ts';
 import { assertEf, assertIdList, assertSourceArguments, assertTopK, vectorPrecisionSchema, VectorIndex, type PreparedBatch, type VectorPrecision } from './vector-index.ts';
@@ -139,9 +139,14 @@ export class FileStore implements VectorStore, KeywordSearchable {
     await this.ready();
   }
 
-  /** Wait for pending writes and drop the in-memory copy; the next call loads it again. */
+  /**
+   * Wait for pending writes, save the ANN graph if this process kept it ahead of its snapshot (so the next
+   * load need not link those vectors again), and drop the in-memory copy; the next call loads it again.
+   * A failure to save is a process warning, not an error: the next load catches up instead.
+   */
   async close(): Promise<void> {
     await this.writes.catch(() => undefined);
+    if (this.state) await this.saveGraphsBehind(this.state);
     this.state = undefined;
   }
 
@@ -299,6 +304,20 @@ export class FileStore implements VectorStore, KeywordSearchable {
       maintained.push({ kind, loaded: await this.derivedOf(state, kind) });
     }
     return maintained;
+  }
+
+  /** Save the derived indexes that are costly to catch up (the graph) when this process holds them ahead of their snapshots. */
+  private async saveGraphsBehind(state: LoadedState): Promise<void> {
+    const behind = this.derivedKinds().filter((kind) => kind.saveAfterCatchUp && state.derived.has(kind.key) && staleness(state.manifest, kind.key).stale > 0);
+    if (behind.length === 0) return;
+    await this.write(async (current) => {
+      // Another process committed since: it, or the next load, brings the graph up to date.
+      if (current !== state) return;
+      for (const kind of behind) (await current.derived.get(kind.key)!).saveReason ??= 'it was behind when the store was closed';
+      await this.publish(current, { ...structuredClone(current.manifest), generation: current.manifest.generation + 1 }, {});
+    }).catch((error) => {
+      process.emitWarning(`[axon] [${NAME}] The ANN index of ${this.directory} could not be saved on close; the next load will catch it up: ${(error as Error).message}`);
+    });
   }
 
   /** Save a derived index that was rebuilt or caught up on load, in the background: reads must not wait for it, or fail with it. */

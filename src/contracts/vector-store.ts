@@ -53,4 +53,6 @@ export interface VectorStore {
    * as not saying.
    */
   searchMethod?(options?: Pick<VectorSearchOptions, 'filter' | 'exact'>): Promise<SearchMethod>;
+  /** Optional: finish pending work and release what the store holds (`RAG.close()` calls it). */
+  close?(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +30,9 @@ async function vectorSearch(...flags: string[]): Promise<{ method?: string; ef?:
 describe('axon with a store that keeps an ANN index', () => {
   it('builds the graph on ingest, answers through it, and says so in the trace', async () => {
     expect((await runAxon(directory, ['ingest', 'notes'])).code).toBe(0);
+    // Ingest closes the pipeline, which saves the graph up to date: the next ask links nothing again.
+    const manifest = JSON.parse(await readFile(join(directory, '.axon', 'manifest.json'), 'utf8'));
+    expect(manifest.components.ann.covers).toEqual(manifest.segments.map((segment: { file: string }) => segment.file));
     const annSearch = await vectorSearch('--ef', '64');
     expect(annSearch).toMatchObject({ method: 'ann', ef: 64 });
     const exactSearch = await vectorSearch('--exact');

@@ -153,18 +153,32 @@ describe('FileStore ANN index', () => {
     expect(await annEntry(caughtUp)).toMatchObject({ documents: 199, covers: ['segment-000001.axs', 'segment-000002.axs'] });
   });
 
-  it('defers graph snapshots below a tenth of the store, but saves any catch-up a load had to do', async () => {
+  it('defers graph snapshots below 2% of the store, but saves any catch-up a load had to do', async () => {
     const directory = await temporaryDirectory();
     const store = await open(directory);
     await store.add(clustered(100, 33));
-    await store.add(clustered(5, 34, 'small'));
-    // 5 of 105 is under a tenth: the generation-1 snapshot stays.
+    await store.add(clustered(1, 34, 'small'));
+    // 1 of 101 is under 2%: the generation-1 snapshot stays (the store was not closed).
     expect(await annEntry(store)).toMatchObject({ file: 'ann-index-000001.hnsw', documents: 100 });
     const reopened = await open(directory);
-    expect((await reopened.search(clustered(5, 34, 'small')[2].embedding!, { topK: 1 }))[0].id).toBe('small2');
+    expect((await reopened.search(clustered(1, 34, 'small')[0].embedding!, { topK: 1 }))[0].id).toBe('small0');
     await reopened.close();
-    // Linking the 5 again cost more than writing the graph, so the load saved it.
-    expect(await annEntry(reopened)).toMatchObject({ documents: 105, covers: ['segment-000001.axs', 'segment-000002.axs'] });
+    // Linking that vector again cost more than writing the graph, so the load saved it.
+    expect(await annEntry(reopened)).toMatchObject({ documents: 101, covers: ['segment-000001.axs', 'segment-000002.axs'] });
+  });
+
+  it('saves a graph that is ahead of its snapshot on close, and writes nothing when it is not', async () => {
+    const directory = await temporaryDirectory();
+    const store = await open(directory);
+    await store.add(clustered(100, 35));
+    await store.add(clustered(1, 36, 'small'));
+    expect(await annEntry(store)).toMatchObject({ documents: 100 });
+    await store.close();
+    const saved = await store.manifest();
+    expect(saved.components.ann).toMatchObject({ documents: 101, covers: ['segment-000001.axs', 'segment-000002.axs'] });
+    await store.search(clustered(1, 36, 'small')[0].embedding!, { topK: 1 });
+    await store.close();
+    expect((await store.manifest()).generation).toBe(saved.generation);
   });
 
   it('a damaged snapshot is rebuilt from the vectors, with a warning', async () => {

@@ -14,6 +14,7 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   const ef = parsePositiveInteger(options.ef, '--ef');
   const { rag, dataDirectory } = await loadPipeline(options, io);
   const answer = await rag.answer(question, { topK, filter, searchMode, ef, exact: options.exact });
+  await rag.close();
   await saveTrace(dataDirectory, answer.trace);
   if (options.json) {
     io.out(JSON.stringify({ status: answer.status, mode: answer.mode, text: answer.text, citations: answer.citations, documents: answer.documents.map(({ embedding: _embedding, ...rest }) => rest), trace: answer.trace }, null, 2));

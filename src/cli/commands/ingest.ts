@@ -7,6 +7,7 @@ export async function runIngest(paths: string[], options: CommandOptions, io: Co
   const { rag } = await loadPipeline(options, io);
   const progress = options.json ? undefined : createProgressRenderer({ stream: io.errorStream, summary: false });
   const summary = await ingestPaths(paths, rag.components(), { baseDirectory: io.cwd, pruneMissing: options.prune ?? false, onProgress: progress });
+  await rag.close();
   if (options.json) io.out(JSON.stringify(summary, null, 2));
   else io.out(formatSummary(summary));
   return summary.ok ? 0 : 1;
