@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import type { Document, Vector } from '../src/document.ts';
+import { AxonError } from '../src/errors.ts';
 import type { DerivedIndexKind } from './file-store-snapshot.ts';
 import { HnswIndex, hnswIndexOptionsSchema } from './hnsw-index.ts';
 import type { VectorIndex } from './vector-index.ts';
@@ -50,12 +51,24 @@ export class AnnGraph {
   }
 
   add(id: string, vector: Float32Array): void {
+    this.makeRoomFor(1);
     (this.graph ??= this.make(vector.length)).add(id, vector);
   }
 
-  /** Throw `CAPACITY_EXCEEDED`, changing nothing, unless `count` more vectors of `dimensions` fit. */
-  assertRoomFor(count: number, dimensions: number): void {
-    if (count > 0) (this.graph ??= this.make(dimensions)).assertRoomFor(count);
+  /**
+   * Make room for `count` more vectors: when the memory is full of tombstones, rebuild without them.
+   * @throws AxonError `CAPACITY_EXCEEDED` when even that does not make room (nothing changed then)
+   */
+  makeRoomFor(count: number): void {
+    const graph = this.graph;
+    if (graph === undefined || count === 0) return;
+    try {
+      graph.assertRoomFor(count);
+    } catch (error) {
+      if (graph.tombstones === 0) throw error;
+      graph.compact();
+      graph.assertRoomFor(count);
+    }
   }
 
   delete(ids: Iterable<string>): void {
@@ -95,7 +108,22 @@ export function annIndexKind(settings: AnnSettings, component: string): DerivedI
     addRows: (index, vectors, rows) => {
       for (const row of rows) index.add(vectors.storedDocumentAt(row).id, vectors.vectorAt(row));
     },
-    prepare: (index, change) => index.assertRoomFor(change.added?.documents.length ?? 0, change.added?.dimensions ?? 0),
+    // Checked for every write, whether or not this process has loaded the graph: the store after the write
+    // must fit one graph, or no later load could link it.
+    prepare: (live, dimensions) => {
+      const limit = HnswIndex.maxNodes(dimensions, settings);
+      if (live > limit) {
+        throw new AxonError(
+          'CAPACITY_EXCEEDED',
+          `The store would hold ${live.toLocaleString('en')} documents, but its ANN graph of ${dimensions} dimensions (m ${settings.m}) holds at most ${limit.toLocaleString('en')} in ${(settings.memoryLimitBytes / 2 ** 20).toFixed(0)} MiB of WebAssembly memory (one 32-bit memory addresses at most 4 GiB). Nothing was stored.`,
+          {
+            component,
+            fix: 'Split the collection across several stores, lower m, turn ann off for this store, or move it to a server store such as Qdrant.',
+            details: { documents: live, limit, dimensions, m: settings.m },
+          },
+        );
+      }
+    },
     apply: (index, change) => {
       index.delete(change.removed ?? []);
       const added = change.added;
@@ -117,6 +145,9 @@ export function searchWithAnn(ann: AnnGraph, vectors: VectorIndex, vector: Vecto
   if (graph === undefined) return vectors.search(vector, { topK });
   const wanted = Math.max(topK, ef);
   const candidates = graph.search(vectors.unitQuery(vector), wanted, { ef: wanted });
+  // A walk that reached fewer nodes than it should (a part of the graph cut off by deletions, or a tiny m)
+  // would return a short list: scan instead, so a search never returns fewer than the store can give.
+  if (candidates.ids.length < Math.min(topK, vectors.size)) return vectors.search(vector, { topK });
   const rows = new Int32Array(candidates.ids.length);
   let count = 0;
   for (const id of candidates.ids) {

@@ -62,10 +62,11 @@ export interface DerivedIndexKind<T> {
   /** Index the documents at these rows of the vector index, replacing any version of the same ids. */
   addRows(index: T, vectors: VectorIndex, rows: readonly number[]): void;
   /**
-   * Optional: throw now if `apply` could not take this change (a memory limit), before anything is written.
+   * Optional: throw now if the index could not hold the store as the write leaves it (`live` documents of
+   * `dimensions`; a memory limit), before anything is written, whether or not the index is loaded.
    * `apply` itself runs once the write is durable, when failing would be too late.
    */
-  prepare?(index: T, change: StoreChange): void;
+  prepare?(live: number, dimensions: number): void;
   /** Apply a committed write. */
   apply(index: T, change: StoreChange): void;
   count(index: T): number;

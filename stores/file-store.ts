@@ -145,8 +145,10 @@ export class FileStore implements VectorStore, KeywordSearchable {
    * A failure to save is a process warning, not an error: the next load catches up instead.
    */
   async close(): Promise<void> {
-    await this.writes.catch(() => undefined);
+    await this.idle();
     if (this.state) await this.saveGraphsBehind(this.state);
+    // Writes queued meanwhile finish on the state they started with, before it is dropped.
+    await this.idle();
     this.state = undefined;
   }
 
@@ -184,10 +186,10 @@ export class FileStore implements VectorStore, KeywordSearchable {
     const topK = options.topK ?? this.topK;
     if (this.annKind !== undefined && this.usesAnn(state, options)) {
       assertTopK(topK, NAME);
-      const ann = await this.derivedOf(state, this.annKind);
+      const { state: current, loaded: ann } = await this.derivedForRead(this.annKind);
       throwIfAborted(options.signal, NAME);
       if (ann.saveReason !== undefined) this.writeBack(this.annKind);
-      return searchWithAnn(ann.index, state.index, vector, topK, options.ef ?? this.ann!.ef);
+      return searchWithAnn(ann.index, current.index, vector, topK, options.ef ?? this.ann!.ef);
     }
     return state.index.search(vector, { topK, filter: options.filter });
   }
@@ -204,8 +206,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
   async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
     if (!this.keywordIndexEnabled) throw keywordIndexDisabled(NAME);
-    const state = await this.ready();
-    const keyword = await this.derivedOf(state, this.keywordKind!);
+    const { state, loaded: keyword } = await this.derivedForRead(this.keywordKind!);
     throwIfAborted(options.signal, NAME);
     if (keyword.saveReason !== undefined) this.writeBack(this.keywordKind!);
     return searchKeywordIndex(keyword.index, state.index, query, { ...options, topK: options.topK ?? this.topK }, NAME);
@@ -272,6 +273,30 @@ export class FileStore implements VectorStore, KeywordSearchable {
   /** The derived indexes this store keeps (keyword, ann), as configured. */
   private derivedKinds(): DerivedIndexKind<unknown>[] {
     return [this.keywordKind, this.annKind].filter((kind) => kind !== undefined) as DerivedIndexKind<unknown>[];
+  }
+
+  /** Resolves once no write of this process is running or queued. */
+  private async idle(): Promise<void> {
+    for (let tail = this.writes; ; ) {
+      await tail.catch(() => undefined);
+      if (tail === this.writes) return;
+      tail = this.writes;
+    }
+  }
+
+  /**
+   * A derived index for a read. One not loaded yet is loaded only once this process's writes are idle: a
+   * write updates the loaded indexes, then the vectors, across several awaits, and an index loaded in between
+   * would miss that write's change.
+   */
+  private async derivedForRead<T>(kind: DerivedIndexKind<T>): Promise<{ state: LoadedState; loaded: LoadedDerivedIndex<T> }> {
+    for (;;) {
+      const state = await this.ready();
+      if (state.derived.has(kind.key)) return { state, loaded: await this.derivedOf(state, kind) };
+      await this.idle();
+      // Registered synchronously after the writes went idle, so a later write finds it and waits for it.
+      if (this.state === state) return { state, loaded: await this.derivedOf(state, kind) };
+    }
   }
 
   /** A derived index of a loaded state, loading (or building) it on first use. */
@@ -342,8 +367,9 @@ export class FileStore implements VectorStore, KeywordSearchable {
    * it does not have to.
    */
   private async publish(state: LoadedState, manifest: Manifest, change: StoreChange): Promise<void> {
+    const live = manifest.segments.reduce((sum, segment) => sum + segment.documents - segment.tombstones.length, 0);
+    if (manifest.dimensions !== null) for (const kind of this.derivedKinds()) kind.prepare?.(live, manifest.dimensions);
     const maintained = await this.maintained(state, manifest);
-    for (const { kind, loaded } of maintained) kind.prepare?.(loaded.index, change);
     const snapshots = maintained.filter(({ kind, loaded }) => loaded.saveReason !== undefined || snapshotDue(manifest, kind));
     const replaced: string[] = [];
     try {

@@ -205,6 +205,30 @@ export class HnswIndex {
     if (count > 0 && this.nodes + count > this.layout.capacity) this.planFor(this.nodes + count, this.nodes + count);
   }
 
+  /** Rebuild the graph from its live nodes now, dropping every tombstone (what deletes do at `rebuildRatio`). */
+  compact(): void {
+    if (this.deletedCount > 0) this.rebuild();
+  }
+
+  /** The most nodes one graph with these settings can hold within its memory limit. */
+  static maxNodes(dimensions: number, options: { m: number; efConstruction: number; memoryLimitBytes: number }): number {
+    const fits = (nodes: number) => pagedBytes(planGraph(nodes, dimensions, options.m, options.efConstruction)) <= options.memoryLimitBytes;
+    if (!fits(1)) return 0;
+    let low = 1;
+    let high = 2;
+    while (fits(high)) {
+      low = high;
+      high *= 2;
+    }
+    // fits(low) and not fits(high): bisect.
+    while (high - low > 1) {
+      const middle = Math.floor((low + high) / 2);
+      if (fits(middle)) low = middle;
+      else high = middle;
+    }
+    return low;
+  }
+
   /** Remove an id; returns whether it was present. May rebuild the graph (see `rebuildRatio`). */
   delete(id: string): boolean {
     const node = this.nodeById.get(id);

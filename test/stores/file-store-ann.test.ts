@@ -272,6 +272,50 @@ describe('FileStore ANN index', () => {
     expect(graph.serialize({ vectors: 'all' }).length - bytes.length).toBeGreaterThanOrEqual(500 * 24 * 4 - 16);
   });
 
+  it('scans instead when the graph walk comes back with fewer candidates than the store can give', async () => {
+    const directory = await temporaryDirectory();
+    const store = await open(directory);
+    await store.add(clustered(60, 95));
+    const probe = queries(1, 4)[0];
+    const exact = (await store.search(probe, { topK: 20, exact: true })).map((document) => document.id);
+    // A walk cut off from most of the graph (possible with a tiny m after many deletions) finds 3 nodes.
+    vi.spyOn(HnswIndex.prototype, 'search').mockReturnValue({ ids: exact.slice(0, 3), scores: new Float64Array(3) });
+    expect((await store.search(probe, { topK: 20 })).map((document) => document.id)).toEqual(exact);
+  });
+
+  it('a graph first loaded by a search during a write includes that write', async () => {
+    const directory = await temporaryDirectory();
+    await (await open(directory)).add(clustered(100, 97));
+    const store = await open(directory);
+    const late = doc('late', queries(1, 6)[0], { sourceName: 'late' });
+    // Start a search at the moment the write has chosen which loaded indexes to update (none yet).
+    const internals = store as unknown as { maintained: (...args: unknown[]) => Promise<unknown> };
+    const maintained = internals.maintained.bind(store);
+    let during: Promise<unknown> | undefined;
+    internals.maintained = async (...args) => {
+      const result = await maintained(...args);
+      during ??= store.search(late.embedding!, { topK: 1 });
+      return result;
+    };
+    await store.add([late]);
+    await during;
+    expect((await store.search(late.embedding!, { topK: 1 }))[0].id).toBe('late');
+  });
+
+  it('refuses, in any process, a write that would leave more documents than one graph can hold', async () => {
+    const directory = await temporaryDirectory();
+    const options = { ann: { minDocuments: 0, m: 8, memoryLimitBytes: 2 * 65_536 } };
+    const limit = HnswIndex.maxNodes(DIMENSIONS, { m: 8, efConstruction: 200, memoryLimitBytes: 2 * 65_536 });
+    await (await open(directory, options)).add(clustered(limit - 5, 98));
+    // A fresh instance has not loaded the graph and its small batches are not due a snapshot: still refused.
+    const fresh = await open(directory, options);
+    await expect(fresh.add(clustered(10, 99, 'over'))).rejects.toMatchObject({ code: 'CAPACITY_EXCEEDED', message: expect.stringMatching(/holds at most .* Nothing was stored/) });
+    await fresh.add(clustered(5, 99, 'fits'));
+    expect(await fresh.count()).toBe(limit);
+    expect((await fresh.search(clustered(5, 99, 'fits')[4].embedding!, { topK: 1 }))[0].id).toBe('fits4');
+    expect(await fresh.deleteBySource('test', 'fits4')).toBe(1);
+  });
+
   it('rejects a bad ef and bad ann options with typed errors', async () => {
     const directory = await temporaryDirectory();
     const store = await open(directory);

@@ -230,6 +230,27 @@ describe('FileStore keyword index', () => {
     expect((await one.keywordSearch('common')).map((document) => document.id).sort()).toEqual(['b1-0', 'b1-1', 'b2-0', 'b2-1', 'b3-0', 'b3-1']);
   });
 
+  it('an index first loaded by a keyword search during a write includes that write', async () => {
+    const directory = await temporaryDirectory();
+    const first = await open(directory);
+    for (let batch = 1; batch <= 3; batch++) await first.add(batchOf(batch, 8));
+    // A new instance has not loaded the keyword index, and replacing 1 of 24 documents is not due a snapshot.
+    const store = await open(directory);
+    // Start a search at the moment the write has chosen which loaded indexes to update (none yet).
+    const internals = store as unknown as { maintained: (...args: unknown[]) => Promise<unknown> };
+    const maintained = internals.maintained.bind(store);
+    let during: Promise<unknown> | undefined;
+    internals.maintained = async (...args) => {
+      const result = await maintained(...args);
+      during ??= store.keywordSearch('alpha');
+      return result;
+    };
+    await store.add([doc('b1-2', [1, 1, 3], { sourceName: 'b1-2', content: 'zebra replaced text' })]);
+    await during;
+    expect((await store.keywordSearch('zebra')).map((document) => document.id)).toEqual(['b1-2']);
+    expect((await store.keywordSearch('alpha', { topK: 50 })).map((document) => document.id)).not.toContain('b1-2');
+  });
+
   it('removes keyword snapshots the manifest does not list, on the next write', async () => {
     const directory = await temporaryDirectory();
     const store = await open(directory);
