@@ -3,9 +3,9 @@ import { parseOptions } from '../src/runtime/options.ts';
 import { AxonError } from '../src/errors.ts';
 import { decodeHnsw, encodeHnsw } from './hnsw-index-format.ts';
 import { WASM_MEMORY_LIMIT_BYTES } from './simd/simd-index.ts';
-import { WASM_PAGE_BYTES } from './simd/space-layout.ts';
+import { alignTo, formatBytes, pagedBytes, planWithinLimit, regionAllocator, WASM_PAGE_BYTES } from './simd/space-layout.ts';
 import { createMemory, instantiateKernel, type SearchKernel, type WasmMemory } from './simd/wasm-runtime.ts';
-import { assertTopK } from './vector-index.ts';
+import { assertEf, assertTopK } from './vector-index.ts';
 
 export const hnswIndexOptionsSchema = z
   .object({
@@ -212,7 +212,7 @@ export class HnswIndex {
 
   /** The most nodes one graph with these settings can hold within its memory limit. */
   static maxNodes(dimensions: number, options: { m: number; efConstruction: number; memoryLimitBytes: number }): number {
-    const fits = (nodes: number) => pagedBytes(planGraph(nodes, dimensions, options.m, options.efConstruction)) <= options.memoryLimitBytes;
+    const fits = (nodes: number) => pagedBytes(planGraph(nodes, dimensions, options.m, options.efConstruction).bytes) <= options.memoryLimitBytes;
     if (!fits(1)) return 0;
     let low = 1;
     let high = 2;
@@ -247,8 +247,8 @@ export class HnswIndex {
   search(query: ArrayLike<number>, topK: number, options: { ef?: number } = {}): HnswHits {
     assertTopK(topK, this.component);
     this.assertVector(query, 'query vector');
+    assertEf(options.ef, this.component);
     const ef = Math.max(topK, options.ef ?? this.options.ef);
-    if (!Number.isSafeInteger(ef)) throw new AxonError('INVALID_ARGUMENT', `ef must be a positive integer, got ${String(options.ef)}.`, { component: this.component });
     if (this.size === 0) return { ids: [], scores: new Float64Array(0) };
     const target = this.layout.query;
     this.floats.set(query, target / 4);
@@ -633,19 +633,12 @@ export class HnswIndex {
   private planFor(rows: number, preferredRows: number): GraphLayout {
     const limit = this.options.memoryLimitBytes;
     const plan = (capacity: number) => planGraph(capacity, this.dimensions, this.options.m, this.options.efConstruction);
-    const preferred = plan(preferredRows);
-    if (pagedBytes(preferred) <= limit) return preferred;
-    const needed = plan(rows);
-    const neededBytes = pagedBytes(needed);
-    if (neededBytes <= limit) {
-      // Doubling would pass the limit: take every node that still fits instead.
-      let fitting = Math.max(rows, Math.floor((limit / needed.bytes) * rows));
-      while (fitting > rows && pagedBytes(plan(fitting)) > limit) fitting--;
-      return plan(fitting);
-    }
+    const planned = planWithinLimit(rows, preferredRows, plan, limit);
+    if (planned) return planned;
+    const neededBytes = pagedBytes(plan(rows).bytes);
     throw new AxonError(
       'CAPACITY_EXCEEDED',
-      `${rows.toLocaleString('en')} HNSW ${rows === 1 ? 'node' : 'nodes'} of ${this.dimensions} dimensions (m ${this.options.m}) need ${formatBytes(neededBytes)} of WebAssembly memory, past this index's limit of ${formatBytes(limit)} (one 32-bit WebAssembly memory addresses at most 4 GiB). Nothing was stored.`,
+      `${rows.toLocaleString('en')} HNSW ${rows === 1 ? 'node' : 'nodes'} of ${this.dimensions} dimensions (m ${this.options.m}) need ${formatBytes(neededBytes, 2)} of WebAssembly memory, past this index's limit of ${formatBytes(limit, 2)} (one 32-bit WebAssembly memory addresses at most 4 GiB). Nothing was stored.`,
       {
         component: this.component,
         fix: 'Split the collection across several stores, use fewer dimensions or a smaller m, or move it to a server store such as Qdrant.',
@@ -662,7 +655,7 @@ export class HnswIndex {
   }
 
   private replaceMemory(layout: GraphLayout): void {
-    this.memory = createMemory(pagedBytes(layout) / WASM_PAGE_BYTES);
+    this.memory = createMemory(pagedBytes(layout.bytes) / WASM_PAGE_BYTES);
     this.kernel = instantiateKernel(this.memory);
     this.floats = new Float32Array(this.memory.buffer);
     this.ints = new Int32Array(this.memory.buffer);
@@ -730,12 +723,8 @@ export class HnswIndex {
 function planGraph(capacity: number, dimensions: number, m: number, efConstruction: number): GraphLayout {
   const stride = alignTo(dimensions * 4, 64);
   const scratch = Math.max(efConstruction, 2 * m + 1, 64);
-  let offset = 0;
-  const take = (size: number): number => {
-    const start = offset;
-    offset = alignTo(offset + size, 64);
-    return start;
-  };
+  const regions = regionAllocator();
+  const take = regions.take;
   const query = take(stride);
   const listRows = take(scratch * 4);
   const foundRows = take(scratch * 4);
@@ -747,7 +736,7 @@ function planGraph(capacity: number, dimensions: number, m: number, efConstructi
   const visitMarks = take(capacity * 4);
   const layerZero = take(capacity * (2 * m + 1) * 4);
   const vectors = take(capacity * stride);
-  return { capacity, stride, scratch, query, listRows, foundRows, foundScores, candidateRows, candidateScores, keptRows, exactScores, visitMarks, layerZero, vectors, bytes: offset + 64 };
+  return { capacity, stride, scratch, query, listRows, foundRows, foundScores, candidateRows, candidateScores, keptRows, exactScores, visitMarks, layerZero, vectors, bytes: regions.end + 64 };
 }
 
 /**
@@ -834,14 +823,3 @@ function corruptData(component: string, problem: string): AxonError {
   return new AxonError('STORE_CORRUPT', `The HNSW index data is inconsistent: ${problem}.`, { component, fix: 'Rebuild the index from the stored vectors.' });
 }
 
-function pagedBytes(layout: GraphLayout): number {
-  return Math.ceil(layout.bytes / WASM_PAGE_BYTES) * WASM_PAGE_BYTES;
-}
-
-function alignTo(value: number, alignment: number): number {
-  return Math.ceil(value / alignment) * alignment;
-}
-
-function formatBytes(bytes: number): string {
-  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(2)} MiB`;
-}

@@ -3,7 +3,7 @@ import { parseOptions } from '../../src/runtime/options.ts';
 import { AxonError } from '../../src/errors.ts';
 import { assertTopK, type SearchHits } from '../vector-index.ts';
 import { int8QueryScale, quantizeRow } from './int8-quantization.ts';
-import { codeOffset, planLayout, WASM_PAGE_BYTES, type SpaceLayout } from './space-layout.ts';
+import { codeOffset, formatBytes, pagedBytes, planLayout, planWithinLimit, WASM_PAGE_BYTES, type SpaceLayout } from './space-layout.ts';
 import { createMemory, instantiateKernel, type SearchKernel, type WasmMemory } from './wasm-runtime.ts';
 
 /** One WebAssembly memory addresses at most 4 GiB (memory64 is behind a flag in Node 20). */
@@ -226,15 +226,9 @@ export class SimdVectorSpace {
   private planFor(rows: number, preferredRows: number): SpaceLayout {
     const int8 = this.quantization === 'int8';
     const limit = this.options.memoryLimitBytes;
-    const preferred = planLayout(preferredRows, this.dimensions, int8);
-    if (pagedBytes(preferred) <= limit) return preferred;
+    const planned = planWithinLimit(rows, preferredRows, (capacity) => planLayout(capacity, this.dimensions, int8), limit);
+    if (planned) return planned;
     const needed = planLayout(rows, this.dimensions, int8);
-    if (pagedBytes(needed) <= limit) {
-      // Doubling would pass the limit: take every row that still fits instead.
-      let fitting = Math.max(rows, Math.floor((limit / needed.bytes) * rows));
-      while (fitting > rows && pagedBytes(planLayout(fitting, this.dimensions, int8)) > limit) fitting--;
-      return planLayout(fitting, this.dimensions, int8);
-    }
     throw new AxonError(
       'CAPACITY_EXCEEDED',
       `${rows.toLocaleString('en')} rows of ${this.dimensions} dimensions need ${formatBytes(needed.bytes)} of WebAssembly memory, past this space's limit of ${formatBytes(limit)} (one 32-bit WebAssembly memory addresses at most 4 GiB). Nothing was stored.`,
@@ -247,7 +241,7 @@ export class SimdVectorSpace {
   }
 
   private replaceMemory(layout: SpaceLayout): void {
-    this.memory = createMemory(pagedBytes(layout) / WASM_PAGE_BYTES);
+    this.memory = createMemory(pagedBytes(layout.bytes) / WASM_PAGE_BYTES);
     this.kernel = instantiateKernel(this.memory);
     this.floats = new Float32Array(this.memory.buffer);
     this.bytes = new Int8Array(this.memory.buffer);
@@ -351,14 +345,6 @@ export function simdScanTopK(vectors: Float32Array, dimensions: number, query: F
   const space = new SimdVectorSpace({ dimensions, initialCapacity: Math.max(1, stored) });
   space.append(vectors.subarray(0, stored * dimensions));
   return space.search(query, topK, rows, count);
-}
-
-function pagedBytes(layout: SpaceLayout): number {
-  return Math.ceil(layout.bytes / WASM_PAGE_BYTES) * WASM_PAGE_BYTES;
-}
-
-function formatBytes(bytes: number): string {
-  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 }
 
 function sumOfSquares(values: Float32Array): number {

@@ -36,13 +36,9 @@ export function planLayout(rows: number, dimensions: number, int8: boolean): Spa
   const capacity = Math.ceil(Math.max(rows, 1) / 4) * 4;
   const floatStride = alignTo(dimensions * 4, 16);
   const codeStride = int8 ? alignTo(dimensions, 16) : 0;
-  let offset = 0;
   // Regions start on 64-byte cache lines, so a row stride that is a multiple of 64 keeps every row on its own lines.
-  const take = (size: number): number => {
-    const start = offset;
-    offset = alignTo(offset + size, 64);
-    return start;
-  };
+  const regions = regionAllocator();
+  const take = regions.take;
   const query = take(floatStride);
   const queryCodes = take(codeStride * 2);
   const heapRows = take(capacity * 4);
@@ -52,7 +48,7 @@ export function planLayout(rows: number, dimensions: number, int8: boolean): Spa
   const scales = take(int8 ? capacity * 4 : 0);
   const vectors = take(capacity * floatStride);
   const codes = take(capacity * codeStride);
-  return { capacity, floatStride, codeStride, query, queryCodes, heapRows, heapScores, candidates, exactScores, scales, vectors, codes, bytes: offset + 64 };
+  return { capacity, floatStride, codeStride, query, queryCodes, heapRows, heapScores, candidates, exactScores, scales, vectors, codes, bytes: regions.end + 64 };
 }
 
 /**
@@ -64,6 +60,48 @@ export function codeOffset(row: number, position: number, codeStride: number): n
   return (row >> 2) * 4 * codeStride + (position >> 3) * 32 + (row & 3) * 8;
 }
 
-function alignTo(value: number, alignment: number): number {
+export function alignTo(value: number, alignment: number): number {
   return Math.ceil(value / alignment) * alignment;
+}
+
+/**
+ * Hands out regions of one memory in order, each starting on a 64-byte cache line; `end` is the first byte
+ * after the last region. Both `planLayout` and the HNSW graph's planner lay out their memory with it.
+ */
+export function regionAllocator(): { take(size: number): number; readonly end: number } {
+  let offset = 0;
+  return {
+    take(size: number): number {
+      const start = offset;
+      offset = alignTo(offset + size, 64);
+      return start;
+    },
+    get end() {
+      return offset;
+    },
+  };
+}
+
+/** `bytes` rounded up to whole WebAssembly pages: what a memory for them takes. */
+export function pagedBytes(bytes: number): number {
+  return Math.ceil(bytes / WASM_PAGE_BYTES) * WASM_PAGE_BYTES;
+}
+
+/** A byte count for messages: GiB past one, else MiB, with `digits` decimals. */
+export function formatBytes(bytes: number, digits = 1): string {
+  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(digits)} MiB`;
+}
+
+/**
+ * The layout for `preferredRows` when its memory fits `limitBytes`; else, when doubling would pass the
+ * limit, the layout for every row that still fits (at least `rows`); `undefined` when not even `rows` fit.
+ */
+export function planWithinLimit<L extends { bytes: number }>(rows: number, preferredRows: number, plan: (rows: number) => L, limitBytes: number): L | undefined {
+  const preferred = plan(preferredRows);
+  if (pagedBytes(preferred.bytes) <= limitBytes) return preferred;
+  const needed = plan(rows);
+  if (pagedBytes(needed.bytes) > limitBytes) return undefined;
+  let fitting = Math.max(rows, Math.floor((limitBytes / needed.bytes) * rows));
+  while (fitting > rows && pagedBytes(plan(fitting).bytes) > limitBytes) fitting--;
+  return plan(fitting);
 }

@@ -1,24 +1,16 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Document } from '../../src/document.ts';
 import { FileStore, type FileStoreOptions } from '../../stores/file-store.ts';
 import { HnswIndex } from '../../stores/hnsw-index.ts';
 import { describeVectorStoreConformance, doc } from '../conformance/vector-store.ts';
-import { random, runCrashWriter } from './support.ts';
+import { random, runCrashWriter, temporaryDirectories } from './support.ts';
 
-const temporaryDirectories: string[] = [];
+const temporaryDirectory = temporaryDirectories('axon-file-store-ann-');
 
-async function temporaryDirectory(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), 'axon-file-store-ann-'));
-  temporaryDirectories.push(directory);
-  return directory;
-}
-
-afterEach(async () => {
+afterEach(() => {
   vi.restoreAllMocks();
-  for (const directory of temporaryDirectories.splice(0)) await rm(directory, { recursive: true, force: true });
 });
 
 // The whole store contract must hold when every unfiltered search goes through the graph.

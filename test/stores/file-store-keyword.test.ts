@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { supportsKeywordSearch } from '../../src/contracts/keyword-search.ts';
@@ -9,19 +8,12 @@ import { Bm25Index } from '../../stores/bm25-index.ts';
 import { FileStore, type FileStoreOptions } from '../../stores/file-store.ts';
 import { MemoryStore } from '../../stores/memory-store.ts';
 import { doc } from '../conformance/vector-store.ts';
-import { runCrashWriter } from './support.ts';
+import { runCrashWriter, temporaryDirectories } from './support.ts';
 
-const temporaryDirectories: string[] = [];
+const temporaryDirectory = temporaryDirectories('axon-file-store-keyword-');
 
-async function temporaryDirectory(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), 'axon-file-store-keyword-'));
-  temporaryDirectories.push(directory);
-  return directory;
-}
-
-afterEach(async () => {
+afterEach(() => {
   vi.restoreAllMocks();
-  for (const directory of temporaryDirectories.splice(0)) await rm(directory, { recursive: true, force: true });
 });
 
 const BATCH_WORDS = ['', 'alpha', 'bravo', 'charlie', 'delta', 'echo'];

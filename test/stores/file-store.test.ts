@@ -1,23 +1,12 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FileStore, planCompaction } from '../../stores/file-store.ts';
 import { describeVectorStoreConformance, doc } from '../conformance/vector-store.ts';
-import { runCrashWriter } from './support.ts';
+import { runCrashWriter, temporaryDirectories } from './support.ts';
 
-const temporaryDirectories: string[] = [];
-
-async function temporaryDirectory(): Promise<string> {
-  const directory = await mkdtemp(join(tmpdir(), 'axon-file-store-'));
-  temporaryDirectories.push(directory);
-  return directory;
-}
-
-afterEach(async () => {
-  for (const directory of temporaryDirectories.splice(0)) await rm(directory, { recursive: true, force: true });
-});
+const temporaryDirectory = temporaryDirectories('axon-file-store-');
 
 describeVectorStoreConformance('file-store', async () => ({ store: new FileStore({ directory: join(await temporaryDirectory(), 'store') }) }), { keywordSearch: true });
 describeVectorStoreConformance('file-store (int8 precision)', async () => ({ store: new FileStore({ directory: join(await temporaryDirectory(), 'store'), precision: 'int8' }) }));

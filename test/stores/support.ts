@@ -1,8 +1,10 @@
 /** Helpers shared by the store suites. */
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { AxonError } from '../../src/errors.ts';
 
 /** A small deterministic generator of values in [-0.5, 0.5), so failures reproduce. */
@@ -11,6 +13,22 @@ export function random(seed: number): () => number {
   return () => {
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
     return state / 2 ** 32 - 0.5;
+  };
+}
+
+/**
+ * A `temporaryDirectory()` for a test file: each call makes a new folder named `<prefix>…` under the
+ * system's temporary folder, and every folder made is removed after each test.
+ */
+export function temporaryDirectories(prefix: string): () => Promise<string> {
+  const made: string[] = [];
+  afterEach(async () => {
+    for (const directory of made.splice(0)) await rm(directory, { recursive: true, force: true });
+  });
+  return async () => {
+    const directory = await mkdtemp(join(tmpdir(), prefix));
+    made.push(directory);
+    return directory;
   };
 }
 
