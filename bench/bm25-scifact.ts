@@ -11,8 +11,8 @@
  */
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { Bm25Index } from '../stores/bm25-index.ts';
-import { TextTokenizer, type TextTokenizerOptions } from '../stores/text-tokenizer.ts';
+import { Bm25Index } from '../stores/indexes/bm25-index.ts';
+import { TextTokenizer, type TextTokenizerOptions } from '../stores/indexes/text-tokenizer.ts';
 import { beirDocumentText, loadBeir, type BeirDataset } from '../src/eval/beir.ts';
 import { evaluateRetrieval } from '../src/eval/runner.ts';
 import { median, sharedEvalPath, startClock } from './helpers.ts';

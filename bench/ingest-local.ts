@@ -20,7 +20,7 @@ import type { EmbeddingsProvider } from '../src/contracts/embeddings.ts';
 import type { VectorStore } from '../src/contracts/vector-store.ts';
 import { ingestPaths, resolveSplitterOptions } from '../src/ingest/index.ts';
 import { LocalHashEmbeddings } from '../providers/local/hash-embeddings.ts';
-import { FileStore } from '../stores/file-store.ts';
+import { FileStore } from '../stores/file-store/file-store.ts';
 import { median, projectRoot, sharedEvalPath } from './helpers.ts';
 
 const corpus = sharedEvalPath('scifact', 'corpus.jsonl');

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ingestPaths } from '../src/ingest/index.ts';
 import { LocalHashEmbeddings } from '../providers/local/hash-embeddings.ts';
-import { FileStore } from '../stores/file-store.ts';
+import { FileStore } from '../stores/file-store/file-store.ts';
 import { median, projectRoot, sharedEvalPath } from './helpers.ts';
 
 const corpus = sharedEvalPath('scifact', 'corpus.jsonl');

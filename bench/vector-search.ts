@@ -14,7 +14,7 @@
  *   it runs, SimdVectorSpace.search (exact float32, WebAssembly SIMD), searchApproximate (int8 scan, exact
  *   re-score of the best 100) and FileStore.search with an ANN graph (`ann`, ef 160 and 400; built within
  *   the time budget or reported as not built);
- * - pure JavaScript: scanTopK (stores/vector-scan.ts) and a minimal hand-written loop;
+ * - pure JavaScript: scanTopK (stores/indexes/vector-scan.ts) and a minimal hand-written loop;
  * - native brute force, one thread: hnswlib-node BruteforceSearch and usearch exactSearch; the native ANN
  *   peer hnswlib-node HierarchicalNSW with the same m, efConstruction and ef;
  * - LangChain.js MemoryVectorStore and LlamaIndex.TS SimpleVectorStore, fed precomputed vectors (no
@@ -33,10 +33,10 @@ import { join, resolve } from 'node:path';
 import type { Document } from '../src/document.ts';
 import { beirDocumentText, loadBeir } from '../src/eval/beir.ts';
 import { LocalHashEmbeddings } from '../providers/local/hash-embeddings.ts';
-import { FileStore } from '../stores/file-store.ts';
-import { HnswIndex } from '../stores/hnsw-index.ts';
-import { SimdVectorSpace } from '../stores/simd/simd-index.ts';
-import { scanTopK, VectorIndex } from '../stores/vector-index.ts';
+import { FileStore } from '../stores/file-store/file-store.ts';
+import { HnswIndex } from '../stores/indexes/hnsw-index.ts';
+import { SimdVectorSpace } from '../stores/indexes/simd/simd-index.ts';
+import { scanTopK, VectorIndex } from '../stores/indexes/vector-index.ts';
 import { median, projectRoot, sharedEvalPath, startClock } from './helpers.ts';
 
 const TOP_K = 50;

@@ -1,7 +1,7 @@
 /**
  * Assemble the WebAssembly search kernel from its text source.
  *
- *   npx tsx scripts/build-wasm.ts           # writes stores/simd/search-kernel.wasm
+ *   npx tsx scripts/build-wasm.ts           # writes stores/indexes/simd/search-kernel.wasm
  *   npx tsx scripts/build-wasm.ts --check   # exits 1 if the committed .wasm differs from the .wat
  *
  * The .wasm is committed so users need no toolchain; a test assembles the .wat again and compares bytes,
@@ -11,8 +11,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import wabtFactory from 'wabt';
 
-export const KERNEL_SOURCE = fileURLToPath(new URL('../stores/simd/search-kernel.wat', import.meta.url));
-export const KERNEL_BINARY = fileURLToPath(new URL('../stores/simd/search-kernel.wasm', import.meta.url));
+export const KERNEL_SOURCE = fileURLToPath(new URL('../stores/indexes/simd/search-kernel.wat', import.meta.url));
+export const KERNEL_BINARY = fileURLToPath(new URL('../stores/indexes/simd/search-kernel.wasm', import.meta.url));
 
 /** Assemble WebAssembly text (with SIMD) into validated binary bytes. */
 export async function assembleKernel(source: string, fileName = 'search-kernel.wat'): Promise<Uint8Array> {

@@ -11,7 +11,7 @@ import type { DocumentInput } from '../src/document.ts';
 import { AxonError, IndexEmptyError } from '../src/errors.ts';
 import type { StageRecord } from '../src/pipeline/trace.ts';
 import { RAG, type HybridWeights, type SearchMode } from '../src/rag.ts';
-import { MemoryStore } from '../stores/memory-store.ts';
+import { MemoryStore } from '../stores/memory/memory-store.ts';
 
 /**
  * A stand-in for a neural embedder: it sees topics, not identifiers. Dimension 0 counts words about

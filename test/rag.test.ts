@@ -9,7 +9,7 @@ import type { RunContext } from '../src/contracts/run-context.ts';
 import type { Document, DocumentInput } from '../src/document.ts';
 import { AxonError, FilterError, IndexEmptyError } from '../src/errors.ts';
 import { RAG, type RagEvent } from '../src/rag.ts';
-import { MemoryStore } from '../stores/memory-store.ts';
+import { MemoryStore } from '../stores/memory/memory-store.ts';
 import { ScriptedChat } from './helpers/scripted-chat.ts';
 
 const corpus: DocumentInput[] = [

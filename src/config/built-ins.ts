@@ -16,9 +16,9 @@ import { LocalAIReranker, localAIRerankerOptionsSchema } from '../../processors/
 import { MMR, mmrOptionsSchema } from '../../processors/post/mmr.ts';
 import { TopN, topNOptionsSchema } from '../../processors/post/top-n.ts';
 import { QueryTransformation, queryTransformationOptionsSchema } from '../../processors/pre/query-transformation.ts';
-import { FileStore, fileStoreOptionsSchema } from '../../stores/file-store.ts';
-import { MemoryStore, memoryStoreOptionsSchema } from '../../stores/memory-store.ts';
-import { QdrantStore, qdrantStoreOptionsSchema } from '../../stores/qdrant-store.ts';
+import { FileStore, fileStoreOptionsSchema } from '../../stores/file-store/file-store.ts';
+import { MemoryStore, memoryStoreOptionsSchema } from '../../stores/memory/memory-store.ts';
+import { QdrantStore, qdrantStoreOptionsSchema } from '../../stores/qdrant/qdrant-store.ts';
 import type { ChatProvider } from '../contracts/chat.ts';
 import { ComponentRegistry, defineComponent } from './registry.ts';
 

@@ -1,4 +1,4 @@
-import { FileStore } from '../../stores/file-store.ts';
+import { FileStore } from '../../stores/file-store/file-store.ts';
 import { LocalHashEmbeddings } from '../../providers/local/hash-embeddings.ts';
 import type { EmbeddingsProvider } from '../contracts/embeddings.ts';
 import { supportsKeywordSearch } from '../contracts/keyword-search.ts';

@@ -167,7 +167,7 @@ export function register(registry) {
     const loaded = await loadConfigFile(join(directory, 'axon.config.json'));
     const rag = createRag(loaded.config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory });
     await rag.addDocuments([{ content: 'persisted text' }]);
-    const { FileStore } = await import('../../stores/file-store.ts');
+    const { FileStore } = await import('../../stores/file-store/file-store.ts');
     expect(await new FileStore({ directory: join(directory, 'data') }).count()).toBe(1);
   });
 });

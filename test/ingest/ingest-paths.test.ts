@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Document } from '../../src/document.ts';
 import { ingestPaths, type IngestProgressEvent } from '../../src/ingest/index.ts';
 import { LocalHashEmbeddings } from '../../providers/local/hash-embeddings.ts';
-import { MemoryStore } from '../../stores/memory-store.ts';
+import { MemoryStore } from '../../stores/memory/memory-store.ts';
 import { makeManualPdf } from '../fixtures/ingest/make-manual-pdf.ts';
 import { FakeEmbeddings } from './fakes.ts';
 

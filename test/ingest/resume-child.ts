@@ -5,7 +5,7 @@
  */
 import type { EmbedOptions } from '../../src/contracts/embeddings.ts';
 import { ingestPaths } from '../../src/ingest/index.ts';
-import { FileStore } from '../../stores/file-store.ts';
+import { FileStore } from '../../stores/file-store/file-store.ts';
 import { FakeEmbeddings } from './fakes.ts';
 
 const [folder, storeDirectory, hangAfter] = process.argv.slice(2);

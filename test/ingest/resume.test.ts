@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ingestPaths } from '../../src/ingest/index.ts';
-import { FileStore } from '../../stores/file-store.ts';
-import { MemoryStore } from '../../stores/memory-store.ts';
+import { FileStore } from '../../stores/file-store/file-store.ts';
+import { MemoryStore } from '../../stores/memory/memory-store.ts';
 import { FakeEmbeddings } from './fakes.ts';
 
 const childScript = fileURLToPath(new URL('./resume-child.ts', import.meta.url));

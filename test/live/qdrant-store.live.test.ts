@@ -11,9 +11,9 @@ import { randomUUID } from 'node:crypto';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileFilter, parseFilter } from '../../src/filter/index.ts';
-import { QdrantStore, type QdrantStoreOptions } from '../../stores/qdrant-store.ts';
+import { QdrantStore, type QdrantStoreOptions } from '../../stores/qdrant/qdrant-store.ts';
 import { describeVectorStoreConformance } from '../conformance/vector-store.ts';
-import { mulberry32, randomDocument, randomFilter } from '../stores/qdrant-filter-generator.ts';
+import { mulberry32, randomDocument, randomFilter } from '../stores/qdrant/qdrant-filter-generator.ts';
 
 const url = process.env.QDRANT_URL;
 const apiKey = process.env.QDRANT_API_KEY || undefined;
@@ -38,7 +38,7 @@ describe.skipIf(!url)('qdrant-store against a live Qdrant (QDRANT_URL)', () => {
       // Indexes for the fields the conformance filters use, as a deployment in strict mode needs them.
       liveStore({ indexedFields: ['lang', 'tags', 'title', 'author.name', 'group', { path: 'year', type: 'integer' }, { path: 'author.age', type: 'integer' }, { path: 'draft', type: 'bool' }] }),
     {
-      // Refused with FilterError by design (stores/qdrant-filter.ts, docs/qdrant.md).
+      // Refused with FilterError by design (stores/qdrant/qdrant-filter.ts, docs/qdrant.md).
       skip: ['filter: $contains on an array', 'filter: $contains on a string (case-sensitive substring)'],
     },
   );

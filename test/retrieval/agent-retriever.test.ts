@@ -6,7 +6,7 @@ import type { Document, DocumentInput, Vector } from '../../src/document.ts';
 import { AxonError, ConfigError, FilterError, IndexEmptyError, SearchTimeoutError } from '../../src/errors.ts';
 import { RAG } from '../../src/rag.ts';
 import { AgentRetriever, type AgentRetrievalRequest } from '../../src/retrieval/agent-retriever.ts';
-import { MemoryStore } from '../../stores/memory-store.ts';
+import { MemoryStore } from '../../stores/memory/memory-store.ts';
 
 /**
  * Hand-made 3-D embeddings. The query "password" is [1, 0, 0], so each document's similarity is its first

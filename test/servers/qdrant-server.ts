@@ -1,7 +1,7 @@
 /**
  * A loopback Qdrant: the REST calls the Qdrant store makes, with Qdrant's documented request and response
  * formats, its filter semantics and its error answers. Written from Qdrant's documentation and its
- * condition checker, independently of `stores/qdrant-filter.ts`, so the filter-equivalence test is not
+ * condition checker, independently of `stores/qdrant/qdrant-filter.ts`, so the filter-equivalence test is not
  * circular. Anything it does not implement is answered 400 "not implemented by the loopback server", so a
  * request we did not plan for fails loudly instead of being half-understood.
  */

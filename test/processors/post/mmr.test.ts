@@ -5,7 +5,7 @@ import { createRag } from '../../../src/config/create-rag.ts';
 import type { Document, Vector } from '../../../src/document.ts';
 import { AxonError, ConfigError } from '../../../src/errors.ts';
 import { RAG } from '../../../src/rag.ts';
-import { MemoryStore } from '../../../stores/memory-store.ts';
+import { MemoryStore } from '../../../stores/memory/memory-store.ts';
 import { recordingContext } from '../../helpers/run-context.ts';
 
 function doc(id: string, score: number, embedding?: Vector): Document {

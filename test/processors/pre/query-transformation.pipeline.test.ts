@@ -10,7 +10,7 @@ import type { PreProcessor } from '../../../src/contracts/pre-processor.ts';
 import type { RunContext } from '../../../src/contracts/run-context.ts';
 import type { Document, DocumentInput } from '../../../src/document.ts';
 import { RAG } from '../../../src/rag.ts';
-import { MemoryStore } from '../../../stores/memory-store.ts';
+import { MemoryStore } from '../../../stores/memory/memory-store.ts';
 import { documentIdFor, ScriptedChat } from '../../helpers/scripted-chat.ts';
 import { deltasOf, LoopbackServer, type RecordedRequest, type Reply } from '../../servers/loopback-server.ts';
 

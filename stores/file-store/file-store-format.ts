@@ -1,0 +1,312 @@
+/**
+ * The on-disk format of `FileStore` and the file-system primitives it relies on: immutable segment files,
+ * an atomically replaced manifest, durable writes and the single-writer lock. See docs/stores.md.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { endianness, hostname } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { Document } from '../../src/document.ts';
+import { AxonError } from '../../src/errors.ts';
+import type { PreparedBatch } from '../indexes/vector-index.ts';
+
+export const MANIFEST_FILE = 'manifest.json';
+export const LOCK_FILE = 'write.lock';
+const SEGMENT_MAGIC = 'AXONSEG1';
+const SEGMENT_HEADER_BYTES = 20;
+const SEGMENT_FILE_PATTERN = /^segment-\d{6,}\.axs$/;
+/** Snapshots of derived indexes (see file-store-snapshot.ts); named after the manifest generation that published them. */
+const SNAPSHOT_FILE_PATTERN = /^(keyword-index-\d{6,}\.bm25|ann-index-\d{6,}\.hnsw)$/;
+
+const segmentEntrySchema = z.object({
+  /** File name inside the store directory. */
+  file: z.string().regex(SEGMENT_FILE_PATTERN),
+  /** Documents written in the file, live or not. */
+  documents: z.number().int().min(1),
+  /** Exact size of the file; a shorter file was truncated. */
+  bytes: z.number().int().min(SEGMENT_HEADER_BYTES),
+  /** SHA-256 of the whole file, hex. */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** Ids in this file that were deleted or replaced since it was written. */
+  tombstones: z.array(z.string()),
+});
+
+/**
+ * A persisted part of the store other than the vectors (a keyword index, for example). Written with the
+ * same protocol as segments and listed here, so one manifest swap publishes it together with the vectors.
+ */
+export const componentEntrySchema = z.looseObject({
+  file: z.string().min(1),
+  bytes: z.number().int().min(0),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+
+export const manifestSchema = z.object({
+  format: z.literal('axon-file-store'),
+  version: z.literal(1),
+  /** Incremented by every committed write; a writer that sees another number reloads first. */
+  generation: z.number().int().min(0),
+  /** Fixed by the first document; `null` while the store has never held one. */
+  dimensions: z.number().int().min(1).nullable(),
+  /** Number of the next segment file, so names are never reused. */
+  nextSegment: z.number().int().min(1),
+  segments: z.array(segmentEntrySchema),
+  components: z.record(z.string(), componentEntrySchema).default({}),
+});
+
+export type Manifest = z.output<typeof manifestSchema>;
+export type SegmentEntry = Manifest['segments'][number];
+
+/** A segment as read back: stored documents (score 0, no embedding) and their unit vectors, row after row. */
+export type SegmentContents = PreparedBatch;
+
+export function emptyManifest(): Manifest {
+  return { format: 'axon-file-store', version: 1, generation: 0, dimensions: null, nextSegment: 1, segments: [], components: {} };
+}
+
+export function segmentFileName(number: number): string {
+  return `segment-${String(number).padStart(6, '0')}.axs`;
+}
+
+/** The file of a derived index's snapshot: `keyword-index-000042.bm25`, `ann-index-000042.hnsw`. */
+export function snapshotFileName(kind: 'keyword-index.bm25' | 'ann-index.hnsw', generation: number): string {
+  const [stem, extension] = kind.split('.');
+  return `${stem}-${String(generation).padStart(6, '0')}.${extension}`;
+}
+
+/** The error for any file of the store that cannot be trusted. Names the file and the way out. */
+export function corruptStoreError(component: string, directory: string, file: string, problem: string, cause?: unknown): AxonError {
+  return new AxonError('STORE_CORRUPT', `The store file ${join(directory, file)} is corrupt: ${problem}.`, {
+    component,
+    fix: `Nothing was written. Restore ${directory} from a backup, or delete it and ingest your documents again (axon ingest <paths…> --store ${directory}).`,
+    details: { directory, file: join(directory, file) },
+    cause,
+  });
+}
+
+/** Read and validate the manifest; `undefined` when the store has never been written. */
+export async function readManifest(directory: string, component: string): Promise<Manifest | undefined> {
+  let text: string;
+  try {
+    text = await readFile(join(directory, MANIFEST_FILE), 'utf8');
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw corruptStoreError(component, directory, MANIFEST_FILE, 'it is not valid JSON', error);
+  }
+  const parsed = manifestSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw corruptStoreError(component, directory, MANIFEST_FILE, `${issue.path.join('.') || 'the root'}: ${issue.message}`);
+  }
+  const files = new Set<string>();
+  for (const segment of parsed.data.segments) {
+    if (files.has(segment.file)) throw corruptStoreError(component, directory, MANIFEST_FILE, `segment ${segment.file} is listed twice`);
+    if (segment.tombstones.length > segment.documents) throw corruptStoreError(component, directory, MANIFEST_FILE, `segment ${segment.file} has more tombstones than documents`);
+    files.add(segment.file);
+  }
+  return parsed.data;
+}
+
+/**
+ * Lay out a segment: magic `AXONSEG1`, then little-endian uint32 document count, dimensions and JSON
+ * byte length, the documents as UTF-8 JSON, zero padding to a multiple of 4, then the float32 vectors.
+ */
+export function encodeSegment(documents: readonly Document[], vectors: Float32Array, dimensions: number): Buffer {
+  assertLittleEndian();
+  const json = Buffer.from(JSON.stringify(documents.map(({ id, content, sourceType, sourceName, metadata }) => ({ id, content, sourceType, sourceName, metadata }))), 'utf8');
+  const vectorsOffset = alignTo4(SEGMENT_HEADER_BYTES + json.length);
+  const vectorBytes = documents.length * dimensions * 4;
+  const buffer = Buffer.alloc(vectorsOffset + vectorBytes);
+  buffer.write(SEGMENT_MAGIC, 0, 'latin1');
+  buffer.writeUInt32LE(documents.length, 8);
+  buffer.writeUInt32LE(dimensions, 12);
+  buffer.writeUInt32LE(json.length, 16);
+  json.copy(buffer, SEGMENT_HEADER_BYTES);
+  Buffer.from(vectors.buffer, vectors.byteOffset, vectorBytes).copy(buffer, vectorsOffset);
+  return buffer;
+}
+
+/** Check a segment against its manifest entry and decode it. Any mismatch is `STORE_CORRUPT` naming the file. */
+export function decodeSegment(buffer: Buffer, entry: SegmentEntry, expectedDimensions: number | null, directory: string, component: string): SegmentContents {
+  assertLittleEndian();
+  const corrupt = (problem: string, cause?: unknown) => corruptStoreError(component, directory, entry.file, problem, cause);
+  if (buffer.length !== entry.bytes) throw corrupt(`it holds ${buffer.length} bytes, the manifest recorded ${entry.bytes} (truncated or overwritten)`);
+  if (sha256(buffer) !== entry.sha256) throw corrupt('its checksum does not match the manifest');
+  if (buffer.toString('latin1', 0, 8) !== SEGMENT_MAGIC) throw corrupt('it does not start with the segment signature');
+  const count = buffer.readUInt32LE(8);
+  const dimensions = buffer.readUInt32LE(12);
+  const jsonLength = buffer.readUInt32LE(16);
+  const vectorsOffset = alignTo4(SEGMENT_HEADER_BYTES + jsonLength);
+  if (count !== entry.documents) throw corrupt(`it holds ${count} documents, the manifest recorded ${entry.documents}`);
+  if (expectedDimensions !== null && dimensions !== expectedDimensions) throw corrupt(`its vectors have ${dimensions} dimensions, the store ${expectedDimensions}`);
+  if (vectorsOffset + count * dimensions * 4 !== buffer.length) throw corrupt('its section lengths do not add up to its size');
+  let documents: Document[];
+  try {
+    const parsed: unknown = JSON.parse(buffer.toString('utf8', SEGMENT_HEADER_BYTES, SEGMENT_HEADER_BYTES + jsonLength));
+    if (!Array.isArray(parsed) || parsed.length !== count) throw new Error(`expected an array of ${count} documents`);
+    documents = parsed.map((document: Document) => ({ ...document, score: 0 }));
+  } catch (error) {
+    throw corrupt('its documents are not valid JSON', error);
+  }
+  const start = buffer.byteOffset + vectorsOffset;
+  // A view needs 4-byte alignment; copy in the rare case the read buffer is not aligned.
+  const vectors =
+    start % 4 === 0
+      ? new Float32Array(buffer.buffer, start, count * dimensions)
+      : new Float32Array(Uint8Array.prototype.slice.call(buffer, vectorsOffset).buffer);
+  return { documents, vectors, dimensions };
+}
+
+/** Write a file so that it is either absent or complete after a crash: temp file, fsync, rename, directory fsync. */
+export async function writeFileDurably(directory: string, file: string, data: Buffer | string): Promise<void> {
+  const target = join(directory, file);
+  const temporary = `${target}.tmp`;
+  const handle = await open(temporary, 'w');
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temporary, target);
+  await syncDirectory(directory);
+}
+
+/** Write a segment durably and return its manifest entry. */
+export async function writeSegment(directory: string, number: number, documents: readonly Document[], vectors: Float32Array, dimensions: number): Promise<SegmentEntry> {
+  const buffer = encodeSegment(documents, vectors, dimensions);
+  const file = segmentFileName(number);
+  await writeFileDurably(directory, file, buffer);
+  return { file, documents: documents.length, bytes: buffer.length, sha256: sha256(buffer), tombstones: [] };
+}
+
+export async function writeManifest(directory: string, manifest: Manifest): Promise<void> {
+  await writeFileDurably(directory, MANIFEST_FILE, `${JSON.stringify(manifest, null, 1)}\n`);
+}
+
+/** Remove what a crashed or interrupted writer left: temp files, and segments and index snapshots the manifest does not list. */
+export async function removeOrphans(directory: string, manifest: Manifest): Promise<void> {
+  const live = new Set(manifest.segments.map((segment) => segment.file));
+  for (const component of Object.values(manifest.components)) live.add(component.file);
+  for (const name of await readdir(directory)) {
+    if (live.has(name)) continue;
+    if (name.endsWith('.tmp') || SEGMENT_FILE_PATTERN.test(name) || SNAPSHOT_FILE_PATTERN.test(name)) await unlinkQuietly(join(directory, name));
+  }
+}
+
+/**
+ * Take the store's write lock, waiting up to `timeoutMs` for another writer. A lock left by a process
+ * that no longer runs on this host is taken over. Returns the release function.
+ */
+export async function acquireWriteLock(directory: string, timeoutMs: number, component: string): Promise<() => Promise<void>> {
+  const path = join(directory, LOCK_FILE);
+  const content = JSON.stringify({ pid: process.pid, hostname: hostname(), token: randomUUID(), acquiredAt: new Date().toISOString() });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const handle = await open(path, 'wx');
+      try {
+        await handle.writeFile(content);
+      } finally {
+        await handle.close();
+      }
+      return async () => {
+        const current = await readFile(path, 'utf8').catch(() => '');
+        if (current === content) await unlinkQuietly(path);
+      };
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST') throw error;
+    }
+    const holder = await readLockHolder(path);
+    if (holder === 'released') continue;
+    if (holder === 'stale') {
+      await unlinkQuietly(path);
+      continue;
+    }
+    if (Date.now() >= deadline) {
+      throw new AxonError('STORE_LOCKED', `Another process (pid ${holder.pid} on ${holder.hostname}) is writing to ${directory}.`, {
+        component,
+        fix: `Wait for it to finish and retry. If no Axon process is running, delete ${path}.`,
+        details: { directory, pid: holder.pid, hostname: holder.hostname },
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export function sha256(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+export function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null ? ((error as { code?: unknown }).code as string | undefined) : undefined;
+}
+
+// --- Internal helpers ---
+
+async function readLockHolder(path: string): Promise<{ pid: number; hostname: string } | 'released' | 'stale'> {
+  let text: string;
+  let modified: number;
+  try {
+    [text, modified] = await Promise.all([readFile(path, 'utf8'), stat(path).then((info) => info.mtimeMs)]);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return 'released';
+    throw error;
+  }
+  try {
+    const holder = JSON.parse(text) as { pid: number; hostname: string };
+    if (typeof holder.pid !== 'number' || typeof holder.hostname !== 'string') throw new Error('not a lock');
+    if (holder.hostname === hostname() && !isProcessAlive(holder.pid)) return 'stale';
+    return holder;
+  } catch {
+    // An unreadable lock is a writer that died between creating and filling it, unless it is brand new.
+    return Date.now() - modified > 2000 ? 'stale' : { pid: 0, hostname: 'unknown' };
+  }
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return errorCode(error) === 'EPERM';
+  }
+}
+
+async function syncDirectory(directory: string): Promise<void> {
+  // Makes the rename itself durable. Some platforms (Windows) cannot open a directory; they journal renames.
+  let handle;
+  try {
+    handle = await open(directory, 'r');
+    await handle.sync();
+  } catch (error) {
+    if (!['EISDIR', 'EPERM', 'EINVAL', 'EACCES'].includes(errorCode(error) ?? '')) throw error;
+  } finally {
+    await handle?.close();
+  }
+}
+
+async function unlinkQuietly(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (error) {
+    if (errorCode(error) !== 'ENOENT') throw error;
+  }
+}
+
+function alignTo4(value: number): number {
+  return (value + 3) & ~3;
+}
+
+function assertLittleEndian(): void {
+  if (endianness() !== 'LE') {
+    throw new AxonError('STORE_IO', 'The file store format is little-endian and this machine is big-endian.', { component: 'file-store', fix: 'Use MemoryStore or QdrantStore on this machine.' });
+  }
+}

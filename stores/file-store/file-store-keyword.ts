@@ -1,0 +1,40 @@
+/**
+ * The keyword (BM25) index of `FileStore` as a derived index: saved as `keyword-index-<generation>.bm25`
+ * under `components.keyword` in the manifest, kept in step with writes and caught up on load (see
+ * file-store-snapshot.ts for the protocol).
+ */
+import type { z } from 'zod';
+import { Bm25Index } from '../indexes/bm25-index.ts';
+import type { DerivedIndexKind } from './file-store-snapshot.ts';
+import { createKeywordIndex, keywordInput, type keywordIndexOptionSchema } from '../indexes/keyword-index-support.ts';
+
+/** The keyword index with the store's options (`keywordIndex` must not be `false`). */
+export function keywordIndexKind(option: Exclude<z.output<typeof keywordIndexOptionSchema>, false>): DerivedIndexKind<Bm25Index> {
+  const create = () => createKeywordIndex(option)!;
+  const expected = analysisOf(create());
+  return {
+    key: 'keyword',
+    label: 'keyword index',
+    file: 'keyword-index.bm25',
+    staleShare: 0.25,
+    // Indexing text again costs about as much as reading the snapshot: not worth a write of its own.
+    saveAfterCatchUp: false,
+    create,
+    deserialize: (bytes) => Bm25Index.deserialize(bytes),
+    serialize: (index) => index.serialize(),
+    matchesSettings: (index) => analysisOf(index) === expected,
+    addRows: (index, vectors, rows) => index.add(rows.map((row) => keywordInput(vectors.storedDocumentAt(row)))),
+    apply: (index, change) => {
+      if (change.removed?.length) index.remove(change.removed);
+      if (change.added) index.add(change.added.documents.map(keywordInput));
+    },
+    count: (index) => index.count(),
+    ids: (index) => index.ids(),
+    remove: (index, ids) => index.remove(ids),
+  };
+}
+
+/** What decides the terms and scores of an index; a snapshot made with other settings is rebuilt. */
+function analysisOf(index: Bm25Index): string {
+  return JSON.stringify([index.k1, index.b, index.tokenizer.options]);
+}

@@ -1,0 +1,126 @@
+/**
+ * The binary form of `HnswIndex` (see hnsw-index.ts): what `serialize` writes and `deserialize` reads.
+ *
+ *   "AXHNSW02" | u32 header length | header JSON (UTF-8) | padding to 8 | sections, each padded to 8:
+ *   levels (u8 per node) | deleted flags (u8 per node, 0 or 1) | vectors (f32, node-major) | layer 0 (i32) | upper layers (i32)
+ *
+ * The header's `vectors` says which nodes the vectors section holds: `'all'` every node's, `'deleted'` only
+ * the deleted nodes' (in node order), for a caller that keeps the live vectors itself and supplies them on load.
+ *
+ * Typed arrays are written in the machine's byte order, which the header records; a file from a machine
+ * of the other order is refused rather than misread.
+ */
+import { endianness } from 'node:os';
+import { z } from 'zod';
+import { AxonError } from '../../src/errors.ts';
+
+const MAGIC = 'AXHNSW02';
+
+const headerSchema = z.object({
+  version: z.literal(2),
+  endianness: z.enum(['LE', 'BE']),
+  vectors: z.enum(['all', 'deleted']),
+  dimensions: z.number().int().min(1),
+  m: z.number().int().min(2),
+  efConstruction: z.number().int().min(1),
+  ef: z.number().int().min(1),
+  seed: z.number().int(),
+  randomState: z.number().int(),
+  nodes: z.number().int().min(0),
+  entryPoint: z.number().int().min(-1),
+  maxLevel: z.number().int().min(-1),
+  ids: z.array(z.string()),
+});
+
+export type HnswHeader = z.output<typeof headerSchema>;
+
+/** The arrays of a graph of `header.nodes` nodes, sized exactly. Decoded `vectors` and `layerZero` may be views of the bytes read. */
+export interface HnswSections {
+  levels: Uint8Array;
+  deleted: Uint8Array;
+  /** Every node's vector, or only the deleted nodes' (see the header's `vectors`). */
+  vectors: Float32Array;
+  /** Per node: a count, then `2m` neighbour slots. */
+  layerZero: Int32Array;
+  /** Per node with level > 0, in node order: for each level 1..level, a count and `m` neighbour slots. */
+  upperLayers: Int32Array;
+}
+
+/** Write a header and its sections into one buffer. */
+export function encodeHnsw(header: Omit<HnswHeader, 'version' | 'endianness'>, sections: HnswSections): Uint8Array {
+  const headerBytes = new TextEncoder().encode(JSON.stringify({ version: 2, endianness: endianness(), ...header }));
+  const parts = [sections.levels, sections.deleted, sections.vectors, sections.layerZero, sections.upperLayers].map(
+    (array) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength),
+  );
+  let offset = padTo8(MAGIC.length + 4 + headerBytes.length);
+  const total = parts.reduce((sum, part) => sum + 8 + padTo8(part.length), offset);
+  const bytes = new Uint8Array(total);
+  bytes.set(new TextEncoder().encode(MAGIC), 0);
+  new DataView(bytes.buffer).setUint32(MAGIC.length, headerBytes.length, true);
+  bytes.set(headerBytes, MAGIC.length + 4);
+  for (const part of parts) {
+    // Each section says its length, so a truncated or spliced file is caught before it is read.
+    new DataView(bytes.buffer).setFloat64(offset, part.length, true);
+    bytes.set(part, offset + 8);
+    offset += 8 + padTo8(part.length);
+  }
+  return bytes;
+}
+
+/** Read what `encodeHnsw` wrote; throws `STORE_CORRUPT` naming the problem. */
+export function decodeHnsw(bytes: Uint8Array, component: string): { header: HnswHeader; sections: HnswSections } {
+  const corrupt = (problem: string) =>
+    new AxonError('STORE_CORRUPT', `The HNSW index data is unreadable: ${problem}.`, { component, fix: 'Rebuild the index from the stored vectors (HnswIndex.add for each document).' });
+  if (bytes.length < MAGIC.length + 4 || new TextDecoder().decode(bytes.subarray(0, MAGIC.length)) !== MAGIC) throw corrupt(`it does not start with the ${MAGIC} signature`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headerLength = view.getUint32(MAGIC.length, true);
+  if (MAGIC.length + 4 + headerLength > bytes.length) throw corrupt('the header runs past the end');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(bytes.subarray(MAGIC.length + 4, MAGIC.length + 4 + headerLength)));
+  } catch {
+    throw corrupt('the header is not JSON');
+  }
+  const result = headerSchema.safeParse(parsed);
+  if (!result.success) throw corrupt(`the header is invalid (${result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')})`);
+  const header = result.data;
+  if (header.endianness !== endianness()) throw corrupt(`it was written on a ${header.endianness} machine and this one is ${endianness()}`);
+  if (header.ids.length !== header.nodes) throw corrupt(`it lists ${header.ids.length} ids for ${header.nodes} nodes`);
+  let offset = padTo8(MAGIC.length + 4 + headerLength);
+  /** A section's bytes, copied unless `viewable` and aligned for 32-bit arrays. */
+  const section = (expectedBytes: number, name: string, viewable = false): Uint8Array => {
+    if (offset + 8 > bytes.length) throw corrupt(`the ${name} section is missing`);
+    const length = view.getFloat64(offset, true);
+    if (length !== expectedBytes || offset + 8 + length > bytes.length) throw corrupt(`the ${name} section holds ${length} bytes, expected ${expectedBytes}`);
+    const start = offset + 8;
+    offset += 8 + padTo8(length);
+    if (viewable && (bytes.byteOffset + start) % 4 === 0) return bytes.subarray(start, start + length);
+    // Copied so the array is aligned and independent of the caller's buffer (a Buffer's slice would be a view).
+    const copy = new Uint8Array(length);
+    copy.set(bytes.subarray(start, start + length));
+    return copy;
+  };
+  const floats = (part: Uint8Array) => new Float32Array(part.buffer, part.byteOffset, part.byteLength / 4);
+  const ints = (part: Uint8Array) => new Int32Array(part.buffer, part.byteOffset, part.byteLength / 4);
+  const nodes = header.nodes;
+  const levels = section(nodes, 'levels');
+  const deleted = section(nodes, 'deleted');
+  let deletedCount = 0;
+  for (let node = 0; node < nodes; node++) {
+    if (deleted[node] > 1) throw corrupt(`node ${node} has the deleted flag ${deleted[node]}`);
+    deletedCount += deleted[node];
+  }
+  const vectorRows = header.vectors === 'all' ? nodes : deletedCount;
+  // Vectors and layer 0, the bulk of the bytes, are only copied on into the index's memory: views where aligned.
+  const vectors = floats(section(vectorRows * header.dimensions * 4, 'vectors', true));
+  const layerZero = ints(section(nodes * (2 * header.m + 1) * 4, 'layer 0', true));
+  let upperSlots = 0;
+  for (let node = 0; node < nodes; node++) upperSlots += levels[node] * (header.m + 1);
+  const upperLayers = ints(section(upperSlots * 4, 'upper layers'));
+  if (offset !== bytes.length) throw corrupt(`it holds ${bytes.length} bytes where its sections end at ${offset}`);
+  return { header, sections: { levels, deleted, vectors, layerZero, upperLayers } };
+}
+
+function padTo8(length: number): number {
+  return Math.ceil(length / 8) * 8;
+}

@@ -1,0 +1,58 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { AxonError } from '../../../src/errors.ts';
+
+/** A WebAssembly memory: the one part of the runtime the space touches directly. */
+export interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+}
+
+/** The functions search-kernel.wat exports (pointers are byte offsets into the memory). */
+export interface SearchKernel {
+  search_f32(vectors: number, stride: number, query: number, candidates: number, useCandidates: number, count: number, heapRows: number, heapScores: number, capacity: number): number;
+  search_i8(codes: number, stride: number, scales: number, query: number, candidates: number, useCandidates: number, count: number, heapRows: number, heapScores: number, capacity: number): number;
+  score_f64(vectors: number, stride: number, dimensions: number, query: number, candidates: number, useCandidates: number, count: number, out: number): void;
+  /** HNSW (stores/indexes/hnsw-index.ts): float32 scores of the `count` rows listed at `rows` against the query, written to `out`. Strides are multiples of 64 bytes. */
+  dot_rows(vectors: number, stride: number, query: number, rows: number, count: number, out: number): void;
+  /** HNSW: mark the listed rows whose visit mark is not `epoch`, write them and their scores out; returns how many. */
+  dot_unvisited(vectors: number, stride: number, query: number, rows: number, count: number, marks: number, epoch: number, outRows: number, outScores: number): number;
+  /** HNSW: the neighbour-selection heuristic over candidates sorted best first; writes the kept rows and returns how many. */
+  select_diverse(vectors: number, stride: number, base: number, candidates: number, scores: number, count: number, limit: number, kept: number): number;
+}
+
+// The project's TypeScript libraries (ES2023, @types/node 20) declare no WebAssembly global, so the
+// few constructors used here are typed by hand.
+interface WasmRuntime {
+  Memory: new (descriptor: { initial: number; maximum?: number }) => WasmMemory;
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: Record<string, Record<string, unknown>>) => { readonly exports: Record<string, unknown> };
+}
+
+const runtime = (globalThis as unknown as { WebAssembly: WasmRuntime }).WebAssembly;
+let compiledKernel: object | undefined;
+
+/** A fresh memory of `pages` 64 KiB pages that never grows in place. */
+export function createMemory(pages: number): WasmMemory {
+  return new runtime.Memory({ initial: pages, maximum: pages });
+}
+
+/** The kernel bound to `memory`. The module is compiled once per process and shared. */
+export function instantiateKernel(memory: WasmMemory): SearchKernel {
+  return new runtime.Instance(kernelModule(), { env: { memory } }).exports as unknown as SearchKernel;
+}
+
+function kernelModule(): object {
+  if (compiledKernel === undefined) {
+    const path = fileURLToPath(new URL('./search-kernel.wasm', import.meta.url));
+    try {
+      compiledKernel = new runtime.Module(readFileSync(path));
+    } catch (error) {
+      throw new AxonError('INVALID_ARGUMENT', `Could not load the WebAssembly search kernel from ${path}: ${(error as Error).message}.`, {
+        component: 'simd-vector-space',
+        fix: 'Rebuild it with `npx tsx scripts/build-wasm.ts`. It needs WebAssembly SIMD (Node 16.4 or later).',
+        cause: error,
+      });
+    }
+  }
+  return compiledKernel;
+}

@@ -1,0 +1,351 @@
+import { describe, expect, it } from 'vitest';
+import { AxonError, ConfigError, FilterError } from '../../../src/errors.ts';
+import { compileFilter, parseFilter } from '../../../src/filter/index.ts';
+import { Bm25Index } from '../../../stores/indexes/bm25-index.ts';
+
+/** No stemming or stopwords, so the hand computations below count exactly the words written. */
+const PLAIN = { stopwords: 'none', stemmer: 'none' } as const;
+
+function tinyIndex(options: ConstructorParameters<typeof Bm25Index>[0] = {}): Bm25Index {
+  const index = new Bm25Index({ tokenizer: PLAIN, ...options });
+  index.add([
+    { id: 'd1', content: 'apple banana apple' }, // |d| = 3
+    { id: 'd2', content: 'banana cherry' }, // |d| = 2
+    { id: 'd3', content: 'cherry cherry cherry durian' }, // |d| = 4
+  ]);
+  return index;
+}
+
+// N = 3, avgdl = 3, k1 = 0.9, b = 0.4, so the length norms k1·(1 − b + b·|d|/avgdl) are
+// d1: 0.9, d2: 0.78, d3: 1.02; idf(apple) = ln(1 + 2.5/1.5) = ln(8/3), idf(banana) = idf(cherry) = ln(1 + 1.5/2.5) = ln(1.6).
+describe('Bm25Index scoring', () => {
+  it('scores a single term by hand: idf · tf / (tf + norm)', () => {
+    const hits = tinyIndex().search('apple');
+    expect(hits).toHaveLength(1);
+    expect(hits[0].id).toBe('d1');
+    expect(hits[0].score).toBeCloseTo((Math.log(8 / 3) * 2) / 2.9, 12);
+    expect(hits[0].score).toBeCloseTo(0.676434, 6);
+  });
+
+  it('sums over query terms and ranks by the sum', () => {
+    const hits = tinyIndex().search('banana cherry');
+    expect(hits.map((hit) => hit.id)).toEqual(['d2', 'd3', 'd1']);
+    expect(hits[0].score).toBeCloseTo((2 * Math.log(1.6)) / 1.78, 12); // 0.528094
+    expect(hits[1].score).toBeCloseTo((3 * Math.log(1.6)) / 4.02, 12); // 0.350749
+    expect(hits[2].score).toBeCloseTo(Math.log(1.6) / 1.9, 12); // 0.247370
+  });
+
+  it('only scores documents that contain a query term', () => {
+    const index = tinyIndex();
+    expect(index.search('durian').map((hit) => hit.id)).toEqual(['d3']);
+    expect(index.search('mango')).toEqual([]);
+    expect(index.search('   ')).toEqual([]);
+  });
+
+  it('counts a repeated query term once per occurrence', () => {
+    const index = tinyIndex();
+    expect(index.search('apple apple')[0].score).toBeCloseTo(2 * index.search('apple')[0].score, 12);
+  });
+
+  it('takes k1 and b from the options', () => {
+    // b = 0: no length normalisation, so the norm is k1 for every document.
+    const hits = tinyIndex({ k1: 1.2, b: 0 }).search('cherry');
+    expect(hits[0]).toEqual({ id: 'd3', score: expect.closeTo((3 * Math.log(1.6)) / 4.2, 12) });
+    expect(hits[1]).toEqual({ id: 'd2', score: expect.closeTo(Math.log(1.6) / 2.2, 12) });
+  });
+
+  it('breaks equal scores by insertion order and honours topK', () => {
+    const index = new Bm25Index({ tokenizer: PLAIN });
+    index.add([
+      { id: 'z', content: 'same words' },
+      { id: 'a', content: 'same words' },
+      { id: 'm', content: 'same words' },
+    ]);
+    expect(index.search('same').map((hit) => hit.id)).toEqual(['z', 'a', 'm']);
+    expect(index.search('same', { topK: 2 }).map((hit) => hit.id)).toEqual(['z', 'a']);
+    expect(index.topK).toBe(50);
+  });
+
+  it('stems and drops stopwords with the default English tokenizer', () => {
+    const index = new Bm25Index();
+    index.add([
+      { id: 'a', content: 'Connecting the routers' },
+      { id: 'b', content: 'The weather is nice' },
+    ]);
+    expect(index.search('router connections').map((hit) => hit.id)).toEqual(['a']);
+    expect(index.search('the is')).toEqual([]);
+  });
+});
+
+describe('Bm25Index identifiers', () => {
+  const index = new Bm25Index();
+  index.add([
+    { id: 'q4', content: 'Outage report INC-2023-Q4-011: the payment API returned errors.' },
+    { id: 'q3', content: 'Outage report INC-2023-Q3-011: the login page was slow.' },
+    { id: 'iso', content: 'We are certified to ISO27001 since 2019.' },
+    { id: 'mail', content: 'Send the invoice by e-mail to accounting.' },
+    { id: 'other', content: 'General notes about 2023 planning and reports.' },
+  ]);
+
+  it('ranks the exact identifier first and still finds it by a part', () => {
+    expect(index.search('INC-2023-Q4-011')[0].id).toBe('q4');
+    expect(index.search('what happened in INC-2023-Q4-011?')[0].id).toBe('q4');
+    expect(index.search('Q4').map((hit) => hit.id)).toEqual(['q4']);
+    // Written solid, the identifier still matches whole; its runs (inc, 2023, 011) also reach the neighbours.
+    expect(index.search('inc2023q4011').map((hit) => hit.id)).toEqual(['q4', 'q3', 'other']);
+  });
+
+  it('finds a standard written solid or spaced, and a hyphenated word written solid', () => {
+    expect(index.search('ISO 27001')[0].id).toBe('iso');
+    expect(index.search('27001').map((hit) => hit.id)).toEqual(['iso']);
+    expect(index.search('email').map((hit) => hit.id)).toEqual(['mail']);
+    expect(index.search('mail').map((hit) => hit.id)).toEqual(['mail']);
+  });
+});
+
+describe('Bm25Index add, remove and upsert', () => {
+  it('replaces a document added again under the same id', () => {
+    const index = tinyIndex();
+    index.add([{ id: 'd1', content: 'mango' }]);
+    expect(index.count()).toBe(3);
+    expect(index.search('apple')).toEqual([]);
+    expect(index.search('mango').map((hit) => hit.id)).toEqual(['d1']);
+  });
+
+  it('forgets removed documents in the statistics at once', () => {
+    const index = tinyIndex();
+    expect(index.remove(['d2', 'missing'])).toBe(1);
+    expect(index.count()).toBe(2);
+    expect(index.has('d2')).toBe(false);
+    // Now N = 2, avgdl = 3.5: norm(d1) = 0.9·(0.6 + 0.4·3/3.5), norm(d3) = 0.9·(0.6 + 0.4·4/3.5); df(cherry) = 1.
+    const idf = Math.log(1 + 1.5 / 1.5);
+    expect(index.search('cherry')).toEqual([{ id: 'd3', score: expect.closeTo((idf * 3) / (3 + 0.9 * (0.6 + (0.4 * 4) / 3.5)), 12) }]);
+    expect(index.search('banana')).toEqual([{ id: 'd1', score: expect.closeTo(idf / (1 + 0.9 * (0.6 + (0.4 * 3) / 3.5)), 12) }]);
+    expect(index.statistics()).toEqual({ documentCount: 2, termCount: 4, averageDocumentLength: 3.5 });
+  });
+
+  it('removes by source, and by source name', () => {
+    const index = new Bm25Index({ tokenizer: PLAIN });
+    index.add([
+      { id: 'a1', content: 'alpha', sourceType: 'file', sourceName: 'a.md' },
+      { id: 'a2', content: 'alpha beta', sourceType: 'file', sourceName: 'a.md' },
+      { id: 'b1', content: 'alpha', sourceType: 'file', sourceName: 'b.md' },
+      { id: 'u1', content: 'alpha', sourceType: 'url', sourceName: 'https://example.com' },
+    ]);
+    expect(index.removeBySource('file', 'a.md').sort()).toEqual(['a1', 'a2']);
+    expect(index.search('alpha').map((hit) => hit.id)).toEqual(['b1', 'u1']);
+    expect(index.removeBySource('file')).toEqual(['b1']);
+    expect(index.search('alpha').map((hit) => hit.id)).toEqual(['u1']);
+  });
+
+  it('stays correct through compaction after many removals and re-adds', () => {
+    const index = new Bm25Index({ tokenizer: PLAIN });
+    const documents = Array.from({ length: 40 }, (_, number) => ({ id: `doc${number}`, content: `common word${number % 4} unique${number}` }));
+    index.add(documents);
+    index.remove(documents.filter((_, number) => number % 2 === 1).map((document) => document.id));
+    index.add([{ id: 'doc3', content: 'common word3 comeback' }]);
+    const reference = new Bm25Index({ tokenizer: PLAIN });
+    reference.add([...documents.filter((_, number) => number % 2 === 0), { id: 'doc3', content: 'common word3 comeback' }]);
+    for (const query of ['common', 'word0 word3', 'unique7 comeback', 'unique8']) {
+      expect(index.search(query, { topK: 100 })).toEqual(reference.search(query, { topK: 100 }));
+    }
+    expect(index.count()).toBe(21);
+  });
+
+  it('validates a whole batch before changing anything', () => {
+    const index = tinyIndex();
+    expect(() => index.add([{ id: 'new', content: 'kiwi' }, { id: '', content: 'x' }])).toThrow(/documents\[1\]\.id/);
+    expect(() => index.add([{ id: 'n', content: 42 as unknown as string }])).toThrow(AxonError);
+    expect(() => index.add([{ id: 'kiwi', content: 'kiwi' }, { id: 'kiwi', content: 'kiwi again' }])).toThrow(expect.objectContaining({ code: 'DUPLICATE_ID' }));
+    expect(index.count()).toBe(3);
+    expect(index.search('kiwi')).toEqual([]);
+  });
+
+  it('clears everything', () => {
+    const index = tinyIndex();
+    index.clear();
+    expect(index.count()).toBe(0);
+    expect(index.search('apple')).toEqual([]);
+    index.add([{ id: 'x', content: 'apple' }]);
+    expect(index.search('apple').map((hit) => hit.id)).toEqual(['x']);
+  });
+});
+
+describe('Bm25Index filters', () => {
+  const index = new Bm25Index({ tokenizer: PLAIN });
+  index.add([
+    { id: 'en1', content: 'invoice invoice invoice', metadata: { lang: 'en', year: 2021 } },
+    { id: 'de1', content: 'invoice invoice', sourceType: 'file', sourceName: 'rechnung.md', metadata: { lang: 'de', year: 2023 } },
+    { id: 'en2', content: 'invoice', metadata: { lang: 'en', year: 2024 } },
+  ]);
+
+  it('applies a metadata filter before ranking, so topK hits all match', () => {
+    expect(index.search('invoice', { topK: 1 }).map((hit) => hit.id)).toEqual(['en1']);
+    expect(index.search('invoice', { topK: 1, filter: { year: { $gte: 2022 } } }).map((hit) => hit.id)).toEqual(['de1']);
+    expect(index.search('invoice', { filter: { lang: 'en' } }).map((hit) => hit.id)).toEqual(['en1', 'en2']);
+    expect(index.search('invoice', { filter: { sourceName: 'rechnung.md' } }).map((hit) => hit.id)).toEqual(['de1']);
+  });
+
+  it('takes a compiled predicate, combined with a filter', () => {
+    const predicate = compileFilter(parseFilter({ lang: 'en' }));
+    expect(index.search('invoice', { predicate }).map((hit) => hit.id)).toEqual(['en1', 'en2']);
+    expect(index.search('invoice', { predicate, filter: { year: { $gt: 2022 } } }).map((hit) => hit.id)).toEqual(['en2']);
+  });
+
+  it('keeps its own copy of the metadata', () => {
+    const metadata = { lang: 'fr' };
+    const own = new Bm25Index({ tokenizer: PLAIN });
+    own.add([{ id: 'x', content: 'bonjour', metadata }]);
+    metadata.lang = 'en';
+    expect(own.search('bonjour', { filter: { lang: 'fr' } }).map((hit) => hit.id)).toEqual(['x']);
+  });
+
+  it('recovers from a predicate that throws', () => {
+    const own = tinyIndex();
+    expect(() => own.search('banana cherry', { predicate: () => { throw new Error('boom'); } })).toThrow('boom');
+    expect(own.search('banana cherry')[0]).toEqual({ id: 'd2', score: expect.closeTo((2 * Math.log(1.6)) / 1.78, 12) });
+  });
+
+  it('rejects a bad filter, topK or query', () => {
+    expect(() => index.search('invoice', { filter: { year: { $near: 1 } } })).toThrow(FilterError);
+    expect(() => index.search('invoice', { topK: 0 })).toThrow(expect.objectContaining({ code: 'INVALID_TOP_K' }));
+    expect(() => index.search(42 as unknown as string)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+  });
+});
+
+describe('Bm25Index persistence', () => {
+  it('round-trips through bytes with identical results and options', () => {
+    const index = new Bm25Index({ k1: 1.1, b: 0.6, topK: 7, tokenizer: { stemmer: 'none' } });
+    index.add([
+      { id: 'a', content: 'Ticket INC-2023-Q4-011 about e-mail delivery', sourceType: 'file', sourceName: 'a.md', metadata: { team: 'ops', tags: ['mail'] } },
+      { id: 'b', content: 'Delivery of parcels by road', metadata: { team: 'logistics' } },
+      { id: 'c', content: 'Temporary', metadata: {} },
+    ]);
+    index.remove(['c']);
+    const copy = Bm25Index.deserialize(index.serialize());
+    expect(copy.count()).toBe(2);
+    expect([copy.k1, copy.b, copy.topK]).toEqual([1.1, 0.6, 7]);
+    expect(copy.tokenizer.options).toEqual(index.tokenizer.options);
+    for (const query of ['delivery', 'INC-2023-Q4-011', 'email', 'parcels roads']) {
+      expect(copy.search(query)).toEqual(index.search(query));
+    }
+    expect(copy.search('delivery', { filter: { tags: { $contains: 'mail' } } }).map((hit) => hit.id)).toEqual(['a']);
+    copy.add([{ id: 'd', content: 'delivery delivery' }]);
+    expect(copy.search('delivery')[0].id).toBe('d');
+    expect(copy.removeBySource('file', 'a.md')).toEqual(['a']);
+  });
+
+  it('deserializes from a Node Buffer that views a larger, shared pool', () => {
+    const index = new Bm25Index();
+    index.add([
+      { id: 'a', content: 'refunds for duplicate charges' },
+      { id: 'b', content: 'invoices are issued monthly' },
+    ]);
+    const bytes = index.serialize();
+    // Node hands out small Buffers as views into a shared pool, at a non-zero offset.
+    const pooled = Buffer.concat([Buffer.from('padding!'), Buffer.from(bytes)]).subarray(8);
+    expect(pooled.byteOffset).toBeGreaterThan(0);
+    const copy = Bm25Index.deserialize(pooled);
+    expect(copy.search('refunds')).toEqual(index.search('refunds'));
+    expect(copy.search('invoices')).toEqual(index.search('invoices'));
+  });
+
+  it('round-trips an empty index', () => {
+    const copy = Bm25Index.deserialize(new Bm25Index().serialize());
+    expect(copy.count()).toBe(0);
+    expect(copy.search('anything')).toEqual([]);
+  });
+
+  it('refuses damaged bytes with STORE_CORRUPT', () => {
+    const bytes = tinyIndex().serialize();
+    const corrupt = (data: Uint8Array) => () => Bm25Index.deserialize(data);
+    expect(corrupt(bytes.subarray(0, bytes.length - 4))).toThrow(expect.objectContaining({ code: 'STORE_CORRUPT' }));
+    expect(corrupt(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]))).toThrow(/signature/);
+    const flipped = bytes.slice();
+    flipped[20] ^= 0xff; // inside the JSON header
+    expect(corrupt(flipped)).toThrow(expect.objectContaining({ code: 'STORE_CORRUPT' }));
+    const badTerm = bytes.slice();
+    new DataView(badTerm.buffer).setUint32(badTerm.length - 8, 9999, true); // the last posting's term number
+    expect(corrupt(badTerm)).toThrow(/unknown term/);
+    const text = new TextDecoder().decode(bytes);
+    const badOptions = new TextEncoder().encode(text.replace('"b":0.4', '"b":4.0'));
+    expect(corrupt(badOptions)).toThrow(/its options are invalid/);
+  });
+});
+
+describe('Bm25Index options', () => {
+  it('rejects invalid parameters with a ConfigError', () => {
+    expect(() => new Bm25Index({ b: 1.5 })).toThrow(ConfigError);
+    expect(() => new Bm25Index({ k1: -1 })).toThrow(/k1/);
+    expect(() => new Bm25Index({ tokenizer: { stemmer: 'lancaster' as 'porter' } })).toThrow(/tokenizer\.stemmer/);
+  });
+});
+
+describe('Bm25Index against a brute-force BM25', () => {
+  /** A small deterministic generator (mulberry32), so the corpus is the same on every run. */
+  function generator(seed: number): () => number {
+    let state = seed;
+    return () => {
+      state = (state + 0x6d2b79f5) | 0;
+      let value = Math.imul(state ^ (state >>> 15), 1 | state);
+      value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value;
+      return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
+  it('ranks exactly like the formula computed document by document, through upserts, removals and a reload', () => {
+    const random = generator(7);
+    const vocabulary = Array.from({ length: 40 }, (_, number) => `w${String.fromCharCode(97 + (number % 26))}${Math.floor(number / 26)}x`);
+    const text = () => Array.from({ length: 1 + Math.floor(random() * 30) }, () => vocabulary[Math.floor(random() ** 2 * vocabulary.length)]).join(' ');
+    const corpus = new Map<string, string>();
+    const index = new Bm25Index({ tokenizer: PLAIN });
+    for (let round = 0; round < 4; round++) {
+      const batch = Array.from({ length: 60 }, () => ({ id: `doc${Math.floor(random() * 150)}`, content: text() }));
+      const unique = [...new Map(batch.map((document) => [document.id, document])).values()];
+      index.add(unique);
+      for (const document of unique) corpus.set(document.id, document.content);
+      const removed = [...corpus.keys()].filter(() => random() < 0.2);
+      index.remove(removed);
+      for (const id of removed) corpus.delete(id);
+    }
+    const reloaded = Bm25Index.deserialize(index.serialize());
+
+    const analyzed = new Map([...corpus].map(([id, content]) => [id, index.tokenizer.analyze(content)]));
+    const averageLength = [...analyzed.values()].reduce((sum, entry) => sum + entry.length, 0) / analyzed.size;
+    const documentFrequency = (term: string) => [...analyzed.values()].filter((entry) => entry.terms.includes(term)).length;
+    const bruteForce = (query: string) => {
+      const queryTerms = index.tokenizer.tokenize(query);
+      const frequencies = new Map(queryTerms.map((term) => [term, documentFrequency(term)]));
+      const results: { id: string; score: number }[] = [];
+      for (const [id, { terms, length }] of analyzed) {
+        let score = 0;
+        for (const term of new Set(queryTerms)) {
+          const tf = terms.filter((candidate) => candidate === term).length;
+          if (tf === 0) continue;
+          const df = frequencies.get(term)!;
+          const idf = Math.log(1 + (analyzed.size - df + 0.5) / (df + 0.5));
+          const qtf = queryTerms.filter((candidate) => candidate === term).length;
+          score += (qtf * idf * tf) / (tf + 0.9 * (1 - 0.4 + (0.4 * length) / averageLength));
+        }
+        if (score > 0) results.push({ id, score });
+      }
+      return results.sort((left, right) => right.score - left.score);
+    };
+
+    expect(index.count()).toBe(corpus.size);
+    for (let query = 0; query < 25; query++) {
+      const text = Array.from({ length: 1 + Math.floor(random() * 4) }, () => vocabulary[Math.floor(random() * vocabulary.length)]).join(' ');
+      const all = bruteForce(text);
+      const expected = all.slice(0, 10);
+      for (const candidate of [index, reloaded]) {
+        const hits = candidate.search(text, { topK: 10 });
+        expect(hits.map((hit) => hit.score)).toEqual(expected.map((hit) => expect.closeTo(hit.score, 9)));
+        // Ids must agree wherever the score is not tied with a neighbour.
+        hits.forEach((hit) => {
+          const tied = all.filter((other) => Math.abs(other.score - hit.score) < 1e-9).map((other) => other.id);
+          expect(tied).toContain(hit.id);
+        });
+      }
+    }
+  });
+});

@@ -1,0 +1,512 @@
+import { describe, expect, it } from 'vitest';
+import { HnswIndex } from '../../../stores/indexes/hnsw-index.ts';
+import { createMemory, instantiateKernel, type SearchKernel } from '../../../stores/indexes/simd/wasm-runtime.ts';
+import { scanTopK } from '../../../stores/indexes/vector-index.ts';
+import { expectAxonError, random } from '../support.ts';
+
+function unitVectors(count: number, dimensions: number, next: () => number): Float32Array {
+  const vectors = new Float32Array(count * dimensions);
+  for (let row = 0; row < count; row++) {
+    let sumOfSquares = 0;
+    for (let index = 0; index < dimensions; index++) {
+      vectors[row * dimensions + index] = next();
+      sumOfSquares += vectors[row * dimensions + index] ** 2;
+    }
+    for (let index = 0; index < dimensions; index++) vectors[row * dimensions + index] /= Math.sqrt(sumOfSquares);
+  }
+  return vectors;
+}
+
+function build(vectors: Float32Array, dimensions: number, options: { m?: number; rebuildRatio?: number } = {}): HnswIndex {
+  const index = new HnswIndex({ dimensions, m: options.m ?? 12, efConstruction: 64, rebuildRatio: options.rebuildRatio, initialCapacity: 16 });
+  for (let row = 0; row < vectors.length / dimensions; row++) index.add(`doc${row}`, vectors.subarray(row * dimensions, (row + 1) * dimensions));
+  return index;
+}
+
+function recallAt10(index: HnswIndex, vectors: Float32Array, dimensions: number, queries: Float32Array[], ef: number): number {
+  let found = 0;
+  for (const query of queries) {
+    const exact = new Set(Array.from(scanTopK(vectors, dimensions, query, null, vectors.length / dimensions, 10).rows, (row) => `doc${row}`));
+    for (const id of index.search(query, 10, { ef }).ids) if (exact.has(id)) found++;
+  }
+  return found / (queries.length * 10);
+}
+
+describe('HnswIndex', () => {
+  it('ranks a hand-computed example by dot product', () => {
+    const index = new HnswIndex({ dimensions: 2 });
+    index.add('east', [1, 0]);
+    index.add('north', [0, 1]);
+    index.add('north-east', [Math.SQRT1_2, Math.SQRT1_2]);
+    const hits = index.search([0.6, 0.8], 3);
+    expect(hits.ids).toEqual(['north-east', 'north', 'east']);
+    expect(hits.scores[0]).toBeCloseTo(1.4 * Math.SQRT1_2, 6);
+    expect(hits.scores[1]).toBeCloseTo(0.8, 6);
+    expect(hits.scores[2]).toBeCloseTo(0.6, 6);
+    expect(new HnswIndex({ dimensions: 2 }).search([1, 0], 5).ids).toEqual([]);
+  });
+
+  it('finds at least 95% of the exact top 10, more with a larger ef', () => {
+    const next = random(1);
+    const dimensions = 16;
+    const vectors = unitVectors(2000, dimensions, next);
+    const queries = Array.from({ length: 40 }, () => unitVectors(1, dimensions, next));
+    const index = build(vectors, dimensions);
+    const low = recallAt10(index, vectors, dimensions, queries, 10);
+    const high = recallAt10(index, vectors, dimensions, queries, 100);
+    expect(high).toBeGreaterThanOrEqual(0.95);
+    expect(high).toBeGreaterThanOrEqual(low);
+  });
+
+  it('replaces an id added again, and never returns a deleted id', () => {
+    const next = random(2);
+    const dimensions = 8;
+    const vectors = unitVectors(300, dimensions, next);
+    const index = build(vectors, dimensions, { rebuildRatio: 0.9 });
+    const query = vectors.subarray(0, dimensions);
+    expect(index.search(query, 1).ids).toEqual(['doc0']);
+    const opposite = Float32Array.from(query, (value) => -value);
+    index.add('doc0', opposite);
+    expect(index.size).toBe(300);
+    expect(index.search(query, 1).ids).not.toEqual(['doc0']);
+    expect(index.search(opposite, 1).ids).toEqual(['doc0']);
+    expect(index.search(opposite, 1).scores[0]).toBeCloseTo(1, 6);
+    for (let row = 0; row < 100; row++) expect(index.delete(`doc${row}`)).toBe(true);
+    expect(index.delete('doc5')).toBe(false);
+    expect(index.size).toBe(200);
+    expect(index.has('doc5')).toBe(false);
+    for (const probe of [query, opposite, vectors.subarray(50 * dimensions, 51 * dimensions)]) {
+      const hits = index.search(probe, 50, { ef: 100 });
+      expect(hits.ids.length).toBe(50);
+      expect(hits.ids.every((id) => Number(id.slice(3)) >= 100)).toBe(true);
+    }
+  });
+
+  it('rebuilds without tombstones once they reach rebuildRatio', () => {
+    const next = random(3);
+    const dimensions = 8;
+    const vectors = unitVectors(200, dimensions, next);
+    const index = build(vectors, dimensions, { rebuildRatio: 0.25 });
+    for (let row = 0; row < 49; row++) index.delete(`doc${row}`);
+    expect(index.tombstones).toBe(49);
+    index.delete('doc49');
+    expect(index.tombstones).toBe(0);
+    expect(index.size).toBe(150);
+    const hits = index.search(vectors.subarray(120 * dimensions, 121 * dimensions), 1);
+    expect(hits.ids).toEqual(['doc120']);
+  });
+
+  it('serializes and deserializes to the same graph', () => {
+    const next = random(4);
+    const dimensions = 12;
+    const vectors = unitVectors(500, dimensions, next);
+    const index = build(vectors, dimensions, { rebuildRatio: 0.9 });
+    index.delete('doc7');
+    const bytes = index.serialize();
+    const copy = HnswIndex.deserialize(bytes);
+    // As read from a file: a Buffer, here one that starts partway into its memory.
+    const fromFile = Buffer.alloc(bytes.length + 3);
+    fromFile.set(bytes, 3);
+    const loaded = HnswIndex.deserialize(fromFile.subarray(3));
+    expect(Buffer.from(loaded.serialize()).equals(Buffer.from(bytes))).toBe(true);
+    expect(copy.size).toBe(499);
+    expect(copy.tombstones).toBe(1);
+    expect(copy.has('doc7')).toBe(false);
+    for (let probe = 0; probe < 20; probe++) {
+      const query = unitVectors(1, dimensions, next);
+      expect(copy.search(query, 10, { ef: 40 })).toEqual(index.search(query, 10, { ef: 40 }));
+    }
+    // Same inserts, same seed: the same bytes, and adds after a round trip continue the same way.
+    expect(Buffer.from(build(vectors, dimensions, { rebuildRatio: 0.9 }).serialize()).equals(Buffer.from(build(vectors, dimensions, { rebuildRatio: 0.9 }).serialize()))).toBe(true);
+    const extra = unitVectors(1, dimensions, next);
+    index.add('extra', extra);
+    copy.add('extra', extra);
+    expect(Buffer.from(copy.serialize()).equals(Buffer.from(index.serialize()))).toBe(true);
+  });
+
+  it('refuses damaged bytes with STORE_CORRUPT', () => {
+    const next = random(5);
+    const bytes = build(unitVectors(50, 4, next), 4).serialize();
+    expectAxonError(() => HnswIndex.deserialize(bytes.slice(0, bytes.length - 9)), 'STORE_CORRUPT');
+    const badMagic = bytes.slice();
+    badMagic[0] = 0;
+    expectAxonError(() => HnswIndex.deserialize(badMagic), 'STORE_CORRUPT');
+    // Point a layer-0 neighbour past the last node: the first neighbour slot of the first node.
+    const damaged = bytes.slice();
+    const view = new DataView(damaged.buffer);
+    const headerLength = view.getUint32(8, true);
+    let offset = Math.ceil((12 + headerLength) / 8) * 8;
+    for (const width of [50, 50, 50 * 4 * 4]) offset += 8 + Math.ceil(width / 8) * 8;
+    view.setInt32(offset + 8, 1, true);
+    view.setInt32(offset + 8 + 4, 9999, true);
+    expectAxonError(() => HnswIndex.deserialize(damaged), 'STORE_CORRUPT');
+  });
+
+  it('saves without the live vectors and, given them back through vectorOf, answers exactly as the original', () => {
+    for (let trial = 0; trial < 12; trial++) {
+      const next = random(100 + trial);
+      const dimensions = [1, 3, 8, 17, 33, 64][trial % 6];
+      const count = 40 + Math.floor((next() + 0.5) * 300);
+      const index = new HnswIndex({ dimensions, m: 4 + (trial % 3) * 4, efConstruction: 32, rebuildRatio: 0.9, initialCapacity: 8, seed: trial });
+      // Plain arrays of float64 values: vectorOf hands back the same arrays, which must be rounded as add rounds them.
+      const current = new Map<string, number[]>();
+      for (let step = 0; step < count; step++) {
+        const roll = next() + 0.5;
+        const live = [...current.keys()];
+        if (roll < 0.1 && live.length > 0) {
+          const id = live[Math.floor((next() + 0.5) * live.length)];
+          index.delete(id);
+          current.delete(id);
+        } else {
+          // A fifth of the adds replace an id that exists.
+          const id = roll < 0.3 && live.length > 0 ? live[Math.floor((next() + 0.5) * live.length)] : `doc${step}`;
+          const vector = Array.from({ length: dimensions }, () => next() * 3);
+          index.add(id, vector);
+          current.set(id, vector);
+        }
+      }
+      expect(index.tombstones).toBeGreaterThan(0);
+      const all = index.serialize();
+      const withoutLive = index.serialize({ vectors: 'deleted' });
+      expect(withoutLive.length).toBeLessThan(all.length);
+      const asked: string[] = [];
+      const vectorOf = (id: string) => {
+        asked.push(id);
+        return current.get(id);
+      };
+      // As read from a file: a Buffer that starts partway into its memory.
+      const fromFile = Buffer.alloc(withoutLive.length + 5);
+      fromFile.set(withoutLive, 5);
+      const loaded = HnswIndex.deserialize(fromFile.subarray(5), { vectorOf });
+      expect(asked.sort()).toEqual([...current.keys()].sort());
+      const fromAll = HnswIndex.deserialize(all, { vectorOf: () => { throw new Error('vectorOf is not called for bytes with all vectors'); } });
+      for (const copy of [loaded, fromAll]) {
+        expect(copy.size).toBe(index.size);
+        expect(copy.tombstones).toBe(index.tombstones);
+        expect([...copy.ids()]).toEqual([...index.ids()]);
+        expect(Buffer.from(copy.serialize()).equals(Buffer.from(all))).toBe(true);
+        expect(Buffer.from(copy.serialize({ vectors: 'deleted' })).equals(Buffer.from(withoutLive))).toBe(true);
+      }
+      for (let probe = 0; probe < 25; probe++) {
+        const query = Array.from({ length: dimensions }, () => next());
+        const topK = 1 + Math.floor((next() + 0.5) * 20);
+        const ef = topK + Math.floor((next() + 0.5) * 60);
+        const expected = index.search(query, topK, { ef });
+        expect(loaded.search(query, topK, { ef })).toEqual(expected);
+        expect(fromAll.search(query, topK, { ef })).toEqual(expected);
+      }
+      // Adds after the round trip continue the same way.
+      const extra = Array.from({ length: dimensions }, () => next());
+      index.add('extra', extra);
+      loaded.add('extra', extra);
+      expect(Buffer.from(loaded.serialize()).equals(Buffer.from(index.serialize()))).toBe(true);
+    }
+  });
+
+  it('loads a node whose vector is gone as a tombstone that is never returned', () => {
+    const next = random(11);
+    const dimensions = 8;
+    const vectors = unitVectors(300, dimensions, next);
+    const index = build(vectors, dimensions, { rebuildRatio: 0.9 });
+    index.delete('doc3');
+    const bytes = index.serialize({ vectors: 'deleted' });
+    const vectorOf = (id: string) => (Number(id.slice(3)) % 10 === 0 ? undefined : vectors.subarray(Number(id.slice(3)) * dimensions, (Number(id.slice(3)) + 1) * dimensions));
+    const loaded = HnswIndex.deserialize(bytes, { vectorOf });
+    expect(loaded.tombstones).toBe(1 + 30);
+    expect(loaded.size).toBe(299 - 30);
+    expect(loaded.has('doc10')).toBe(false);
+    expect([...loaded.ids()]).toEqual([...index.ids()].filter((id) => Number(id.slice(3)) % 10 !== 0));
+    expect(loaded.delete('doc10')).toBe(false);
+    for (let row = 0; row < 300; row += 10) {
+      const hits = loaded.search(vectors.subarray(row * dimensions, (row + 1) * dimensions), 20, { ef: 60 });
+      expect(hits.ids.length).toBe(20);
+      expect(hits.ids.some((id) => Number(id.slice(3)) % 10 === 0 || id === 'doc3')).toBe(false);
+      // A live neighbour of the gone node is still found through the graph.
+      const live = row + 1 === 3 ? 4 : row + 1;
+      expect(loaded.search(vectors.subarray(live * dimensions, (live + 1) * dimensions), 1).ids).toEqual([`doc${live}`]);
+    }
+    // The tombstones are saved and loaded as such, and the id can be added again.
+    const again = HnswIndex.deserialize(loaded.serialize({ vectors: 'deleted' }), { vectorOf });
+    expect(again.tombstones).toBe(31);
+    again.add('doc10', vectors.subarray(10 * dimensions, 11 * dimensions));
+    expect(again.search(vectors.subarray(10 * dimensions, 11 * dimensions), 1).ids).toEqual(['doc10']);
+    // Every live vector gone: an empty index that still holds the graph.
+    const empty = HnswIndex.deserialize(bytes, { vectorOf: () => undefined });
+    expect(empty.size).toBe(0);
+    expect(empty.tombstones).toBe(300);
+    expect(empty.search(vectors.subarray(0, dimensions), 5).ids).toEqual([]);
+  });
+
+  it('refuses bytes without live vectors when vectorOf is missing or supplies a bad vector', () => {
+    const next = random(12);
+    const dimensions = 6;
+    const vectors = unitVectors(60, dimensions, next);
+    const index = build(vectors, dimensions, { rebuildRatio: 0.9 });
+    index.delete('doc1');
+    const bytes = index.serialize({ vectors: 'deleted' });
+    const vectorOf = (id: string) => vectors.subarray(Number(id.slice(3)) * dimensions, (Number(id.slice(3)) + 1) * dimensions);
+    expectAxonError(() => HnswIndex.deserialize(bytes), 'INVALID_ARGUMENT', /without the vectors of their live nodes/);
+    expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: 'nope' as unknown as () => undefined }), 'INVALID_ARGUMENT');
+    expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: (id) => (id === 'doc40' ? [1, 2, 3] : vectorOf(id)) }), 'DIMENSION_MISMATCH', /doc40.*6 values, got 3/);
+    expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: (id) => (id === 'doc7' ? Float32Array.from(vectorOf(id), (value, position) => (position === 2 ? Number.POSITIVE_INFINITY : value)) : vectorOf(id)) }), 'INVALID_VECTOR');
+    expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: (id) => (id === 'doc7' ? Array.from(vectorOf(id), (value, position) => (position === 5 ? Number.NaN : value)) : vectorOf(id)) }), 'INVALID_VECTOR');
+    expectAxonError(() => index.serialize({ vectors: 'live' as 'all' }), 'INVALID_ARGUMENT');
+    expect(HnswIndex.deserialize(bytes, { vectorOf }).size).toBe(59);
+  });
+
+  it('refuses truncated or inconsistent bytes without live vectors with STORE_CORRUPT', () => {
+    const next = random(13);
+    const dimensions = 5;
+    const vectors = unitVectors(80, dimensions, next);
+    const index = build(vectors, dimensions, { rebuildRatio: 0.9 });
+    for (const row of [2, 9, 40]) index.delete(`doc${row}`);
+    const bytes = index.serialize({ vectors: 'deleted' });
+    const vectorOf = (id: string) => vectors.subarray(Number(id.slice(3)) * dimensions, (Number(id.slice(3)) + 1) * dimensions);
+    for (let length = 0; length < bytes.length; length += 1 + Math.floor(bytes.length / 97)) {
+      expectAxonError(() => HnswIndex.deserialize(bytes.slice(0, length), { vectorOf }), 'STORE_CORRUPT');
+    }
+    expectAxonError(() => HnswIndex.deserialize(bytes.slice(0, bytes.length - 1), { vectorOf }), 'STORE_CORRUPT');
+    const view = new DataView(bytes.buffer);
+    const headerLength = view.getUint32(8, true);
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + headerLength)));
+    expect(header.vectors).toBe('deleted');
+    const deletedFlags = Math.ceil((12 + headerLength) / 8) * 8 + 8 + Math.ceil(80 / 8) * 8 + 8;
+    // A fourth deleted flag: the vectors section then holds one vector too few.
+    const oneMoreDeleted = bytes.slice();
+    expect(oneMoreDeleted[deletedFlags + 50]).toBe(0);
+    oneMoreDeleted[deletedFlags + 50] = 1;
+    expectAxonError(() => HnswIndex.deserialize(oneMoreDeleted, { vectorOf }), 'STORE_CORRUPT', /vectors section/);
+    const badFlag = bytes.slice();
+    badFlag[deletedFlags + 2] = 7;
+    expectAxonError(() => HnswIndex.deserialize(badFlag, { vectorOf }), 'STORE_CORRUPT', /deleted flag/);
+    // The header of the other form over the same sections.
+    const relabelled = new TextEncoder().encode(JSON.stringify({ ...header, vectors: 'all' }).padEnd(headerLength, ' '));
+    expect(relabelled.length).toBe(headerLength);
+    const allLabel = bytes.slice();
+    allLabel.set(relabelled, 12);
+    expectAxonError(() => HnswIndex.deserialize(allLabel, { vectorOf }), 'STORE_CORRUPT', /vectors section/);
+  });
+
+  it('rejects wrong dimensions, NaN, bad topK and bad options', () => {
+    const index = new HnswIndex({ dimensions: 3 });
+    expectAxonError(() => index.add('a', [1, 0]), 'DIMENSION_MISMATCH');
+    expectAxonError(() => index.add('a', [1, Number.NaN, 0]), 'INVALID_VECTOR');
+    index.add('a', [1, 0, 0]);
+    expectAxonError(() => index.search([1, 0], 1), 'DIMENSION_MISMATCH');
+    expectAxonError(() => index.search([1, 0, 0], 0), 'INVALID_TOP_K');
+    expectAxonError(() => new HnswIndex({ dimensions: 3, m: 1 }), 'CONFIG_INVALID');
+  });
+
+  it('returns the float64 scores of the exact scan for the rows it finds', () => {
+    const next = random(6);
+    const dimensions = 37;
+    const vectors = unitVectors(400, dimensions, next);
+    const index = build(vectors, dimensions);
+    const query = unitVectors(1, dimensions, next);
+    const exact = scanTopK(vectors, dimensions, query, null, 400, 400);
+    const exactScore = new Map(Array.from(exact.rows, (row, rank) => [`doc${row}`, exact.scores[rank]]));
+    const hits = index.search(query, 20, { ef: 100 });
+    expect(hits.ids.length).toBe(20);
+    hits.ids.forEach((id, rank) => expect(hits.scores[rank]).toBe(exactScore.get(id)));
+    for (let rank = 1; rank < 20; rank++) expect(hits.scores[rank]).toBeLessThanOrEqual(hits.scores[rank - 1]);
+  });
+
+  it('lists the live ids, in the order they were added', () => {
+    const index = new HnswIndex({ dimensions: 2, initialCapacity: 2, rebuildRatio: 1 });
+    for (const id of ['a', 'b', 'c', 'd']) index.add(id, [1, id.charCodeAt(0)]);
+    index.delete('b');
+    index.add('a', [0, 1]);
+    expect([...index.ids()]).toEqual(['c', 'd', 'a']);
+    expect(index.tombstones).toBe(2);
+  });
+
+  it('counts its WebAssembly memory in memoryBytes and keeps the graph through growth', () => {
+    const dimensions = 100;
+    const small = new HnswIndex({ dimensions, initialCapacity: 1 });
+    const large = new HnswIndex({ dimensions, initialCapacity: 1000 });
+    // 100 floats pad to 112 (448 bytes a row); layer 0 adds 65 ints a node. Outside the memory, the index
+    // holds a few KiB: these bytes are the WebAssembly memory's.
+    expect(large.memoryBytes).toBeGreaterThan(1000 * (448 + 65 * 4));
+    const next = random(7);
+    const vectors = unitVectors(300, dimensions, next);
+    for (let row = 0; row < 300; row++) small.add(`doc${row}`, vectors.subarray(row * dimensions, (row + 1) * dimensions));
+    expect(small.memoryBytes).toBeGreaterThan(300 * (448 + 65 * 4));
+    for (let row = 0; row < 300; row += 37) expect(small.search(vectors.subarray(row * dimensions, (row + 1) * dimensions), 1).ids).toEqual([`doc${row}`]);
+  });
+
+  it('refuses with CAPACITY_EXCEEDED past its memory limit and stores nothing', () => {
+    const dimensions = 1536;
+    const limit = 2 ** 20;
+    // Any tombstone triggers a rebuild, so a delete frees its node at once.
+    const index = new HnswIndex({ dimensions, m: 4, efConstruction: 16, initialCapacity: 4, memoryLimitBytes: limit, rebuildRatio: 0.001 });
+    const next = random(8);
+    const vectors = unitVectors(200, dimensions, next);
+    const vectorOf = (row: number) => vectors.subarray(row * dimensions, (row + 1) * dimensions);
+    let stored = 0;
+    let refusal: unknown;
+    try {
+      for (; stored < 200; stored++) index.add(`doc${stored}`, vectorOf(stored));
+    } catch (error) {
+      refusal = error;
+    }
+    // 1 MiB holds about 160 rows of 6 KiB: some were stored, and growth stopped at the limit, not before it.
+    expect(stored).toBeGreaterThan(140);
+    expect(stored).toBeLessThan(200);
+    expectAxonError(() => {
+      throw refusal;
+    }, 'CAPACITY_EXCEEDED', /past this index's limit of 1\.00 MiB \(one 32-bit WebAssembly memory addresses at most 4 GiB\)\. Nothing was stored\./);
+    expect(index.size).toBe(stored);
+    expect(index.has(`doc${stored}`)).toBe(false);
+    expect(index.memoryBytes - index.memoryBytes % 65_536).toBeLessThanOrEqual(limit + 65_536);
+    // Replacing an id also needs a new node: refused, the old vector stays.
+    expectAxonError(() => index.add('doc0', vectorOf(199)), 'CAPACITY_EXCEEDED');
+    expect(index.search(vectorOf(0), 1).ids).toEqual(['doc0']);
+    expect(index.search(vectorOf(0), 1).scores[0]).toBeCloseTo(1, 6);
+    // Deleting makes room again (the rebuild drops the tombstone), and a saved index loads only under a limit that holds it.
+    index.delete('doc1');
+    index.add('doc1', vectorOf(1));
+    expect(index.search(vectorOf(1), 1).ids).toEqual(['doc1']);
+    expectAxonError(() => HnswIndex.deserialize(index.serialize(), { memoryLimitBytes: limit / 2 }), 'CAPACITY_EXCEEDED');
+    expect(HnswIndex.deserialize(index.serialize(), { memoryLimitBytes: limit }).size).toBe(stored);
+  });
+});
+
+/** A memory laid out for the HNSW kernel exports: rows `stride` bytes apart from `vectors`, scratch regions before them. */
+function kernelFixture(rows: number, dimensions: number, next: () => number) {
+  const stride = Math.ceil((dimensions * 4) / 64) * 64;
+  const layout = { query: 0, list: stride, outRows: stride + 4096, outScores: stride + 8192, marks: stride + 12_288, vectors: stride + 12_288 + Math.ceil((rows * 4) / 64) * 64 };
+  const memory = createMemory(Math.ceil((layout.vectors + rows * stride + 64) / 65_536));
+  const kernel = instantiateKernel(memory);
+  const floats = new Float32Array(memory.buffer);
+  const ints = new Int32Array(memory.buffer);
+  const values = unitVectors(rows + 1, dimensions, next);
+  floats.set(values.subarray(rows * dimensions), layout.query / 4);
+  for (let row = 0; row < rows; row++) floats.set(values.subarray(row * dimensions, (row + 1) * dimensions), (layout.vectors + row * stride) / 4);
+  const rowAddress = (row: number) => layout.vectors + row * stride;
+  /** The float64 dot product of two rows at byte addresses, and the sum of the absolute products (for the rounding bound). */
+  const reference = (left: number, right: number) => {
+    let sum = 0;
+    let magnitude = 0;
+    for (let index = 0; index < dimensions; index++) {
+      const product = floats[left / 4 + index] * floats[right / 4 + index];
+      sum += product;
+      magnitude += Math.abs(product);
+    }
+    return { sum, magnitude };
+  };
+  return { kernel, floats, ints, stride, layout, rowAddress, reference };
+}
+
+/** Write `rows` as i32 at byte `address`. */
+function writeRows(ints: Int32Array, address: number, rows: number[]): void {
+  ints.set(rows, address / 4);
+}
+
+describe('search-kernel.wasm HNSW exports', () => {
+  const dimensionCases = [1, 3, 17, 384, 1536];
+
+  it('dot_rows scores listed rows as the float64 dot product does, within float32 rounding', () => {
+    for (const dimensions of dimensionCases) {
+      const next = random(dimensions);
+      const { kernel, floats, ints, stride, layout, rowAddress, reference } = kernelFixture(50, dimensions, next);
+      // Float32 sums of `dimensions` products in chains of dimensions / 8: a bound on their rounding.
+      const tolerance = (magnitude: number) => (dimensions / 8 + 8) * 2 ** -23 * magnitude;
+      for (const count of [1, 2, 5, 64]) {
+        const rows = Array.from({ length: count }, () => Math.floor((next() + 0.5) * 50));
+        writeRows(ints, layout.list, rows);
+        kernel.dot_rows(layout.vectors, stride, layout.query, layout.list, count, layout.outScores);
+        rows.forEach((row, index) => {
+          const { sum, magnitude } = reference(layout.query, rowAddress(row));
+          expect(Math.abs(floats[layout.outScores / 4 + index] - sum)).toBeLessThanOrEqual(tolerance(magnitude));
+        });
+      }
+      // A stored row as the query, scoring itself: its squared norm, 1.
+      writeRows(ints, layout.list, [7]);
+      kernel.dot_rows(layout.vectors, stride, rowAddress(7), layout.list, 1, layout.outScores);
+      expect(floats[layout.outScores / 4]).toBeCloseTo(1, 5);
+    }
+  });
+
+  it('dot_rows gives a row the same score alone, first or second in a pair, and with either row as the query', () => {
+    const { kernel, floats, ints, stride, layout, rowAddress } = kernelFixture(10, 384, random(9));
+    const scoreOf = (query: number, rows: number[], position: number) => {
+      writeRows(ints, layout.list, rows);
+      kernel.dot_rows(layout.vectors, stride, query, layout.list, rows.length, layout.outScores);
+      return floats[layout.outScores / 4 + position];
+    };
+    const alone = scoreOf(rowAddress(2), [5], 0);
+    expect(scoreOf(rowAddress(2), [5, 8], 0)).toBe(alone);
+    expect(scoreOf(rowAddress(2), [8, 5], 1)).toBe(alone);
+    expect(scoreOf(rowAddress(2), [8, 1, 5], 2)).toBe(alone);
+    expect(scoreOf(rowAddress(5), [2], 0)).toBe(alone);
+  });
+
+  it('dot_unvisited scores each unmarked row once, marks it, and skips marked rows', () => {
+    for (const dimensions of dimensionCases) {
+      const { kernel, floats, ints, stride, layout } = kernelFixture(20, dimensions, random(dimensions + 100));
+      const marks = layout.marks / 4;
+      ints.fill(0, marks, marks + 20);
+      ints[marks + 4] = 3; // visited in this search (epoch 3)
+      ints[marks + 6] = 2; // visited in an earlier one
+      const list = [4, 6, 9, 6, 0, 19, 4];
+      writeRows(ints, layout.list, list);
+      const written = kernel.dot_unvisited(layout.vectors, stride, layout.query, layout.list, list.length, layout.marks, 3, layout.outRows, layout.outScores);
+      expect(written).toBe(4);
+      expect(Array.from(ints.subarray(layout.outRows / 4, layout.outRows / 4 + written))).toEqual([6, 9, 0, 19]);
+      for (const row of [0, 4, 6, 9, 19]) expect(ints[marks + row]).toBe(3);
+      expect(ints[marks + 1]).toBe(0);
+      const scores = Array.from(floats.subarray(layout.outScores / 4, layout.outScores / 4 + written));
+      writeRows(ints, layout.list, [6, 9, 0, 19]);
+      kernel.dot_rows(layout.vectors, stride, layout.query, layout.list, 4, layout.outScores);
+      expect(scores).toEqual(Array.from(floats.subarray(layout.outScores / 4, layout.outScores / 4 + 4)));
+      expect(kernel.dot_unvisited(layout.vectors, stride, layout.query, layout.list, 4, layout.marks, 3, layout.outRows, layout.outScores)).toBe(0);
+    }
+  });
+
+  it('select_diverse keeps a candidate only when it is nearer the base than every row kept before it', () => {
+    // The base points along x; 1 and 2 lie just either side of it in the xy plane, 3 beyond 1, and 4 rises
+    // out of the plane, 53° from the base but further still from 1 and 2.
+    const { kernel, floats, ints, stride, layout, rowAddress } = kernelFixture(5, 3, random(10));
+    [0, 0.1, -0.15, 0.2].forEach((angle, row) => floats.set([Math.cos(angle), Math.sin(angle), 0], rowAddress(row) / 4));
+    floats.set([0.6, 0, 0.8], rowAddress(4) / 4);
+    const candidates = [0, 1, 2, 3, 4];
+    writeRows(ints, layout.list, candidates);
+    kernel.dot_rows(layout.vectors, stride, rowAddress(0), layout.list, 5, layout.outScores);
+    // Scores against the base, best first: the base itself (skipped), then 1, 2, 3, 4.
+    const kept = kernel.select_diverse(layout.vectors, stride, 0, layout.list, layout.outScores, 5, 4, layout.outRows);
+    // 3 is nearer 1 (0.1 rad) than the base (0.2 rad): dropped. 2 is 0.25 rad from 1 and 0.15 from the base: kept.
+    // 4 scores 0.6 against the base, 0.6 cos 0.1 and 0.6 cos 0.15 against 1 and 2: kept.
+    expect(Array.from(ints.subarray(layout.outRows / 4, layout.outRows / 4 + kept))).toEqual([1, 2, 4]);
+    expect(kernel.select_diverse(layout.vectors, stride, 0, layout.list, layout.outScores, 5, 1, layout.outRows)).toBe(1);
+  });
+
+  it('select_diverse agrees with the heuristic computed from dot_rows scores', () => {
+    for (const dimensions of dimensionCases) {
+      const next = random(dimensions + 200);
+      const rows = 60;
+      const { kernel, floats, ints, stride, layout, rowAddress } = kernelFixture(rows, dimensions, next);
+      const score = (left: number, right: number) => {
+        writeRows(ints, layout.outRows, [right]);
+        kernel.dot_rows(layout.vectors, stride, rowAddress(left), layout.outRows, 1, layout.outScores);
+        return floats[layout.outScores / 4];
+      };
+      for (const limit of [1, 4, 16]) {
+        const base = Math.floor((next() + 0.5) * rows);
+        const candidates = Array.from({ length: rows }, (_, row) => ({ row, score: score(base, row) })).sort((left, right) => right.score - left.score);
+        const expected: number[] = [];
+        for (const candidate of candidates) {
+          if (expected.length === limit) break;
+          if (candidate.row !== base && expected.every((keptRow) => score(candidate.row, keptRow) <= candidate.score)) expected.push(candidate.row);
+        }
+        writeRows(ints, layout.list, candidates.map((candidate) => candidate.row));
+        floats.set(candidates.map((candidate) => candidate.score), layout.outScores / 4);
+        // The scores sit where dot_rows above writes, so they move to a region of their own first.
+        const scoresAddress = layout.list + 2048;
+        floats.copyWithin(scoresAddress / 4, layout.outScores / 4, layout.outScores / 4 + rows);
+        const kept = kernel.select_diverse(layout.vectors, stride, base, layout.list, scoresAddress, rows, limit, layout.outRows);
+        expect(Array.from(ints.subarray(layout.outRows / 4, layout.outRows / 4 + kept))).toEqual(expected);
+        expect(expected.length).toBeGreaterThan(0);
+      }
+    }
+  });
+});

@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import type { Document } from '../../../src/document.ts';
+import { scanTopK, VectorIndex } from '../../../stores/indexes/vector-index.ts';
+import { random } from '../support.ts';
+
+function documents(count: number, dimensions: number, next: () => number): Document[] {
+  return Array.from({ length: count }, (_, index) => ({
+    id: `doc${index}`,
+    content: `text ${index}`,
+    sourceType: 'test',
+    sourceName: `source${index % 7}`,
+    score: 0,
+    metadata: { bucket: index % 10 },
+    embedding: Array.from({ length: dimensions }, next),
+  }));
+}
+
+/** The obvious implementation: cosine in float64 against every document, sorted. */
+function bruteForce(items: Document[], query: number[], topK: number): string[] {
+  const norm = (vector: ArrayLike<number>) => Math.sqrt(Array.from(vector).reduce((sum, value) => sum + value * value, 0));
+  return items
+    .map((item) => {
+      const embedding = item.embedding!;
+      let dot = 0;
+      for (let index = 0; index < query.length; index++) dot += embedding[index] * query[index];
+      return { id: item.id, score: dot / (norm(embedding) * norm(query)) };
+    })
+    .sort((left, right) => right.score - left.score)
+    .slice(0, topK)
+    .map((entry) => entry.id);
+}
+
+describe('VectorIndex', () => {
+  // 17 dimensions exercises both the unrolled loop and its remainder.
+  const next = random(42);
+  const items = documents(500, 17, next);
+  const queries = Array.from({ length: 5 }, () => Array.from({ length: 17 }, next));
+
+  it('finds the same top-K as a brute-force cosine, best first', () => {
+    const index = new VectorIndex({ initialCapacity: 8 });
+    index.add(items);
+    for (const query of queries) {
+      const results = index.search(query, { topK: 25 });
+      expect(results.map((result) => result.id)).toEqual(bruteForce(items, query, 25));
+      for (let rank = 1; rank < results.length; rank++) expect(results[rank - 1].score).toBeGreaterThanOrEqual(results[rank].score);
+    }
+  });
+
+  it('stays correct after swap-remove deletes and upserts', () => {
+    const index = new VectorIndex();
+    index.add(items);
+    const removed = items.filter((_, position) => position % 3 === 0).map((item) => item.id);
+    expect(index.delete([...removed, 'unknown'])).toBe(removed.length);
+    const replaced = items.filter((_, position) => position % 5 === 1 && position % 3 !== 0).map((item) => ({ ...item, embedding: Array.from({ length: 17 }, next) }));
+    index.add(replaced);
+    const replacedById = new Map(replaced.map((item) => [item.id, item]));
+    const remaining = items.filter((item) => !removed.includes(item.id)).map((item) => replacedById.get(item.id) ?? item);
+    expect(index.size).toBe(remaining.length);
+    for (const query of queries) expect(index.search(query, { topK: 40 }).map((result) => result.id)).toEqual(bruteForce(remaining, query, 40));
+    for (const id of removed.slice(0, 5)) expect(index.get(id)).toBeUndefined();
+    expect(index.get('doc1')!.embedding!.length).toBe(17);
+  });
+
+  it('scores only the rows a filter selects', () => {
+    const index = new VectorIndex();
+    index.add(items);
+    const selected = items.filter((item) => item.metadata.bucket === 3);
+    for (const query of queries) {
+      expect(index.search(query, { topK: 10, filter: { bucket: 3 } }).map((result) => result.id)).toEqual(bruteForce(selected, query, 10));
+    }
+  });
+
+  it('stores unit vectors', () => {
+    const index = new VectorIndex();
+    index.add([{ ...items[0], embedding: [3, 4] }]);
+    expect(Array.from(index.get('doc0')!.embedding!)).toEqual([Math.fround(0.6), Math.fround(0.8)]);
+  });
+
+  it('normalises huge components without overflowing', () => {
+    const index = new VectorIndex();
+    index.add([{ ...items[0], embedding: [1e300, 1e300] }]);
+    const [result] = index.search([1, 1], { topK: 1 });
+    expect(result.score).toBeCloseTo(1, 6);
+  });
+
+  it('breaks score ties by insertion row', () => {
+    const vectors = new Float32Array([1, 0, 1, 0, 0, 1, 1, 0]);
+    const hits = scanTopK(vectors, 2, new Float32Array([1, 0]), null, 4, 2);
+    expect(Array.from(hits.rows)).toEqual([0, 1]);
+    const all = scanTopK(vectors, 2, new Float32Array([1, 0]), null, 4, 10);
+    expect(Array.from(all.rows)).toEqual([0, 1, 3, 2]);
+    expect(Array.from(all.scores)).toEqual([1, 1, 1, 0]);
+  });
+
+  it('rejects metadata that is not JSON', () => {
+    const index = new VectorIndex({ component: 'test-store' });
+    expect(() => index.add([{ ...items[0], metadata: { when: new Date() as never } }])).toThrow(expect.objectContaining({ code: 'INVALID_DOCUMENT' }));
+    expect(() => index.add([{ ...items[0], metadata: { ratio: Number.NaN } }])).toThrow(expect.objectContaining({ code: 'INVALID_DOCUMENT' }));
+    expect(index.size).toBe(0);
+  });
+});
+
+describe('VectorIndex filter cache', () => {
+  it('forgets cached matches when documents are added, replaced or deleted', () => {
+    const index = new VectorIndex();
+    const make = (id: string, bucket: number, embedding: number[]): Document => ({ id, content: id, sourceType: 't', sourceName: 's', score: 0, metadata: { bucket }, embedding });
+    index.add([make('a', 1, [1, 0]), make('b', 2, [0, 1])]);
+    const search = () => index.search([1, 0], { topK: 10, filter: { bucket: 1 } }).map((result) => result.id);
+    expect(search()).toEqual(['a']);
+    index.add([make('c', 1, [1, 1])]);
+    expect(search()).toEqual(['a', 'c']);
+    index.add([make('a', 2, [1, 0])]);
+    expect(search()).toEqual(['c']);
+    index.delete(['c']);
+    expect(search()).toEqual([]);
+  });
+});
