@@ -1,9 +1,14 @@
 #!/usr/bin/env node
-// Axon ships TypeScript sources; tsx loads them without a build step. The package's own tsconfig is named
-// explicitly so decorators compile the same way whatever the working directory is.
-import { register } from 'tsx/esm/api';
-import { fileURLToPath } from 'node:url';
-
-register({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)) });
-const { main } = await import(fileURLToPath(new URL('../src/cli/main.ts', import.meta.url)));
-process.exitCode = await main(process.argv.slice(2));
+// The installed `axon` command: the built JavaScript under dist/, run by plain Node. In a checkout of the
+// repository, dist/ is written by `npm install` (the `prepare` script) or `npm run build`; `npm run axon --`
+// runs the TypeScript sources instead.
+import('../dist/src/cli/main.js').then(
+  async ({ main }) => {
+    process.exitCode = await main(process.argv.slice(2));
+  },
+  (error) => {
+    const missing = error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist');
+    console.error(missing ? 'axon: the package is not built (dist/ is missing). Run `npm run build` in its folder.' : error);
+    process.exitCode = 70;
+  },
+);

@@ -27,7 +27,8 @@ export type AxonErrorCode =
   | 'NOT_FOUND'
   | 'INGEST_FAILED'
   | 'CAPACITY_EXCEEDED'
-  | 'ABORTED';
+  | 'ABORTED'
+  | 'DEPENDENCY_MISSING';
 
 export interface AxonErrorOptions {
   /** The component that failed, e.g. `file-store`, `cohere-reranker`. */

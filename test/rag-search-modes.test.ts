@@ -238,25 +238,25 @@ describe('search mode defaults', () => {
   });
 
   it('configuration: a top-level searchMode and hybridWeights, validated', async () => {
-    const rag = createRag({ store: { type: 'memory' }, searchMode: 'keyword' });
+    const rag = await createRag({ store: { type: 'memory' }, searchMode: 'keyword' });
     await rag.addDocuments(CORPUS);
     const result = await rag.retrieve(QUESTION);
     expect(result.searchMode).toBe('keyword');
     expect(result.documents[0].id).toBe('incident-011');
 
-    const weighted = createRag({ store: { type: 'memory' }, searchMode: 'hybrid', hybridWeights: { vector: 0.25 } });
+    const weighted = await createRag({ store: { type: 'memory' }, searchMode: 'hybrid', hybridWeights: { vector: 0.25 } });
     await weighted.addDocuments(CORPUS);
     expect((await weighted.retrieve(QUESTION)).trace.stages.find((stage) => stage.stage === 'fusion')!.detail).toMatchObject({ weights: { vector: 0.25, keyword: 1 } });
 
-    expect(() => createRag({ store: { type: 'memory' }, searchMode: 'fuzzy' })).toThrow(/searchMode/);
-    expect(() => createRag({ store: { type: 'memory' }, hybridWeights: { vector: -1 } })).toThrow(/hybridWeights\.vector/);
-    expect(() => createRag({ store: { type: 'memory' }, hybridWeights: { vector: 0, keyword: 0 } })).toThrow(/hybridWeights: at least one weight must be above 0/);
-    expect(() => createRag({ store: { type: 'qdrant', url: 'http://127.0.0.1:9', collection: 'docs' }, searchMode: 'hybrid' })).toThrow(/searchMode: "hybrid" needs a store with a keyword index; the "qdrant" store has none/);
-    expect(() => createRag({ store: { type: 'memory', keywordIndex: false }, searchMode: 'keyword' })).toThrow(/searchMode: "keyword" needs a store with a keyword index/);
+    await expect(createRag({ store: { type: 'memory' }, searchMode: 'fuzzy' })).rejects.toThrow(/searchMode/);
+    await expect(createRag({ store: { type: 'memory' }, hybridWeights: { vector: -1 } })).rejects.toThrow(/hybridWeights\.vector/);
+    await expect(createRag({ store: { type: 'memory' }, hybridWeights: { vector: 0, keyword: 0 } })).rejects.toThrow(/hybridWeights: at least one weight must be above 0/);
+    await expect(createRag({ store: { type: 'qdrant', url: 'http://127.0.0.1:9', collection: 'docs' }, searchMode: 'hybrid' })).rejects.toThrow(/searchMode: "hybrid" needs a store with a keyword index; the "qdrant" store has none/);
+    await expect(createRag({ store: { type: 'memory', keywordIndex: false }, searchMode: 'keyword' })).rejects.toThrow(/searchMode: "keyword" needs a store with a keyword index/);
   });
 
   it('the local embedder defaults to hybrid with BM25-led weights; other embedders and stores to vector', async () => {
-    const local = createRag({ store: { type: 'memory' } });
+    const local = await createRag({ store: { type: 'memory' } });
     await local.addDocuments(CORPUS);
     const result = await local.retrieve(QUESTION);
     expect(result.searchMode).toBe('hybrid');
@@ -265,11 +265,11 @@ describe('search mode defaults', () => {
     // The vector list's best bonus equals BM25's gap between ranks 1 and 2.
     expect(LOCAL_EMBEDDINGS_HYBRID_WEIGHTS.vector / 61).toBeCloseTo(1 / 61 - 1 / 62, 15);
 
-    const noKeywordIndex = createRag({ store: { type: 'memory', keywordIndex: false } });
+    const noKeywordIndex = await createRag({ store: { type: 'memory', keywordIndex: false } });
     await noKeywordIndex.addDocuments(CORPUS);
     expect((await noKeywordIndex.retrieve(QUESTION)).searchMode).toBe('vector');
 
-    const explicit = createRag({ store: { type: 'memory' }, searchMode: 'vector' });
+    const explicit = await createRag({ store: { type: 'memory' }, searchMode: 'vector' });
     await explicit.addDocuments(CORPUS);
     expect((await explicit.retrieve(QUESTION)).searchMode).toBe('vector');
 

@@ -49,7 +49,7 @@ export class CohereChat implements ChatProvider {
    */
   async complete(messages: ChatMessage[], options: ChatOptions = {}): Promise<string> {
     assertChatMessages(messages, NAME);
-    const { client } = this.#connection;
+    const client = await this.#connection.client();
     const { data, rawResponse } = await request(this.#connection.context(options.signal), (signal) =>
       client.chat(this.#body(messages, options), this.#connection.requestOptions(signal)).withRawResponse(),
     );
@@ -64,7 +64,7 @@ export class CohereChat implements ChatProvider {
   /** The reply as text deltas. Opening the stream is retried; nothing is retried after the first event. */
   async *stream(messages: ChatMessage[], options: ChatOptions = {}): AsyncIterable<string> {
     assertChatMessages(messages, NAME);
-    const { client } = this.#connection;
+    const client = await this.#connection.client();
     const events = streamRequest(this.#connection.context(options.signal), (signal) =>
       client.chatStream(this.#body(messages, options), this.#connection.requestOptions(signal)),
     );

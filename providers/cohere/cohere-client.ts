@@ -1,4 +1,4 @@
-import { CohereClientV2, CohereError, CohereTimeoutError } from 'cohere-ai';
+import type { CohereClientV2 } from 'cohere-ai';
 import { z } from 'zod';
 import type { ProviderError } from '../../src/errors.ts';
 import {
@@ -13,6 +13,7 @@ import {
   timeoutError,
   transportOptionsShape,
 } from '../../src/runtime/http.ts';
+import { lazyModule } from '../../src/runtime/lazy-module.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 
 /** Cohere's production API. */
@@ -31,7 +32,8 @@ const connectionSchema = z.object(cohereConnectionOptionsShape);
 type ConnectionOptions = z.output<typeof connectionSchema>;
 
 export interface CohereConnection {
-  client: CohereClientV2;
+  /** The SDK client, built on first use (the `cohere-ai` package is loaded then, not when Axon is imported). */
+  client(): Promise<CohereClientV2>;
   /** Per-request SDK options: Axon's signal, the SDK's own retries off. */
   requestOptions(signal: AbortSignal): { abortSignal: AbortSignal; maxRetries: 0; timeoutInSeconds: number };
   context(signal: AbortSignal | undefined): RequestContext;
@@ -47,17 +49,18 @@ export function connectCohere(component: string, options: ConnectionOptions): Co
   const apiKey = resolveApiKey(options.apiKey, { component, environmentVariable: 'COHERE_API_KEY' });
   const baseURL = (options.baseURL ?? COHERE_BASE_URL).replace(/\/+$/, '');
   const retry = retryPolicyFrom(options);
-  const client = new CohereClientV2({
+  const settings = {
     token: () => apiKey.reveal(),
     baseUrl: baseURL,
     maxRetries: 0,
     timeoutInSeconds: options.timeoutMs / 1000,
     fetch: options.fetch,
     logging: { silent: true },
-  });
+  };
+  let client: Promise<CohereClientV2> | undefined;
   const describeError = (error: unknown) => describeCohereError(component, error, { apiKey, baseURL, timeoutMs: options.timeoutMs });
   return {
-    client,
+    client: () => (client ??= cohereSdk.load().then((sdk) => new sdk.CohereClientV2(settings))),
     requestOptions: (signal) => ({ abortSignal: signal, maxRetries: 0, timeoutInSeconds: options.timeoutMs / 1000 }),
     context: (signal) => ({ provider: component, timeoutMs: options.timeoutMs, retry, signal, describeError }),
   };
@@ -65,7 +68,13 @@ export function connectCohere(component: string, options: ConnectionOptions): Co
 
 // --- Internal helpers ---
 
+const cohereSdk = lazyModule('cohere-ai', 'cohere', () => import('cohere-ai'));
+
 function describeCohereError(component: string, error: unknown, context: { apiKey: Secret; baseURL: string; timeoutMs: number }): ProviderError {
+  // An SDK error can only exist once the SDK was loaded; before that, nothing here is the SDK's.
+  const sdk = cohereSdk.loaded();
+  if (sdk === undefined) return requestFailedError(component, error, context.apiKey);
+  const { CohereError, CohereTimeoutError } = sdk;
   if (error instanceof CohereTimeoutError) return timeoutError(component, context.timeoutMs);
   if (error instanceof CohereError) {
     const status = error.statusCode;

@@ -77,7 +77,7 @@ export class CohereEmbeddings implements EmbeddingsProvider {
   async embed(texts: string[], options: EmbedOptions): Promise<Vector[]> {
     assertTexts(texts, this.maxBatchSize, 'texts', NAME);
     if (texts.length === 0) return [];
-    const { client } = this.#connection;
+    const client = await this.#connection.client();
     const { data, rawResponse } = await request(this.#connection.context(options.signal), (signal) =>
       client
         .embed(

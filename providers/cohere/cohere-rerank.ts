@@ -51,7 +51,7 @@ export class CohereRerank implements Reranker {
     assertTexts(documents, this.maxDocumentsPerCall, 'documents', NAME);
     if (documents.length === 0) return [];
     const topN = clampTopN(options.topN, documents.length);
-    const { client } = this.#connection;
+    const client = await this.#connection.client();
     const { data, rawResponse } = await request(this.#connection.context(options.signal), (signal) =>
       client
         .rerank(

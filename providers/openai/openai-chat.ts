@@ -57,7 +57,7 @@ export class OpenAIChat implements ChatProvider {
    */
   async complete(messages: ChatMessage[], options: ChatOptions = {}): Promise<string> {
     assertChatMessages(messages, NAME);
-    const { client } = this.#connection;
+    const client = await this.#connection.client();
     const { data, response } = await request(this.#connection.context(options.signal), (signal) =>
       client.chat.completions.create(this.#body(messages, options), this.#connection.requestOptions(signal)).withResponse(),
     );
@@ -72,7 +72,7 @@ export class OpenAIChat implements ChatProvider {
    */
   async *stream(messages: ChatMessage[], options: ChatOptions = {}): AsyncIterable<string> {
     assertChatMessages(messages, NAME);
-    const { client } = this.#connection;
+    const client = await this.#connection.client();
     const chunks = streamRequest(this.#connection.context(options.signal), (signal) =>
       client.chat.completions.create({ ...this.#body(messages, options), stream: true }, this.#connection.requestOptions(signal)),
     );

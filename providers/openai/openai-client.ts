@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { z } from 'zod';
 import type { ProviderError } from '../../src/errors.ts';
 import {
@@ -13,6 +13,7 @@ import {
   timeoutError,
   transportOptionsShape,
 } from '../../src/runtime/http.ts';
+import { lazyModule } from '../../src/runtime/lazy-module.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 
 /** The official endpoint; any other `baseURL` is treated as an OpenAI-compatible server. */
@@ -44,7 +45,8 @@ type ConnectionOptions = z.output<typeof connectionSchema>;
 
 /** A configured SDK client plus what the shared request runtime needs. Kept in private fields by providers. */
 export interface OpenAIConnection {
-  client: OpenAI;
+  /** The SDK client, built on first use (the `openai` package is loaded then, not when Axon is imported). */
+  client(): Promise<OpenAI>;
   baseURL: string;
   official: boolean;
   /** Per-request SDK options: the attempt's signal, the SDK's own retries off, the time limit. */
@@ -63,7 +65,7 @@ export function connectOpenAI(component: string, options: ConnectionOptions): Op
   const apiKey = resolveApiKey(options.apiKey, { component, environmentVariable: official ? 'OPENAI_API_KEY' : undefined, required: official });
   const keyFix = official ? 'Check the key passed as apiKey or set in OPENAI_API_KEY.' : 'Check the apiKey expected by the server at baseURL.';
   const retry = retryPolicyFrom(options);
-  const client = new OpenAI({
+  const settings = {
     // The SDK insists on a key; for keyless local servers a placeholder is given and the header removed below.
     apiKey: apiKey ? apiKey.reveal() : 'no-key',
     defaultHeaders: apiKey ? undefined : { Authorization: null },
@@ -74,11 +76,12 @@ export function connectOpenAI(component: string, options: ConnectionOptions): Op
     maxRetries: 0,
     timeout: options.timeoutMs,
     fetch: options.fetch,
-    logLevel: 'off',
-  });
+    logLevel: 'off' as const,
+  };
+  let client: Promise<OpenAI> | undefined;
   const describeError = (error: unknown) => describeOpenAIError(component, error, { apiKey, keyFix, baseURL, timeoutMs: options.timeoutMs });
   return {
-    client,
+    client: () => (client ??= openAISdk.load().then(({ default: OpenAISdk }) => new OpenAISdk(settings))),
     baseURL,
     official,
     requestOptions: (signal) => ({ signal, maxRetries: 0, timeout: options.timeoutMs }),
@@ -97,7 +100,12 @@ export function isOfficialEndpoint(baseURL: string): boolean {
 
 // --- Internal helpers ---
 
+const openAISdk = lazyModule('openai', 'openai', () => import('openai'));
+
 function describeOpenAIError(component: string, error: unknown, context: { apiKey: Secret | undefined; keyFix: string; baseURL: string; timeoutMs: number }): ProviderError {
+  // An SDK error can only exist once the SDK was loaded; before that, nothing here is the SDK's.
+  const OpenAI = openAISdk.loaded()?.default;
+  if (OpenAI === undefined) return requestFailedError(component, error, context.apiKey);
   if (error instanceof OpenAI.APIConnectionTimeoutError) return timeoutError(component, context.timeoutMs);
   if (error instanceof OpenAI.APIConnectionError) return networkError(component, error.cause ?? error, context.baseURL);
   if (error instanceof OpenAI.APIError && typeof error.status === 'number') {

@@ -88,7 +88,7 @@ export class OpenAIEmbeddings implements EmbeddingsProvider {
       encoding_format: this.#encodingFormat,
       ...(this.#requestedDimensions === undefined ? {} : { dimensions: this.#requestedDimensions }),
     };
-    const { client } = this.#connection;
+    const client = await this.#connection.client();
     const { data, response } = await request(this.#connection.context(options.signal), (signal) =>
       client.embeddings.create(body, this.#connection.requestOptions(signal)).withResponse(),
     );

@@ -1,8 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createRag, loadConfigFile } from '../config/create-rag.ts';
 import type { ComponentRegistry } from '../config/registry.ts';
-import { EmbeddedRAG } from '../config/embedded-rag.ts';
 import type { RAG } from '../rag.ts';
 
 /** Where a command writes, so tests can capture it. */
@@ -57,6 +55,8 @@ export interface LoadedPipeline {
 export async function loadPipeline(options: CommandOptions, io: CommandIO): Promise<LoadedPipeline> {
   const loaded = await loadConfiguration(options, io);
   if (loaded === undefined) {
+    // Loaded here, not on import: `axon --help` and `--version` need neither the pipeline nor the container.
+    const { EmbeddedRAG } = await import('../config/embedded-rag.ts');
     const directory = resolve(io.cwd, options.store ?? '.axon');
     return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, source: 'the embedded default' };
   }
@@ -66,7 +66,8 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
     if (!fileStore) throw new UsageError(`--store sets a file store's folder, but ${loaded.source} configures a "${config.store?.type}" store.`);
     config.store = { ...(config.store ?? { type: 'file' }), path: resolve(io.cwd, options.store) };
   }
-  const rag = createRag(config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory, source: loaded.source });
+  const { createRag } = await import('../config/create-rag.ts');
+  const rag = await createRag(config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory, source: loaded.source });
   const dataDirectory = fileStore ? resolve(loaded.baseDirectory, config.store?.path ?? '.axon') : resolve(io.cwd, '.axon');
   return { rag, dataDirectory, source: loaded.source };
 }
@@ -86,6 +87,7 @@ export interface LoadedConfiguration {
 export async function loadConfiguration(options: CommandOptions, io: CommandIO): Promise<LoadedConfiguration | undefined> {
   const path = options.config ?? (existsSync(resolve(io.cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined);
   if (path === undefined) return undefined;
+  const { loadConfigFile } = await import('../config/create-rag.ts');
   const loaded = await loadConfigFile(resolve(io.cwd, path));
   if (loaded.config === null || typeof loaded.config !== 'object' || Array.isArray(loaded.config)) {
     throw new UsageError(`${loaded.source} must hold a JSON object (a pipeline configuration).`);

@@ -1,10 +1,7 @@
 #!/usr/bin/env node
+import { realpathSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { AxonError } from '../errors.ts';
-import { runAsk } from './commands/ask.ts';
-import { runEval, splitJsonTarget } from './commands/eval.ts';
-import { runIngest } from './commands/ingest.ts';
-import { runTrace } from './commands/trace.ts';
 import { UsageError, type CommandIO } from './io.ts';
 
 const HELP = `axon — retrieval-augmented generation pipelines
@@ -69,14 +66,16 @@ export async function main(argv: string[], io: CommandIO = processIO()): Promise
       io.out(HELP);
       return 0;
     }
+    // Each command is loaded when it runs, so `axon --version` and `--help` load none of the pipeline.
     switch (command) {
       case 'ingest':
-        return await runIngest(rest, values, io);
+        return await (await import('./commands/ingest.ts')).runIngest(rest, values, io);
       case 'ask':
-        return await runAsk(rest, values, io);
+        return await (await import('./commands/ask.ts')).runAsk(rest, values, io);
       case 'trace':
-        return await runTrace(rest, values, io);
+        return await (await import('./commands/trace.ts')).runTrace(rest, values, io);
       case 'eval': {
+        const { runEval, splitJsonTarget } = await import('./commands/eval.ts');
         // `--json FILE` for eval: the positional right after --json is the file, not a folder.
         const { json, positionals: folders } = splitJsonTarget(tokens, positionals);
         return await runEval(folders.slice(1), values, io, json);
@@ -121,7 +120,10 @@ function processIO(): CommandIO {
   };
 }
 
-const isEntryPoint = process.argv[1] !== undefined && import.meta.filename === (await import('node:fs')).realpathSync(process.argv[1]);
-if (isEntryPoint) {
-  process.exitCode = await main(process.argv.slice(2));
+// Run directly (`tsx src/cli/main.ts`, i.e. `npm run axon`); the installed bin (bin/axon.js) calls main() itself.
+// No top-level await, so the module also loads where Node requires ES modules synchronously.
+if (process.argv[1] !== undefined && import.meta.filename === realpathSync(process.argv[1])) {
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
 }

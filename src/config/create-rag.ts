@@ -1,8 +1,6 @@
-import 'reflect-metadata';
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Container, inject, injectable } from 'inversify';
 import type { ChatProvider } from '../contracts/chat.ts';
 import type { EmbeddingsProvider } from '../contracts/embeddings.ts';
 import type { PostProcessor } from '../contracts/post-processor.ts';
@@ -14,6 +12,7 @@ import { RAG, type HybridWeights, type SearchMode } from '../rag.ts';
 import { createRegistry } from './built-ins.ts';
 import { retrievalDefaultsFor } from './embedded-rag.ts';
 import type { ComponentDependencies, ComponentKind, ComponentKinds, ComponentRegistry } from './registry.ts';
+import { lazyModule } from '../runtime/lazy-module.ts';
 import { pipelineConfigSchema, type ParsedPipelineConfig, type PipelineConfig } from './schema.ts';
 
 /** The parts a configuration resolved to, injected into `ConfiguredRAG`. */
@@ -33,11 +32,16 @@ export interface PipelineParts {
 /** The inversify token the resolved parts are bound under. */
 export const PIPELINE_PARTS = Symbol.for('axon:pipeline-parts');
 
-/** A `RAG` whose parts come from a configuration. Built by `createRag`. */
-@injectable()
+/**
+ * A `RAG` whose parts come from a configuration. Built by `createRag`. The container builds it through a
+ * factory binding rather than decorators, so nothing in an application's build needs `experimentalDecorators`
+ * or `emitDecoratorMetadata`.
+ */
 export class ConfiguredRAG extends RAG {
-  constructor(@inject(PIPELINE_PARTS) private readonly parts: PipelineParts) {
+  private readonly parts: PipelineParts;
+  constructor(parts: PipelineParts) {
     super();
+    this.parts = parts;
   }
   protected embeddings(): EmbeddingsProvider {
     return this.parts.embeddings;
@@ -79,11 +83,14 @@ export interface CreateRagOptions {
 /**
  * Build a working `RAG` from a configuration object, through an inversify container. Every problem in the
  * configuration (unknown names, bad options, missing environment variables, a processor that needs a chat
- * model when none is configured) is collected and thrown at once, before any component is built.
+ * model when none is configured) is collected and reported at once, before any component is built.
+ * Asynchronous because the container (`inversify`) is loaded on the first call, not when `axon-rag/config`
+ * is imported.
  *
+ * @example const rag = await createRag({ store: { type: 'file', path: '.axon' } });
  * @throws ConfigError listing every problem with its path, e.g. `postProcessors[1].multiplier: must be ≥ 0`.
  */
-export function createRag(config: PipelineConfig | unknown, options: CreateRagOptions = {}): ConfiguredRAG {
+export async function createRag(config: PipelineConfig | unknown, options: CreateRagOptions = {}): Promise<ConfiguredRAG> {
   const registry = options.registry ?? createRegistry();
   const environment = options.environment ?? process.env;
   const baseDirectory = options.baseDirectory ?? process.cwd();
@@ -135,9 +142,11 @@ export function createRag(config: PipelineConfig | unknown, options: CreateRagOp
     throw new ConfigError([{ path: 'searchMode', message: `"${parts.searchMode}" needs a store with a keyword index; the "${pipeline.store.type}" store has none (use the file or memory store, with keywordIndex on, or "vector")` }], { source: options.source });
   }
 
-  const container = new Container({ parent: registry.container });
+  const { Container } = await inversify.load();
+  const container = new Container();
+  for (const [identifier, definition] of registry.entries()) container.bind(identifier).toConstantValue(definition);
   container.bind<PipelineParts>(PIPELINE_PARTS).toConstantValue(parts);
-  container.bind(ConfiguredRAG).toSelf();
+  container.bind(ConfiguredRAG).toDynamicValue((context) => new ConfiguredRAG(context.get<PipelineParts>(PIPELINE_PARTS)));
   return container.get(ConfiguredRAG);
 }
 
@@ -186,6 +195,8 @@ export async function loadConfigFile(path: string, registry: ComponentRegistry =
 }
 
 // --- Internal helpers ---
+
+const inversify = lazyModule('inversify', 'config', () => import('inversify'));
 
 interface ValidatedEntry<Kind extends ComponentKind> {
   definition: NonNullable<ReturnType<ComponentRegistry['get']>> & { kind: Kind };

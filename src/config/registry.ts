@@ -1,5 +1,3 @@
-import 'reflect-metadata';
-import { Container } from 'inversify';
 import type { z } from 'zod';
 import type { ChatProvider } from '../contracts/chat.ts';
 import type { EmbeddingsProvider } from '../contracts/embeddings.ts';
@@ -50,7 +48,7 @@ export function defineComponent<Kind extends ComponentKind, Schema extends z.Zod
   return definition;
 }
 
-/** The inversify service identifier a definition is bound under. */
+/** The inversify service identifier a definition is bound under (in the container `createRag` builds). */
 export function componentIdentifier(kind: ComponentKind, name: string): string {
   return `axon:${kind}:${name}`;
 }
@@ -66,16 +64,14 @@ export function componentIdentifier(kind: ComponentKind, name: string): string {
  *   options: z.object({ blocked: z.array(z.string()) }).strict(),
  *   create: (options) => new SourcePolicy(options),
  * }));
- * const rag = createRag({ postProcessors: [{ type: 'source-policy', blocked: ['internal/'] }] }, { registry });
+ * const rag = await createRag({ postProcessors: [{ type: 'source-policy', blocked: ['internal/'] }] }, { registry });
+ *
+ * The registry is a plain table, so building one costs nothing; `createRag` binds its definitions in an
+ * inversify container, which is loaded (with `inversify` itself) only then.
  */
 export class ComponentRegistry {
-  /** The underlying container, for code that wants to bind more than definitions. */
-  readonly container: Container;
+  private readonly definitions = new Map<string, ComponentDefinition<ComponentKind, z.ZodType>>();
   private readonly names = new Map<ComponentKind, Set<string>>();
-
-  constructor(container: Container = new Container()) {
-    this.container = container;
-  }
 
   /**
    * Make a component available under its name. Registering a name twice is an error unless `replace` is set,
@@ -86,13 +82,12 @@ export class ComponentRegistry {
       throw new AxonError('INVALID_ARGUMENT', `Component names are lower-case kebab-case, got ${JSON.stringify(definition?.name)}.`, { component: 'config', fix: 'Name it like "source-policy".' });
     }
     const identifier = componentIdentifier(definition.kind, definition.name);
-    if (this.container.isBound(identifier)) {
+    if (this.definitions.has(identifier)) {
       if (!options.replace) {
         throw new AxonError('INVALID_ARGUMENT', `A ${definition.kind} named "${definition.name}" is already registered.`, { component: 'config', fix: 'Choose another name, or pass { replace: true } to override it.' });
       }
-      this.container.unbind(identifier);
     }
-    this.container.bind(identifier).toConstantValue(definition);
+    this.definitions.set(identifier, definition);
     let names = this.names.get(definition.kind);
     if (!names) this.names.set(definition.kind, (names = new Set()));
     names.add(definition.name);
@@ -101,8 +96,12 @@ export class ComponentRegistry {
 
   /** The definition registered under a name, if any. */
   get<Kind extends ComponentKind>(kind: Kind, name: string): ComponentDefinition<Kind, z.ZodType> | undefined {
-    const identifier = componentIdentifier(kind, name);
-    return this.container.isBound(identifier) ? this.container.get<ComponentDefinition<Kind, z.ZodType>>(identifier) : undefined;
+    return this.definitions.get(componentIdentifier(kind, name)) as ComponentDefinition<Kind, z.ZodType> | undefined;
+  }
+
+  /** Every registered definition, for the container `createRag` builds. */
+  entries(): Array<[identifier: string, definition: ComponentDefinition<ComponentKind, z.ZodType>]> {
+    return [...this.definitions];
   }
 
   /** Every registered name of a kind, sorted. */

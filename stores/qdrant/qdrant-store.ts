@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { QdrantClient, QdrantClientResourceExhaustedError, QdrantClientUnexpectedResponseError, type Schemas } from '@qdrant/js-client-rest';
+import type { QdrantClient, Schemas } from '@qdrant/js-client-rest';
 import { z } from 'zod';
 import type { StoreOperationOptions, VectorSearchOptions, VectorStore } from '../../src/contracts/vector-store.ts';
 import type { Document, JsonValue, Vector } from '../../src/document.ts';
@@ -8,6 +8,7 @@ import { parseFilter } from '../../src/filter/index.ts';
 import { chunk } from '../../src/runtime/concurrency.ts';
 import { assertVector } from '../../src/runtime/embed.ts';
 import { request, retryAfterFromHeaders, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
+import { lazyModule } from '../../src/runtime/lazy-module.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import type { RetryPolicy } from '../../src/runtime/retry.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
@@ -84,6 +85,7 @@ export type QdrantStoreOptions = z.input<typeof qdrantStoreOptionsSchema>;
 export const AXON_POINT_ID_NAMESPACE = '1c33aa3f-97fc-4e3a-8f04-b631543e2cde';
 
 const NAME = 'qdrant-store';
+const qdrantSdk = lazyModule('@qdrant/js-client-rest', NAME, () => import('@qdrant/js-client-rest'));
 /** Shortest vector accepted: a margin above float32 epsilon, below which Qdrant does not normalise. */
 const MINIMUM_NORM = 1e-6;
 
@@ -105,7 +107,9 @@ export class QdrantStore implements VectorStore {
   readonly name = NAME;
   readonly topK: number;
   readonly collection: string;
-  readonly #client: QdrantClient;
+  /** Built by the first request (`#connect`): the Qdrant client package is loaded on first use, not on import. */
+  #client!: QdrantClient;
+  readonly #clientOptions: ConstructorParameters<typeof QdrantClient>[0];
   readonly #origin: string;
   readonly #apiKey: Secret | undefined;
   readonly #retry: RetryPolicy;
@@ -132,7 +136,7 @@ export class QdrantStore implements VectorStore {
     this.#origin = url.origin + prefix;
     // The shared request policy gives each attempt a signal with the time limit (the client's own timeout
     // would replace the caller's signal), and the version check is skipped: an unawaited request that only warns.
-    this.#client = new QdrantClient({ url: url.origin, prefix: prefix || undefined, apiKey: this.#apiKey?.reveal(), timeout: Infinity, checkCompatibility: false });
+    this.#clientOptions = { url: url.origin, prefix: prefix || undefined, apiKey: this.#apiKey?.reveal(), timeout: Infinity, checkCompatibility: false };
   }
 
   async add(documents: Document[], options: StoreOperationOptions = {}): Promise<void> {
@@ -351,6 +355,10 @@ export class QdrantStore implements VectorStore {
    */
   async #request<T>(operation: string, call: (init: RequestInit) => Promise<{ data: { result?: T | null } }>, signal: AbortSignal | undefined): Promise<T> {
     let result: T | null | undefined;
+    if (this.#client === undefined) {
+      const { QdrantClient: Client } = await qdrantSdk.load();
+      this.#client ??= new Client(this.#clientOptions);
+    }
     try {
       result = await request(
         { provider: NAME, timeoutMs: this.#timeoutMs, retry: this.#retry, signal, describeError: (error) => this.#describeError(operation, error) },
@@ -373,6 +381,8 @@ export class QdrantStore implements VectorStore {
 
   #describeError(operation: string, error: unknown): ProviderError {
     const where = `"${operation}" on collection "${this.collection}"`;
+    // Only called for a request's failure, so the client package is loaded by now.
+    const { QdrantClientResourceExhaustedError, QdrantClientUnexpectedResponseError } = qdrantSdk.loaded()!;
     if (error instanceof QdrantClientResourceExhaustedError) {
       const retryAfterMs = Number(error.retry_after) * 1000;
       return new ProviderError(`Qdrant is rate limiting ${where}.`, { provider: NAME, status: 429, retryable: true, retryAfterMs, fix: 'Lower the request rate, or raise maxRetries.' });

@@ -18,9 +18,9 @@ afterEach(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
-function issuesOf(run: () => unknown): { path: string; message: string }[] {
+async function issuesOf(run: () => Promise<unknown>): Promise<{ path: string; message: string }[]> {
   try {
-    run();
+    await run();
   } catch (error) {
     if (error instanceof ConfigError) return error.issues;
     throw error;
@@ -40,8 +40,8 @@ const minimalOptions: Record<string, Record<string, unknown>> = {
 };
 
 describe('createRag', () => {
-  it('builds the embedded default from an empty configuration', () => {
-    const rag = createRag({}, { baseDirectory: directory });
+  it('builds the embedded default from an empty configuration', async () => {
+    const rag = await createRag({}, { baseDirectory: directory });
     expect(rag).toBeInstanceOf(ConfiguredRAG);
     const parts = rag.components();
     expect(parts.embeddings.name).toBe('local-hash-embeddings');
@@ -49,7 +49,7 @@ describe('createRag', () => {
     expect(parts.chat).toBeUndefined();
   });
 
-  it.each(BUILT_IN_COMPONENTS.map((definition) => [definition.kind, definition.name] as const))('reaches the built-in %s "%s" by name', (kind, name) => {
+  it.each(BUILT_IN_COMPONENTS.map((definition) => [definition.kind, definition.name] as const))('reaches the built-in %s "%s" by name', async (kind, name) => {
     const options = minimalOptions[`${kind}:${name}`] ?? {};
     const chat = { provider: 'openai', apiKey: 'sk-test' };
     const config =
@@ -58,14 +58,14 @@ describe('createRag', () => {
       : kind === 'store' ? { store: { type: name, ...options, ...(name === 'file' ? { path: 'store' } : {}) } }
       : kind === 'pre-processor' ? { chat, preProcessors: [{ type: name, ...options }] }
       : { chat, postProcessors: [{ type: name, ...options }] };
-    const parts = createRag(config, { baseDirectory: directory }).components();
+    const parts = (await createRag(config, { baseDirectory: directory })).components();
     const built = kind === 'embeddings' ? parts.embeddings : kind === 'chat' ? parts.chat : kind === 'store' ? parts.store : kind === 'pre-processor' ? parts.preProcessors[0] : parts.postProcessors[0];
     expect(built).toBeDefined();
     expect(typeof built!.name).toBe('string');
   });
 
-  it('reports every mistake at once, each with its path', () => {
-    const issues = issuesOf(() =>
+  it('reports every mistake at once, each with its path', async () => {
+    const issues = await issuesOf(() =>
       createRag(
         {
           embeddings: { provider: 'opnai' },
@@ -81,7 +81,7 @@ describe('createRag', () => {
     expect(issues.map((issue) => issue.path)).toEqual(['']);
     expect(issues[0].message).toMatch(/extra/);
 
-    const second = issuesOf(() =>
+    const second = await issuesOf(() =>
       createRag(
         {
           embeddings: { provider: 'opnai' },
@@ -100,12 +100,12 @@ describe('createRag', () => {
     expect(byPath['preProcessors[0].type']).toMatch(/needs a chat model/);
   });
 
-  it('renders the problems as one message naming each path', () => {
-    expect(() => createRag({ postProcessors: [{ type: 'fixed-threshold', threshold: 'high' }] })).toThrow(/postProcessors\[0\]\.threshold: /);
+  it('renders the problems as one message naming each path', async () => {
+    await expect(createRag({ postProcessors: [{ type: 'fixed-threshold', threshold: 'high' }] })).rejects.toThrow(/postProcessors\[0\]\.threshold: /);
   });
 
-  it('resolves { "env": NAME } references from the environment', () => {
-    const rag = createRag({ chat: { provider: 'openai', apiKey: { env: 'MY_KEY' } } }, { environment: { MY_KEY: 'sk-from-env' }, baseDirectory: directory });
+  it('resolves { "env": NAME } references from the environment', async () => {
+    const rag = await createRag({ chat: { provider: 'openai', apiKey: { env: 'MY_KEY' } } }, { environment: { MY_KEY: 'sk-from-env' }, baseDirectory: directory });
     expect(rag.components().chat?.name).toBe('openai-chat');
     expect(JSON.stringify(rag.components().chat)).not.toContain('sk-from-env');
   });
@@ -114,17 +114,17 @@ describe('createRag', () => {
     const registry = createRegistry();
     const chat = new ScriptedChat(['["x"]']);
     registry.register(defineComponent({ kind: 'chat', name: 'scripted', options: z.object({}).strict(), create: () => chat }));
-    const rag = createRag({ chat: { provider: 'scripted' }, postProcessors: [{ type: 'llm-reranker', topN: 2 }] }, { registry, baseDirectory: directory });
+    const rag = await createRag({ chat: { provider: 'scripted' }, postProcessors: [{ type: 'llm-reranker', topN: 2 }] }, { registry, baseDirectory: directory });
     expect(rag.components().chat).toBe(chat);
     expect(rag.components().postProcessors[0].name).toBe('llm-reranker');
   });
 
-  it('refuses to register a name twice unless asked to replace it', () => {
+  it('refuses to register a name twice unless asked to replace it', async () => {
     const registry = createRegistry();
     const definition = defineComponent({ kind: 'post-processor', name: 'top-n', options: z.object({}), create: () => ({ name: 'mine', process: async (_q: string, documents: Document[]) => documents }) });
     expect(() => registry.register(definition)).toThrow(/already registered/);
     registry.register(definition, { replace: true });
-    expect(createRag({ postProcessors: [{ type: 'top-n' }] }, { registry, baseDirectory: directory }).components().postProcessors[0].name).toBe('mine');
+    expect((await createRag({ postProcessors: [{ type: 'top-n' }] }, { registry, baseDirectory: directory })).components().postProcessors[0].name).toBe('mine');
   });
 });
 
@@ -145,7 +145,7 @@ export function register(registry) {
     );
     await writeFile(join(directory, 'axon.config.json'), JSON.stringify({ plugins: ['./plugins.ts'], store: { type: 'memory' }, postProcessors: [{ type: 'keep-source', source: 'b.md' }] }));
     const loaded = await loadConfigFile(join(directory, 'axon.config.json'));
-    const rag = createRag(loaded.config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory, source: loaded.source });
+    const rag = await createRag(loaded.config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory, source: loaded.source });
     await rag.addDocuments([
       { content: 'alpha beta', sourceName: 'a.md', sourceType: 'file' },
       { content: 'alpha gamma', sourceName: 'b.md', sourceType: 'file' },
@@ -165,7 +165,7 @@ export function register(registry) {
   it('resolves a file store path relative to the configuration file', async () => {
     await writeFile(join(directory, 'axon.config.json'), JSON.stringify({ store: { type: 'file', path: 'data' } }));
     const loaded = await loadConfigFile(join(directory, 'axon.config.json'));
-    const rag = createRag(loaded.config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory });
+    const rag = await createRag(loaded.config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory });
     await rag.addDocuments([{ content: 'persisted text' }]);
     const { FileStore } = await import('../../stores/file-store/file-store.ts');
     expect(await new FileStore({ directory: join(directory, 'data') }).count()).toBe(1);
@@ -180,7 +180,7 @@ describe('docs/configuration.md', () => {
     const pipelines = blocks.filter((block) => 'store' in block);
     expect(pipelines.length).toBeGreaterThanOrEqual(4);
     for (const pipeline of pipelines) {
-      const rag = createRag(pipeline, { baseDirectory: directory, environment: { OPENAI_API_KEY: 'sk-doc', COHERE_API_KEY: 'co-doc' } });
+      const rag = await createRag(pipeline, { baseDirectory: directory, environment: { OPENAI_API_KEY: 'sk-doc', COHERE_API_KEY: 'co-doc' } });
       expect(rag.components().store.name).toBe('file-store');
     }
   });

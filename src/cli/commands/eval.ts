@@ -96,7 +96,7 @@ export async function runEval(positionals: string[], options: EvalCommandOptions
   const store = temporaryFileStore(pipeline, directory, topK);
   try {
     pipeline.registry.register(defineComponent({ kind: 'store', name: EVAL_STORE, options: z.object({}).loose(), create: () => store }), { replace: true });
-    const rags = variants.map((variant) => ({ variant, rag: createRag({ ...pipeline.config, store: { type: EVAL_STORE }, preProcessors: variant.preProcessors }, pipeline) }));
+    const rags = await Promise.all(variants.map(async (variant) => ({ variant, rag: await createRag({ ...pipeline.config, store: { type: EVAL_STORE }, preProcessors: variant.preProcessors }, pipeline) })));
     const indexed = await indexCorpus(rags[0].rag, dataset, io);
 
     const runs: EvalRun[] = [];

@@ -1,6 +1,6 @@
-import { Parser } from 'htmlparser2';
 import type { JsonValue } from '../../document.ts';
 import type { LoadedDocument, Loader, LoaderSource } from '../types.ts';
+import { lazyModule } from '../../runtime/lazy-module.ts';
 
 /** Elements whose content a reader never sees as page text, or that repeat on every page of a site. */
 const DROPPED_ELEMENTS = new Set(['script', 'style', 'noscript', 'template', 'head', 'nav', 'header', 'footer', 'svg', 'canvas', 'iframe', 'object', 'button', 'select', 'form']);
@@ -21,13 +21,14 @@ export class HtmlLoader implements Loader {
   readonly name = 'html-loader';
 
   async *load(source: LoaderSource): AsyncIterable<LoadedDocument> {
-    const { text, metadata } = htmlToText(await source.text());
+    const { text, metadata } = await htmlToText(await source.text());
     yield { content: text, metadata };
   }
 }
 
-/** The visible text of an HTML page and what its head says about it. */
-export function htmlToText(html: string): { text: string; metadata: Record<string, JsonValue> } {
+/** The visible text of an HTML page and what its head says about it. Loads `htmlparser2` on first use. */
+export async function htmlToText(html: string): Promise<{ text: string; metadata: Record<string, JsonValue> }> {
+  const { Parser } = await htmlParser.load();
   const output: string[] = [];
   /** Whether the last piece of output came from `<pre>`, whose spaces are kept. */
   let lastFromPre = false;
@@ -103,3 +104,7 @@ export function htmlToText(html: string): { text: string; metadata: Record<strin
   if (language) metadata.language = language;
   return { text, metadata };
 }
+
+// --- Internal helpers ---
+
+const htmlParser = lazyModule('htmlparser2', 'html-loader', () => import('htmlparser2'));

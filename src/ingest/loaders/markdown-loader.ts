@@ -1,8 +1,8 @@
-import { parse as parseYaml } from 'yaml';
 import type { JsonValue } from '../../document.ts';
 import { AxonError } from '../../errors.ts';
 import { toJsonObject } from '../json-value.ts';
 import type { LoadedDocument, Loader, LoaderSource } from '../types.ts';
+import { lazyModule } from '../../runtime/lazy-module.ts';
 
 /**
  * Markdown (`.md`, `.markdown`, `.mdx`). A YAML front matter block (`---` … `---` on the first lines) is
@@ -14,7 +14,7 @@ export class MarkdownLoader implements Loader {
 
   async *load(source: LoaderSource): AsyncIterable<LoadedDocument> {
     const text = (await source.text()).replace(/\r\n?/g, '\n');
-    const { frontMatter, body } = extractFrontMatter(text, source.sourceName);
+    const { frontMatter, body } = await extractFrontMatter(text, source.sourceName);
     const metadata: Record<string, JsonValue> = { ...frontMatter };
     if (typeof metadata.title !== 'string') {
       const heading = /^ {0,3}# +(.+?)[ #]*$/m.exec(stripFencedCode(body));
@@ -24,11 +24,12 @@ export class MarkdownLoader implements Loader {
   }
 }
 
-/** Split a leading YAML front matter block from the Markdown body. */
-export function extractFrontMatter(text: string, sourceName = 'markdown'): { frontMatter: Record<string, JsonValue>; body: string } {
+/** Split a leading YAML front matter block from the Markdown body. Loads `yaml` only for a page that has one. */
+export async function extractFrontMatter(text: string, sourceName = 'markdown'): Promise<{ frontMatter: Record<string, JsonValue>; body: string }> {
   const match = /^---[ \t]*\n([\s\S]*?)\n(?:---|\.\.\.)[ \t]*(?:\n|$)/.exec(text);
   if (!match) return { frontMatter: {}, body: text };
   let parsed: unknown;
+  const { parse: parseYaml } = await yamlParser.load();
   try {
     parsed = parseYaml(match[1]);
   } catch (error) {
@@ -43,6 +44,8 @@ export function extractFrontMatter(text: string, sourceName = 'markdown'): { fro
 }
 
 // --- Internal helpers ---
+
+const yamlParser = lazyModule('yaml', 'markdown-loader', () => import('yaml'));
 
 function stripFencedCode(markdown: string): string {
   return markdown.replace(/^ {0,3}(`{3,}|~{3,})[\s\S]*?^ {0,3}\1[ \t]*$/gm, '');

@@ -60,12 +60,12 @@ describe('MMR post-processor', () => {
     expect(() => new MMR({ top: 3 } as never)).toThrow(ConfigError);
   });
 
-  it('is reachable from configuration as "mmr"', () => {
-    const rag = createRag({ store: { type: 'memory' }, postProcessors: [{ type: 'mmr', k: 2, lambda: 0.7 }] });
+  it('is reachable from configuration as "mmr"', async () => {
+    const rag = await createRag({ store: { type: 'memory' }, postProcessors: [{ type: 'mmr', k: 2, lambda: 0.7 }] });
     const [mmr] = rag.components().postProcessors;
     expect(mmr).toBeInstanceOf(MMR);
     expect([(mmr as MMR).k, (mmr as MMR).lambda]).toEqual([2, 0.7]);
-    expect(() => createRag({ store: { type: 'memory' }, postProcessors: [{ type: 'mmr', lambda: -1 }] })).toThrow(/postProcessors\[0\]\.lambda/);
+    await expect(createRag({ store: { type: 'memory' }, postProcessors: [{ type: 'mmr', lambda: -1 }] })).rejects.toThrow(/postProcessors\[0\]\.lambda/);
   });
 
   it('runs inside a RAG on the store\'s embeddings and leaves its reasons in the trace', async () => {
