@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * Build what the package ships: dist/ with JavaScript, declarations (+ maps) and the WebAssembly kernel.
+ * Build what the package ships: dist/ with JavaScript and declarations (+ maps). The WebAssembly kernel is
+ * inside the JavaScript (stores/indexes/simd/search-kernel-binary.ts), so there is no asset to copy.
  *
  *   npm run build        # also run by `prepare`: on `npm install` of a git URL or folder, and by `npm pack`
  *
@@ -18,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
 /** Files loaded at run time that the compiler does not emit. */
-const RUNTIME_ASSETS = ['stores/indexes/simd/search-kernel.wasm'];
+const RUNTIME_ASSETS = [];
 
 rmSync(dist, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { AxonError } from '../../../src/errors.ts';
+import { SEARCH_KERNEL_BASE64 } from './search-kernel-binary.ts';
 
 /** A WebAssembly memory: the one part of the runtime the space touches directly. */
 export interface WasmMemory {
@@ -43,11 +42,10 @@ export function instantiateKernel(memory: WasmMemory): SearchKernel {
 
 function kernelModule(): object {
   if (compiledKernel === undefined) {
-    const path = fileURLToPath(new URL('./search-kernel.wasm', import.meta.url));
     try {
-      compiledKernel = new runtime.Module(readFileSync(path));
+      compiledKernel = new runtime.Module(Buffer.from(SEARCH_KERNEL_BASE64, 'base64'));
     } catch (error) {
-      throw new AxonError('INVALID_ARGUMENT', `Could not load the WebAssembly search kernel from ${path}: ${(error as Error).message}.`, {
+      throw new AxonError('INVALID_ARGUMENT', `Could not compile the WebAssembly search kernel: ${(error as Error).message}.`, {
         component: 'simd-vector-space',
         fix: 'Rebuild it with `npx tsx scripts/build-wasm.ts`. It needs WebAssembly SIMD (Node 16.4 or later).',
         cause: error,

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { assembleKernel, KERNEL_BINARY, KERNEL_SOURCE } from '../../../scripts/build-wasm.ts';
+import { assembleKernel, KERNEL_BINARY, KERNEL_SOURCE, kernelModuleSource } from '../../../scripts/build-wasm.ts';
+import { SEARCH_KERNEL_BASE64 } from '../../../stores/indexes/simd/search-kernel-binary.ts';
 import { int8QueryScale, quantizeRow } from '../../../stores/indexes/simd/int8-quantization.ts';
 import { simdScanTopK, SimdVectorSpace } from '../../../stores/indexes/simd/simd-index.ts';
 import { scanTopK, type SearchHits } from '../../../stores/indexes/vector-index.ts';
@@ -60,12 +61,13 @@ function int8Candidates(vectors: Float32Array, dimensions: number, query: Float3
     .sort((left, right) => left - right);
 }
 
-describe('search-kernel.wasm', () => {
+describe('the committed search kernel', () => {
   it('is what scripts/build-wasm.ts assembles from search-kernel.wat', async () => {
     const assembled = await assembleKernel(readFileSync(KERNEL_SOURCE, 'utf8'));
-    const committed = new Uint8Array(readFileSync(KERNEL_BINARY));
+    const committed = new Uint8Array(Buffer.from(SEARCH_KERNEL_BASE64, 'base64'));
     expect(committed.length).toBe(assembled.length);
     expect(Buffer.from(committed).equals(Buffer.from(assembled))).toBe(true);
+    expect(readFileSync(KERNEL_BINARY, 'utf8')).toBe(kernelModuleSource(assembled));
   });
 });
 
