@@ -12,6 +12,7 @@ export { formatCitation } from './context/evidence.ts';
 export { AgentRetriever, agentRetrieverOptionsSchema, SEARCH_TYPES, type AgentRetrieverOptions, type AgentRetrievalRequest, type AgentRetrievalResponse, type AgentRetrievalItem, type RetrievalCitation, type SearchType } from './retrieval/agent-retriever.ts';
 export { reciprocalRankFusion, type RankedList, type FusionContribution, type FusionOptions, type FusionResult } from './pipeline/fusion.ts';
 export * from './ingest/index.ts';
+export * from './eval/index.ts';
 export { maximalMarginalRelevance, cosineSimilarity } from './pipeline/mmr.ts';
 export { SEARCH_MODES, type SearchMode, type HybridWeights } from './rag.ts';
 export { supportsKeywordSearch } from './contracts/keyword-search.ts';

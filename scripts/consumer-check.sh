@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The consumer test: build, pack, install the tarball into an empty application (with no tsx, TypeScript
+# settings or decorators of Axon's own), then use it the five ways an application does:
+#   1. plain Node ESM app   2. the app's own strict tsc (skipLibCheck false), plus a file that must fail
+#   3. an esbuild bundle for Node, run   4. npx axon ingest + ask, offline   5. require('axon-rag')
+# The tarball must list no test, bench, CI, example or TypeScript source files. Every ```ts block of README.md
+# and docs/ is type-checked against the installed package (scripts/consumer/extract-doc-blocks.mjs).
+# Usage: scripts/consumer-check.sh   (from anywhere; prints "consumer check: N passed, N failed" last)
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+here="$root/scripts/consumer"
+work="$(mktemp -d "${TMPDIR:-/tmp}/axon-consumer-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+passed=0
+failed=0
+step() { # step NAME COMMAND...
+  local name="$1"; shift
+  if "$@" >"$work/step.log" 2>&1; then
+    passed=$((passed + 1)); echo "ok   $name"
+  else
+    failed=$((failed + 1)); echo "FAIL $name"; sed 's/^/     /' "$work/step.log" | tail -40
+  fi
+}
+expect_failure() { ! "$@"; }
+
+cd "$root"
+step "build" npm run build --silent
+step "pack" bash -c "npm pack --ignore-scripts --silent --pack-destination '$work' > '$work/tarball-name'"
+tarball="$work/$(tail -n1 "$work/tarball-name" 2>/dev/null)"
+step "the tarball holds only dist/, bin/ and the top-level files" bash -c "
+  tar -tzf '$tarball' > '$work/files.txt' &&
+  ! grep -E '^package/(test|bench|\.ci|examples|scripts|docs)/' '$work/files.txt' &&
+  ! grep -E '\.ts$' '$work/files.txt' | grep -vE '\.d\.ts$' &&
+  grep -q '^package/dist/src/index.js$' '$work/files.txt' && grep -q '^package/dist/src/index.d.ts$' '$work/files.txt' &&
+  grep -q '^package/LICENSE$' '$work/files.txt' && grep -q '^package/README.md$' '$work/files.txt'"
+
+app="$work/app"
+mkdir -p "$app"
+cp "$here/app.mjs" "$here/app.ts" "$here/type-error.ts" "$here/tsconfig.json" "$app/"
+cat > "$app/package.json" <<'JSON'
+{ "name": "consumer-app", "private": true, "type": "module" }
+JSON
+# The application's own tools, at the versions this repository's lockfile already resolved (found in the npm cache).
+ts_version="$(node -p "require('$root/node_modules/typescript/package.json').version")"
+types_version="$(node -p "require('$root/node_modules/@types/node/package.json').version")"
+esbuild_version="$(node -p "require('$root/node_modules/esbuild/package.json').version" 2>/dev/null || echo latest)"
+cd "$app"
+step "npm install the tarball into an empty app" npm install --no-audit --no-fund --prefer-offline "$tarball"
+step "install the app's own TypeScript and esbuild" npm install --no-audit --no-fund --prefer-offline --save-dev "typescript@$ts_version" "@types/node@$types_version" "esbuild@$esbuild_version"
+step "no tsx came with axon-rag" test ! -e node_modules/tsx
+
+step "1. node app.mjs (plain Node ESM, offline)" node app.mjs
+step "2a. the app's tsc --noEmit (strict, nodenext, skipLibCheck false)" npx --no-install tsc -p tsconfig.json
+step "2b. a deliberate type error fails the app's tsc" bash -c "
+  out=\$(npx --no-install tsc --noEmit --strict --module nodenext --moduleResolution nodenext --target ES2022 --types node --skipLibCheck false type-error.ts 2>&1)
+  status=\$?; echo \"\$out\"
+  [ \$status -ne 0 ] && echo \"\$out\" | grep -q 'type-error.ts(5,' && echo \"\$out\" | grep -q 'type-error.ts(7,'"
+step "2c. the TypeScript app runs after tsc compiles it" bash -c "npx --no-install tsc -p tsconfig.json --noEmit false --outDir out && node out/app.js"
+step "2d. every ts block of README.md and docs/ type-checks against the installed package" bash -c "
+  node '$here/extract-doc-blocks.mjs' '$root' doc-blocks &&
+  cp '$here/tsconfig.docs.json' tsconfig.docs.json && npx --no-install tsc -p tsconfig.docs.json"
+step "2e. the blocks marked runnable run, offline" bash -c "
+  npx --no-install tsc -p tsconfig.docs.json --noEmit false --outDir doc-blocks-out &&
+  test -s doc-blocks/runnable.txt &&
+  while read -r block; do echo \"== \$block\"; (mkdir -p run-\$block && cd run-\$block && node ../doc-blocks-out/\${block%.ts}.js) || exit 1; done < doc-blocks/runnable.txt"
+step "3. esbuild bundle for Node, run" bash -c "npx --no-install esbuild app.mjs --bundle --platform=node --format=esm --outfile=bundle.mjs --log-level=warning && node bundle.mjs"
+mkdir -p docs && cp "$root/docs/concepts.md" "$root/docs/post-processors.md" docs/
+step "4a. npx axon ingest (offline)" npx --no-install axon ingest docs
+step "4b. npx axon ask (offline)" bash -c "npx --no-install axon ask 'How does the adaptive threshold work?' | tee /dev/stderr | grep -q 'docs/'"
+step "4c. npx axon --version" bash -c "npx --no-install axon --version | grep -q '^axon '"
+step "5. node -e \"require('axon-rag')\" (Node >= 20.19)" node -e "
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major === 20 && minor < 19) { console.log('skipped: require(esm) needs Node 20.19+'); process.exit(0); }
+  const axon = require('axon-rag'); const stores = require('axon-rag/stores'); const config = require('axon-rag/config');
+  if (typeof axon.RAG !== 'function' || typeof stores.FileStore !== 'function' || typeof config.createRag !== 'function') process.exit(1);
+  if (typeof Reflect.getMetadata !== 'undefined') { console.error('a global was installed on import'); process.exit(1); }"
+
+echo "consumer check: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
