@@ -206,25 +206,25 @@ describe('search modes through RAG.retrieve', () => {
   });
 
   describe('errors', () => {
-    it('keyword or hybrid on a store without a keyword index is INVALID_ARGUMENT naming the store and the fix', async () => {
+    it('keyword or hybrid on a store without a keyword index is CAPABILITY_MISSING naming the store and the fix', async () => {
       const rag = await filled({ store: new MemoryStore({ keywordIndex: false }) });
       for (const searchMode of ['keyword', 'hybrid'] as const) {
         const error = await rag.retrieve(QUESTION, { searchMode }).catch((caught: unknown) => caught);
         expect(AxonError.isInstance(error)).toBe(true);
-        expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', component: 'memory-store' });
+        expect(error).toMatchObject({ code: 'CAPABILITY_MISSING', component: 'memory-store', details: { capability: 'keyword-search' } });
         expect((error as AxonError).message).toContain(`searchMode "${searchMode}" needs a keyword (BM25) index`);
         expect((error as AxonError).fix).toBe('Use FileStore or MemoryStore (with keywordIndex left on), or searchMode "vector".');
       }
       // A store that does not implement keyword search at all fails the same way.
       const bare: VectorStore = { name: 'bare-store', topK: 50, add: async () => undefined, search: async () => [], deleteBySource: async () => 0, getByIds: async () => [], getBySource: async () => [], count: async () => 1 };
-      await expect(new TopicRAG({ store: bare }).retrieve('x', { searchMode: 'keyword' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', component: 'bare-store' });
+      await expect(new TopicRAG({ store: bare }).retrieve('x', { searchMode: 'keyword' })).rejects.toMatchObject({ code: 'CAPABILITY_MISSING', component: 'bare-store' });
     });
 
     it('rejects an unknown mode and bad weights', async () => {
       const rag = await filled();
-      await expect(rag.retrieve('x', { searchMode: 'fuzzy' as SearchMode })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', component: 'rag', message: expect.stringContaining('"vector", "keyword", "hybrid"') });
+      await expect(rag.retrieve('x', { searchMode: 'fuzzy' as SearchMode })).rejects.toMatchObject({ code: 'INVALID_OPTION', component: 'rag', details: { option: 'searchMode' }, message: expect.stringContaining('"vector", "keyword", "hybrid"') });
       for (const weights of [{ vector: -1 }, { keyword: Number.NaN }, { vector: 0, keyword: 0 }]) {
-        await expect(rag.retrieve('x', { searchMode: 'hybrid', hybridWeights: weights })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', component: 'rag' });
+        await expect(rag.retrieve('x', { searchMode: 'hybrid', hybridWeights: weights })).rejects.toMatchObject({ code: 'INVALID_OPTION', component: 'rag' });
       }
     });
   });

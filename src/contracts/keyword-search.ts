@@ -24,7 +24,7 @@ export interface KeywordSearchable {
    * and `embedding` set. Only documents containing at least one query term are returned, so the list may
    * be shorter than `topK`, or empty.
    *
-   * @throws AxonError `INVALID_ARGUMENT` when the keyword index is turned off; `INVALID_TOP_K`; FilterError.
+   * @throws AxonError `CAPABILITY_MISSING` when the keyword index is turned off; `INVALID_TOP_K`; FilterError.
    */
   keywordSearch(query: string, options?: KeywordSearchOptions): Promise<Document[]>;
 }

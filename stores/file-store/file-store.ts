@@ -177,7 +177,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
    * The `topK` most similar documents, best first. Exact, unless the store keeps an ANN graph (`ann`),
    * holds at least its `minDocuments`, and the search has no filter and does not ask for `exact: true`:
    * then the graph's `ef` (per query, or the store's) best candidates are scored exactly.
-   * @throws AxonError `INVALID_TOP_K`, `INVALID_ARGUMENT` (ef), `DIMENSION_MISMATCH`, `INVALID_VECTOR`; FilterError
+   * @throws AxonError `INVALID_TOP_K`, `INVALID_OPTION` (ef), `DIMENSION_MISMATCH`, `INVALID_VECTOR`; FilterError
    */
   async search(vector: Vector, options: VectorSearchOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
@@ -201,7 +201,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
 
   /**
    * The documents that best match the words of `query` by BM25, best first, with BM25 scores and embeddings.
-   * @throws AxonError `INVALID_ARGUMENT` when built with `keywordIndex: false`, `INVALID_TOP_K`, `STORE_CORRUPT`, `STORE_IO`; FilterError
+   * @throws AxonError `CAPABILITY_MISSING` when built with `keywordIndex: false`, `INVALID_TOP_K`, `STORE_CORRUPT`, `STORE_IO`; FilterError
    */
   async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);

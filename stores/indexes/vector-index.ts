@@ -274,7 +274,10 @@ export class VectorIndex {
 
   private checkedRows(rows: Int32Array, filter: Filter | undefined): Int32Array {
     if (filter !== undefined || !(rows instanceof Int32Array)) {
-      throw new AxonError('INVALID_ARGUMENT', filter !== undefined ? 'search() takes rows or a filter, not both.' : 'rows must be an Int32Array of stored rows.', { component: this.component });
+      throw new AxonError('INVALID_INPUT', filter !== undefined ? 'search() takes rows or a filter, not both.' : 'rows must be an Int32Array of stored rows.', {
+        component: this.component,
+        details: { argument: 'rows' },
+      });
     }
     return rows;
   }
@@ -335,12 +338,13 @@ export function assertTopK(topK: unknown, component: string): asserts topK is nu
   }
 }
 
-/** Throw `INVALID_ARGUMENT` unless `ef` (the candidates of an ANN search) is absent or a positive integer. */
+/** Throw `INVALID_OPTION` unless `ef` (the candidates of an ANN search) is absent or a positive integer. */
 export function assertEf(ef: unknown, component: string): asserts ef is number | undefined {
   if (ef !== undefined && (typeof ef !== 'number' || !Number.isSafeInteger(ef) || ef < 1)) {
-    throw new AxonError('INVALID_ARGUMENT', `ef must be a positive integer, got ${String(ef)}.`, {
+    throw new AxonError('INVALID_OPTION', `ef must be a positive integer, got ${String(ef)}.`, {
       component,
       fix: 'Pass ef as 40, 160, 400, … (more finds more of the exact top K, more slowly), or leave it out for the store default.',
+      details: { option: 'ef' },
     });
   }
 }
@@ -359,17 +363,20 @@ export function cloneJson<T extends JsonValue | Record<string, JsonValue>>(value
   return copy as T;
 }
 
-/** Throw `INVALID_ARGUMENT` unless the source arguments of `deleteBySource`/`getBySource` are strings. */
+/** Throw `INVALID_INPUT` unless the source arguments of `deleteBySource`/`getBySource` are strings. */
 export function assertSourceArguments(sourceType: unknown, sourceName: unknown, component: string): asserts sourceType is string {
   if (typeof sourceType !== 'string' || (sourceName !== undefined && typeof sourceName !== 'string')) {
-    throw new AxonError('INVALID_ARGUMENT', 'sourceType must be a string, and sourceName a string when given.', { component });
+    throw new AxonError('INVALID_INPUT', 'sourceType must be a string, and sourceName a string when given.', {
+      component,
+      details: { argument: typeof sourceType !== 'string' ? 'sourceType' : 'sourceName' },
+    });
   }
 }
 
-/** Throw `INVALID_ARGUMENT` unless `ids` is an array of strings. */
+/** Throw `INVALID_INPUT` unless `ids` is an array of strings. */
 export function assertIdList(ids: unknown, component: string): asserts ids is string[] {
   if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
-    throw new AxonError('INVALID_ARGUMENT', 'getByIds takes an array of string ids.', { component });
+    throw new AxonError('INVALID_INPUT', 'getByIds takes an array of string ids.', { component, details: { argument: 'ids' } });
   }
 }
 

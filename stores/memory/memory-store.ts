@@ -74,7 +74,7 @@ export class MemoryStore implements VectorStore, KeywordSearchable {
 
   /**
    * The documents that best match the words of `query` by BM25, best first, with BM25 scores and embeddings.
-   * @throws AxonError `INVALID_ARGUMENT` when built with `keywordIndex: false`, `INVALID_TOP_K`; FilterError
+   * @throws AxonError `CAPABILITY_MISSING` when built with `keywordIndex: false`, `INVALID_TOP_K`; FilterError
    */
   async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);

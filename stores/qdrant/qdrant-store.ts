@@ -137,7 +137,10 @@ export class QdrantStore implements VectorStore {
 
   async add(documents: Document[], options: StoreOperationOptions = {}): Promise<void> {
     throwIfAborted(options.signal, NAME);
-    if (!Array.isArray(documents)) throw new AxonError('INVALID_ARGUMENT', 'add expects an array of documents.', { component: NAME });
+    if (!Array.isArray(documents)) throw new AxonError('INVALID_INPUT', 'add expects an array of documents.', {
+      component: NAME,
+      details: { argument: 'documents' },
+    });
     if (documents.length === 0) return;
     const existing = await this.#describeCollection(options.signal);
     const size = existing?.size ?? this.#dimensions ?? (documents[0]?.embedding?.length || undefined);
@@ -185,7 +188,10 @@ export class QdrantStore implements VectorStore {
 
   async getByIds(ids: string[], options: StoreOperationOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
-    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) throw new AxonError('INVALID_ARGUMENT', 'getByIds expects an array of string ids.', { component: NAME });
+    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) throw new AxonError('INVALID_INPUT', 'getByIds expects an array of string ids.', {
+      component: NAME,
+      details: { argument: 'ids' },
+    });
     if (ids.length === 0 || !(await this.#describeCollection(options.signal))) return [];
     const found = new Map<string, Document>();
     for (const batch of chunk([...new Set(ids)], this.#batchSize)) {

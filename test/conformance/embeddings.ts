@@ -58,7 +58,7 @@ export function describeEmbeddingsConformance(create: () => EmbeddingsProvider, 
     it('refuses more texts than maxBatchSize in one call', async () => {
       const provider = create();
       const texts = Array.from({ length: provider.maxBatchSize + 1 }, (_, index) => `text ${index}`);
-      await expect(provider.embed(texts, { inputType: 'document' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(provider.embed(texts, { inputType: 'document' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     });
 
     it.skipIf(options.live)('embeds more than one batch through embedAll, in order', async () => {

@@ -47,10 +47,11 @@ function kernelModule(): object {
     try {
       compiledKernel = new runtime.Module(readFileSync(path));
     } catch (error) {
-      throw new AxonError('INVALID_ARGUMENT', `Could not load the WebAssembly search kernel from ${path}: ${(error as Error).message}.`, {
+      throw new AxonError('INTERNAL', `Could not load the WebAssembly search kernel from ${path}: ${(error as Error).message}.`, {
         component: 'simd-vector-space',
         fix: 'Rebuild it with `npx tsx scripts/build-wasm.ts`. It needs WebAssembly SIMD (Node 16.4 or later).',
         cause: error,
+        details: { invariant: 'wasm-kernel-loads' },
       });
     }
   }

@@ -193,7 +193,7 @@ describe('qdrant-store', () => {
       const bodies = sent('POST', '/points/query').map((request) => request.body as Record<string, unknown>);
       expect(bodies[0].params).toEqual({ hnsw_ef: 256 });
       expect(bodies[1].params).toEqual({ exact: true });
-      await expect(store.search([1, 0], { ef: 0 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', component: 'qdrant-store' });
+      await expect(store.search([1, 0], { ef: 0 })).rejects.toMatchObject({ code: 'INVALID_OPTION', component: 'qdrant-store', details: { option: 'ef' } });
     });
 
     it('rejects a bad or untranslatable filter before any request', async () => {
