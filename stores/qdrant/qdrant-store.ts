@@ -7,7 +7,7 @@ import { AxonError, ConfigError, ProviderError, throwIfAborted } from '../../src
 import { parseFilter } from '../../src/filter/index.ts';
 import { chunk } from '../../src/runtime/concurrency.ts';
 import { assertVector } from '../../src/runtime/embed.ts';
-import { request, retryAfterFromHeaders, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
+import { isRetryableStatus, networkReason, request, retryAfterFromHeaders, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import type { RetryPolicy } from '../../src/runtime/retry.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
@@ -388,13 +388,14 @@ export class QdrantStore implements VectorStore {
       return new ProviderError(`Qdrant refused ${where}: ${this.#redact(qdrantMessage(error.data, error.statusText))}`, {
         provider: NAME,
         status: error.status,
-        retryable: error.status === 408 || error.status === 429 || (error.status >= 500 && error.status !== 501),
+        // A 409 on create means the collection exists already (another writer made it): an answer, not a transient failure.
+        retryable: isRetryableStatus(error.status) && !(error.status === 409 && operation === 'create the collection'),
         retryAfterMs: retryAfterFromHeaders(error.headers),
         fix: fixForStatus(error.status),
       });
     }
     if (error instanceof QdrantClientUnexpectedResponseError || error instanceof SyntaxError) return this.#invalidResponse(operation, this.#redact(error.message.split('\n')[0]));
-    return new ProviderError(`Could not reach Qdrant at ${this.#origin} for ${where}: ${this.#redact(networkReason(error))}.`, {
+    return new ProviderError(`Could not reach Qdrant at ${this.#origin} for ${where}: ${this.#redact(networkReason(error) ?? String(error))}.`, {
       provider: NAME,
       retryable: true,
       cause: error,
@@ -482,13 +483,6 @@ function qdrantMessage(data: unknown, statusText: string | undefined): string {
 function fixForStatus(status: number): string {
   if (status === 401 || status === 403) return 'Check the apiKey option (or QDRANT_API_KEY) and its permissions.';
   if (status === 404) return 'Check url and collection; a collection deleted meanwhile is recreated on the next add.';
-  if (status === 429 || status >= 500) return 'Axon retried with backoff; try again later, or check the Qdrant server logs.';
+  if (isRetryableStatus(status)) return 'Axon retried with backoff; try again later, or check the Qdrant server logs.';
   return 'Check the request against the Qdrant server version (1.10 or later is needed).';
-}
-
-function networkReason(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-  if (typeof cause?.code === 'string') return cause.code;
-  if (typeof cause?.message === 'string') return cause.message;
-  return error instanceof Error ? error.message : String(error);
 }
