@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import { throwIfAborted } from '../../src/errors.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
+import { assertTexts } from '../shared/chat-input.ts';
 
 export const localHashEmbeddingsOptionsSchema = z
   .object({
@@ -44,6 +45,7 @@ export class LocalHashEmbeddings implements EmbeddingsProvider {
 
   async embed(texts: string[], options: EmbedOptions): Promise<Float32Array[]> {
     throwIfAborted(options.signal, NAME);
+    assertTexts(texts, this.maxBatchSize, 'texts', NAME);
     return texts.map((text) => this.embedOne(text));
   }
 

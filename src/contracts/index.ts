@@ -7,3 +7,4 @@ export type { ChatProvider, ChatMessage, ChatOptions } from './chat.ts';
 export type { Reranker, RerankOptions, RerankResult } from './reranker.ts';
 export type { KeywordSearchable, KeywordSearchOptions } from './keyword-search.ts';
 export { supportsKeywordSearch } from './keyword-search.ts';
+export type { Loader, LoaderSource, LoadedDocument } from './loader.ts';
