@@ -3,7 +3,7 @@ import { mkdir, readFile, unlink } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { KeywordSearchable, KeywordSearchOptions } from '../../src/contracts/keyword-search.ts';
-import type { SearchMethod, StoreOperationOptions, VectorSearchOptions, VectorStore } from '../../src/contracts/vector-store.ts';
+import type { SearchMethod, StoreOperationOptions, VectorSearchOptions, VectorStore, VectorStoreCapabilities } from '../../src/contracts/vector-store.ts';
 import type { Document, Vector } from '../../src/document.ts';
 import { AxonError, throwIfAborted } from '../../src/errors.ts';
 import {
@@ -95,7 +95,10 @@ interface Maintained {
 export class FileStore implements VectorStore, KeywordSearchable {
   readonly name = NAME;
   readonly topK: number;
+  /** False when the store was built without its keyword index (`keywordIndex: false`). */
   readonly keywordIndexEnabled: boolean;
+  /** `keywordSearch` follows `keywordIndexEnabled`. */
+  readonly capabilities: VectorStoreCapabilities;
   /** Absolute path of the store's folder. */
   readonly directory: string;
   private readonly lockTimeoutMs: number;
@@ -119,6 +122,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     this.autoCompact = parsed.autoCompact;
     this.precision = parsed.precision;
     this.keywordIndexEnabled = parsed.keywordIndex !== false;
+    this.capabilities = Object.freeze({ keywordSearch: this.keywordIndexEnabled });
     this.keywordKind = parsed.keywordIndex === false ? undefined : keywordIndexKind(parsed.keywordIndex);
     this.ann = annSettings(parsed.ann);
     this.annKind = this.ann === undefined ? undefined : annIndexKind(this.ann, NAME);

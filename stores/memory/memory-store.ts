@@ -1,7 +1,7 @@
 import { parseOptions } from '../../src/runtime/options.ts';
 import { z } from 'zod';
 import type { KeywordSearchable, KeywordSearchOptions } from '../../src/contracts/keyword-search.ts';
-import type { StoreOperationOptions, VectorSearchOptions, VectorStore } from '../../src/contracts/vector-store.ts';
+import type { StoreOperationOptions, VectorSearchOptions, VectorStore, VectorStoreCapabilities } from '../../src/contracts/vector-store.ts';
 import type { Document, Vector } from '../../src/document.ts';
 import { throwIfAborted } from '../../src/errors.ts';
 import type { Bm25Index } from '../indexes/bm25-index.ts';
@@ -39,7 +39,10 @@ const NAME = 'memory-store';
 export class MemoryStore implements VectorStore, KeywordSearchable {
   readonly name = NAME;
   readonly topK: number;
+  /** False when the store was built without its keyword index (`keywordIndex: false`). */
   readonly keywordIndexEnabled: boolean;
+  /** `keywordSearch` follows `keywordIndexEnabled`. */
+  readonly capabilities: VectorStoreCapabilities;
   private readonly index: VectorIndex;
   private readonly keyword: Bm25Index | undefined;
 
@@ -49,6 +52,7 @@ export class MemoryStore implements VectorStore, KeywordSearchable {
     this.index = new VectorIndex({ component: NAME, precision: parsed.precision });
     this.keyword = createKeywordIndex(parsed.keywordIndex);
     this.keywordIndexEnabled = this.keyword !== undefined;
+    this.capabilities = Object.freeze({ keywordSearch: this.keywordIndexEnabled });
   }
 
   /**

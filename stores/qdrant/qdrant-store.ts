@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { QdrantClient, QdrantClientResourceExhaustedError, QdrantClientUnexpectedResponseError, type Schemas } from '@qdrant/js-client-rest';
 import { z } from 'zod';
-import type { StoreOperationOptions, VectorSearchOptions, VectorStore } from '../../src/contracts/vector-store.ts';
+import type { StoreOperationOptions, VectorSearchOptions, VectorStore, VectorStoreCapabilities } from '../../src/contracts/vector-store.ts';
 import type { Document, JsonValue, Vector } from '../../src/document.ts';
 import { AxonError, ConfigError, ProviderError, throwIfAborted } from '../../src/errors.ts';
 import { parseFilter } from '../../src/filter/index.ts';
@@ -104,6 +104,8 @@ type Point = Schemas['Record'] & { score?: number };
 export class QdrantStore implements VectorStore {
   readonly name = NAME;
   readonly topK: number;
+  /** Qdrant keeps no BM25 index here: keyword and hybrid search need FileStore or MemoryStore. */
+  readonly capabilities: VectorStoreCapabilities = Object.freeze({ keywordSearch: false });
   readonly collection: string;
   readonly #client: QdrantClient;
   readonly #origin: string;

@@ -24,6 +24,10 @@ export function describeEmbeddingsConformance(create: () => EmbeddingsProvider, 
       expect(Number.isInteger(provider.maxBatchSize) && provider.maxBatchSize >= 1).toBe(true);
       expect(Number.isInteger(provider.maxParallelCalls) && provider.maxParallelCalls >= 1).toBe(true);
       if (provider.dimensions !== undefined) expect(Number.isInteger(provider.dimensions) && provider.dimensions > 0).toBe(true);
+      if (provider.capabilities !== undefined) {
+        expect(typeof provider.capabilities).toBe('object');
+        expect(provider.capabilities.lexical === undefined || typeof provider.capabilities.lexical === 'boolean').toBe(true);
+      }
     });
 
     it('returns one finite vector per text, all of the declared length', async () => {

@@ -7,8 +7,8 @@
  *
  * Only the public contract is used, so remote stores (Qdrant on a loopback server) run it too. A store that
  * cannot honour a case skips it through `options.skip`: `{ reason, tests }`, the reason shown in the report.
- * Stores that implement `KeywordSearchable` pass `keywordSearch: true` to run its cases as well; for the
- * others they show as skipped.
+ * Stores that declare keyword search (`capabilities.keywordSearch`, `KeywordSearchable`) pass `keywordSearch: true`
+ * to run its cases as well; for the others they show as skipped. Either way the declaration is checked.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { supportsKeywordSearch } from '../../src/contracts/keyword-search.ts';
@@ -25,7 +25,7 @@ export interface VectorStoreHandle {
 export interface VectorStoreConformanceOptions {
   /** Cases (the `it` titles) this store cannot run, each group with its reason. */
   skip?: ConformanceSkip[];
-  /** Run the keyword search cases: the store implements `KeywordSearchable` with its index on. @default false */
+  /** The store declares `capabilities.keywordSearch` (checked), and its keyword search cases run. @default false */
   keywordSearch?: boolean;
 }
 
@@ -265,6 +265,16 @@ export function describeVectorStoreConformance(name: string, factory: () => Prom
         await expect(store.search([1, 0, 0, 0], { filter: { lang: { $regex: 'e' } } })).rejects.toMatchObject({ name: 'FilterError', code: 'FILTER_INVALID' });
         await expect(store.search([1, 0, 0, 0], { filter: { $nor: [{ lang: 'en' }] } })).rejects.toMatchObject({ code: 'FILTER_INVALID' });
       });
+    });
+
+    test('declares its capabilities truthfully', async () => {
+      const store = await open();
+      const capabilities = store.capabilities ?? {};
+      expect(typeof capabilities).toBe('object');
+      expect(capabilities.keywordSearch === undefined || typeof capabilities.keywordSearch === 'boolean').toBe(true);
+      expect(capabilities.keywordSearch === true).toBe(options.keywordSearch === true);
+      if (capabilities.keywordSearch === true) expect(typeof (store as { keywordSearch?: unknown }).keywordSearch).toBe('function');
+      expect(supportsKeywordSearch(store)).toBe(capabilities.keywordSearch === true);
     });
 
     (options.keywordSearch ? describe : describe.skip)('keyword search (KeywordSearchable; skipped for stores without a keyword index)', () => {

@@ -16,7 +16,7 @@ afterEach(() => {
 // The whole store contract must hold when every unfiltered search goes through the graph.
 describeVectorStoreConformance('file-store (ann, used from the first document)', async () => ({
   store: new FileStore({ directory: join(await temporaryDirectory(), 'store'), ann: { minDocuments: 0 } }),
-}));
+}), { keywordSearch: true });
 
 const DIMENSIONS = 24;
 
