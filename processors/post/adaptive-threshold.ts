@@ -63,7 +63,7 @@ export class AdaptiveThreshold implements PostProcessor {
 // --- Internal helpers ---
 
 /** Median; the mean of the two middle values for an even count. */
-export function median(values: number[]): number {
+function median(values: number[]): number {
   const sorted = values.slice().sort((a, b) => a - b);
   const middle = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
