@@ -24,7 +24,8 @@ import { keywordIndexKind } from './file-store-keyword.ts';
 import { coverMergedSegments, loadDerivedIndex, snapshotDue, staleness, writeSnapshot, type DerivedIndexKind, type LoadedDerivedIndex, type StoreChange } from './file-store-snapshot.ts';
 import type { Bm25Index } from '../indexes/bm25-index.ts';
 import { keywordIndexDisabled, keywordIndexOptionSchema, searchKeywordIndex } from '../indexes/keyword-index-support.ts';
-import { assertEf, assertIdList, assertSourceArguments, assertTopK, vectorPrecisionSchema, VectorIndex, type PreparedBatch, type VectorPrecision } from '../indexes/vector-index.ts';
+import { assertEf, assertIdList, assertSourceArguments, assertTopK } from '../indexes/arguments.ts';
+import { vectorPrecisionSchema, VectorIndex, type PreparedBatch, type VectorPrecision } from '../indexes/vector-index.ts';
 
 export const fileStoreOptionsSchema = z
   .object({

@@ -5,7 +5,7 @@ import { decodeHnsw, encodeHnsw } from './hnsw-index-format.ts';
 import { WASM_MEMORY_LIMIT_BYTES } from './simd/simd-index.ts';
 import { alignTo, formatBytes, pagedBytes, planWithinLimit, regionAllocator, WASM_PAGE_BYTES } from './simd/space-layout.ts';
 import { createMemory, instantiateKernel, type SearchKernel, type WasmMemory } from './simd/wasm-runtime.ts';
-import { assertEf, assertTopK } from './vector-index.ts';
+import { assertEf, assertTopK } from './arguments.ts';
 
 export const hnswIndexOptionsSchema = z
   .object({

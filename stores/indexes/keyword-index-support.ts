@@ -7,7 +7,8 @@ import type { KeywordSearchOptions } from '../../src/contracts/keyword-search.ts
 import type { Document } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
 import { Bm25Index, bm25IndexOptionsSchema, type Bm25DocumentInput } from './bm25-index.ts';
-import { assertTopK, type VectorIndex } from './vector-index.ts';
+import { assertTopK } from './arguments.ts';
+import type { VectorIndex } from './vector-index.ts';
 
 /**
  * `true` (Lucene's BM25 defaults, English analysis), `false` (no keyword index: vector search only), or the

@@ -6,7 +6,8 @@ import type { Document, Vector } from '../../src/document.ts';
 import { throwIfAborted } from '../../src/errors.ts';
 import type { Bm25Index } from '../indexes/bm25-index.ts';
 import { createKeywordIndex, keywordIndexOptionSchema, keywordInput, searchKeywordIndex } from '../indexes/keyword-index-support.ts';
-import { assertIdList, assertSourceArguments, vectorPrecisionSchema, VectorIndex } from '../indexes/vector-index.ts';
+import { assertIdList, assertSourceArguments } from '../indexes/arguments.ts';
+import { vectorPrecisionSchema, VectorIndex } from '../indexes/vector-index.ts';
 
 export const memoryStoreOptionsSchema = z
   .object({

@@ -12,7 +12,8 @@ import { parseOptions } from '../../src/runtime/options.ts';
 import type { RetryPolicy } from '../../src/runtime/retry.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 import { qdrantPayloadKey, toQdrantFilter, type QdrantFilter } from './qdrant-filter.ts';
-import { assertEf, assertSourceArguments, compareForSource } from '../indexes/vector-index.ts';
+import { assertEf, assertSourceArguments } from '../indexes/arguments.ts';
+import { compareForSource } from '../indexes/vector-index.ts';
 
 /** Characters Qdrant refuses in a collection name. */
 const FORBIDDEN_COLLECTION_CHARACTERS = /[<>:"/\\|?*\u0000-\u001f]/;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { parseOptions } from '../../../src/runtime/options.ts';
 import { AxonError } from '../../../src/errors.ts';
-import { assertTopK, type SearchHits } from '../vector-index.ts';
+import { assertTopK } from '../arguments.ts';
+import type { SearchHits } from '../vector-scan.ts';
 import { int8QueryScale, quantizeRow } from './int8-quantization.ts';
 import { codeOffset, formatBytes, pagedBytes, planLayout, planWithinLimit, WASM_PAGE_BYTES, type SpaceLayout } from './space-layout.ts';
 import { createMemory, instantiateKernel, type SearchKernel, type WasmMemory } from './wasm-runtime.ts';
