@@ -117,9 +117,3 @@ function assertJson(value: unknown, path: string, component: string): void {
   throw new AxonError('INVALID_DOCUMENT', `${path} is not a JSON value (${typeof value}).`, { component, fix: 'Metadata holds strings, finite numbers, booleans, null, arrays and plain objects.' });
 }
 
-/** A shallow copy that does not share the metadata object or the embedding with the original. */
-export function cloneDocument(document: Document): Document {
-  const copy: Document = { ...document, metadata: structuredClone(document.metadata) };
-  if (document.embedding) copy.embedding = document.embedding.slice();
-  return copy;
-}

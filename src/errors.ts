@@ -3,9 +3,19 @@
  * and a fix the user can apply. The human message is rendered from those fields.
  */
 
-/** Stable error codes. Add to this union; never rename a member. */
+/**
+ * Stable error codes. Add to this union; never rename a member.
+ *
+ * `INVALID_ARGUMENT` is no longer raised by Axon (it was split into `INVALID_OPTION`, `INVALID_INPUT`,
+ * `INVALID_PROCESSOR_OUTPUT`, `CAPABILITY_MISSING` and `INTERNAL`); it stays so code that matches on it compiles.
+ */
 export type AxonErrorCode =
   | 'INVALID_ARGUMENT'
+  | 'INVALID_OPTION'
+  | 'INVALID_INPUT'
+  | 'INVALID_PROCESSOR_OUTPUT'
+  | 'CAPABILITY_MISSING'
+  | 'INTERNAL'
   | 'INVALID_QUESTION'
   | 'INVALID_TOP_K'
   | 'INVALID_VECTOR'
@@ -30,34 +40,82 @@ export type AxonErrorCode =
   | 'ABORTED'
   | 'DEPENDENCY_MISSING';
 
-export interface AxonErrorOptions {
+/**
+ * The `details` of the codes that promise a shape. Codes not listed carry free-form details.
+ * Programs can branch on them after `AxonError.hasCode(error, 'INVALID_OPTION')`.
+ */
+export interface AxonErrorDetailsByCode {
+  /** An option or setting (of a constructor or a call) is of the wrong type or out of range. */
+  INVALID_OPTION: { option: string };
+  /** The data handed to a call, or read by it from a file, has the wrong shape. */
+  INVALID_INPUT: { argument: string; position?: number; file?: string; line?: number };
+  /** A function you supplied (post-processor, pre-processor, an evaluation `search`) returned something unusable. */
+  INVALID_PROCESSOR_OUTPUT: { processor: string; position?: number; id?: string };
+  /** The component cannot do what was asked, e.g. keyword search on a store without a keyword index. */
+  CAPABILITY_MISSING: { capability: string };
+  /** Axon broke one of its own invariants, or its installation is incomplete: a bug to report, not your input. */
+  INTERNAL: { invariant: string };
+}
+
+/** The `details` type of a code: its declared shape, or free-form for the other codes. */
+export type AxonErrorDetails<Code extends AxonErrorCode = AxonErrorCode> = Code extends keyof AxonErrorDetailsByCode
+  ? AxonErrorDetailsByCode[Code] & Record<string, unknown>
+  : Record<string, unknown>;
+
+interface AxonErrorBaseOptions {
   /** The component that failed, e.g. `file-store`, `cohere-reranker`. */
   component: string;
   /** What the user can do about it. Rendered after the message. */
   fix?: string;
   cause?: unknown;
-  /** Structured details for programs (never secrets). */
-  details?: Record<string, unknown>;
 }
 
-export class AxonError extends Error {
-  readonly code: AxonErrorCode;
+/** Constructor options; `details` is required for the codes with a declared shape. */
+export type AxonErrorOptions<Code extends AxonErrorCode = AxonErrorCode> = AxonErrorBaseOptions &
+  (Code extends keyof AxonErrorDetailsByCode
+    ? { /** Structured details for programs (never secrets). */ details: AxonErrorDetailsByCode[Code] }
+    : { /** Structured details for programs (never secrets). */ details?: Record<string, unknown> });
+
+// Markers live in the global symbol registry, so an error from another copy of the package is still recognised.
+const AXON_ERROR = Symbol.for('axon-rag.AxonError');
+const FILTER_ERROR = Symbol.for('axon-rag.FilterError');
+const CONFIG_ERROR = Symbol.for('axon-rag.ConfigError');
+const PROVIDER_ERROR = Symbol.for('axon-rag.ProviderError');
+const INDEX_EMPTY_ERROR = Symbol.for('axon-rag.IndexEmptyError');
+const SEARCH_TIMEOUT_ERROR = Symbol.for('axon-rag.SearchTimeoutError');
+
+function mark(error: Error, marker: symbol): void {
+  Object.defineProperty(error, marker, { value: true, enumerable: false });
+}
+
+function isMarked(value: unknown, marker: symbol): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[marker] === true;
+}
+
+export class AxonError<Code extends AxonErrorCode = AxonErrorCode> extends Error {
+  readonly code: Code;
   readonly component: string;
   readonly fix: string | undefined;
-  readonly details: Record<string, unknown> | undefined;
+  readonly details: AxonErrorDetails<Code> | undefined;
 
-  constructor(code: AxonErrorCode, message: string, options: AxonErrorOptions) {
+  constructor(code: Code, message: string, options: AxonErrorOptions<Code>) {
     super(renderMessage(options.component, message, options.fix), { cause: options.cause });
+    mark(this, AXON_ERROR);
     this.name = 'AxonError';
     this.code = code;
     this.component = options.component;
     this.fix = options.fix;
-    this.details = options.details;
+    this.details = options.details as AxonErrorDetails<Code> | undefined;
   }
 
   /** True for any Axon error, including ones from another copy of the package. */
   static isInstance(value: unknown): value is AxonError {
-    return value instanceof Error && typeof (value as AxonError).code === 'string' && typeof (value as AxonError).component === 'string';
+    return isMarked(value, AXON_ERROR);
+  }
+
+  /** True for an Axon error with this code; narrows `details` to the code's declared shape. */
+  static hasCode<Code extends AxonErrorCode>(value: unknown, code: Code): value is AxonError<Code> {
+    return AxonError.isInstance(value) && value.code === code;
   }
 
   toJSON(): Record<string, unknown> {
@@ -74,8 +132,14 @@ export class FilterError extends AxonError {
       fix: options.fix,
       details: { path: options.path },
     });
+    mark(this, FILTER_ERROR);
     this.name = 'FilterError';
     this.path = options.path;
+  }
+
+  /** True for a `FilterError`, including one from another copy of the package. */
+  static override isInstance(value: unknown): value is FilterError {
+    return isMarked(value, FILTER_ERROR);
   }
 }
 
@@ -96,8 +160,14 @@ export class ConfigError extends AxonError {
       fix: 'Correct the listed fields and run again.',
       details: { issues },
     });
+    mark(this, CONFIG_ERROR);
     this.name = 'ConfigError';
     this.issues = issues;
+  }
+
+  /** True for a `ConfigError`, including one from another copy of the package. */
+  static override isInstance(value: unknown): value is ConfigError {
+    return isMarked(value, CONFIG_ERROR);
   }
 }
 
@@ -125,10 +195,16 @@ export class ProviderError extends AxonError {
       cause: options.cause,
       details: { status: options.status, retryAfterMs: options.retryAfterMs },
     });
+    mark(this, PROVIDER_ERROR);
     this.name = 'ProviderError';
     this.provider = options.provider;
     this.status = options.status;
     this.retryable = options.retryable ?? false;
+  }
+
+  /** True for a `ProviderError`, including one from another copy of the package. */
+  static override isInstance(value: unknown): value is ProviderError {
+    return isMarked(value, PROVIDER_ERROR);
   }
 }
 
@@ -139,7 +215,13 @@ export class IndexEmptyError extends AxonError {
       component,
       fix: 'Ingest documents first: `axon ingest <paths…>` or `rag.addDocuments(documents)`.',
     });
+    mark(this, INDEX_EMPTY_ERROR);
     this.name = 'IndexEmptyError';
+  }
+
+  /** True for an `IndexEmptyError`, including one from another copy of the package. */
+  static override isInstance(value: unknown): value is IndexEmptyError {
+    return isMarked(value, INDEX_EMPTY_ERROR);
   }
 }
 
@@ -152,8 +234,14 @@ export class SearchTimeoutError extends AxonError {
       fix: 'Raise the time budget (timeoutMs), narrow the query with a metadata filter, or lower topK.',
       details: { query, budgetMs },
     });
+    mark(this, SEARCH_TIMEOUT_ERROR);
     this.name = 'SearchTimeoutError';
     this.query = query;
+  }
+
+  /** True for a `SearchTimeoutError`, including one from another copy of the package. */
+  static override isInstance(value: unknown): value is SearchTimeoutError {
+    return isMarked(value, SEARCH_TIMEOUT_ERROR);
   }
 }
 

@@ -168,10 +168,10 @@ export abstract class RAG {
   /** Remove every document of a source type, or of one source. Returns how many were removed. */
   async deleteBySource(sourceType: string, sourceName?: string, options: { signal?: AbortSignal } = {}): Promise<number> {
     if (typeof sourceType !== 'string' || sourceType === '') {
-      throw new AxonError('INVALID_ARGUMENT', 'sourceType must be a non-empty string.', { component: COMPONENT });
+      throw new AxonError('INVALID_INPUT', 'sourceType must be a non-empty string.', { component: COMPONENT, details: { argument: 'sourceType' } });
     }
     if (sourceName !== undefined && typeof sourceName !== 'string') {
-      throw new AxonError('INVALID_ARGUMENT', 'sourceName must be a string when given.', { component: COMPONENT });
+      throw new AxonError('INVALID_INPUT', 'sourceName must be a string when given.', { component: COMPONENT, details: { argument: 'sourceName' } });
     }
     return this.components().store.deleteBySource(sourceType, sourceName, options);
   }
@@ -205,14 +205,21 @@ export abstract class RAG {
     for await (const event of this.stream(question, options)) {
       if (event.type === 'result') return event.answer;
     }
-    throw new AxonError('INVALID_ARGUMENT', 'The run ended without a result.', { component: COMPONENT });
+    throw new AxonError('INTERNAL', 'The run ended without a result.', {
+      component: COMPONENT,
+      fix: 'This is a bug in Axon: please report it with the stack trace.',
+      details: { invariant: 'stream-ends-with-result' },
+    });
   }
 
   /** Like `answer`, as events: each stage record when it finishes, answer text deltas, then the result. */
   async *stream(question: string, options: AnswerOptions = {}): AsyncGenerator<RagEvent, void, undefined> {
     const contextBudget = options.contextBudgetCharacters ?? DEFAULT_CONTEXT_BUDGET;
     if (!Number.isInteger(contextBudget) || contextBudget <= 0) {
-      throw new AxonError('INVALID_ARGUMENT', `contextBudgetCharacters must be a positive integer, got ${String(contextBudget)}.`, { component: COMPONENT });
+      throw new AxonError('INVALID_OPTION', `contextBudgetCharacters must be a positive integer, got ${String(contextBudget)}.`, {
+        component: COMPONENT,
+        details: { option: 'contextBudgetCharacters' },
+      });
     }
     const run = this.runRetrieval(question, options);
     let step = await run.next();
@@ -300,7 +307,10 @@ export abstract class RAG {
 
   private async prepareDocuments(inputs: DocumentInput[], options: AddDocumentsOptions): Promise<Document[]> {
     if (!Array.isArray(inputs)) {
-      throw new AxonError('INVALID_ARGUMENT', `documents must be an array, got ${inputs === null ? 'null' : typeof inputs}.`, { component: COMPONENT });
+      throw new AxonError('INVALID_INPUT', `documents must be an array, got ${inputs === null ? 'null' : typeof inputs}.`, {
+        component: COMPONENT,
+        details: { argument: 'documents' },
+      });
     }
     const documents = inputs.map((input, position) => normalizeDocument(input, position, COMPONENT));
     const positions = new Map<string, number>();
@@ -438,15 +448,17 @@ export abstract class RAG {
 
 function resolveSearchMode(mode: unknown, store: VectorStore): SearchMode {
   if (!SEARCH_MODES.includes(mode as SearchMode)) {
-    throw new AxonError('INVALID_ARGUMENT', `searchMode must be one of ${SEARCH_MODES.map((name) => `"${name}"`).join(', ')}, got ${JSON.stringify(mode)}.`, {
+    throw new AxonError('INVALID_OPTION', `searchMode must be one of ${SEARCH_MODES.map((name) => `"${name}"`).join(', ')}, got ${JSON.stringify(mode)}.`, {
       component: COMPONENT,
       fix: 'Use "vector" (embeddings), "keyword" (BM25) or "hybrid" (both, fused).',
+      details: { option: 'searchMode' },
     });
   }
   if (mode !== 'vector' && !supportsKeywordSearch(store)) {
-    throw new AxonError('INVALID_ARGUMENT', `searchMode "${mode}" needs a keyword (BM25) index, and this store has none.`, {
+    throw new AxonError('CAPABILITY_MISSING', `searchMode "${mode}" needs a keyword (BM25) index, and this store has none.`, {
       component: store.name,
       fix: 'Use FileStore or MemoryStore (with keywordIndex left on), or searchMode "vector".',
+      details: { capability: 'keyword-search' },
     });
   }
   return mode as SearchMode;
@@ -456,11 +468,19 @@ function resolveHybridWeights(weights: HybridWeights): Required<HybridWeights> {
   const resolved = { vector: weights.vector ?? 1, keyword: weights.keyword ?? 1 };
   for (const [name, weight] of Object.entries(resolved)) {
     if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) {
-      throw new AxonError('INVALID_ARGUMENT', `hybridWeights.${name} must be a finite number ≥ 0, got ${String(weight)}.`, { component: COMPONENT, fix: 'Use weights such as { vector: 1, keyword: 1 }.' });
+      throw new AxonError('INVALID_OPTION', `hybridWeights.${name} must be a finite number ≥ 0, got ${String(weight)}.`, {
+        component: COMPONENT,
+        fix: 'Use weights such as { vector: 1, keyword: 1 }.',
+        details: { option: `hybridWeights.${name}` },
+      });
     }
   }
   if (resolved.vector === 0 && resolved.keyword === 0) {
-    throw new AxonError('INVALID_ARGUMENT', 'hybridWeights are both 0, so fusion could not rank anything.', { component: COMPONENT, fix: 'Give at least one retriever a positive weight.' });
+    throw new AxonError('INVALID_OPTION', 'hybridWeights are both 0, so fusion could not rank anything.', {
+      component: COMPONENT,
+      fix: 'Give at least one retriever a positive weight.',
+      details: { option: 'hybridWeights' },
+    });
   }
   return resolved;
 }
@@ -477,19 +497,24 @@ function uniqueQueries(queries: SearchQuery[]): SearchQuery[] {
 
 function validateProcessorOutput(output: unknown, name: string): Document[] {
   if (!Array.isArray(output)) {
-    throw new AxonError('INVALID_ARGUMENT', `Post-processor returned ${output === null ? 'null' : typeof output} instead of an array of documents.`, {
+    throw new AxonError('INVALID_PROCESSOR_OUTPUT', `Post-processor returned ${output === null ? 'null' : typeof output} instead of an array of documents.`, {
       component: name,
       fix: 'Return the (possibly filtered or reordered) array of documents from process().',
+      details: { processor: name },
     });
   }
   output.forEach((document, index) => {
     if (document === null || typeof document !== 'object' || typeof document.id !== 'string' || typeof document.content !== 'string') {
-      throw new AxonError('INVALID_ARGUMENT', `Post-processor returned an invalid document at position ${index}.`, { component: name });
+      throw new AxonError('INVALID_PROCESSOR_OUTPUT', `Post-processor returned an invalid document at position ${index}.`, {
+        component: name,
+        details: { processor: name, position: index },
+      });
     }
     if (typeof document.score !== 'number' || !Number.isFinite(document.score)) {
-      throw new AxonError('INVALID_ARGUMENT', `Post-processor set the score of "${document.id}" to ${String(document.score)}; scores must be finite numbers.`, {
+      throw new AxonError('INVALID_PROCESSOR_OUTPUT', `Post-processor set the score of "${document.id}" to ${String(document.score)}; scores must be finite numbers.`, {
         component: name,
         fix: 'Check the scoring code of this post-processor (a division by zero or a missing field gives NaN).',
+        details: { processor: name, position: index, id: document.id },
       });
     }
   });

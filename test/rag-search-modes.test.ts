@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRag } from '../src/config/create-rag.ts';
-import { EmbeddedRAG, LOCAL_EMBEDDINGS_HYBRID_WEIGHTS } from '../src/config/embedded-rag.ts';
+import { EmbeddedRAG, LOCAL_EMBEDDINGS_HYBRID_WEIGHTS, retrievalDefaultsFor } from '../src/config/embedded-rag.ts';
 import type { EmbedOptions, EmbeddingsProvider } from '../src/contracts/embeddings.ts';
 import type { PreProcessor, SearchQuery } from '../src/contracts/pre-processor.ts';
+import { supportsKeywordSearch } from '../src/contracts/keyword-search.ts';
 import type { VectorStore } from '../src/contracts/vector-store.ts';
 import type { DocumentInput } from '../src/document.ts';
 import { AxonError, IndexEmptyError } from '../src/errors.ts';
@@ -206,25 +207,38 @@ describe('search modes through RAG.retrieve', () => {
   });
 
   describe('errors', () => {
-    it('keyword or hybrid on a store without a keyword index is INVALID_ARGUMENT naming the store and the fix', async () => {
+    it('keyword or hybrid on a store without a keyword index is CAPABILITY_MISSING naming the store and the fix', async () => {
       const rag = await filled({ store: new MemoryStore({ keywordIndex: false }) });
       for (const searchMode of ['keyword', 'hybrid'] as const) {
         const error = await rag.retrieve(QUESTION, { searchMode }).catch((caught: unknown) => caught);
         expect(AxonError.isInstance(error)).toBe(true);
-        expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', component: 'memory-store' });
+        expect(error).toMatchObject({ code: 'CAPABILITY_MISSING', component: 'memory-store', details: { capability: 'keyword-search' } });
         expect((error as AxonError).message).toContain(`searchMode "${searchMode}" needs a keyword (BM25) index`);
         expect((error as AxonError).fix).toBe('Use FileStore or MemoryStore (with keywordIndex left on), or searchMode "vector".');
       }
       // A store that does not implement keyword search at all fails the same way.
       const bare: VectorStore = { name: 'bare-store', topK: 50, add: async () => undefined, search: async () => [], deleteBySource: async () => 0, getByIds: async () => [], getBySource: async () => [], count: async () => 1 };
-      await expect(new TopicRAG({ store: bare }).retrieve('x', { searchMode: 'keyword' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', component: 'bare-store' });
+      await expect(new TopicRAG({ store: bare }).retrieve('x', { searchMode: 'keyword' })).rejects.toMatchObject({ code: 'CAPABILITY_MISSING', component: 'bare-store' });
+    });
+
+    it('reads the declared capability, not the methods a store happens to have', async () => {
+      const base = { topK: 50, add: async () => undefined, search: async () => [], deleteBySource: async () => 0, getByIds: async () => [], getBySource: async () => [], count: async () => 1 };
+      // A keywordSearch method without the declaration is not used.
+      const undeclared = { ...base, name: 'undeclared-store', keywordSearch: async () => [] };
+      await expect(new TopicRAG({ store: undeclared }).retrieve('x', { searchMode: 'keyword' })).rejects.toMatchObject({ code: 'CAPABILITY_MISSING', component: 'undeclared-store' });
+      // A declaration without the method is the store's bug, reported as such.
+      const unimplemented: VectorStore = { ...base, name: 'unimplemented-store', capabilities: { keywordSearch: true } };
+      expect(() => supportsKeywordSearch(unimplemented)).toThrow(expect.objectContaining({ code: 'INTERNAL', component: 'unimplemented-store' }));
+      // Declared and implemented: served.
+      const declared = { ...base, name: 'declared-store', capabilities: { keywordSearch: true }, keywordSearch: async () => [] };
+      expect(supportsKeywordSearch(declared)).toBe(true);
     });
 
     it('rejects an unknown mode and bad weights', async () => {
       const rag = await filled();
-      await expect(rag.retrieve('x', { searchMode: 'fuzzy' as SearchMode })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', component: 'rag', message: expect.stringContaining('"vector", "keyword", "hybrid"') });
+      await expect(rag.retrieve('x', { searchMode: 'fuzzy' as SearchMode })).rejects.toMatchObject({ code: 'INVALID_OPTION', component: 'rag', details: { option: 'searchMode' }, message: expect.stringContaining('"vector", "keyword", "hybrid"') });
       for (const weights of [{ vector: -1 }, { keyword: Number.NaN }, { vector: 0, keyword: 0 }]) {
-        await expect(rag.retrieve('x', { searchMode: 'hybrid', hybridWeights: weights })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', component: 'rag' });
+        await expect(rag.retrieve('x', { searchMode: 'hybrid', hybridWeights: weights })).rejects.toMatchObject({ code: 'INVALID_OPTION', component: 'rag' });
       }
     });
   });
@@ -253,6 +267,14 @@ describe('search mode defaults', () => {
     await expect(createRag({ store: { type: 'memory' }, hybridWeights: { vector: 0, keyword: 0 } })).rejects.toThrow(/hybridWeights: at least one weight must be above 0/);
     await expect(createRag({ store: { type: 'qdrant', url: 'http://127.0.0.1:9', collection: 'docs' }, searchMode: 'hybrid' })).rejects.toThrow(/searchMode: "hybrid" needs a store with a keyword index; the "qdrant" store has none/);
     await expect(createRag({ store: { type: 'memory', keywordIndex: false }, searchMode: 'keyword' })).rejects.toThrow(/searchMode: "keyword" needs a store with a keyword index/);
+  });
+
+  it('BM25-led hybrid weights follow the declared lexical capability, not the embedder class', () => {
+    const store = new MemoryStore();
+    const lexical: EmbeddingsProvider = { name: 'my-lexical', dimensions: 4, maxBatchSize: 8, maxParallelCalls: 1, capabilities: { lexical: true }, embed: async (texts) => texts.map(() => [1, 0, 0, 0]) };
+    expect(retrievalDefaultsFor({ embeddings: lexical, store })).toEqual({ searchMode: 'hybrid', hybridWeights: LOCAL_EMBEDDINGS_HYBRID_WEIGHTS });
+    expect(retrievalDefaultsFor({ embeddings: { ...lexical, capabilities: { lexical: false } }, store })).toBeUndefined();
+    expect(retrievalDefaultsFor({ embeddings: new TopicEmbeddings(), store })).toBeUndefined();
   });
 
   it('the local embedder defaults to hybrid with BM25-led weights; other embedders and stores to vector', async () => {

@@ -244,7 +244,7 @@ describe('RAG bad input', () => {
     const nan = Array.from({ length: 512 }, (_, index) => (index === 7 ? Number.NaN : 0.1));
     expect(await codeOf(rag.addDocuments([{ content: 'fine' }, { content: 'bad', embedding: nan }]))).toBe('INVALID_VECTOR');
     expect(await codeOf(rag.addDocuments([{ id: 'x', content: 'a' }, { id: 'x', content: 'b' }]))).toBe('DUPLICATE_ID');
-    expect(await codeOf(rag.addDocuments('text' as unknown as DocumentInput[]))).toBe('INVALID_ARGUMENT');
+    expect(await codeOf(rag.addDocuments('text' as unknown as DocumentInput[]))).toBe('INVALID_INPUT');
     expect(await codeOf(rag.addDocuments([{ content: 'a', metadata: { when: new Date() as unknown as string } }]))).toBe('INVALID_DOCUMENT');
     expect(await rag.store.count()).toBe(before);
   });
@@ -262,6 +262,18 @@ describe('RAG bad input', () => {
     const error = (await rag.retrieve('password').catch((caught: unknown) => caught)) as AxonError;
     expect(error.component).toBe('broken-scorer');
     expect(error.message).toMatch(/NaN/);
+    expect(error).toMatchObject({ code: 'INVALID_PROCESSOR_OUTPUT', details: { processor: 'broken-scorer', position: 0 } });
+  });
+
+  it('fails the run with INVALID_PROCESSOR_OUTPUT when a post-processor returns no array or a non-document', async () => {
+    const notArray: PostProcessor = { name: 'not-array', process: async () => ({}) as unknown as Document[] };
+    const notDocument: PostProcessor = { name: 'not-document', process: async (_question: string, documents: Document[]) => [documents[0], { id: 7 } as unknown as Document] };
+    for (const [post, details] of [[notArray, { processor: 'not-array' }], [notDocument, { processor: 'not-document', position: 1 }]] as const) {
+      const rag = await filled({ post: [post] });
+      const error = await rag.retrieve('password').catch((caught: unknown) => caught);
+      expect(AxonError.hasCode(error, 'INVALID_PROCESSOR_OUTPUT')).toBe(true);
+      expect(error).toMatchObject({ component: post.name, details });
+    }
   });
 
   it('honours an aborted signal', async () => {

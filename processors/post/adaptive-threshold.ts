@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { PostProcessor } from '../../src/contracts/post-processor.ts';
 import type { RunContext } from '../../src/contracts/run-context.ts';
 import type { Document } from '../../src/document.ts';
+import { throwIfAborted } from '../../src/errors.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 
 export const adaptiveThresholdOptionsSchema = z
@@ -45,6 +46,7 @@ export class AdaptiveThreshold implements PostProcessor {
   }
 
   async process(_question: string, documents: Document[], context: RunContext): Promise<Document[]> {
+    throwIfAborted(context.signal, this.name);
     const cut = this.thresholdFor(documents.map((document) => document.score));
     if (cut === undefined) return documents;
     const { threshold, median: center, mad } = cut;
@@ -61,7 +63,7 @@ export class AdaptiveThreshold implements PostProcessor {
 // --- Internal helpers ---
 
 /** Median; the mean of the two middle values for an even count. */
-export function median(values: number[]): number {
+function median(values: number[]): number {
   const sorted = values.slice().sort((a, b) => a - b);
   const middle = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;

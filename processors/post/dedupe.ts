@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { PostProcessor } from '../../src/contracts/post-processor.ts';
 import type { RunContext } from '../../src/contracts/run-context.ts';
 import type { Document } from '../../src/document.ts';
+import { throwIfAborted } from '../../src/errors.ts';
 import { deduplicate } from '../../src/pipeline/dedupe.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 
@@ -23,6 +24,7 @@ export class Dedupe implements PostProcessor {
   }
 
   async process(_question: string, documents: Document[], context: RunContext): Promise<Document[]> {
+    throwIfAborted(context.signal, this.name);
     const result = deduplicate(documents);
     for (const removed of result.removed) context.drop(removed.id, removed.reason === 'duplicate-id' ? 'repeated id' : `same content as ${removed.keptId}`);
     return result.documents;

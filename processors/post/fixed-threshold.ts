@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { PostProcessor } from '../../src/contracts/post-processor.ts';
 import type { RunContext } from '../../src/contracts/run-context.ts';
 import type { Document } from '../../src/document.ts';
+import { throwIfAborted } from '../../src/errors.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 
 export const fixedThresholdOptionsSchema = z
@@ -29,6 +30,7 @@ export class FixedThreshold implements PostProcessor {
   }
 
   async process(_question: string, documents: Document[], context: RunContext): Promise<Document[]> {
+    throwIfAborted(context.signal, this.name);
     return documents.filter((document) => {
       const keep = document.score >= this.threshold;
       if (!keep) context.drop(document.id, `score ${formatScore(document.score)} < threshold ${this.threshold}`);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { PostProcessor } from '../../src/contracts/post-processor.ts';
 import type { RunContext } from '../../src/contracts/run-context.ts';
 import type { Document } from '../../src/document.ts';
+import { throwIfAborted } from '../../src/errors.ts';
 import { maximalMarginalRelevance } from '../../src/pipeline/mmr.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 
@@ -46,6 +47,7 @@ export class MMR implements PostProcessor {
 
   /** @throws AxonError `MISSING_EMBEDDINGS` when a document has no embedding */
   async process(_question: string, documents: Document[], context: RunContext): Promise<Document[]> {
+    throwIfAborted(context.signal, this.name);
     const { selected, unselected } = maximalMarginalRelevance(documents, { k: this.k, lambda: this.lambda, component: NAME });
     for (const { document, relevance, score, mostSimilarId, similarity } of unselected) {
       context.drop(

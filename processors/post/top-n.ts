@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { PostProcessor } from '../../src/contracts/post-processor.ts';
 import type { RunContext } from '../../src/contracts/run-context.ts';
 import type { Document } from '../../src/document.ts';
+import { throwIfAborted } from '../../src/errors.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 
 export const topNOptionsSchema = z
@@ -25,6 +26,7 @@ export class TopN implements PostProcessor {
   }
 
   async process(_question: string, documents: Document[], context: RunContext): Promise<Document[]> {
+    throwIfAborted(context.signal, this.name);
     for (const document of documents.slice(this.n)) context.drop(document.id, `beyond the first ${this.n}`);
     return documents.slice(0, this.n);
   }

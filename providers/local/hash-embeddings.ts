@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
+import type { EmbedOptions, EmbeddingsCapabilities, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import { throwIfAborted } from '../../src/errors.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
+import { assertTexts } from '../shared/chat-input.ts';
 
 export const localHashEmbeddingsOptionsSchema = z
   .object({
@@ -35,6 +36,8 @@ export class LocalHashEmbeddings implements EmbeddingsProvider {
   readonly dimensions: number;
   readonly maxBatchSize = 1024;
   readonly maxParallelCalls = 1;
+  /** Hashed words and character n-grams: a lexical signal, so pipelines let BM25 lead (see `retrievalDefaultsFor`). */
+  readonly capabilities: EmbeddingsCapabilities = Object.freeze({ lexical: true });
   private readonly options: z.output<typeof localHashEmbeddingsOptionsSchema>;
 
   constructor(options: LocalHashEmbeddingsOptions = {}) {
@@ -44,6 +47,7 @@ export class LocalHashEmbeddings implements EmbeddingsProvider {
 
   async embed(texts: string[], options: EmbedOptions): Promise<Float32Array[]> {
     throwIfAborted(options.signal, NAME);
+    assertTexts(texts, this.maxBatchSize, 'texts', NAME);
     return texts.map((text) => this.embedOne(text));
   }
 

@@ -7,19 +7,29 @@ const ROLES = new Set(['system', 'user', 'assistant']);
  * Check a conversation before it is sent: a non-empty array of `{role, content}` with a known role and string
  * content. A bad message is a programming error, so it fails here rather than as a 400 from the service.
  *
- * @throws AxonError `INVALID_ARGUMENT` naming the first bad message.
+ * @throws AxonError `INVALID_INPUT` naming the first bad message.
  */
 export function assertChatMessages(messages: unknown, component: string): asserts messages is ChatMessage[] {
   if (!Array.isArray(messages) || messages.length === 0) {
-    throw new AxonError('INVALID_ARGUMENT', 'messages must be a non-empty array.', { component, fix: 'Pass at least one { role, content } message.' });
+    throw new AxonError('INVALID_INPUT', 'messages must be a non-empty array.', {
+      component,
+      fix: 'Pass at least one { role, content } message.',
+      details: { argument: 'messages' },
+    });
   }
   messages.forEach((message: unknown, position) => {
     const { role, content } = (message ?? {}) as Partial<ChatMessage>;
     if (typeof role !== 'string' || !ROLES.has(role)) {
-      throw new AxonError('INVALID_ARGUMENT', `messages[${position}].role is ${JSON.stringify(role)}; expected system, user or assistant.`, { component });
+      throw new AxonError('INVALID_INPUT', `messages[${position}].role is ${JSON.stringify(role)}; expected system, user or assistant.`, {
+        component,
+        details: { argument: `messages[${position}].role`, position },
+      });
     }
     if (typeof content !== 'string') {
-      throw new AxonError('INVALID_ARGUMENT', `messages[${position}].content must be a string.`, { component });
+      throw new AxonError('INVALID_INPUT', `messages[${position}].content must be a string.`, {
+        component,
+        details: { argument: `messages[${position}].content`, position },
+      });
     }
   });
 }
@@ -27,18 +37,22 @@ export function assertChatMessages(messages: unknown, component: string): assert
 /**
  * Check what a provider's `embed` or `rerank` received: an array of strings no longer than the declared limit.
  *
- * @throws AxonError `INVALID_ARGUMENT`
+ * @throws AxonError `INVALID_INPUT`
  */
 export function assertTexts(texts: unknown, limit: number, label: string, component: string): asserts texts is string[] {
-  if (!Array.isArray(texts)) throw new AxonError('INVALID_ARGUMENT', `${label} must be an array of strings.`, { component });
+  if (!Array.isArray(texts)) throw new AxonError('INVALID_INPUT', `${label} must be an array of strings.`, { component, details: { argument: label } });
   if (texts.length > limit) {
-    throw new AxonError('INVALID_ARGUMENT', `${texts.length} ${label} in one call; at most ${limit} are accepted.`, {
+    throw new AxonError('INVALID_INPUT', `${texts.length} ${label} in one call; at most ${limit} are accepted.`, {
       component,
       fix: 'Split the list into batches (embedAll and the reranker post-processors do this for you).',
+      details: { argument: label },
     });
   }
   texts.forEach((text: unknown, position) => {
-    if (typeof text !== 'string') throw new AxonError('INVALID_ARGUMENT', `${label}[${position}] is not a string.`, { component });
+    if (typeof text !== 'string') throw new AxonError('INVALID_INPUT', `${label}[${position}] is not a string.`, {
+      component,
+      details: { argument: label, position },
+    });
   });
 }
 

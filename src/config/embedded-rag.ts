@@ -22,7 +22,7 @@ export const LOCAL_EMBEDDINGS_HYBRID_WEIGHTS: Readonly<Required<HybridWeights>> 
  * pipeline defaults to `hybrid` with BM25-led weights when its store has a keyword index.
  */
 export function retrievalDefaultsFor(parts: { embeddings: EmbeddingsProvider; store: VectorStore }): { searchMode: SearchMode; hybridWeights: Required<HybridWeights> } | undefined {
-  if (!(parts.embeddings instanceof LocalHashEmbeddings)) return undefined;
+  if (parts.embeddings.capabilities?.lexical !== true) return undefined;
   return { searchMode: supportsKeywordSearch(parts.store) ? 'hybrid' : 'vector', hybridWeights: { ...LOCAL_EMBEDDINGS_HYBRID_WEIGHTS } };
 }
 

@@ -79,12 +79,20 @@ export class ComponentRegistry {
    */
   register(definition: ComponentDefinition<ComponentKind, z.ZodType>, options: { replace?: boolean } = {}): this {
     if (!definition || typeof definition.name !== 'string' || !/^[a-z][a-z0-9-]*$/.test(definition.name)) {
-      throw new AxonError('INVALID_ARGUMENT', `Component names are lower-case kebab-case, got ${JSON.stringify(definition?.name)}.`, { component: 'config', fix: 'Name it like "source-policy".' });
+      throw new AxonError('INVALID_INPUT', `Component names are lower-case kebab-case, got ${JSON.stringify(definition?.name)}.`, {
+        component: 'config',
+        fix: 'Name it like "source-policy".',
+        details: { argument: 'definition.name' },
+      });
     }
     const identifier = componentIdentifier(definition.kind, definition.name);
     if (this.definitions.has(identifier)) {
       if (!options.replace) {
-        throw new AxonError('INVALID_ARGUMENT', `A ${definition.kind} named "${definition.name}" is already registered.`, { component: 'config', fix: 'Choose another name, or pass { replace: true } to override it.' });
+        throw new AxonError('INVALID_INPUT', `A ${definition.kind} named "${definition.name}" is already registered.`, {
+          component: 'config',
+          fix: 'Choose another name, or pass { replace: true } to override it.',
+          details: { argument: 'definition.name' },
+        });
       }
     }
     this.definitions.set(identifier, definition);

@@ -8,6 +8,16 @@ export interface EmbedOptions {
   signal?: AbortSignal;
 }
 
+/** What an embeddings provider declares about its vectors. Read by the pipeline; never guessed from its class. */
+export interface EmbeddingsCapabilities {
+  /**
+   * The vectors capture shared words and word parts, not meaning (a hashing embedder, say). A pipeline whose
+   * store has a keyword index then defaults to hybrid search led by BM25 (`LOCAL_EMBEDDINGS_HYBRID_WEIGHTS`),
+   * since such vectors rank below BM25 on their own. @default false
+   */
+  readonly lexical?: boolean;
+}
+
 /**
  * Turns texts into vectors. The capability fields let the core batch and parallelise in one place
  * (`src/runtime/`); `embed` itself is called with at most `maxBatchSize` texts.
@@ -21,6 +31,8 @@ export interface EmbeddingsProvider {
   readonly maxBatchSize: number;
   /** How many `embed` calls may run at once. 1 means calls are made one after another. */
   readonly maxParallelCalls: number;
+  /** Optional: what the vectors are like. Absent means semantic vectors with no special handling. */
+  readonly capabilities?: EmbeddingsCapabilities;
   /** One vector per text, in the same order. */
   embed(texts: string[], options: EmbedOptions): Promise<Vector[]>;
 }

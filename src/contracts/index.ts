@@ -1,9 +1,10 @@
 export type { RunContext } from './run-context.ts';
 export type { PreProcessor, SearchQuery } from './pre-processor.ts';
 export type { PostProcessor } from './post-processor.ts';
-export type { VectorStore, VectorSearchOptions, StoreOperationOptions, SearchMethod } from './vector-store.ts';
-export type { EmbeddingsProvider, EmbeddingInputType, EmbedOptions } from './embeddings.ts';
+export type { VectorStore, VectorSearchOptions, StoreOperationOptions, SearchMethod, VectorStoreCapabilities } from './vector-store.ts';
+export type { EmbeddingsProvider, EmbeddingInputType, EmbedOptions, EmbeddingsCapabilities } from './embeddings.ts';
 export type { ChatProvider, ChatMessage, ChatOptions } from './chat.ts';
 export type { Reranker, RerankOptions, RerankResult } from './reranker.ts';
 export type { KeywordSearchable, KeywordSearchOptions } from './keyword-search.ts';
 export { supportsKeywordSearch } from './keyword-search.ts';
+export type { Loader, LoaderSource, LoadedDocument } from './loader.ts';

@@ -24,6 +24,15 @@ export interface StoreOperationOptions {
   signal?: AbortSignal;
 }
 
+/** What a store declares it can do beyond the required methods. Read by the pipeline; never guessed from methods. */
+export interface VectorStoreCapabilities {
+  /**
+   * The store keeps a BM25 keyword index over its documents and serves `keywordSearch` (`KeywordSearchable`),
+   * so keyword and hybrid search work. False (or absent) for a store without one, or built with it off. @default false
+   */
+  readonly keywordSearch?: boolean;
+}
+
 /**
  * Where documents and their embeddings live. Scores returned by `search` are cosine similarities in [-1, 1],
  * whatever the backend, so thresholds mean the same thing on every store.
@@ -33,6 +42,8 @@ export interface VectorStore {
   readonly name: string;
   /** Default number of results of `search`. @default 50 */
   readonly topK: number;
+  /** Optional: what the store can do beyond the required methods. Absent means none of the optional capabilities. */
+  readonly capabilities?: VectorStoreCapabilities;
   /**
    * Insert or replace (by id) documents that carry an `embedding`. All or nothing: when this resolves the
    * documents are durable; when it throws, none of them were written.

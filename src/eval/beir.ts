@@ -52,7 +52,7 @@ const LAYOUT = 'A BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split
  * (`{_id, text, metadata}`) and `qrels/<split>.tsv` (tab-separated `query-id corpus-id score` under a header).
  * Only queries that appear in the qrels are returned.
  *
- * @throws AxonError `NOT_FOUND` when a file is missing, `INVALID_ARGUMENT` naming file and line when one is
+ * @throws AxonError `NOT_FOUND` when a file is missing, `INVALID_INPUT` naming file and line when one is
  * malformed, `DUPLICATE_ID` when an id repeats.
  */
 export async function loadBeir(folder: string, options: LoadBeirOptions = {}): Promise<BeirDataset> {
@@ -185,7 +185,7 @@ function preview(ids: string[]): string {
 }
 
 function malformed(message: string, cause?: unknown): AxonError {
-  return new AxonError('INVALID_ARGUMENT', `Malformed BEIR data: ${message}`, { component: NAME, fix: LAYOUT, cause });
+  return new AxonError('INVALID_INPUT', `Malformed BEIR data: ${message}`, { component: NAME, fix: LAYOUT, cause, details: { argument: 'folder' } });
 }
 
 function duplicate(id: string, where: string): AxonError {

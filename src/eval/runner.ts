@@ -50,12 +50,16 @@ const NAME = 'eval';
  * Run `search` for every query with at least one relevant judgment, one query at a time (so latencies are
  * not inflated by sharing the machine with other queries), and average the metrics of `metricNames(ks)`.
  *
- * @throws AxonError `INVALID_ARGUMENT` for bad cut-offs or when `search` returns something other than ids.
+ * @throws AxonError `INVALID_OPTION` for bad cut-offs, `INVALID_PROCESSOR_OUTPUT` when `search` returns something other than ids.
  */
 export async function evaluateRetrieval(options: EvaluateRetrievalOptions): Promise<RetrievalEvaluation> {
   const ks = options.ks ?? [10, 100];
   if (ks.length === 0 || ks.some((k) => !Number.isInteger(k) || k < 1)) {
-    throw new AxonError('INVALID_ARGUMENT', `ks must be positive integers, got [${ks.join(', ')}].`, { component: NAME, fix: 'Use cut-offs such as [10, 100].' });
+    throw new AxonError('INVALID_OPTION', `ks must be positive integers, got [${ks.join(', ')}].`, {
+      component: NAME,
+      fix: 'Use cut-offs such as [10, 100].',
+      details: { option: 'ks' },
+    });
   }
   const names = metricNames(ks);
   const skippedQueryIds: string[] = [];
@@ -73,9 +77,10 @@ export async function evaluateRetrieval(options: EvaluateRetrievalOptions): Prom
     const ranking = await options.search(query.text, query);
     const latencyMs = performance.now() - started;
     if (!Array.isArray(ranking) || ranking.some((id) => typeof id !== 'string')) {
-      throw new AxonError('INVALID_ARGUMENT', `search() for query ${query.id} returned ${Array.isArray(ranking) ? 'a list with non-string items' : typeof ranking}.`, {
+      throw new AxonError('INVALID_PROCESSOR_OUTPUT', `search() for query ${query.id} returned ${Array.isArray(ranking) ? 'a list with non-string items' : typeof ranking}.`, {
         component: NAME,
         fix: 'Return the ranked document ids, best first, as strings.',
+        details: { processor: 'search' },
       });
     }
     const metrics = evaluateRanking(ranking, options.qrels.get(query.id)!, ks)!;

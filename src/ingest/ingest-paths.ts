@@ -77,17 +77,25 @@ export type IngestOptions = z.input<typeof ingestOptionsSchema> & {
  * @example
  * const summary = await ingestPaths(['docs'], { embeddings, store }, { include: ['*.md', '*.pdf'] });
  * if (!summary.ok) console.error(summary.failed);
- * @throws ConfigError for invalid options; AxonError `INVALID_ARGUMENT` for invalid paths or target; `ABORTED` when `signal` fires.
+ * @throws ConfigError for invalid options; AxonError `INVALID_INPUT` for invalid paths or target; `ABORTED` when `signal` fires.
  */
 export async function ingestPaths(paths: readonly string[], target: IngestTarget, options: IngestOptions = {}): Promise<IngestSummary> {
   const { signal, onProgress, loaders, ...rest } = options;
   const settings = parseOptions(ingestOptionsSchema, rest, 'ingest');
   const splitter = resolveSplitterOptions({ chunkSize: settings.chunkSize, chunkOverlap: settings.chunkOverlap, unit: settings.unit });
   if (!Array.isArray(paths) || paths.length === 0 || paths.some((path) => typeof path !== 'string' || path === '')) {
-    throw new AxonError('INVALID_ARGUMENT', 'paths must be a non-empty array of non-empty strings.', { component: 'ingest', fix: 'Pass files, directories or glob patterns, e.g. ["docs"].' });
+    throw new AxonError('INVALID_INPUT', 'paths must be a non-empty array of non-empty strings.', {
+      component: 'ingest',
+      fix: 'Pass files, directories or glob patterns, e.g. ["docs"].',
+      details: { argument: 'paths' },
+    });
   }
   if (!target || typeof target.embeddings?.embed !== 'function' || typeof target.store?.add !== 'function') {
-    throw new AxonError('INVALID_ARGUMENT', 'target must hold an embeddings provider and a vector store.', { component: 'ingest', fix: 'Pass { embeddings, store }.' });
+    throw new AxonError('INVALID_INPUT', 'target must hold an embeddings provider and a vector store.', {
+      component: 'ingest',
+      fix: 'Pass { embeddings, store }.',
+      details: { argument: 'target' },
+    });
   }
   const run = new IngestRun(
     target,

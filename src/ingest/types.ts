@@ -2,6 +2,9 @@ import type { EmbeddingsProvider } from '../contracts/embeddings.ts';
 import type { VectorStore } from '../contracts/vector-store.ts';
 import type { JsonValue } from '../document.ts';
 
+// The loader contract lives with the other contracts; re-exported here for the ingest modules and older imports.
+export type { LoadedDocument, Loader, LoaderSource } from '../contracts/loader.ts';
+
 /**
  * What ingestion writes into: the embeddings provider that turns chunks into vectors and the store that
  * keeps them. Ingestion depends on nothing else, so a `RAG` (or anything holding these two) can drive it.
@@ -9,49 +12,6 @@ import type { JsonValue } from '../document.ts';
 export interface IngestTarget {
   embeddings: EmbeddingsProvider;
   store: VectorStore;
-}
-
-/** One piece of text a loader found in a file, before splitting (a page of a PDF, a row of a CSV, a whole Markdown file). */
-export interface LoadedDocument {
-  content: string;
-  /** Metadata the loader knows (`pageNumber`, `title`, front matter, record fields). JSON values only. */
-  metadata: Record<string, JsonValue>;
-  /** Split with the Markdown splitter, which keeps each chunk's heading path. */
-  markdown?: boolean;
-}
-
-/** The file a loader reads, with lazy accessors so a loader takes only what it needs. */
-export interface LoaderSource {
-  /** Absolute path. */
-  path: string;
-  /** The name stored as `sourceName` (the path relative to the base directory, `/`-separated). */
-  sourceName: string;
-  /** Lower-case extension without the dot, e.g. `md`. */
-  extension: string;
-  /** Size in bytes. */
-  size: number;
-  signal?: AbortSignal;
-  /** The raw bytes (binary formats such as PDF). */
-  bytes(): Promise<Uint8Array>;
-  /** The whole file decoded as text (BOM and UTF-16 handled). */
-  text(): Promise<string>;
-  /** The decoded text in pieces, without holding the whole file in memory. */
-  textStream(): AsyncIterable<string>;
-  /** The decoded text line by line (`\n` or `\r\n`), without the line ends. */
-  lines(): AsyncIterable<string>;
-  /** Report a problem that does not stop the file (a malformed JSONL line); it appears in the summary. */
-  warn(message: string): void;
-}
-
-/** Reads one file format into documents. */
-export interface Loader {
-  /** Short name shown in reports, e.g. `pdf-loader`. */
-  readonly name: string;
-  /** Reads bytes, not text: the binary-content check and decoding are skipped. */
-  readonly binary?: boolean;
-  /** Reads through `lines()`/`textStream()`, so files of any size can be given to it. */
-  readonly streaming?: boolean;
-  load(source: LoaderSource): AsyncIterable<LoadedDocument>;
 }
 
 /** Why a file was skipped or failed; stable, for programs. */

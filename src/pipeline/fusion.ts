@@ -60,16 +60,18 @@ const NAME = 'fusion';
  *   { name: 'bm25', documents: keywordHits, weight: 0.5 },
  * ]);
  *
- * @throws AxonError `INVALID_ARGUMENT` for a bad k, weight, topK or a document without a string id.
+ * @throws AxonError `INVALID_OPTION` for a bad k, weight or topK; `INVALID_INPUT` for lists that are not ranked lists or hold a document without a string id.
  */
 export function reciprocalRankFusion<T extends Rankable = Document>(
   lists: ReadonlyArray<RankedList<T> | readonly T[]>,
   options: FusionOptions = {},
 ): FusionResult<T> {
   const k = options.k ?? 60;
-  if (typeof k !== 'number' || !Number.isFinite(k) || k < 0) throw invalid(`k must be a finite number ≥ 0, got ${String(k)}.`);
-  if (options.topK !== undefined && (!Number.isInteger(options.topK) || options.topK < 1)) throw invalid(`topK must be a positive integer, got ${String(options.topK)}.`);
-  if (!Array.isArray(lists)) throw invalid('reciprocalRankFusion() takes an array of ranked lists.');
+  if (typeof k !== 'number' || !Number.isFinite(k) || k < 0) throw invalidOption('k', `k must be a finite number ≥ 0, got ${String(k)}.`);
+  if (options.topK !== undefined && (!Number.isInteger(options.topK) || options.topK < 1)) {
+    throw invalidOption('topK', `topK must be a positive integer, got ${String(options.topK)}.`);
+  }
+  if (!Array.isArray(lists)) throw invalidInput('lists', 'reciprocalRankFusion() takes an array of ranked lists.');
 
   const entries = new Map<string, { document: T; score: number; order: number }>();
   const contributions = new Map<string, FusionContribution[]>();
@@ -81,7 +83,7 @@ export function reciprocalRankFusion<T extends Rankable = Document>(
     const seenInList = new Set<string>();
     for (const document of list.documents) {
       if (!hasStringId(document)) {
-        throw invalid(`${list.name} holds an item without a string id.`);
+        throw invalidInput(`lists[${listIndex}]`, `${list.name} holds an item without a string id.`);
       }
       if (seenInList.has(document.id)) continue;
       seenInList.add(document.id);
@@ -114,11 +116,11 @@ function normalizeList<T extends Rankable>(input: RankedList<T> | readonly T[], 
   if (Array.isArray(input)) return { name: fallbackName, documents: input, weight: 1 };
   const list = input as RankedList<T>;
   if (list === null || typeof list !== 'object' || !Array.isArray(list.documents)) {
-    throw invalid(`lists[${listIndex}] must be an array of documents or { name?, documents, weight? }.`);
+    throw invalidInput(`lists[${listIndex}]`, `lists[${listIndex}] must be an array of documents or { name?, documents, weight? }.`);
   }
   const weight = list.weight ?? 1;
   if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) {
-    throw invalid(`The weight of ${list.name ?? fallbackName} must be a finite number ≥ 0, got ${String(weight)}.`);
+    throw invalidOption(`lists[${listIndex}].weight`, `The weight of ${list.name ?? fallbackName} must be a finite number ≥ 0, got ${String(weight)}.`);
   }
   return { name: list.name ?? fallbackName, documents: list.documents, weight };
 }
@@ -131,6 +133,10 @@ function lacksEmbedding(document: object): boolean {
   return (document as { embedding?: unknown }).embedding === undefined;
 }
 
-function invalid(message: string): AxonError {
-  return new AxonError('INVALID_ARGUMENT', message, { component: NAME, fix: 'See reciprocalRankFusion() in docs/search.md.' });
+function invalidOption(option: string, message: string): AxonError {
+  return new AxonError('INVALID_OPTION', message, { component: NAME, fix: 'See reciprocalRankFusion() in docs/search.md.', details: { option } });
+}
+
+function invalidInput(argument: string, message: string): AxonError {
+  return new AxonError('INVALID_INPUT', message, { component: NAME, fix: 'See reciprocalRankFusion() in docs/search.md.', details: { argument } });
 }

@@ -64,19 +64,24 @@ export interface MarginalRelevanceResult {
  * it would lift barely relevant documents above relevant ones. Ties go to the more relevant document, then to
  * the earlier one in the input, so the result is deterministic.
  *
- * @throws AxonError `INVALID_ARGUMENT` (k, lambda, a non-finite score), `MISSING_EMBEDDINGS`, `INVALID_VECTOR`,
+ * @throws AxonError `INVALID_OPTION` (k, lambda), `INVALID_INPUT` (a non-finite score), `MISSING_EMBEDDINGS`, `INVALID_VECTOR`,
  *   `DIMENSION_MISMATCH`
  */
 export function maximalMarginalRelevance(documents: readonly Document[], options: MarginalRelevanceOptions): MarginalRelevanceResult {
   const component = options.component ?? 'mmr';
   const { k, lambda } = options;
   if (typeof k !== 'number' || !Number.isInteger(k) || k <= 0) {
-    throw new AxonError('INVALID_ARGUMENT', `k must be a positive integer, got ${String(k)}.`, { component, fix: 'Pass how many documents to select, e.g. 5.' });
+    throw new AxonError('INVALID_OPTION', `k must be a positive integer, got ${String(k)}.`, {
+      component,
+      fix: 'Pass how many documents to select, e.g. 5.',
+      details: { option: 'k' },
+    });
   }
   if (typeof lambda !== 'number' || !(lambda >= 0 && lambda <= 1)) {
-    throw new AxonError('INVALID_ARGUMENT', `lambda must be a number in [0, 1], got ${String(lambda)}.`, {
+    throw new AxonError('INVALID_OPTION', `lambda must be a number in [0, 1], got ${String(lambda)}.`, {
       component,
       fix: 'Use 1 for relevance only, 0 for diversity only, 0.5 (the default) for a balance.',
+      details: { option: 'lambda' },
     });
   }
   if (documents.length === 0) return { selected: [], unselected: [] };
@@ -97,9 +102,12 @@ export function maximalMarginalRelevance(documents: readonly Document[], options
     const query = normalize(options.queryEmbedding);
     relevance = units.map((unit) => dot(query, unit));
   } else {
-    relevance = documents.map((document) => {
+    relevance = documents.map((document, position) => {
       if (typeof document.score !== 'number' || !Number.isFinite(document.score)) {
-        throw new AxonError('INVALID_ARGUMENT', `The score of "${document.id}" is ${String(document.score)}; MMR needs finite relevance scores.`, { component });
+        throw new AxonError('INVALID_INPUT', `The score of "${document.id}" is ${String(document.score)}; MMR needs finite relevance scores.`, {
+          component,
+          details: { argument: 'documents', position },
+        });
       }
       return document.score;
     });

@@ -97,7 +97,11 @@ export class AgentRetriever {
     options: AgentRetrieverOptions = {},
   ) {
     if (rag === null || typeof rag !== 'object' || typeof (rag as RAG).retrieve !== 'function') {
-      throw new AxonError('INVALID_ARGUMENT', 'The first argument must be a RAG instance.', { component: NAME, fix: 'Pass the pipeline to search: new AgentRetriever(rag).' });
+      throw new AxonError('INVALID_INPUT', 'The first argument must be a RAG instance.', {
+        component: NAME,
+        fix: 'Pass the pipeline to search: new AgentRetriever(rag).',
+        details: { argument: 'rag' },
+      });
     }
     const parsed = parseOptions(agentRetrieverOptionsSchema, options, NAME);
     this.timeoutMs = parsed.timeoutMs;
@@ -106,7 +110,7 @@ export class AgentRetriever {
   }
 
   /**
-   * @throws AxonError `INVALID_QUESTION`, `INVALID_TOP_K`, `INVALID_ARGUMENT`, `MISSING_EMBEDDINGS` (MMR),
+   * @throws AxonError `INVALID_QUESTION`, `INVALID_TOP_K`, `INVALID_OPTION`, `INVALID_INPUT`, `MISSING_EMBEDDINGS` (MMR),
    *   `ABORTED`; FilterError; IndexEmptyError when nothing is indexed; SearchTimeoutError past `timeoutMs`
    */
   async retrieve(request: AgentRetrievalRequest): Promise<AgentRetrievalResponse> {
@@ -257,16 +261,18 @@ interface ValidRequest {
 
 function validateRequest(request: AgentRetrievalRequest): ValidRequest {
   if (request === null || typeof request !== 'object' || Array.isArray(request)) {
-    throw new AxonError('INVALID_ARGUMENT', `The request must be an object, got ${request === null ? 'null' : Array.isArray(request) ? 'an array' : typeof request}.`, {
+    throw new AxonError('INVALID_INPUT', `The request must be an object, got ${request === null ? 'null' : Array.isArray(request) ? 'an array' : typeof request}.`, {
       component: NAME,
       fix: 'Call retrieve({ query: "…" }).',
+      details: { argument: 'request' },
     });
   }
   const unknown = Object.keys(request).filter((key) => !REQUEST_KEYS.has(key));
   if (unknown.length > 0) {
-    throw new AxonError('INVALID_ARGUMENT', `Unknown request field${unknown.length === 1 ? '' : 's'}: ${unknown.join(', ')}.`, {
+    throw new AxonError('INVALID_INPUT', `Unknown request field${unknown.length === 1 ? '' : 's'}: ${unknown.join(', ')}.`, {
       component: NAME,
       fix: `Use only ${[...REQUEST_KEYS].join(', ')}.`,
+      details: { argument: 'request' },
     });
   }
   const { query, topK = DEFAULTS.topK, searchType = DEFAULTS.searchType, scoreThreshold = DEFAULTS.scoreThreshold, lambda = DEFAULTS.lambda, metadataFilter, signal } = request;
@@ -281,26 +287,29 @@ function validateRequest(request: AgentRetrievalRequest): ValidRequest {
     throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, { component: NAME, fix: 'Use a whole number of at least 1 (default 4).' });
   }
   if (!SEARCH_TYPES.includes(searchType as SearchType)) {
-    throw new AxonError('INVALID_ARGUMENT', `searchType must be ${SEARCH_TYPES.map((type) => `"${type}"`).join(' or ')}, got ${JSON.stringify(searchType) ?? String(searchType)}.`, {
+    throw new AxonError('INVALID_OPTION', `searchType must be ${SEARCH_TYPES.map((type) => `"${type}"`).join(' or ')}, got ${JSON.stringify(searchType) ?? String(searchType)}.`, {
       component: NAME,
       fix: 'Use "MMR" (the default) for relevant and diverse results, "SIMILARITY" for the most similar ones.',
+      details: { option: 'searchType' },
     });
   }
   if (typeof scoreThreshold !== 'number' || !(scoreThreshold >= -1 && scoreThreshold <= 1)) {
-    throw new AxonError('INVALID_ARGUMENT', `scoreThreshold must be a number in [-1, 1] (cosine similarity), got ${String(scoreThreshold)}.`, {
+    throw new AxonError('INVALID_OPTION', `scoreThreshold must be a number in [-1, 1] (cosine similarity), got ${String(scoreThreshold)}.`, {
       component: NAME,
       fix: 'Use e.g. 0.65 (the default); lower it to accept weaker matches.',
+      details: { option: 'scoreThreshold' },
     });
   }
   if (typeof lambda !== 'number' || !(lambda >= 0 && lambda <= 1)) {
-    throw new AxonError('INVALID_ARGUMENT', `lambda must be a number in [0, 1], got ${String(lambda)}.`, {
+    throw new AxonError('INVALID_OPTION', `lambda must be a number in [0, 1], got ${String(lambda)}.`, {
       component: NAME,
       fix: 'Use 1 for relevance only, 0 for diversity only, 0.5 (the default) for a balance.',
+      details: { option: 'lambda' },
     });
   }
   if (metadataFilter !== undefined) parseFilter(metadataFilter, NAME);
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new AxonError('INVALID_ARGUMENT', 'signal must be an AbortSignal when given.', { component: NAME });
+    throw new AxonError('INVALID_OPTION', 'signal must be an AbortSignal when given.', { component: NAME, details: { option: 'signal' } });
   }
   return { query: normalized, topK, searchType: searchType as SearchType, scoreThreshold, lambda, metadataFilter, signal };
 }

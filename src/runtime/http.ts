@@ -183,6 +183,14 @@ export interface StatusErrorDetails {
   secret?: Secret;
 }
 
+/**
+ * Whether a retry may cure an HTTP status: 408 (timeout), 409 (conflict), 425 (too early), 429 (rate limit) and
+ * every 5xx but 501 (not implemented, which no retry changes). The one retryable set for every adapter.
+ */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 425 || status === 429 || (status >= 500 && status !== 501);
+}
+
 /** The `ProviderError` for a non-2xx HTTP status: message, fix and whether a retry may help. */
 export function statusError(provider: string, status: number, details: StatusErrorDetails = {}): ProviderError {
   const said = details.serverMessage ? cleanServerMessage(details.serverMessage, details.secret) : undefined;
@@ -198,17 +206,17 @@ export function statusError(provider: string, status: number, details: StatusErr
     const wait = details.retryAfterMs === undefined ? '' : ` The service asked to wait ${formatSeconds(details.retryAfterMs)}.`;
     return new ProviderError(`Rate limited by the service${suffix}${wait}`, {
       ...base,
-      retryable: true,
+      retryable: isRetryableStatus(status),
       fix: 'Axon retried with backoff. Lower maxParallelCalls or the batch size, wait, or raise the rate limit of your plan.',
     });
   }
   if (status === 404) return new ProviderError(`Not found${suffix}`, { ...base, fix: 'Check the model name and the base URL.' });
   if (status === 413) return new ProviderError(`The request is too large${suffix}`, { ...base, fix: 'Lower the batch size or shorten the texts.' });
   if (status === 408 || status === 409 || status === 425) {
-    return new ProviderError(`The service could not complete the request${suffix}`, { ...base, retryable: true, fix: 'Axon retried; try again later.' });
+    return new ProviderError(`The service could not complete the request${suffix}`, { ...base, retryable: isRetryableStatus(status), fix: 'Axon retried; try again later.' });
   }
   if (status >= 500) {
-    return new ProviderError(`The service failed${suffix}`, { ...base, retryable: status !== 501, fix: status === 501 ? 'The server does not implement this endpoint; check the base URL.' : 'Axon retried with backoff; try again later or raise maxRetries.' });
+    return new ProviderError(`The service failed${suffix}`, { ...base, retryable: isRetryableStatus(status), fix: status === 501 ? 'The server does not implement this endpoint; check the base URL.' : 'Axon retried with backoff; try again later or raise maxRetries.' });
   }
   if (status >= 400) return new ProviderError(`The service rejected the request${suffix}`, { ...base, fix: 'Check the model name and the options sent.' });
   return new ProviderError(`Unexpected HTTP status${suffix}`, { ...base, fix: 'Check the base URL; a proxy may be in the way.' });
@@ -283,6 +291,22 @@ export function joinUrl(base: string, path: string): string {
   return `${base.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
 }
 
+/**
+ * The most telling part of a network failure: a system error code (`ECONNREFUSED`), else the innermost
+ * message ("fetch failed" says nothing). `undefined` when the failure carries neither.
+ */
+export function networkReason(cause: unknown): string | undefined {
+  let current: unknown = cause;
+  let innermost: string | undefined;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== '') return code;
+    if (current instanceof Error && current.message) innermost = current.message;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return innermost;
+}
+
 // --- Internal helpers ---
 
 /**
@@ -346,19 +370,6 @@ function cleanServerMessage(message: string, secret: Secret | undefined): string
   const redacted = secret ? secret.redact(message) : message;
   const oneLine = redacted.replace(/\s+/g, ' ').trim();
   return oneLine.length <= 300 ? oneLine : `${oneLine.slice(0, 299)}…`;
-}
-
-/** The most telling part of a network failure: a system error code, else the innermost message ("fetch failed" says nothing). */
-function networkReason(cause: unknown): string | undefined {
-  let current: unknown = cause;
-  let innermost: string | undefined;
-  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && code !== '') return code;
-    if (current instanceof Error && current.message) innermost = current.message;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return innermost;
 }
 
 /** The target without credentials or a query string, which may carry keys. */

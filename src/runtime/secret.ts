@@ -14,7 +14,7 @@ export class Secret {
 
   constructor(value: string) {
     if (typeof value !== 'string' || value === '') {
-      throw new AxonError('INVALID_ARGUMENT', 'A secret must be a non-empty string.', { component: 'secret' });
+      throw new AxonError('INVALID_INPUT', 'A secret must be a non-empty string.', { component: 'secret', details: { argument: 'value' } });
     }
     this.#value = value;
   }

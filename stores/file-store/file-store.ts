@@ -3,7 +3,7 @@ import { mkdir, readFile, unlink } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { KeywordSearchable, KeywordSearchOptions } from '../../src/contracts/keyword-search.ts';
-import type { SearchMethod, StoreOperationOptions, VectorSearchOptions, VectorStore } from '../../src/contracts/vector-store.ts';
+import type { SearchMethod, StoreOperationOptions, VectorSearchOptions, VectorStore, VectorStoreCapabilities } from '../../src/contracts/vector-store.ts';
 import type { Document, Vector } from '../../src/document.ts';
 import { AxonError, throwIfAborted } from '../../src/errors.ts';
 import {
@@ -24,7 +24,8 @@ import { keywordIndexKind } from './file-store-keyword.ts';
 import { coverMergedSegments, loadDerivedIndex, snapshotDue, staleness, writeSnapshot, type DerivedIndexKind, type LoadedDerivedIndex, type StoreChange } from './file-store-snapshot.ts';
 import type { Bm25Index } from '../indexes/bm25-index.ts';
 import { keywordIndexDisabled, keywordIndexOptionSchema, searchKeywordIndex } from '../indexes/keyword-index-support.ts';
-import { assertEf, assertIdList, assertSourceArguments, assertTopK, vectorPrecisionSchema, VectorIndex, type PreparedBatch, type VectorPrecision } from '../indexes/vector-index.ts';
+import { assertEf, assertIdList, assertSourceArguments, assertTopK } from '../indexes/arguments.ts';
+import { vectorPrecisionSchema, VectorIndex, type PreparedBatch, type VectorPrecision } from '../indexes/vector-index.ts';
 
 export const fileStoreOptionsSchema = z
   .object({
@@ -95,7 +96,10 @@ interface Maintained {
 export class FileStore implements VectorStore, KeywordSearchable {
   readonly name = NAME;
   readonly topK: number;
+  /** False when the store was built without its keyword index (`keywordIndex: false`). */
   readonly keywordIndexEnabled: boolean;
+  /** `keywordSearch` follows `keywordIndexEnabled`. */
+  readonly capabilities: VectorStoreCapabilities;
   /** Absolute path of the store's folder. */
   readonly directory: string;
   private readonly lockTimeoutMs: number;
@@ -119,6 +123,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     this.autoCompact = parsed.autoCompact;
     this.precision = parsed.precision;
     this.keywordIndexEnabled = parsed.keywordIndex !== false;
+    this.capabilities = Object.freeze({ keywordSearch: this.keywordIndexEnabled });
     this.keywordKind = parsed.keywordIndex === false ? undefined : keywordIndexKind(parsed.keywordIndex);
     this.ann = annSettings(parsed.ann);
     this.annKind = this.ann === undefined ? undefined : annIndexKind(this.ann, NAME);
@@ -177,7 +182,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
    * The `topK` most similar documents, best first. Exact, unless the store keeps an ANN graph (`ann`),
    * holds at least its `minDocuments`, and the search has no filter and does not ask for `exact: true`:
    * then the graph's `ef` (per query, or the store's) best candidates are scored exactly.
-   * @throws AxonError `INVALID_TOP_K`, `INVALID_ARGUMENT` (ef), `DIMENSION_MISMATCH`, `INVALID_VECTOR`; FilterError
+   * @throws AxonError `INVALID_TOP_K`, `INVALID_OPTION` (ef), `DIMENSION_MISMATCH`, `INVALID_VECTOR`; FilterError
    */
   async search(vector: Vector, options: VectorSearchOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
@@ -201,7 +206,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
 
   /**
    * The documents that best match the words of `query` by BM25, best first, with BM25 scores and embeddings.
-   * @throws AxonError `INVALID_ARGUMENT` when built with `keywordIndex: false`, `INVALID_TOP_K`, `STORE_CORRUPT`, `STORE_IO`; FilterError
+   * @throws AxonError `CAPABILITY_MISSING` when built with `keywordIndex: false`, `INVALID_TOP_K`, `STORE_CORRUPT`, `STORE_IO`; FilterError
    */
   async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);

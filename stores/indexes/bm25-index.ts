@@ -140,7 +140,7 @@ export class Bm25Index {
    * @throws AxonError `INVALID_DOCUMENT` naming the first bad document; `DUPLICATE_ID` for an id twice in the batch.
    */
   add(documents: readonly Bm25DocumentInput[]): void {
-    if (!Array.isArray(documents)) throw invalidArgument('add() takes an array of documents.');
+    if (!Array.isArray(documents)) throw invalidArgument('documents', 'add() takes an array of documents.');
     documents.forEach(validateDocument);
     const batchIds = new Set<string>();
     documents.forEach((document, position) => {
@@ -192,10 +192,10 @@ export class Bm25Index {
    * The best `topK` documents for `query`, best first; ties go to the document indexed first. Only documents
    * that contain at least one query term (and pass the filter) are returned, so the list may be shorter.
    *
-   * @throws AxonError `INVALID_ARGUMENT` for a non-string query or a bad topK; `FilterError` for a bad filter.
+   * @throws AxonError `INVALID_INPUT` for a non-string query, `INVALID_TOP_K` for a bad topK; `FilterError` for a bad filter.
    */
   search(query: string, options: Bm25SearchOptions = {}): Bm25Hit[] {
-    if (typeof query !== 'string') throw invalidArgument(`search() takes the query as a string, got ${typeof query}.`);
+    if (typeof query !== 'string') throw invalidArgument('query', `search() takes the query as a string, got ${typeof query}.`);
     const topK = options.topK ?? this.topK;
     if (!Number.isInteger(topK) || topK < 1) {
       throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, { component: NAME });
@@ -522,6 +522,6 @@ function isEmpty(object: object): boolean {
   return true;
 }
 
-function invalidArgument(message: string): AxonError {
-  return new AxonError('INVALID_ARGUMENT', message, { component: NAME });
+function invalidArgument(argument: string, message: string): AxonError {
+  return new AxonError('INVALID_INPUT', message, { component: NAME, details: { argument } });
 }

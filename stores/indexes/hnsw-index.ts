@@ -5,7 +5,7 @@ import { decodeHnsw, encodeHnsw } from './hnsw-index-format.ts';
 import { WASM_MEMORY_LIMIT_BYTES } from './simd/simd-index.ts';
 import { alignTo, formatBytes, pagedBytes, planWithinLimit, regionAllocator, WASM_PAGE_BYTES } from './simd/space-layout.ts';
 import { createMemory, instantiateKernel, type SearchKernel, type WasmMemory } from './simd/wasm-runtime.ts';
-import { assertEf, assertTopK } from './vector-index.ts';
+import { assertEf, assertTopK } from './arguments.ts';
 
 export const hnswIndexOptionsSchema = z
   .object({
@@ -189,7 +189,7 @@ export class HnswIndex {
    * the memory would pass its limit (nothing is stored, and a replaced vector stays)
    */
   add(id: string, vector: ArrayLike<number>): void {
-    if (typeof id !== 'string') throw new AxonError('INVALID_ARGUMENT', 'HNSW ids must be strings.', { component: this.component });
+    if (typeof id !== 'string') throw new AxonError('INVALID_INPUT', 'HNSW ids must be strings.', { component: this.component, details: { argument: 'id' } });
     this.assertVector(vector, 'vector');
     // Room first, so a full memory refuses the add before an old vector of the id is deleted.
     if (this.nodes === this.layout.capacity) this.grow();
@@ -267,7 +267,10 @@ export class HnswIndex {
   serialize(options: { vectors?: 'all' | 'deleted' } = {}): Uint8Array {
     const form = options?.vectors ?? 'all';
     if (form !== 'all' && form !== 'deleted') {
-      throw new AxonError('INVALID_ARGUMENT', `serialize's vectors must be 'all' or 'deleted', got ${String(form)}.`, { component: this.component });
+      throw new AxonError('INVALID_OPTION', `serialize's vectors must be 'all' or 'deleted', got ${String(form)}.`, {
+        component: this.component,
+        details: { option: 'vectors' },
+      });
     }
     const upperSlots = this.upperLayers.slice(0, this.nodes).reduce((sum, layers) => sum + (layers?.length ?? 0), 0);
     const upperLayers = new Int32Array(upperSlots);
@@ -310,7 +313,7 @@ export class HnswIndex {
    * it but never return it, `tombstones` counts it and `ids()` leaves it out. Bytes with all vectors do not
    * call `vectorOf`.
    * @throws AxonError `STORE_CORRUPT` when the bytes are not a valid index, `CAPACITY_EXCEEDED` when it does
-   * not fit the memory limit, `INVALID_ARGUMENT` when the bytes need `vectorOf` and it is missing,
+   * not fit the memory limit, `INVALID_OPTION` when the bytes need `vectorOf` and it is missing,
    * `DIMENSION_MISMATCH` or `INVALID_VECTOR` for a vector `vectorOf` supplies
    */
   static deserialize(bytes: Uint8Array, options: HnswLoadOptions = {}): HnswIndex {
@@ -319,9 +322,13 @@ export class HnswIndex {
     const vectorOf = options.vectorOf;
     if (header.vectors === 'deleted' && typeof vectorOf !== 'function') {
       throw new AxonError(
-        'INVALID_ARGUMENT',
+        'INVALID_OPTION',
         `These HNSW bytes were saved without the vectors of their live nodes (serialize({ vectors: 'deleted' })), and no vectorOf was given to supply them${vectorOf === undefined ? '' : ` (got ${typeof vectorOf})`}.`,
-        { component, fix: "Pass HnswIndex.deserialize(bytes, { vectorOf: (id) => the stored vector of id, or undefined when it is gone }), or save with serialize({ vectors: 'all' })." },
+        {
+          component,
+          fix: "Pass HnswIndex.deserialize(bytes, { vectorOf: (id) => the stored vector of id, or undefined when it is gone }), or save with serialize({ vectors: 'all' }).",
+          details: { option: 'vectorOf' },
+        },
       );
     }
     const index = new HnswIndex({

@@ -7,7 +7,8 @@ import type { KeywordSearchOptions } from '../../src/contracts/keyword-search.ts
 import type { Document } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
 import { Bm25Index, bm25IndexOptionsSchema, type Bm25DocumentInput } from './bm25-index.ts';
-import { assertTopK, type VectorIndex } from './vector-index.ts';
+import { assertTopK } from './arguments.ts';
+import type { VectorIndex } from './vector-index.ts';
 
 /**
  * `true` (Lucene's BM25 defaults, English analysis), `false` (no keyword index: vector search only), or the
@@ -41,7 +42,7 @@ export function searchKeywordIndex(
 ): Document[] {
   if (keyword === undefined) throw keywordIndexDisabled(component);
   if (typeof query !== 'string') {
-    throw new AxonError('INVALID_ARGUMENT', `keywordSearch() takes the query as a string, got ${typeof query}.`, { component });
+    throw new AxonError('INVALID_INPUT', `keywordSearch() takes the query as a string, got ${typeof query}.`, { component, details: { argument: 'query' } });
   }
   assertTopK(options.topK, component);
   const results: Document[] = [];
@@ -56,8 +57,9 @@ export function searchKeywordIndex(
 
 /** The error for keyword search on a store built with `keywordIndex: false`. */
 export function keywordIndexDisabled(component: string): AxonError {
-  return new AxonError('INVALID_ARGUMENT', 'This store was built without its keyword index, so it cannot run keyword or hybrid search.', {
+  return new AxonError('CAPABILITY_MISSING', 'This store was built without its keyword index, so it cannot run keyword or hybrid search.', {
     component,
     fix: 'Build the store with keywordIndex: true (the default), or use searchMode "vector".',
+    details: { capability: 'keyword-search' },
   });
 }

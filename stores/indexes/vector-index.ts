@@ -4,6 +4,7 @@ import type { Document, JsonValue, Vector } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
 import { compileFilter, parseFilter, type Filter } from '../../src/filter/index.ts';
 import { assertVector } from '../../src/runtime/embed.ts';
+import { assertTopK } from './arguments.ts';
 import { SimdVectorSpace } from './simd/simd-index.ts';
 import type { SearchHits } from './vector-scan.ts';
 
@@ -274,7 +275,10 @@ export class VectorIndex {
 
   private checkedRows(rows: Int32Array, filter: Filter | undefined): Int32Array {
     if (filter !== undefined || !(rows instanceof Int32Array)) {
-      throw new AxonError('INVALID_ARGUMENT', filter !== undefined ? 'search() takes rows or a filter, not both.' : 'rows must be an Int32Array of stored rows.', { component: this.component });
+      throw new AxonError('INVALID_INPUT', filter !== undefined ? 'search() takes rows or a filter, not both.' : 'rows must be an Int32Array of stored rows.', {
+        component: this.component,
+        details: { argument: 'rows' },
+      });
     }
     return rows;
   }
@@ -328,23 +332,6 @@ export class VectorIndex {
   }
 }
 
-/** Throw `INVALID_TOP_K` unless `topK` is a positive integer. */
-export function assertTopK(topK: unknown, component: string): asserts topK is number {
-  if (typeof topK !== 'number' || !Number.isSafeInteger(topK) || topK < 1) {
-    throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, { component, fix: 'Pass topK as 1, 2, 3, … (the store default is 50).' });
-  }
-}
-
-/** Throw `INVALID_ARGUMENT` unless `ef` (the candidates of an ANN search) is absent or a positive integer. */
-export function assertEf(ef: unknown, component: string): asserts ef is number | undefined {
-  if (ef !== undefined && (typeof ef !== 'number' || !Number.isSafeInteger(ef) || ef < 1)) {
-    throw new AxonError('INVALID_ARGUMENT', `ef must be a positive integer, got ${String(ef)}.`, {
-      component,
-      fix: 'Pass ef as 40, 160, 400, … (more finds more of the exact top K, more slowly), or leave it out for the store default.',
-    });
-  }
-}
-
 /** A deep copy of a JSON value (faster than `structuredClone` for small metadata objects). */
 export function cloneJson<T extends JsonValue | Record<string, JsonValue>>(value: T): T {
   if (value === null || typeof value !== 'object') return value;
@@ -357,20 +344,6 @@ export function cloneJson<T extends JsonValue | Record<string, JsonValue>>(value
     else copy[key] = item;
   }
   return copy as T;
-}
-
-/** Throw `INVALID_ARGUMENT` unless the source arguments of `deleteBySource`/`getBySource` are strings. */
-export function assertSourceArguments(sourceType: unknown, sourceName: unknown, component: string): asserts sourceType is string {
-  if (typeof sourceType !== 'string' || (sourceName !== undefined && typeof sourceName !== 'string')) {
-    throw new AxonError('INVALID_ARGUMENT', 'sourceType must be a string, and sourceName a string when given.', { component });
-  }
-}
-
-/** Throw `INVALID_ARGUMENT` unless `ids` is an array of strings. */
-export function assertIdList(ids: unknown, component: string): asserts ids is string[] {
-  if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
-    throw new AxonError('INVALID_ARGUMENT', 'getByIds takes an array of string ids.', { component });
-  }
 }
 
 // --- Internal helpers ---

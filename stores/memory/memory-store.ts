@@ -1,12 +1,13 @@
 import { parseOptions } from '../../src/runtime/options.ts';
 import { z } from 'zod';
 import type { KeywordSearchable, KeywordSearchOptions } from '../../src/contracts/keyword-search.ts';
-import type { StoreOperationOptions, VectorSearchOptions, VectorStore } from '../../src/contracts/vector-store.ts';
+import type { StoreOperationOptions, VectorSearchOptions, VectorStore, VectorStoreCapabilities } from '../../src/contracts/vector-store.ts';
 import type { Document, Vector } from '../../src/document.ts';
 import { throwIfAborted } from '../../src/errors.ts';
 import type { Bm25Index } from '../indexes/bm25-index.ts';
 import { createKeywordIndex, keywordIndexOptionSchema, keywordInput, searchKeywordIndex } from '../indexes/keyword-index-support.ts';
-import { assertIdList, assertSourceArguments, vectorPrecisionSchema, VectorIndex } from '../indexes/vector-index.ts';
+import { assertIdList, assertSourceArguments } from '../indexes/arguments.ts';
+import { vectorPrecisionSchema, VectorIndex } from '../indexes/vector-index.ts';
 
 export const memoryStoreOptionsSchema = z
   .object({
@@ -39,7 +40,10 @@ const NAME = 'memory-store';
 export class MemoryStore implements VectorStore, KeywordSearchable {
   readonly name = NAME;
   readonly topK: number;
+  /** False when the store was built without its keyword index (`keywordIndex: false`). */
   readonly keywordIndexEnabled: boolean;
+  /** `keywordSearch` follows `keywordIndexEnabled`. */
+  readonly capabilities: VectorStoreCapabilities;
   private readonly index: VectorIndex;
   private readonly keyword: Bm25Index | undefined;
 
@@ -49,6 +53,7 @@ export class MemoryStore implements VectorStore, KeywordSearchable {
     this.index = new VectorIndex({ component: NAME, precision: parsed.precision });
     this.keyword = createKeywordIndex(parsed.keywordIndex);
     this.keywordIndexEnabled = this.keyword !== undefined;
+    this.capabilities = Object.freeze({ keywordSearch: this.keywordIndexEnabled });
   }
 
   /**
@@ -74,7 +79,7 @@ export class MemoryStore implements VectorStore, KeywordSearchable {
 
   /**
    * The documents that best match the words of `query` by BM25, best first, with BM25 scores and embeddings.
-   * @throws AxonError `INVALID_ARGUMENT` when built with `keywordIndex: false`, `INVALID_TOP_K`; FilterError
+   * @throws AxonError `CAPABILITY_MISSING` when built with `keywordIndex: false`, `INVALID_TOP_K`; FilterError
    */
   async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);

@@ -1,19 +1,20 @@
 import { createHash } from 'node:crypto';
 import type { QdrantClient, Schemas } from '@qdrant/js-client-rest';
 import { z } from 'zod';
-import type { StoreOperationOptions, VectorSearchOptions, VectorStore } from '../../src/contracts/vector-store.ts';
+import type { StoreOperationOptions, VectorSearchOptions, VectorStore, VectorStoreCapabilities } from '../../src/contracts/vector-store.ts';
 import type { Document, JsonValue, Vector } from '../../src/document.ts';
 import { AxonError, ConfigError, ProviderError, throwIfAborted } from '../../src/errors.ts';
 import { parseFilter } from '../../src/filter/index.ts';
 import { chunk } from '../../src/runtime/concurrency.ts';
 import { assertVector } from '../../src/runtime/embed.ts';
-import { request, retryAfterFromHeaders, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
+import { isRetryableStatus, networkReason, request, retryAfterFromHeaders, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
 import { lazyModule } from '../../src/runtime/lazy-module.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import type { RetryPolicy } from '../../src/runtime/retry.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 import { qdrantPayloadKey, toQdrantFilter, type QdrantFilter } from './qdrant-filter.ts';
-import { assertEf, assertSourceArguments, compareForSource } from '../indexes/vector-index.ts';
+import { assertEf, assertSourceArguments } from '../indexes/arguments.ts';
+import { compareForSource } from '../indexes/vector-index.ts';
 
 /** Characters Qdrant refuses in a collection name. */
 const FORBIDDEN_COLLECTION_CHARACTERS = /[<>:"/\\|?*\u0000-\u001f]/;
@@ -106,6 +107,8 @@ type Point = Schemas['Record'] & { score?: number };
 export class QdrantStore implements VectorStore {
   readonly name = NAME;
   readonly topK: number;
+  /** Qdrant keeps no BM25 index here: keyword and hybrid search need FileStore or MemoryStore. */
+  readonly capabilities: VectorStoreCapabilities = Object.freeze({ keywordSearch: false });
   readonly collection: string;
   /** Built by the first request (`#connect`): the Qdrant client package is loaded on first use, not on import. */
   #client!: QdrantClient;
@@ -141,7 +144,10 @@ export class QdrantStore implements VectorStore {
 
   async add(documents: Document[], options: StoreOperationOptions = {}): Promise<void> {
     throwIfAborted(options.signal, NAME);
-    if (!Array.isArray(documents)) throw new AxonError('INVALID_ARGUMENT', 'add expects an array of documents.', { component: NAME });
+    if (!Array.isArray(documents)) throw new AxonError('INVALID_INPUT', 'add expects an array of documents.', {
+      component: NAME,
+      details: { argument: 'documents' },
+    });
     if (documents.length === 0) return;
     const existing = await this.#describeCollection(options.signal);
     const size = existing?.size ?? this.#dimensions ?? (documents[0]?.embedding?.length || undefined);
@@ -189,7 +195,10 @@ export class QdrantStore implements VectorStore {
 
   async getByIds(ids: string[], options: StoreOperationOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
-    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) throw new AxonError('INVALID_ARGUMENT', 'getByIds expects an array of string ids.', { component: NAME });
+    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) throw new AxonError('INVALID_INPUT', 'getByIds expects an array of string ids.', {
+      component: NAME,
+      details: { argument: 'ids' },
+    });
     if (ids.length === 0 || !(await this.#describeCollection(options.signal))) return [];
     const found = new Map<string, Document>();
     for (const batch of chunk([...new Set(ids)], this.#batchSize)) {
@@ -392,13 +401,14 @@ export class QdrantStore implements VectorStore {
       return new ProviderError(`Qdrant refused ${where}: ${this.#redact(qdrantMessage(error.data, error.statusText))}`, {
         provider: NAME,
         status: error.status,
-        retryable: error.status === 408 || error.status === 429 || (error.status >= 500 && error.status !== 501),
+        // A 409 on create means the collection exists already (another writer made it): an answer, not a transient failure.
+        retryable: isRetryableStatus(error.status) && !(error.status === 409 && operation === 'create the collection'),
         retryAfterMs: retryAfterFromHeaders(error.headers),
         fix: fixForStatus(error.status),
       });
     }
     if (error instanceof QdrantClientUnexpectedResponseError || error instanceof SyntaxError) return this.#invalidResponse(operation, this.#redact(error.message.split('\n')[0]));
-    return new ProviderError(`Could not reach Qdrant at ${this.#origin} for ${where}: ${this.#redact(networkReason(error))}.`, {
+    return new ProviderError(`Could not reach Qdrant at ${this.#origin} for ${where}: ${this.#redact(networkReason(error) ?? String(error))}.`, {
       provider: NAME,
       retryable: true,
       cause: error,
@@ -486,13 +496,6 @@ function qdrantMessage(data: unknown, statusText: string | undefined): string {
 function fixForStatus(status: number): string {
   if (status === 401 || status === 403) return 'Check the apiKey option (or QDRANT_API_KEY) and its permissions.';
   if (status === 404) return 'Check url and collection; a collection deleted meanwhile is recreated on the next add.';
-  if (status === 429 || status >= 500) return 'Axon retried with backoff; try again later, or check the Qdrant server logs.';
+  if (isRetryableStatus(status)) return 'Axon retried with backoff; try again later, or check the Qdrant server logs.';
   return 'Check the request against the Qdrant server version (1.10 or later is needed).';
-}
-
-function networkReason(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause;
-  if (typeof cause?.code === 'string') return cause.code;
-  if (typeof cause?.message === 'string') return cause.message;
-  return error instanceof Error ? error.message : String(error);
 }

@@ -42,8 +42,8 @@ export function describeChatConformance(create: () => ChatProvider, options: Cha
       }
     });
 
-    it('refuses an empty conversation with INVALID_ARGUMENT', async () => {
-      await expect(create().complete([])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    it('refuses an empty conversation with INVALID_INPUT', async () => {
+      await expect(create().complete([])).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     });
 
     it('rejects with ABORTED when the signal has already fired', async () => {

@@ -1,11 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { Vector } from '../../src/document.ts';
-import { embedAll } from '../../src/runtime/embed.ts';
+import { conformanceCases, type ConformanceSkip } from './skip.ts';
 
 export interface EmbeddingsConformanceOptions {
   /** Against a real service: skip the case that sends more than one full batch. */
   live?: boolean;
+  /** Cases (the `it` titles) this provider cannot run, each group with its reason. */
+  skip?: ConformanceSkip[];
 }
 
 /**
@@ -13,6 +15,8 @@ export interface EmbeddingsConformanceOptions {
  * after the suite's `beforeAll` hooks, so it may read a loopback server's URL.
  */
 export function describeEmbeddingsConformance(create: () => EmbeddingsProvider, options: EmbeddingsConformanceOptions = {}): void {
+  const live: ConformanceSkip[] = options.live ? [{ reason: 'against a real service, where a full extra batch costs money', tests: ['embeds more than one full batch, batch by batch, in order'] }] : [];
+  const { test: it, assertAllKnown } = conformanceCases([...live, ...(options.skip ?? [])]);
   describe('embeddings conformance', () => {
     it('declares its name and capabilities', () => {
       const provider = create();
@@ -20,6 +24,10 @@ export function describeEmbeddingsConformance(create: () => EmbeddingsProvider, 
       expect(Number.isInteger(provider.maxBatchSize) && provider.maxBatchSize >= 1).toBe(true);
       expect(Number.isInteger(provider.maxParallelCalls) && provider.maxParallelCalls >= 1).toBe(true);
       if (provider.dimensions !== undefined) expect(Number.isInteger(provider.dimensions) && provider.dimensions > 0).toBe(true);
+      if (provider.capabilities !== undefined) {
+        expect(typeof provider.capabilities).toBe('object');
+        expect(provider.capabilities.lexical === undefined || typeof provider.capabilities.lexical === 'boolean').toBe(true);
+      }
     });
 
     it('returns one finite vector per text, all of the declared length', async () => {
@@ -58,13 +66,16 @@ export function describeEmbeddingsConformance(create: () => EmbeddingsProvider, 
     it('refuses more texts than maxBatchSize in one call', async () => {
       const provider = create();
       const texts = Array.from({ length: provider.maxBatchSize + 1 }, (_, index) => `text ${index}`);
-      await expect(provider.embed(texts, { inputType: 'document' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(provider.embed(texts, { inputType: 'document' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     });
 
-    it.skipIf(options.live)('embeds more than one batch through embedAll, in order', async () => {
+    it('embeds more than one full batch, batch by batch, in order', async () => {
       const provider = create();
       const texts = Array.from({ length: provider.maxBatchSize + 2 }, (_, index) => `document number ${index}`);
-      const vectors = await embedAll(provider, texts, { inputType: 'document' });
+      const vectors: Vector[] = [];
+      for (let start = 0; start < texts.length; start += provider.maxBatchSize) {
+        vectors.push(...(await provider.embed(texts.slice(start, start + provider.maxBatchSize), { inputType: 'document' })));
+      }
       expect(vectors).toHaveLength(texts.length);
       const [last] = await provider.embed([texts[texts.length - 1]], { inputType: 'document' });
       expect(cosine(vectors[vectors.length - 1], last)).toBeGreaterThan(0.99);
@@ -75,6 +86,8 @@ export function describeEmbeddingsConformance(create: () => EmbeddingsProvider, 
       controller.abort();
       await expect(create().embed(['text'], { inputType: 'document', signal: controller.signal })).rejects.toMatchObject({ code: 'ABORTED' });
     });
+
+    assertAllKnown('embeddings conformance');
   });
 }
 

@@ -6,15 +6,16 @@
  * ```
  *
  * Only the public contract is used, so remote stores (Qdrant on a loopback server) run it too. A store that
- * cannot honour a case skips it by name through `options.skip`, with the reason next to the call.
- * Stores that implement `KeywordSearchable` pass `keywordSearch: true` to run its cases as well; for the
- * others they show as skipped.
+ * cannot honour a case skips it through `options.skip`: `{ reason, tests }`, the reason shown in the report.
+ * Stores that declare keyword search (`capabilities.keywordSearch`, `KeywordSearchable`) pass `keywordSearch: true`
+ * to run its cases as well; for the others they show as skipped. Either way the declaration is checked.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { supportsKeywordSearch } from '../../src/contracts/keyword-search.ts';
 import type { VectorStore } from '../../src/contracts/vector-store.ts';
 import type { Document, JsonValue } from '../../src/document.ts';
 import type { Filter } from '../../src/filter/types.ts';
+import { conformanceCases, type ConformanceSkip } from './skip.ts';
 
 export interface VectorStoreHandle {
   store: VectorStore;
@@ -22,21 +23,21 @@ export interface VectorStoreHandle {
 }
 
 export interface VectorStoreConformanceOptions {
-  /** Names of cases (the `it` titles) this store cannot run; say why where you pass them. */
-  skip?: string[];
-  /** Run the keyword search cases: the store implements `KeywordSearchable` with its index on. @default false */
+  /** Cases (the `it` titles) this store cannot run, each group with its reason. */
+  skip?: ConformanceSkip[];
+  /** The store declares `capabilities.keywordSearch` (checked), and its keyword search cases run. @default false */
   keywordSearch?: boolean;
 }
 
 export function describeVectorStoreConformance(name: string, factory: () => Promise<VectorStoreHandle>, options: VectorStoreConformanceOptions = {}): void {
-  const skipped = new Set(options.skip ?? []);
+  const cases = conformanceCases(options.skip);
   const cleanups: (() => Promise<void>)[] = [];
   const open = async (): Promise<VectorStore> => {
     const handle = await factory();
     if (handle.cleanup) cleanups.push(handle.cleanup);
     return handle.store;
   };
-  const test = (title: string, body: () => Promise<void>) => (skipped.has(title) ? it.skip(title, body) : it(title, body));
+  const test = cases.test;
 
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0)) await cleanup();
@@ -266,6 +267,16 @@ export function describeVectorStoreConformance(name: string, factory: () => Prom
       });
     });
 
+    test('declares its capabilities truthfully', async () => {
+      const store = await open();
+      const capabilities = store.capabilities ?? {};
+      expect(typeof capabilities).toBe('object');
+      expect(capabilities.keywordSearch === undefined || typeof capabilities.keywordSearch === 'boolean').toBe(true);
+      expect(capabilities.keywordSearch === true).toBe(options.keywordSearch === true);
+      if (capabilities.keywordSearch === true) expect(typeof (store as { keywordSearch?: unknown }).keywordSearch).toBe('function');
+      expect(supportsKeywordSearch(store)).toBe(capabilities.keywordSearch === true);
+    });
+
     (options.keywordSearch ? describe : describe.skip)('keyword search (KeywordSearchable; skipped for stores without a keyword index)', () => {
       const keywordStore = async () => {
         const store = await open();
@@ -408,6 +419,8 @@ export function describeVectorStoreConformance(name: string, factory: () => Prom
         await expect(store.search([1, 0, 0], { signal: controller.signal })).rejects.toMatchObject({ code: 'ABORTED' });
       });
     });
+
+    cases.assertAllKnown(`${name}: VectorStore conformance`);
   });
 }
 

@@ -67,7 +67,7 @@ describe('loadBeir', () => {
 
   it('names the file and line of malformed data', async () => {
     const badJson = await dataset({ corpus: `${CORPUS}{"_id": "d4", "text": `, queries: QUERIES, qrels: QRELS });
-    await expect(loadBeir(badJson)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/corpus\.jsonl:4 is not valid JSON/) });
+    await expect(loadBeir(badJson)).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/corpus\.jsonl:4 is not valid JSON/) });
     const noId = await dataset({ corpus: '{"text": "x"}\n', queries: QUERIES, qrels: QRELS });
     await expect(loadBeir(noId)).rejects.toThrow(/corpus\.jsonl:1 has no "_id"/);
     const badQrels = await dataset({ corpus: CORPUS, queries: QUERIES, qrels: 'query-id\tcorpus-id\tscore\nq1 d1 1\n' });

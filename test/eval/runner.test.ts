@@ -55,7 +55,7 @@ describe('evaluateRetrieval', () => {
   });
 
   it('rejects bad cut-offs and a search that returns something other than ids', async () => {
-    await expect(evaluateRetrieval({ queries, qrels, ks: [0], search: async () => [] })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(evaluateRetrieval({ queries, qrels, ks: [0], search: async () => [] })).rejects.toMatchObject({ code: 'INVALID_OPTION', details: { option: 'ks' } });
     await expect(evaluateRetrieval({ queries, qrels, search: async () => [{ id: 'a' }] as unknown as string[] })).rejects.toThrow(/query q1 returned a list with non-string items/);
   });
 

@@ -106,7 +106,7 @@ describe('reciprocalRankFusion', () => {
   });
 
   it('rejects a bad k, weight, topK or item', () => {
-    expect(() => reciprocalRankFusion([[doc('a', 1)]], { k: -1 })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => reciprocalRankFusion([[doc('a', 1)]], { k: -1 })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION', details: { option: 'k' } }));
     expect(() => reciprocalRankFusion([{ name: 'bm25', documents: [doc('a', 1)], weight: Number.NaN }])).toThrow(/weight of bm25/);
     expect(() => reciprocalRankFusion([[doc('a', 1)]], { topK: 0 })).toThrow(/topK/);
     expect(() => reciprocalRankFusion([[{ score: 1 } as unknown as Document]])).toThrow(/without a string id/);

@@ -29,18 +29,20 @@ export interface ResolvedSplitterOptions {
 export function resolveSplitterOptions(options: SplitterOptions = {}): ResolvedSplitterOptions {
   const parsed = splitterOptionsSchema.safeParse(options);
   if (!parsed.success) {
-    throw new AxonError('INVALID_ARGUMENT', `Invalid splitter options: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}.`, {
+    throw new AxonError('INVALID_OPTION', `Invalid splitter options: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}.`, {
       component: 'recursive-splitter',
       fix: 'Pass positive integers for chunkSize and chunkOverlap, and unit "characters" or "tokens".',
+      details: { option: parsed.error.issues[0]?.path.join('.') ?? '' },
     });
   }
   const unit = parsed.data.unit;
   const chunkSize = parsed.data.chunkSize ?? (unit === 'tokens' ? 250 : 1000);
   const chunkOverlap = parsed.data.chunkOverlap ?? Math.min(unit === 'tokens' ? 40 : 150, Math.floor(chunkSize / 4));
   if (chunkOverlap >= chunkSize) {
-    throw new AxonError('INVALID_ARGUMENT', `chunkOverlap (${chunkOverlap}) must be smaller than chunkSize (${chunkSize}).`, {
+    throw new AxonError('INVALID_OPTION', `chunkOverlap (${chunkOverlap}) must be smaller than chunkSize (${chunkSize}).`, {
       component: 'recursive-splitter',
       fix: 'Lower chunkOverlap; a quarter of chunkSize or less is typical.',
+      details: { option: 'chunkOverlap' },
     });
   }
   return { chunkSize, chunkOverlap, unit };

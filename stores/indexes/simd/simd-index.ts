@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { parseOptions } from '../../../src/runtime/options.ts';
 import { AxonError } from '../../../src/errors.ts';
-import { assertTopK, type SearchHits } from '../vector-index.ts';
+import { assertTopK } from '../arguments.ts';
+import type { SearchHits } from '../vector-scan.ts';
 import { int8QueryScale, quantizeRow } from './int8-quantization.ts';
 import { codeOffset, formatBytes, pagedBytes, planLayout, planWithinLimit, WASM_PAGE_BYTES, type SpaceLayout } from './space-layout.ts';
 import { createMemory, instantiateKernel, type SearchKernel, type WasmMemory } from './wasm-runtime.ts';
@@ -200,16 +201,20 @@ export class SimdVectorSpace {
   searchApproximate(query: Float32Array, topK: number, options: ApproximateSearchOptions = {}): SearchHits {
     assertTopK(topK, this.component);
     if (this.quantization !== 'int8') {
-      throw new AxonError('INVALID_ARGUMENT', 'searchApproximate() needs int8 codes, which this space does not keep.', {
+      throw new AxonError('CAPABILITY_MISSING', 'searchApproximate() needs int8 codes, which this space does not keep.', {
         component: this.component,
         fix: "Create the space with quantization: 'int8', or call search() for the exact scan.",
+        details: { capability: 'int8-codes' },
       });
     }
     const rows = options.rows ?? null;
     const count = this.candidateCount(rows, options.count ?? (rows === null ? this.rowCount : rows.length));
     const wanted = options.candidates ?? Math.max(this.options.rerankCandidates, Math.ceil(this.options.rerankFactor * topK));
     if (!Number.isSafeInteger(wanted) || wanted < 1) {
-      throw new AxonError('INVALID_ARGUMENT', `candidates must be a positive integer, got ${String(wanted)}.`, { component: this.component });
+      throw new AxonError('INVALID_OPTION', `candidates must be a positive integer, got ${String(wanted)}.`, {
+        component: this.component,
+        details: { option: 'candidates' },
+      });
     }
     if (wanted >= count) return this.search(query, topK, rows, count);
     this.writeQuery(query);
@@ -290,17 +295,26 @@ export class SimdVectorSpace {
   private candidateCount(rows: Int32Array | null, count: number): number {
     if (rows === null) {
       if (!Number.isSafeInteger(count) || count < 0 || count > this.rowCount) {
-        throw new AxonError('INVALID_ARGUMENT', `count ${String(count)} is outside 0..${this.rowCount}.`, { component: this.component });
+        throw new AxonError('INVALID_INPUT', `count ${String(count)} is outside 0..${this.rowCount}.`, {
+          component: this.component,
+          details: { argument: 'count' },
+        });
       }
       return count;
     }
     if (!Number.isSafeInteger(count) || count < 0 || count > rows.length) {
-      throw new AxonError('INVALID_ARGUMENT', `count ${String(count)} is outside 0..${rows.length} (the length of rows).`, { component: this.component });
+      throw new AxonError('INVALID_INPUT', `count ${String(count)} is outside 0..${rows.length} (the length of rows).`, {
+        component: this.component,
+        details: { argument: 'count' },
+      });
     }
     const size = this.rowCount;
     for (let index = 0; index < count; index++) {
       const row = rows[index];
-      if (row < 0 || row >= size) throw new AxonError('INVALID_ARGUMENT', `rows[${index}] = ${row} is not a stored row (0..${size - 1}).`, { component: this.component });
+      if (row < 0 || row >= size) throw new AxonError('INVALID_INPUT', `rows[${index}] = ${row} is not a stored row (0..${size - 1}).`, {
+        component: this.component,
+        details: { argument: 'rows', position: index },
+      });
     }
     new Int32Array(this.memory.buffer, this.layout.candidates, count).set(rows.subarray(0, count));
     return count;
@@ -330,7 +344,10 @@ export class SimdVectorSpace {
 
   private assertRow(row: number): void {
     if (!Number.isSafeInteger(row) || row < 0 || row >= this.rowCount) {
-      throw new AxonError('INVALID_ARGUMENT', `Row ${String(row)} is not stored (0..${this.rowCount - 1}).`, { component: this.component });
+      throw new AxonError('INVALID_INPUT', `Row ${String(row)} is not stored (0..${this.rowCount - 1}).`, {
+        component: this.component,
+        details: { argument: 'row' },
+      });
     }
   }
 }

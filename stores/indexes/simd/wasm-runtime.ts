@@ -45,10 +45,11 @@ function kernelModule(): object {
     try {
       compiledKernel = new runtime.Module(Buffer.from(SEARCH_KERNEL_BASE64, 'base64'));
     } catch (error) {
-      throw new AxonError('INVALID_ARGUMENT', `Could not compile the WebAssembly search kernel: ${(error as Error).message}.`, {
+      throw new AxonError('INTERNAL', `Could not compile the WebAssembly search kernel: ${(error as Error).message}.`, {
         component: 'simd-vector-space',
         fix: 'Rebuild it with `npx tsx scripts/build-wasm.ts`. It needs WebAssembly SIMD (Node 16.4 or later).',
         cause: error,
+        details: { invariant: 'wasm-kernel-loads' },
       });
     }
   }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LocalHashEmbeddings } from '../../../providers/local/hash-embeddings.ts';
 import { ConfigError } from '../../../src/errors.ts';
+import { describeEmbeddingsConformance } from '../../conformance/embeddings.ts';
 
 function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0;
@@ -9,6 +10,8 @@ function cosine(a: Float32Array, b: Float32Array): number {
 }
 
 describe('LocalHashEmbeddings', () => {
+  describeEmbeddingsConformance(() => new LocalHashEmbeddings());
+
   const embedder = new LocalHashEmbeddings();
 
   it('returns L2-normalised vectors of the declared dimensions, one per text', async () => {

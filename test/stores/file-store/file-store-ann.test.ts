@@ -16,7 +16,7 @@ afterEach(() => {
 // The whole store contract must hold when every unfiltered search goes through the graph.
 describeVectorStoreConformance('file-store (ann, used from the first document)', async () => ({
   store: new FileStore({ directory: join(await temporaryDirectory(), 'store'), ann: { minDocuments: 0 } }),
-}));
+}), { keywordSearch: true });
 
 const DIMENSIONS = 24;
 
@@ -256,7 +256,7 @@ describe('FileStore ANN index', () => {
     const { file } = await annEntry(store);
     const bytes = await readFile(join(directory, file));
     // Without the store to supply the vectors, the file cannot be loaded: they are not in it.
-    expect(() => HnswIndex.deserialize(bytes)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => HnswIndex.deserialize(bytes)).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
     const vectors = new Map((await store.getBySource('test')).map((document) => [document.id, document.embedding!]));
     const graph = HnswIndex.deserialize(bytes, { vectorOf: (id) => vectors.get(id) });
     expect(graph.size).toBe(500);
@@ -313,7 +313,7 @@ describe('FileStore ANN index', () => {
     const store = await open(directory);
     await store.add(clustered(10, 71));
     for (const ef of [0, -3, 1.5, Number.NaN, '40']) {
-      await expect(store.search(queries(1, 1)[0], { ef: ef as number })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', component: 'file-store', message: expect.stringContaining('ef must be a positive integer') });
+      await expect(store.search(queries(1, 1)[0], { ef: ef as number })).rejects.toMatchObject({ code: 'INVALID_OPTION', component: 'file-store', details: { option: 'ef' }, message: expect.stringContaining('ef must be a positive integer') });
     }
     expect(() => new FileStore({ directory, ann: { minDocuments: -1 } })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('ann') }));
     expect(() => new FileStore({ directory, ann: { m: 1 } })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));

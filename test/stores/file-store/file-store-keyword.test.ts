@@ -197,7 +197,7 @@ describe('FileStore keyword index', () => {
     await store.close();
     const plain = await open(directory, { keywordIndex: false });
     expect(supportsKeywordSearch(plain)).toBe(false);
-    await expect(plain.keywordSearch('alpha')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', component: 'file-store', message: expect.stringContaining('searchMode "vector"') });
+    await expect(plain.keywordSearch('alpha')).rejects.toMatchObject({ code: 'CAPABILITY_MISSING', component: 'file-store', details: { capability: 'keyword-search' }, message: expect.stringContaining('searchMode "vector"') });
     await plain.add(batchOf(2, 4));
     await plain.deleteBySource('test', 'b1-0');
     await plain.compact();
@@ -275,7 +275,7 @@ describe('MemoryStore keyword index', () => {
     const store = new MemoryStore({ keywordIndex: false });
     expect(supportsKeywordSearch(store)).toBe(false);
     await store.add(batchOf(1, 1));
-    await expect(store.keywordSearch('alpha')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', component: 'memory-store' });
+    await expect(store.keywordSearch('alpha')).rejects.toMatchObject({ code: 'CAPABILITY_MISSING', component: 'memory-store' });
   });
 
   it('takes BM25 options, and rejects bad ones with CONFIG_INVALID', async () => {

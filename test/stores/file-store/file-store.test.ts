@@ -9,7 +9,7 @@ import { runCrashWriter, temporaryDirectories } from '../support.ts';
 const temporaryDirectory = temporaryDirectories('axon-file-store-');
 
 describeVectorStoreConformance('file-store', async () => ({ store: new FileStore({ directory: join(await temporaryDirectory(), 'store') }) }), { keywordSearch: true });
-describeVectorStoreConformance('file-store (int8 precision)', async () => ({ store: new FileStore({ directory: join(await temporaryDirectory(), 'store'), precision: 'int8' }) }));
+describeVectorStoreConformance('file-store (int8 precision)', async () => ({ store: new FileStore({ directory: join(await temporaryDirectory(), 'store'), precision: 'int8' }) }), { keywordSearch: true });
 
 // The same suite against a store reopened from disk before every read, so what is read back is what was persisted.
 describeVectorStoreConformance('file-store (reopened after every write)', async () => {

@@ -209,7 +209,7 @@ describe('Bm25Index filters', () => {
   it('rejects a bad filter, topK or query', () => {
     expect(() => index.search('invoice', { filter: { year: { $near: 1 } } })).toThrow(FilterError);
     expect(() => index.search('invoice', { topK: 0 })).toThrow(expect.objectContaining({ code: 'INVALID_TOP_K' }));
-    expect(() => index.search(42 as unknown as string)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => index.search(42 as unknown as string)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT', details: { argument: 'query' } }));
   });
 });
 

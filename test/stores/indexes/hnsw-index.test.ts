@@ -245,12 +245,12 @@ describe('HnswIndex', () => {
     index.delete('doc1');
     const bytes = index.serialize({ vectors: 'deleted' });
     const vectorOf = (id: string) => vectors.subarray(Number(id.slice(3)) * dimensions, (Number(id.slice(3)) + 1) * dimensions);
-    expectAxonError(() => HnswIndex.deserialize(bytes), 'INVALID_ARGUMENT', /without the vectors of their live nodes/);
-    expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: 'nope' as unknown as () => undefined }), 'INVALID_ARGUMENT');
+    expectAxonError(() => HnswIndex.deserialize(bytes), 'INVALID_OPTION', /without the vectors of their live nodes/);
+    expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: 'nope' as unknown as () => undefined }), 'INVALID_OPTION');
     expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: (id) => (id === 'doc40' ? [1, 2, 3] : vectorOf(id)) }), 'DIMENSION_MISMATCH', /doc40.*6 values, got 3/);
     expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: (id) => (id === 'doc7' ? Float32Array.from(vectorOf(id), (value, position) => (position === 2 ? Number.POSITIVE_INFINITY : value)) : vectorOf(id)) }), 'INVALID_VECTOR');
     expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: (id) => (id === 'doc7' ? Array.from(vectorOf(id), (value, position) => (position === 5 ? Number.NaN : value)) : vectorOf(id)) }), 'INVALID_VECTOR');
-    expectAxonError(() => index.serialize({ vectors: 'live' as 'all' }), 'INVALID_ARGUMENT');
+    expectAxonError(() => index.serialize({ vectors: 'live' as 'all' }), 'INVALID_OPTION');
     expect(HnswIndex.deserialize(bytes, { vectorOf }).size).toBe(59);
   });
 

@@ -227,9 +227,9 @@ describe('SimdVectorSpace limits and bad input', () => {
     expectAxonError(() => space.search(new Float32Array([1, 0]), 1), 'DIMENSION_MISMATCH');
     expectAxonError(() => space.search(new Float32Array([1, Number.POSITIVE_INFINITY, 0]), 1), 'INVALID_VECTOR');
     expectAxonError(() => space.search(new Float32Array([1, 0, 0]), 0), 'INVALID_TOP_K');
-    expectAxonError(() => space.search(new Float32Array([1, 0, 0]), 1, Int32Array.of(1)), 'INVALID_ARGUMENT', /rows\[0\] = 1/);
-    expectAxonError(() => space.swapRemove(1), 'INVALID_ARGUMENT');
-    expectAxonError(() => space.searchApproximate(new Float32Array([1, 0, 0]), 1), 'INVALID_ARGUMENT', /quantization: 'int8'/);
+    expectAxonError(() => space.search(new Float32Array([1, 0, 0]), 1, Int32Array.of(1)), 'INVALID_INPUT', /rows\[0\] = 1/);
+    expectAxonError(() => space.swapRemove(1), 'INVALID_INPUT');
+    expectAxonError(() => space.searchApproximate(new Float32Array([1, 0, 0]), 1), 'CAPABILITY_MISSING', /quantization: 'int8'/);
     expectAxonError(() => new SimdVectorSpace({ dimensions: 0 }), 'CONFIG_INVALID');
   });
 });

@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { isRetryableStatus, statusError } from '../../../src/runtime/http.ts';
 import { RetryPolicy } from '../../../src/runtime/retry.ts';
 import { Secret } from '../../../src/runtime/secret.ts';
 import { AXON_POINT_ID_NAMESPACE, QdrantStore, qdrantPointId, uuidV5, type QdrantStoreOptions } from '../../../stores/qdrant/qdrant-store.ts';
@@ -20,10 +21,12 @@ afterAll(async () => {
 
 describeVectorStoreConformance('qdrant-store (loopback)', async () => ({ store: new QdrantStore({ url: server.url, collection: `conformance-${++collectionNumber}` }) }), {
   skip: [
-    // Refused with FilterError by design: Qdrant cannot tell an array element from a single value, and its
-    // text match is token-based once a full-text index exists (stores/qdrant/qdrant-filter.ts, docs/qdrant.md).
-    'filter: $contains on an array',
-    'filter: $contains on a string (case-sensitive substring)',
+    {
+      reason:
+        'refused with FilterError by design: Qdrant cannot tell an array element from a single value, and its text match is token-based ' +
+        'once a full-text index exists (stores/qdrant/qdrant-filter.ts, docs/qdrant.md)',
+      tests: ['filter: $contains on an array', 'filter: $contains on a string (case-sensitive substring)'],
+    },
   ],
 });
 
@@ -193,7 +196,7 @@ describe('qdrant-store', () => {
       const bodies = sent('POST', '/points/query').map((request) => request.body as Record<string, unknown>);
       expect(bodies[0].params).toEqual({ hnsw_ef: 256 });
       expect(bodies[1].params).toEqual({ exact: true });
-      await expect(store.search([1, 0], { ef: 0 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', component: 'qdrant-store' });
+      await expect(store.search([1, 0], { ef: 0 })).rejects.toMatchObject({ code: 'INVALID_OPTION', component: 'qdrant-store', details: { option: 'ef' } });
     });
 
     it('rejects a bad or untranslatable filter before any request', async () => {
@@ -290,6 +293,26 @@ describe('qdrant-store', () => {
       await expect(store.count()).rejects.toMatchObject({ status: 503, retryable: true });
       server.failNext({ path: `/collections/${collection}/points/count` }, { status: 429, body: { status: { error: 'Too many requests' } }, headers: { 'retry-after': '2' } });
       await expect(store.count()).rejects.toMatchObject({ status: 429, retryable: true, details: { retryAfterMs: 2000 } });
+    });
+
+    it("uses the runtime's retryable set, the one the HTTP providers use (408, 409, 425, 429, 5xx but 501)", async () => {
+      const store = open({ maxRetries: 0 });
+      await store.add([doc('a', [1, 0, 0])]);
+      for (const status of [400, 404, 408, 409, 413, 425, 429, 500, 501, 502, 503]) {
+        server.failNext({ path: `/collections/${collection}/points/count` }, { status, body: { status: { error: 'Injected' } } });
+        const error = await store.count().catch((caught: unknown) => caught);
+        expect({ status, retryable: (error as { retryable?: unknown }).retryable }).toEqual({ status, retryable: isRetryableStatus(status) });
+        expect(isRetryableStatus(status)).toBe(statusError('provider', status).retryable);
+      }
+    });
+
+    it('takes a 409 on create as "it exists already" without retrying it', async () => {
+      const waits: number[] = [];
+      const retryPolicy = new RetryPolicy({ maxRetries: 3 }, { sleep: async (milliseconds) => void waits.push(milliseconds), random: () => 0.5 });
+      const store = open({ retryPolicy });
+      server.failNext({ method: 'PUT', path: `/collections/${collection}` }, { status: 409, body: { status: { error: `Collection ${collection} already exists` } } });
+      await expect(store.add([doc('a', [1, 0, 0])])).rejects.toMatchObject({ status: 409, retryable: false });
+      expect(waits).toEqual([]);
     });
 
     it('retries transient failures through the shared retry policy, honouring Retry-After', async () => {

@@ -1,0 +1,40 @@
+/**
+ * The argument checks every index and store shares. A module of its own, imported by the vector index, the
+ * SIMD space, the HNSW graph and the stores alike, so none of them imports another just for a check.
+ */
+import { AxonError } from '../../src/errors.ts';
+
+/** Throw `INVALID_TOP_K` unless `topK` is a positive integer. */
+export function assertTopK(topK: unknown, component: string): asserts topK is number {
+  if (typeof topK !== 'number' || !Number.isSafeInteger(topK) || topK < 1) {
+    throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, { component, fix: 'Pass topK as 1, 2, 3, … (the store default is 50).' });
+  }
+}
+
+/** Throw `INVALID_OPTION` unless `ef` (the candidates of an ANN search) is absent or a positive integer. */
+export function assertEf(ef: unknown, component: string): asserts ef is number | undefined {
+  if (ef !== undefined && (typeof ef !== 'number' || !Number.isSafeInteger(ef) || ef < 1)) {
+    throw new AxonError('INVALID_OPTION', `ef must be a positive integer, got ${String(ef)}.`, {
+      component,
+      fix: 'Pass ef as 40, 160, 400, … (more finds more of the exact top K, more slowly), or leave it out for the store default.',
+      details: { option: 'ef' },
+    });
+  }
+}
+
+/** Throw `INVALID_INPUT` unless the source arguments of `deleteBySource`/`getBySource` are strings. */
+export function assertSourceArguments(sourceType: unknown, sourceName: unknown, component: string): asserts sourceType is string {
+  if (typeof sourceType !== 'string' || (sourceName !== undefined && typeof sourceName !== 'string')) {
+    throw new AxonError('INVALID_INPUT', 'sourceType must be a string, and sourceName a string when given.', {
+      component,
+      details: { argument: typeof sourceType !== 'string' ? 'sourceType' : 'sourceName' },
+    });
+  }
+}
+
+/** Throw `INVALID_INPUT` unless `ids` is an array of strings. */
+export function assertIdList(ids: unknown, component: string): asserts ids is string[] {
+  if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
+    throw new AxonError('INVALID_INPUT', 'getByIds takes an array of string ids.', { component, details: { argument: 'ids' } });
+  }
+}
