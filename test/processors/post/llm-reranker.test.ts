@@ -195,3 +195,34 @@ describe('LLMReranker failures and options', () => {
     expect((error as ConfigError).issues.map((issue) => issue.path).sort()).toEqual(['onInvalidOutput', 'prompt', 'topN']);
   });
 });
+
+describe('LLMReranker ids against hostile text (issue 13: D7)', () => {
+  const alphabet = 'abcdefghjkmnpqrstuvwxyz23456789';
+  /** Every possible four-character id, separated by spaces: 685,193 ids, about 3.4 MB. */
+  function everyShortId(): string {
+    const ids: string[] = [];
+    for (const first of alphabet.slice(0, 23)) for (const second of alphabet) for (const third of alphabet) for (const fourth of alphabet) ids.push(first + second + third + fourth);
+    return ids.join(' ');
+  }
+
+  it('returns, with longer ids absent from every text, when the question holds every short id', async () => {
+    const hostile = everyShortId();
+    const chat = new ScriptedChat([rankBy('To reset your password')]);
+    const reranked = await new LLMReranker({ chat }).process(hostile, documents(), recordingContext(QUESTION));
+    expect(reranked[0].id).toBe('doc-1');
+    const ids = documentIdsIn(chat.prompts[0]);
+    expect(new Set(ids).size).toBe(5);
+    for (const id of ids) {
+      expect(id.length).toBeGreaterThan(4);
+      expect(hostile.includes(id)).toBe(false);
+    }
+  });
+
+  it('returns when a document holds every short id (only the part the model is shown counts)', async () => {
+    const texts = [...TEXTS, everyShortId()];
+    const chat = new ScriptedChat([rankBy('To reset your password')]);
+    const reranked = await new LLMReranker({ chat, maxCharactersPerDocument: 1_000_000_000 }).process(QUESTION, documents(texts), recordingContext(QUESTION));
+    expect(reranked[0].id).toBe('doc-1');
+    expect(new Set(documentIdsIn(chat.prompts[0])).size).toBe(6);
+  });
+});
