@@ -222,6 +222,14 @@ export function statusError(provider: string, status: number, details: StatusErr
 /** The `ProviderError` for a request that never got an HTTP answer (refused, reset, DNS). Retryable. */
 export function networkError(provider: string, cause: unknown, target?: string): ProviderError {
   const reason = networkReason(cause);
+  if (reason !== undefined && /includes credentials/i.test(reason)) {
+    // fetch refuses such a URL before sending anything: retrying cannot help, and the URL must not be printed.
+    return new ProviderError('The base URL carries credentials (user:password@), which fetch refuses.', {
+      provider,
+      cause,
+      fix: 'Remove the user:password@ part from the base URL and pass the key as apiKey (or { env: "NAME" }).',
+    });
+  }
   return new ProviderError(`Could not reach the service${target ? ` at ${safeTarget(target)}` : ''}${reason ? ` (${reason})` : ''}.`, {
     provider,
     code: 'PROVIDER_ERROR',
