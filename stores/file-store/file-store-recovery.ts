@@ -78,8 +78,9 @@ export async function recoverManifest(directory: string, component: string): Pro
   manifest.segments = entries.map(({ entry }) => entry);
   const numbers = [...entries.map(({ entry }) => entry.file), ...skipped].map((file) => segmentNumber(file)!);
   manifest.nextSegment = Math.max(0, ...numbers) + 1;
-  // Past every snapshot's generation, so a new snapshot never takes an old one's name.
-  manifest.generation = (await latestSnapshotGeneration(directory)) + 1;
+  // Past every snapshot's generation, so a new snapshot never takes an old one's name, and past the damaged
+  // manifest's own when it can still be read, so a process that loaded it sees that the store changed.
+  manifest.generation = Math.max(await latestSnapshotGeneration(directory), await damagedGeneration(directory)) + 1;
 
   let previousManifest: string | undefined;
   if (damaged) {
@@ -93,6 +94,16 @@ export async function recoverManifest(directory: string, component: string): Pro
   }
   await writeManifest(directory, manifest);
   return { recovered: true, segments: manifest.segments.map((segment) => segment.file), skipped, documents: liveDocuments(manifest), ...(previousManifest ? { previousManifest } : {}) };
+}
+
+/** The generation a damaged manifest still states, 0 when it states none. */
+async function damagedGeneration(directory: string): Promise<number> {
+  try {
+    const { generation } = JSON.parse(await readFile(join(directory, MANIFEST_FILE), 'utf8')) as { generation?: unknown };
+    return typeof generation === 'number' && Number.isSafeInteger(generation) && generation > 0 ? generation : 0;
+  } catch {
+    return 0;
+  }
 }
 
 function liveDocuments(manifest: Manifest): number {

@@ -44,9 +44,9 @@ const adapters: [string, () => LoopbackServer, () => Promise<unknown>][] = [
   ['cohere-chat complete', () => cohere, () => new CohereChat({ ...transport, baseURL: cohere.url }).complete(question)],
   ['cohere-chat stream', () => cohere, () => drain(new CohereChat({ ...transport, baseURL: cohere.url }).stream(question))],
   ['cohere-embeddings', () => cohere, () => new CohereEmbeddings({ ...transport, baseURL: cohere.url, model: 'embed-test' }).embed(['hi'], { inputType: 'query' })],
-  ['cohere-rerank', () => cohere, () => new CohereRerank({ ...transport, baseURL: cohere.url }).rerank('q', ['a', 'b'], {})],
+  ['cohere-rerank', () => cohere, () => new CohereRerank({ ...transport, baseURL: cohere.url }).rerank('q', ['a', 'b'], { topN: 2 })],
   ['jina-embeddings', () => jina, () => new JinaEmbeddings({ ...transport, baseURL: jina.url }).embed(['hi'], { inputType: 'query' })],
-  ['jina-rerank', () => jina, () => new JinaRerank({ ...transport, baseURL: jina.url }).rerank('q', ['a', 'b'], {})],
+  ['jina-rerank', () => jina, () => new JinaRerank({ ...transport, baseURL: jina.url }).rerank('q', ['a', 'b'], { topN: 2 })],
 ];
 
 const FAULTS: FailureMode[] = [
