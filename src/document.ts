@@ -120,13 +120,22 @@ function assertJsonValue(value: unknown, path: string, component: string, depth:
   }
   const container = Array.isArray(value) || (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype);
   if (!container) {
-    throw new AxonError('INVALID_DOCUMENT', `${path} is not a JSON value (${typeof value}).`, { component, fix: 'Metadata holds strings, finite numbers, booleans, null, arrays and plain objects.' });
+    throw new AxonError('INVALID_DOCUMENT', `${path} is not a JSON value (${typeof value}).`, {
+      component,
+      fix: 'Metadata holds strings, finite numbers, booleans, null, arrays and plain objects.',
+    });
   }
   if (ancestors.has(value as object)) {
-    throw new AxonError('INVALID_DOCUMENT', `${path} is circular: it contains itself.`, { component, fix: 'Metadata must be a tree of JSON values; copy the value instead of referring to an enclosing object.' });
+    throw new AxonError('INVALID_DOCUMENT', `${path} is circular: it contains itself.`, {
+      component,
+      fix: 'Metadata must be a tree of JSON values; copy the value instead of referring to an enclosing object.',
+    });
   }
   if (depth >= MAX_METADATA_DEPTH) {
-    throw new AxonError('INVALID_DOCUMENT', `${path} nests deeper than ${MAX_METADATA_DEPTH} levels.`, { component, fix: `Flatten the metadata: at most ${MAX_METADATA_DEPTH} levels of objects and arrays.` });
+    throw new AxonError('INVALID_DOCUMENT', `${path} nests deeper than ${MAX_METADATA_DEPTH} levels.`, {
+      component,
+      fix: `Flatten the metadata: at most ${MAX_METADATA_DEPTH} levels of objects and arrays.`,
+    });
   }
   ancestors.add(value as object);
   if (Array.isArray(value)) {

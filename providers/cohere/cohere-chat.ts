@@ -99,4 +99,10 @@ export class CohereChat implements ChatProvider {
 }
 
 /** Cohere's finish reasons in the words `ChatFinish` uses. */
-const COHERE_FINISH_REASONS: Record<string, string> = { COMPLETE: 'stop', STOP_SEQUENCE: 'stop', MAX_TOKENS: 'length', TOOL_CALL: 'tool_calls', ERROR: 'error' };
+const COHERE_FINISH_REASONS: Record<string, string> = {
+  COMPLETE: 'stop',
+  STOP_SEQUENCE: 'stop',
+  MAX_TOKENS: 'length',
+  TOOL_CALL: 'tool_calls',
+  ERROR: 'error',
+};

@@ -29,7 +29,8 @@ export class StreamFinish {
   /** The stream ended without an error: check it said something, and report how it ended. */
   end(): void {
     if (this.#events === 0) {
-      throw invalidResponseError(this.provider, 200, 'the reply to a streamed request holds no events (an HTML page, a JSON body or nothing, where an event stream was expected).');
+      const problem = 'the reply to a streamed request holds no events (an HTML page, a JSON body or nothing, where an event stream was expected).';
+      throw invalidResponseError(this.provider, 200, problem);
     }
     const reason = this.#reason ?? 'incomplete';
     this.onFinish?.({ reason, truncated: reason === 'length' || reason === 'incomplete' || reason === 'content_filter' });

@@ -121,7 +121,9 @@ function describe(value: unknown): string {
   if (value === null) return 'null';
   if (typeof value === 'number') return String(value);
   // A response may echo a key: quote only strings too short to be one, or that read as a number.
-  if (typeof value === 'string') return value.length <= 6 || NUMBER_LIKE.test(value) ? `the string ${JSON.stringify(value)}` : `a string of ${value.length} characters`;
+  if (typeof value === 'string') {
+    return value.length <= 6 || NUMBER_LIKE.test(value) ? `the string ${JSON.stringify(value)}` : `a string of ${value.length} characters`;
+  }
   if (Array.isArray(value)) return 'an array';
   return `a${typeof value === 'object' ? 'n object' : ` ${typeof value}`}`;
 }

@@ -82,9 +82,12 @@ export function resolveApiKey(input: ApiKeyInput | undefined, options: ResolveAp
     if (value) return new Secret(value);
     if (!looksLikeVariableName(input.env)) {
       // Most likely the key itself, pasted where the variable's name goes: say so without repeating it.
-      throw new AxonError('MISSING_API_KEY', `Missing API key: the value of apiKey.env (${input.env.length} characters) is not the name of an environment variable; it looks like a key itself.`, {
+      const problem = `the value of apiKey.env (${input.env.length} characters) is not the name of an environment variable; it looks like a key itself`;
+      throw new AxonError('MISSING_API_KEY', `Missing API key: ${problem}.`, {
         component: options.component,
-        fix: 'Put the key in an environment variable and pass { env: "THAT_VARIABLE" }, or pass the key as apiKey directly. If this was a real key, consider it exposed wherever that config is stored.',
+        fix:
+          'Put the key in an environment variable and pass { env: "THAT_VARIABLE" }, or pass the key as apiKey directly. ' +
+          'If this was a real key, consider it exposed wherever that config is stored.',
       });
     }
     throw new AxonError('MISSING_API_KEY', `Missing API key: the environment variable ${input.env} is not set.`, {

@@ -92,12 +92,17 @@ export function corruptStoreError(component: string, directory: string, file: st
   return new AxonError('STORE_CORRUPT', `The store file ${join(directory, file)} is corrupt: ${problem}.`, {
     component,
     fix:
-      file === MANIFEST_FILE
-        ? `Nothing was written. Restore ${directory} from a backup, rebuild the manifest from the segments with FileStore.recover({ directory: '${directory}' }) (documents deleted since the last compaction may come back), or delete it and ingest your documents again (axon ingest <paths…> --store ${directory}).`
-        : `Nothing was written. Restore ${directory} from a backup, or delete it and ingest your documents again (axon ingest <paths…> --store ${directory}).`,
+      `Nothing was written. Restore ${directory} from a backup, ` +
+      (file === MANIFEST_FILE ? `${recoverHint(directory)}, ` : '') +
+      `or delete it and ingest your documents again (axon ingest <paths…> --store ${directory}).`,
     details: { directory, file: join(directory, file) },
     cause,
   });
+}
+
+function recoverHint(directory: string): string {
+  const call = `FileStore.recover({ directory: '${directory}' })`;
+  return `rebuild the manifest from the segments with ${call} (documents deleted since the last compaction may come back)`;
 }
 
 /**
@@ -114,9 +119,11 @@ export async function readManifest(directory: string, component: string): Promis
     const names = await readdir(directory).catch((cause) => (errorCode(cause) === 'ENOENT' ? [] : Promise.reject(cause)));
     const stored = names.filter((name) => SEGMENT_FILE_PATTERN.test(name) || SNAPSHOT_FILE_PATTERN.test(name));
     if (stored.length === 0) return undefined;
-    throw new AxonError('STORE_CORRUPT', `The store in ${directory} has no manifest: ${join(directory, MANIFEST_FILE)} is missing, but the folder holds ${stored.length} store files (${stored.slice(0, 3).join(', ')}${stored.length > 3 ? ', …' : ''}).`, {
+    const listed = `${stored.slice(0, 3).join(', ')}${stored.length > 3 ? ', …' : ''}`;
+    const problem = `${join(directory, MANIFEST_FILE)} is missing, but the folder holds ${stored.length} store files (${listed})`;
+    throw new AxonError('STORE_CORRUPT', `The store in ${directory} has no manifest: ${problem}.`, {
       component,
-      fix: `Nothing was deleted. Restore ${directory} from a backup, or rebuild a manifest from the segments with FileStore.recover({ directory: '${directory}' }) (documents deleted since the last compaction may come back), or delete the folder and ingest again.`,
+      fix: `Nothing was deleted. Restore ${directory} from a backup, ${recoverHint(directory)}, or delete the folder and ingest again.`,
       details: { directory, file: join(directory, MANIFEST_FILE) },
     });
   }
@@ -154,7 +161,9 @@ export function parseManifest(text: string, directory: string, component: string
     if (files.has(segment.file)) throw corrupt(`segment ${segment.file} is listed twice`);
     if (segment.tombstones.length > segment.documents) throw corrupt(`segment ${segment.file} has more tombstones than documents`);
     if (new Set(segment.tombstones).size !== segment.tombstones.length) throw corrupt(`segment ${segment.file} lists a tombstone twice`);
-    if (segmentNumber(segment.file)! >= manifest.nextSegment) throw corrupt(`segment ${segment.file} is not below nextSegment (${manifest.nextSegment}), so a write could reuse its name`);
+    if (segmentNumber(segment.file)! >= manifest.nextSegment) {
+      throw corrupt(`segment ${segment.file} is not below nextSegment (${manifest.nextSegment}), so a write could reuse its name`);
+    }
     files.add(segment.file);
   }
   for (const file of manifest.garbage) {

@@ -41,7 +41,9 @@ export async function recoverManifest(directory: string, component: string): Pro
   let damaged = false;
   try {
     const current = await readManifest(directory, component);
-    if (current !== undefined) return { recovered: false, segments: current.segments.map((segment) => segment.file), skipped: [], documents: liveDocuments(current) };
+    if (current !== undefined) {
+      return { recovered: false, segments: current.segments.map((segment) => segment.file), skipped: [], documents: liveDocuments(current) };
+    }
     // No manifest and no store files: an empty (or new) store, nothing to recover.
     return { recovered: false, segments: [], skipped: [], documents: 0 };
   } catch (error) {
@@ -55,7 +57,8 @@ export async function recoverManifest(directory: string, component: string): Pro
   for (const file of await listSegmentFiles(directory)) {
     const buffer = await readFile(join(directory, file));
     // The segment's own checks (signature, section lengths, documents JSON, dimensions) against an entry describing it as it is.
-    const entry: SegmentEntry = { file, documents: buffer.length >= SEGMENT_HEADER_BYTES ? buffer.readUInt32LE(8) : 0, bytes: buffer.length, sha256: sha256(buffer), tombstones: [] };
+    const documents = buffer.length >= SEGMENT_HEADER_BYTES ? buffer.readUInt32LE(8) : 0;
+    const entry: SegmentEntry = { file, documents, bytes: buffer.length, sha256: sha256(buffer), tombstones: [] };
     try {
       if (entry.documents < 1) throw new Error('no documents');
       const contents = decodeSegment(buffer, entry, manifest.dimensions, directory, component);
@@ -93,7 +96,8 @@ export async function recoverManifest(directory: string, component: string): Pro
     }
   }
   await writeManifest(directory, manifest);
-  return { recovered: true, segments: manifest.segments.map((segment) => segment.file), skipped, documents: liveDocuments(manifest), ...(previousManifest ? { previousManifest } : {}) };
+  const segments = manifest.segments.map((segment) => segment.file);
+  return { recovered: true, segments, skipped, documents: liveDocuments(manifest), ...(previousManifest ? { previousManifest } : {}) };
 }
 
 /** The generation a damaged manifest still states, 0 when it states none. */

@@ -582,7 +582,8 @@ async function loadState(directory: string, precision: VectorPrecision, given?: 
         for (const document of batch.documents) {
           const other = segmentOfId.get(document.id);
           if (other !== undefined) {
-            throw corruptStoreError(NAME, directory, MANIFEST_FILE, `id ${JSON.stringify(document.id)} is live in more than one segment (${other} and ${entry.file})`);
+            const problem = `id ${JSON.stringify(document.id)} is live in more than one segment (${other} and ${entry.file})`;
+            throw corruptStoreError(NAME, directory, MANIFEST_FILE, problem);
           }
           segmentOfId.set(document.id, entry.file);
         }
@@ -603,7 +604,9 @@ function withoutTombstones(contents: PreparedBatch, tombstones: Set<string>, ent
   const { dimensions } = contents;
   const held = new Set(contents.documents.map((document) => document.id));
   for (const id of tombstones) {
-    if (!held.has(id)) throw corruptStoreError(NAME, directory, MANIFEST_FILE, `a tombstone of ${entry.file} names ${JSON.stringify(id)}, which that segment does not hold`);
+    if (!held.has(id)) {
+      throw corruptStoreError(NAME, directory, MANIFEST_FILE, `a tombstone of ${entry.file} names ${JSON.stringify(id)}, which that segment does not hold`);
+    }
   }
   const documents: Document[] = [];
   const vectors = new Float32Array((contents.documents.length - tombstones.size) * dimensions);

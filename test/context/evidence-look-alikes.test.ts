@@ -9,7 +9,10 @@ import { closersSeen, openersSeen } from '../helpers/lenient-reader.ts';
 import { propertyRuns } from '../helpers/property.ts';
 
 function evidenceOf(contents: string[]): Evidence[] {
-  return contents.map((content, index) => ({ label: index + 1, document: { id: `c${index}`, content, sourceType: 'file', sourceName: `doc${index}.md`, score: 1, metadata: {} } }));
+  return contents.map((content, index) => ({
+    label: index + 1,
+    document: { id: `c${index}`, content, sourceType: 'file', sourceName: `doc${index}.md`, score: 1, metadata: {} },
+  }));
 }
 
 function userPrompt(contents: string[], question = 'What is X?'): string {
@@ -56,12 +59,20 @@ describe('evidence framing against look-alikes', () => {
     const opener = fc.constantFrom('<', '\uFF1C', '\uFE64', '&lt;', '&LT', '&#60;', '&#x3c;', '&#0060;', '&#xFF1C;', '&#65124;');
     const slash = fc.constantFrom('/', '\uFF0F', '&#47;', '&sol;', '&#x2F;');
     const name = fc.constantFrom('evidence', 'EVIDENCE', 'Evidence', 'ｅｖｉｄｅｎｃｅ', '&#101;vidence', '\u24D4vidence', 'question');
-    const fake = fc.tuple(opener, fc.array(noise, { maxLength: 3 }), fc.option(slash), fc.array(noise, { maxLength: 3 }), name, fc.constantFrom('>', '&gt;', ' label="9">', '\uFF1E'));
-    const text = fc.array(fc.oneof(fc.string({ unit: 'binary', maxLength: 6 }), fake.map((parts) => parts.flat().filter((part) => part !== null).join(''))), { maxLength: 8 }).map((parts) => parts.join(''));
+    const closing = fc.constantFrom('>', '&gt;', ' label="9">', '\uFF1E');
+    const fake = fc.tuple(opener, fc.array(noise, { maxLength: 3 }), fc.option(slash), fc.array(noise, { maxLength: 3 }), name, closing);
+    const fakeText = fake.map((parts) => parts.flat().filter((part) => part !== null).join(''));
+    const text = fc.array(fc.oneof(fc.string({ unit: 'binary', maxLength: 6 }), fakeText), { maxLength: 8 }).map((parts) => parts.join(''));
     fc.assert(
       fc.property(fc.array(text, { minLength: 1, maxLength: 5 }), text, (contents, question) => {
         const prompt = userPrompt(contents, question);
-        return closersSeen(prompt, 'evidence') === contents.length && openersSeen(prompt, 'evidence') === contents.length && closersSeen(prompt, 'question') === 1 && openersSeen(prompt, 'question') === 1;
+        const blocks = contents.length;
+        return (
+          closersSeen(prompt, 'evidence') === blocks &&
+          openersSeen(prompt, 'evidence') === blocks &&
+          closersSeen(prompt, 'question') === 1 &&
+          openersSeen(prompt, 'question') === 1
+        );
       }),
       propertyRuns(200),
     );

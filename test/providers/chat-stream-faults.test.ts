@@ -25,8 +25,11 @@ afterAll(async () => {
 });
 
 const question = [{ role: 'user' as const, content: 'Where is the Eiffel tower?' }];
-const openaiChunk = (delta: Record<string, unknown>, finishReason: string | null) =>
-  JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
+const openaiChunk = (delta: Record<string, unknown>, finishReason: string | null) => {
+  const choices = [{ index: 0, delta, logprobs: null, finish_reason: finishReason }];
+  return JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices });
+};
+const cohereText = (text: string) => ({ index: 0, delta: { message: { content: { text } } } });
 const cohereEvent = (type: string, payload: Record<string, unknown>) => ({ event: type, data: JSON.stringify({ type, ...payload }) });
 
 interface Case {
@@ -44,8 +47,16 @@ const cases: Case[] = [
     name: 'openai-chat',
     server: () => openai,
     create: () => new OpenAIChat({ apiKey: TEST_KEY, baseURL: `${openai.url}/v1`, maxRetries: 0 }),
-    cut: { kind: 'events', events: [{ data: openaiChunk({ role: 'assistant', content: 'The Eiffel' }, null) }, { data: openaiChunk({ content: ' tower is' }, null) }], end: 'close' },
-    limited: { kind: 'events', events: [{ data: openaiChunk({ content: 'The Eiffel tower is' }, null) }, { data: openaiChunk({}, 'length') }, { data: '[DONE]' }], end: 'close' },
+    cut: {
+      kind: 'events',
+      events: [{ data: openaiChunk({ role: 'assistant', content: 'The Eiffel' }, null) }, { data: openaiChunk({ content: ' tower is' }, null) }],
+      end: 'close',
+    },
+    limited: {
+      kind: 'events',
+      events: [{ data: openaiChunk({ content: 'The Eiffel tower is' }, null) }, { data: openaiChunk({}, 'length') }, { data: '[DONE]' }],
+      end: 'close',
+    },
   },
   {
     name: 'cohere-chat',
@@ -53,12 +64,15 @@ const cases: Case[] = [
     create: () => new CohereChat({ apiKey: TEST_KEY, baseURL: cohere.url, maxRetries: 0 }),
     cut: {
       kind: 'events',
-      events: [cohereEvent('message-start', { id: 'c', delta: { message: { role: 'assistant' } } }), cohereEvent('content-delta', { index: 0, delta: { message: { content: { text: 'The Eiffel tower is' } } } })],
+      events: [
+        cohereEvent('message-start', { id: 'c', delta: { message: { role: 'assistant' } } }),
+        cohereEvent('content-delta', cohereText('The Eiffel tower is')),
+      ],
       end: 'close',
     },
     limited: {
       kind: 'events',
-      events: [cohereEvent('content-delta', { index: 0, delta: { message: { content: { text: 'The Eiffel tower is' } } } }), cohereEvent('message-end', { delta: { finish_reason: 'MAX_TOKENS' } })],
+      events: [cohereEvent('content-delta', cohereText('The Eiffel tower is')), cohereEvent('message-end', { delta: { finish_reason: 'MAX_TOKENS' } })],
       end: 'close',
     },
   },

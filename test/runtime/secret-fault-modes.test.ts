@@ -33,6 +33,7 @@ afterAll(async () => {
 
 const transport = { apiKey: KEY, maxRetries: 0, timeoutMs: 250 };
 const question = [{ role: 'user' as const, content: 'hi' }];
+const query = { inputType: 'query' as const };
 async function drain(stream: AsyncIterable<string>): Promise<void> {
   for await (const _delta of stream);
 }
@@ -40,12 +41,12 @@ async function drain(stream: AsyncIterable<string>): Promise<void> {
 const adapters: [string, () => LoopbackServer, () => Promise<unknown>][] = [
   ['openai-chat complete', () => openai, () => new OpenAIChat({ ...transport, baseURL: `${openai.url}/v1` }).complete(question)],
   ['openai-chat stream', () => openai, () => drain(new OpenAIChat({ ...transport, baseURL: `${openai.url}/v1` }).stream(question))],
-  ['openai-embeddings', () => openai, () => new OpenAIEmbeddings({ ...transport, baseURL: `${openai.url}/v1` }).embed(['hi'], { inputType: 'query' })],
+  ['openai-embeddings', () => openai, () => new OpenAIEmbeddings({ ...transport, baseURL: `${openai.url}/v1` }).embed(['hi'], query)],
   ['cohere-chat complete', () => cohere, () => new CohereChat({ ...transport, baseURL: cohere.url }).complete(question)],
   ['cohere-chat stream', () => cohere, () => drain(new CohereChat({ ...transport, baseURL: cohere.url }).stream(question))],
-  ['cohere-embeddings', () => cohere, () => new CohereEmbeddings({ ...transport, baseURL: cohere.url, model: 'embed-test' }).embed(['hi'], { inputType: 'query' })],
+  ['cohere-embeddings', () => cohere, () => new CohereEmbeddings({ ...transport, baseURL: cohere.url, model: 'embed-test' }).embed(['hi'], query)],
   ['cohere-rerank', () => cohere, () => new CohereRerank({ ...transport, baseURL: cohere.url }).rerank('q', ['a', 'b'], { topN: 2 })],
-  ['jina-embeddings', () => jina, () => new JinaEmbeddings({ ...transport, baseURL: jina.url }).embed(['hi'], { inputType: 'query' })],
+  ['jina-embeddings', () => jina, () => new JinaEmbeddings({ ...transport, baseURL: jina.url }).embed(['hi'], query)],
   ['jina-rerank', () => jina, () => new JinaRerank({ ...transport, baseURL: jina.url }).rerank('q', ['a', 'b'], { topN: 2 })],
 ];
 
@@ -58,7 +59,17 @@ const FAULTS: FailureMode[] = [
   { kind: 'slow', delayMs: 1000 },
   { kind: 'reset' },
   { kind: 'respond', status: 400, body: { error: { message: `Invalid key ${KEY}` }, message: `Invalid key ${KEY}` } },
-  { kind: 'respond', status: 200, body: { data: [{ index: 0, embedding: [KEY] }], embeddings: { float: [[KEY]] }, results: [{ index: KEY, relevance_score: KEY }], choices: [{ message: { content: null } }], message: KEY } },
+  {
+    kind: 'respond',
+    status: 200,
+    body: {
+      data: [{ index: 0, embedding: [KEY] }],
+      embeddings: { float: [[KEY]] },
+      results: [{ index: KEY, relevance_score: KEY }],
+      choices: [{ message: { content: null } }],
+      message: KEY,
+    },
+  },
   { kind: 'raw', status: 200, contentType: 'text/html', body: `<html>${KEY}</html>` },
   { kind: 'raw', status: 502, contentType: 'text/plain', body: `upstream said ${KEY}` },
   { kind: 'events', events: [{ data: KEY }, { event: 'content-delta', data: `{"type":"content-delta","delta":${JSON.stringify(KEY)}}` }], end: 'destroy' },
@@ -75,7 +86,8 @@ async function errorOf(call: () => Promise<unknown>): Promise<unknown> {
 
 describe('no key in any error an adapter raises', () => {
   describe.each(adapters)('%s', (_name, server, call) => {
-    it.each(FAULTS.map((fault) => [`${fault.kind}${'status' in fault && fault.status ? ` ${fault.status}` : ''}`, fault] as const))('%s', async (_label, fault) => {
+    const labelled = FAULTS.map((fault) => [`${fault.kind}${'status' in fault && fault.status ? ` ${fault.status}` : ''}`, fault] as const);
+    it.each(labelled)('%s', async (_label, fault) => {
       server().failNext(fault);
       const error = await errorOf(call);
       // Some faults are a valid (if odd) answer for some adapters; a rejection is what must hold no key.
@@ -84,7 +96,8 @@ describe('no key in any error an adapter raises', () => {
   });
 
   it('property: random response bodies that echo the key, in any field, never put it in an error', async () => {
-    const echo = fc.oneof(fc.constant(KEY), fc.string({ maxLength: 4 }).map((text) => `${text}${KEY}`), fc.string({ maxLength: 4 }).map((text) => `${KEY}${text}`));
+    const around = fc.string({ maxLength: 4 });
+    const echo = fc.oneof(fc.constant(KEY), around.map((text) => `${text}${KEY}`), around.map((text) => `${KEY}${text}`));
     const value = fc.oneof(echo, fc.integer(), fc.double(), fc.constant(null), fc.boolean(), fc.array(echo, { maxLength: 2 }));
     const body = fc.oneof(
       fc.record({ data: fc.array(fc.record({ index: value, embedding: fc.array(value, { maxLength: 3 }) }), { maxLength: 2 }) }),

@@ -32,11 +32,13 @@ function withCredentials(url: string): string {
 }
 
 describe('D10: credentials in the base URL', () => {
+  const options = { apiKey: TEST_KEY, maxRetries: 0 };
+  const query = { inputType: 'query' as const };
   const cases: [string, () => Promise<unknown>][] = [
-    ['openai-chat', () => new OpenAIChat({ apiKey: TEST_KEY, baseURL: `${withCredentials(openai.url)}/v1`, maxRetries: 0 }).complete([{ role: 'user', content: 'hi' }])],
-    ['openai-embeddings', () => new OpenAIEmbeddings({ apiKey: TEST_KEY, baseURL: `${withCredentials(openai.url)}/v1`, maxRetries: 0 }).embed(['hi'], { inputType: 'query' })],
-    ['cohere-embeddings', () => new CohereEmbeddings({ apiKey: TEST_KEY, baseURL: withCredentials(cohere.url), model: 'embed-test', maxRetries: 0 }).embed(['hi'], { inputType: 'query' })],
-    ['jina-embeddings', () => new JinaEmbeddings({ apiKey: TEST_KEY, baseURL: withCredentials(jina.url), maxRetries: 0 }).embed(['hi'], { inputType: 'query' })],
+    ['openai-chat', () => new OpenAIChat({ ...options, baseURL: `${withCredentials(openai.url)}/v1` }).complete([{ role: 'user', content: 'hi' }])],
+    ['openai-embeddings', () => new OpenAIEmbeddings({ ...options, baseURL: `${withCredentials(openai.url)}/v1` }).embed(['hi'], query)],
+    ['cohere-embeddings', () => new CohereEmbeddings({ ...options, baseURL: withCredentials(cohere.url), model: 'embed-test' }).embed(['hi'], query)],
+    ['jina-embeddings', () => new JinaEmbeddings({ ...options, baseURL: withCredentials(jina.url) }).embed(['hi'], query)],
   ];
   it.each(cases)('%s: the key in user:KEY@ never appears in the error, which is not retryable', async (_name, call) => {
     let error: unknown;
@@ -53,7 +55,8 @@ describe('D10: credentials in the base URL', () => {
 });
 
 describe('D11: a key pasted where the variable name goes', () => {
-  it.each(['sk-live-0123456789abcdefghij', 'sk_test_51HxYzAbCdEf0123456789', 'jina_0123456789abcdef0123456789abcdef', 'a'.repeat(80)])('%s is not echoed', (pasted) => {
+  const pastedKeys = ['sk-live-0123456789abcdefghij', 'sk_test_51HxYzAbCdEf0123456789', 'jina_0123456789abcdef0123456789abcdef', 'a'.repeat(80)];
+  it.each(pastedKeys)('%s is not echoed', (pasted) => {
     let error: unknown;
     try {
       resolveApiKey({ env: pasted }, { component: 'test', environment: {} });

@@ -81,8 +81,12 @@ describe('D6: filter depth and size limits', () => {
 
 describe('D5: circular or absurdly deep metadata', () => {
   it('normalizeDocument refuses circular and too-deep metadata with INVALID_DOCUMENT and the path', () => {
-    expect(() => normalizeDocument({ content: 'x', metadata: circularMetadata() as never }, 0)).toThrow(expect.objectContaining({ code: 'INVALID_DOCUMENT', message: expect.stringContaining('documents[0].metadata.self') }));
-    expect(() => normalizeDocument({ content: 'x', metadata: deepMetadata(3672) as never }, 2)).toThrow(expect.objectContaining({ code: 'INVALID_DOCUMENT', message: expect.stringMatching(/documents\[2\]\.metadata\.child.*deeper than 64/) }));
+    expect(() => normalizeDocument({ content: 'x', metadata: circularMetadata() as never }, 0)).toThrow(
+      expect.objectContaining({ code: 'INVALID_DOCUMENT', message: expect.stringContaining('documents[0].metadata.self') }),
+    );
+    expect(() => normalizeDocument({ content: 'x', metadata: deepMetadata(3672) as never }, 2)).toThrow(
+      expect.objectContaining({ code: 'INVALID_DOCUMENT', message: expect.stringMatching(/documents\[2\]\.metadata\.child.*deeper than 64/) }),
+    );
     expect(() => normalizeDocument({ content: 'x', metadata: deepMetadata(63) as never }, 0)).not.toThrow();
     // The same object twice (not a cycle) is fine.
     const shared = { a: 1 };

@@ -72,7 +72,12 @@ describe('FileStore data safety', () => {
       await rm(join(directory, 'manifest.json'));
       await writeFile(join(directory, 'segment-000009.axs'), 'AXONSEG1 cut short');
       const report = await FileStore.recover({ directory });
-      expect(report).toMatchObject({ recovered: true, documents: 3, segments: ['segment-000001.axs', 'segment-000002.axs', 'segment-000003.axs'], skipped: ['segment-000009.axs'] });
+      expect(report).toMatchObject({
+        recovered: true,
+        documents: 3,
+        segments: ['segment-000001.axs', 'segment-000002.axs', 'segment-000003.axs'],
+        skipped: ['segment-000009.axs'],
+      });
       const store = await FileStore.open({ directory });
       expect(await store.count()).toBe(3);
       const [a] = await store.getByIds(['a']);
@@ -236,7 +241,10 @@ describe('FileStore data safety, properties', () => {
         const acknowledged = await runCrashWriter(directory, 'p', batches, delayMs, options);
         const store = await FileStore.open({ directory, ...(options as object) });
         const byBatch = new Map<number, number>();
-        for (const document of await store.getBySource('crash')) byBatch.set(Number(document.metadata.batch), (byBatch.get(Number(document.metadata.batch)) ?? 0) + 1);
+        for (const document of await store.getBySource('crash')) {
+          const batch = Number(document.metadata.batch);
+          byBatch.set(batch, (byBatch.get(batch) ?? 0) + 1);
+        }
         for (const batch of acknowledged) expect(byBatch.get(batch)).toBe(25);
         // No partial batch: each batch is there whole or not at all, and only the one in flight may be extra.
         for (const [, count] of byBatch) expect(count).toBe(25);
