@@ -85,7 +85,7 @@ export function normalizeDocument(input: DocumentInput, position: number, compon
   if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) {
     throw new AxonError('INVALID_DOCUMENT', `${where}.metadata must be a plain object of JSON values.`, { component });
   }
-  assertJson(metadata, `${where}.metadata`, component);
+  assertJsonMetadata(metadata, `${where}.metadata`, component);
   const sourceType = input.sourceType ?? 'manual';
   const sourceName = input.sourceName ?? '';
   const document: Document = {
@@ -100,20 +100,49 @@ export function normalizeDocument(input: DocumentInput, position: number, compon
   return document;
 }
 
-function assertJson(value: unknown, path: string, component: string): void {
+/** How deep metadata may nest (objects and arrays); deeper is refused, so no reader of it can overflow the stack. */
+export const MAX_METADATA_DEPTH = 64;
+
+/**
+ * Check that `value` is metadata JSON can hold exactly: strings, finite numbers, booleans, null, arrays and
+ * plain objects, nested at most `MAX_METADATA_DEPTH` deep, with no cycle. Throws `INVALID_DOCUMENT` naming
+ * the path of the first problem. The one check every store and `normalizeDocument` use.
+ */
+export function assertJsonMetadata(value: unknown, path: string, component: string): void {
+  assertJsonValue(value, path, component, 0, new Set());
+}
+
+function assertJsonValue(value: unknown, path: string, component: string, depth: number, ancestors: Set<object>): void {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new AxonError('INVALID_DOCUMENT', `${path} is ${value}; metadata numbers must be finite.`, { component });
     return;
   }
+  const container = Array.isArray(value) || (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype);
+  if (!container) {
+    throw new AxonError('INVALID_DOCUMENT', `${path} is not a JSON value (${typeof value}).`, {
+      component,
+      fix: 'Metadata holds strings, finite numbers, booleans, null, arrays and plain objects.',
+    });
+  }
+  if (ancestors.has(value as object)) {
+    throw new AxonError('INVALID_DOCUMENT', `${path} is circular: it contains itself.`, {
+      component,
+      fix: 'Metadata must be a tree of JSON values; copy the value instead of referring to an enclosing object.',
+    });
+  }
+  if (depth >= MAX_METADATA_DEPTH) {
+    throw new AxonError('INVALID_DOCUMENT', `${path} nests deeper than ${MAX_METADATA_DEPTH} levels.`, {
+      component,
+      fix: `Flatten the metadata: at most ${MAX_METADATA_DEPTH} levels of objects and arrays.`,
+    });
+  }
+  ancestors.add(value as object);
   if (Array.isArray(value)) {
-    value.forEach((item, index) => assertJson(item, `${path}[${index}]`, component));
-    return;
+    for (let index = 0; index < value.length; index++) assertJsonValue(value[index], `${path}[${index}]`, component, depth + 1, ancestors);
+  } else {
+    for (const key of Object.keys(value as object)) assertJsonValue((value as Record<string, unknown>)[key], `${path}.${key}`, component, depth + 1, ancestors);
   }
-  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    for (const [key, item] of Object.entries(value)) assertJson(item, `${path}.${key}`, component);
-    return;
-  }
-  throw new AxonError('INVALID_DOCUMENT', `${path} is not a JSON value (${typeof value}).`, { component, fix: 'Metadata holds strings, finite numbers, booleans, null, arrays and plain objects.' });
+  ancestors.delete(value as object);
 }
 

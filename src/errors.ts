@@ -189,10 +189,11 @@ export class ProviderError extends AxonError {
     },
   ) {
     const status = options.status === undefined ? '' : ` (HTTP ${options.status})`;
-    super(options.code ?? 'PROVIDER_ERROR', `${message}${status}`, {
+    // A base URL may carry a key as user:password@; no provider message or cause may repeat it.
+    super(options.code ?? 'PROVIDER_ERROR', `${withoutUrlCredentials(message)}${status}`, {
       component: options.provider,
-      fix: options.fix,
-      cause: options.cause,
+      fix: options.fix === undefined ? undefined : withoutUrlCredentials(options.fix),
+      cause: withoutCredentialsInCause(options.cause),
       details: { status: options.status, retryAfterMs: options.retryAfterMs },
     });
     mark(this, PROVIDER_ERROR);
@@ -263,4 +264,29 @@ function renderMessage(component: string, message: string, fix: string | undefin
 
 function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
+
+/** `text` with the `user:password@` part of every URL in it replaced by `[redacted]@`. */
+export function withoutUrlCredentials(text: string): string {
+  return text.replace(URL_CREDENTIALS, '$1[redacted]@');
+}
+
+/**
+ * The cause of an error, with URL credentials removed from its message and stack (and its causes'): the
+ * original when it holds none, else an `Error` copy of the same name. Other values are kept as they are.
+ */
+function withoutCredentialsInCause(cause: unknown, depth = 0): unknown {
+  if (!(cause instanceof Error) || depth > 5) return cause;
+  const inner = withoutCredentialsInCause(cause.cause, depth + 1);
+  const message = withoutUrlCredentials(cause.message);
+  const stack = cause.stack === undefined ? undefined : withoutUrlCredentials(cause.stack);
+  if (message === cause.message && stack === cause.stack && inner === cause.cause) return cause;
+  const copy = new Error(message, inner === undefined ? undefined : { cause: inner });
+  copy.name = cause.name;
+  copy.stack = stack;
+  const code = (cause as { code?: unknown }).code;
+  if (typeof code === 'string') Object.defineProperty(copy, 'code', { value: code, enumerable: true });
+  return copy;
 }

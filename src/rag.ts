@@ -1,4 +1,4 @@
-import type { ChatProvider } from './contracts/chat.ts';
+import type { ChatFinish, ChatProvider } from './contracts/chat.ts';
 import type { EmbeddingsProvider } from './contracts/embeddings.ts';
 import { supportsKeywordSearch } from './contracts/keyword-search.ts';
 import type { PostProcessor } from './contracts/post-processor.ts';
@@ -83,6 +83,11 @@ export interface Answer {
   /** The documents given to the model as evidence, in label order (label = index + 1). */
   documents: Document[];
   trace: RunTrace;
+  /**
+   * Set (true) when the chat model's reply was cut off: it hit the token limit, or its stream stopped before
+   * the end (the trace's generation stage says which). The text is then partial; absent for a whole reply.
+   */
+  truncated?: true;
 }
 
 /** What `stream` yields, in order: stage records as they finish, answer text deltas, then one result. */
@@ -261,7 +266,8 @@ export abstract class RAG {
     } else {
       const messages = buildAnswerMessages(this.instructions(), result.trace.question, evidence);
       let text = '';
-      for await (const delta of chat.stream(messages, { signal })) {
+      let finish: ChatFinish | undefined;
+      for await (const delta of chat.stream(messages, { signal, onFinish: (finished) => (finish = finished) })) {
         throwIfAborted(signal, chat.name);
         if (typeof delta !== 'string') {
           throw new AxonError('PROVIDER_RESPONSE_INVALID', `The chat stream yielded ${typeof delta} instead of text.`, { component: chat.name });
@@ -274,6 +280,16 @@ export abstract class RAG {
       if (unknownLabels.length > 0) generation.warn(`The answer cites evidence that does not exist: ${unknownLabels.map((label) => `[${label}]`).join(' ')}.`);
       if (citations.length === 0) generation.warn('The answer cites no evidence.');
       answer = this.makeAnswer('answered', text, 'generated', citations, evidence, recorder.trace);
+      // Read through a function: TypeScript does not see the callback assign it.
+      const ending = (() => finish)();
+      if (ending?.truncated) {
+        generation.warn(
+          ending.reason === 'length'
+            ? 'The answer was cut off: the chat model reached its token limit (raise maxTokens).'
+            : `The answer was cut off: the chat stream ended before its end (${ending.reason}).`,
+        );
+        answer.truncated = true;
+      }
     }
     yield { type: 'stage', record: generation.end({ documents: evidence.map((item) => item.document), detail: { cited: answer.citations.map((citation) => citation.label) } }) };
     yield { type: 'result', answer };

@@ -85,7 +85,9 @@ export class LLMReranker implements PostProcessor {
     if (documents.length === 0) return [];
     const { chat, topN } = this.options;
     const template = this.options.prompt ?? LLM_RERANKER_PROMPT;
-    const ids = assignIds(documents, [question, template]);
+    // Only what the model is shown can collide with an id: the question, the template, and each document as cut to its limit.
+    const limit = this.options.maxCharactersPerDocument;
+    const ids = assignIds(documents, [question, template, ...documents.map((document) => document.content.slice(0, limit))]);
     const positionById = new Map(ids.map((id, position) => [id, position]));
     let output: string;
     try {
@@ -160,18 +162,39 @@ export class LLMReranker implements PostProcessor {
 /** Letters and digits that are hard to confuse with each other (no l/1, o/0, i). */
 const ID_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 
+/** Attempts at one id length before trying one character longer. */
+const ID_ATTEMPTS_PER_LENGTH = 64;
+const SHORTEST_ID = 4;
+/** 23 × 31^11 ≈ 5·10^17 ids: no text can hold them all, so the search ends long before this. */
+const LONGEST_ID = 12;
+
 /**
  * One random id per document, unique, starting with a letter, and absent from every text the model reads (the
- * prompt's own example ids included), so no
- * document can mention a valid id. 31^3 × 23 ≈ 685,000 ids leaves room even for long candidate lists.
+ * prompt's own example ids included), so no document can mention a valid id. Ids have 4 characters
+ * (31^3 × 23 ≈ 685,000 of them); when a few attempts at one length all fall on ids the texts hold (text written
+ * to hold every short id), the next attempts are a character longer, so the work stays bounded whatever the
+ * texts say.
  */
 function assignIds(documents: Document[], otherTexts: string[]): string[] {
-  const texts = [...otherTexts, ...documents.map((document) => document.content)].map((text) => text.toLowerCase());
+  const texts = otherTexts.map((text) => text.toLowerCase());
   const ids = new Set<string>();
+  let length = SHORTEST_ID;
+  let failures = 0;
   while (ids.size < documents.length) {
     let id = ID_ALPHABET[randomInt(23)];
-    for (let index = 0; index < 3; index++) id += ID_ALPHABET[randomInt(ID_ALPHABET.length)];
-    if (!ids.has(id) && !texts.some((text) => text.includes(id))) ids.add(id);
+    while (id.length < length) id += ID_ALPHABET[randomInt(ID_ALPHABET.length)];
+    if (!ids.has(id) && !texts.some((text) => text.includes(id))) {
+      ids.add(id);
+      continue;
+    }
+    if (++failures < ID_ATTEMPTS_PER_LENGTH) continue;
+    failures = 0;
+    if (++length > LONGEST_ID) {
+      throw new AxonError('CAPACITY_EXCEEDED', `Could not find ids for ${documents.length} documents that no text of the prompt contains.`, {
+        component: NAME,
+        fix: 'Lower maxCharactersPerDocument or the number of candidates.',
+      });
+    }
   }
   return [...ids];
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ChatMessage, ChatOptions, ChatProvider } from '../../src/contracts/chat.ts';
 import { invalidResponseError, request, streamRequest } from '../../src/runtime/http.ts';
+import { StreamFinish } from '../shared/chat-finish.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { assertChatMessages } from '../shared/chat-input.ts';
 import { type CohereConnection, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
@@ -68,12 +69,21 @@ export class CohereChat implements ChatProvider {
     const events = streamRequest(this.#connection.context(options.signal), (signal) =>
       client.chatStream(this.#body(messages, options), this.#connection.requestOptions(signal)),
     );
+    const finish = new StreamFinish(NAME, options.onFinish);
     for await (const event of events) {
+      finish.event();
       if (!event || typeof event !== 'object') throw invalidResponseError(NAME, 200, 'a streamed event is not an object.');
+      if (event.type === 'message-end') {
+        // The SDK hands the event over in camelCase; a raw event keeps the wire's snake_case.
+        const delta = (event as { delta?: { finishReason?: unknown; finish_reason?: unknown } }).delta;
+        const reason = delta?.finishReason ?? delta?.finish_reason;
+        finish.finished(typeof reason === 'string' ? (COHERE_FINISH_REASONS[reason] ?? reason.toLowerCase()) : 'stop');
+      }
       if (event.type !== 'content-delta') continue;
       const text = (event as { delta?: { message?: { content?: { text?: unknown } } } }).delta?.message?.content?.text;
       if (typeof text === 'string' && text !== '') yield text;
     }
+    finish.end();
   }
 
   #body(messages: ChatMessage[], options: ChatOptions) {
@@ -87,3 +97,12 @@ export class CohereChat implements ChatProvider {
     };
   }
 }
+
+/** Cohere's finish reasons in the words `ChatFinish` uses. */
+const COHERE_FINISH_REASONS: Record<string, string> = {
+  COMPLETE: 'stop',
+  STOP_SEQUENCE: 'stop',
+  MAX_TOKENS: 'length',
+  TOOL_CALL: 'tool_calls',
+  ERROR: 'error',
+};

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ChatMessage, ChatOptions, ChatProvider } from '../../src/contracts/chat.ts';
 import { invalidResponseError, request, streamRequest } from '../../src/runtime/http.ts';
+import { StreamFinish } from '../shared/chat-finish.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { assertChatMessages } from '../shared/chat-input.ts';
 import { connectOpenAI, openAIConnectionOptionsShape, type OpenAIConnection } from './openai-client.ts';
@@ -76,12 +77,17 @@ export class OpenAIChat implements ChatProvider {
     const chunks = streamRequest(this.#connection.context(options.signal), (signal) =>
       client.chat.completions.create({ ...this.#body(messages, options), stream: true }, this.#connection.requestOptions(signal)),
     );
+    const finish = new StreamFinish(NAME, options.onFinish);
     for await (const chunk of chunks) {
+      finish.event();
       const choices = (chunk as { choices?: unknown } | null)?.choices;
       if (!Array.isArray(choices)) throw invalidResponseError(NAME, 200, 'a streamed chunk has no choices array.');
-      const delta = (choices[0] as { delta?: { content?: unknown } } | undefined)?.delta?.content;
+      const choice = choices[0] as { delta?: { content?: unknown }; finish_reason?: unknown } | undefined;
+      if (typeof choice?.finish_reason === 'string') finish.finished(choice.finish_reason);
+      const delta = choice?.delta?.content;
       if (typeof delta === 'string' && delta !== '') yield delta;
     }
+    finish.end();
   }
 
   #body(messages: ChatMessage[], options: ChatOptions) {

@@ -8,14 +8,50 @@ export interface Evidence {
 }
 
 /**
+ * An opening angle bracket as a reader may see it: ASCII, full-width or small form, or an HTML character
+ * reference to one (`&lt;`, `&LT`, `&#60;`, `&#x3c;`, with or without the `;`, and those of the look-alikes).
+ */
+const OPENER = /[<\uFF1C\uFE64]|&(?:lt;?|#0*(?:60|65308|65124);?|#x0*(?:3c|ff1c|fe64);?)/giu;
+/** Whitespace and code points a reader may ignore (zero-width space, word joiner, soft hyphen, …). */
+const SKIPPED = /[\s\p{Default_Ignorable_Code_Point}]*/uy;
+
+/**
  * Defuse every tag look-alike in untrusted text (a document, the user's question) before it goes inside a
- * data frame: an opening angle bracket (ASCII, full-width or small form) followed by a letter, `/`, `!` or `?`
- * becomes `‹`, so `</evidence>` reads as `‹/evidence>` and can neither close its block nor open a fake one.
- * Every tag name is defused, not only the ones Axon's prompts use, because a custom prompt may pick any
- * delimiter. Plain comparisons such as `a < 5` are left alone.
+ * data frame: an opening angle bracket (ASCII, full-width, small form, or an entity for one) followed by a
+ * letter, `/`, `!`, `?` or `&`, with any whitespace or invisible characters between, becomes `‹`, so
+ * `</evidence>` reads as `‹/evidence>` and can neither close its block nor open a fake one. What follows is
+ * judged as a lenient reader sees it (compatibility characters folded by NFKC: `／`, `ｅ`, `ⓔ`), and an
+ * entity after the bracket counts as a letter, since it may decode to one. Every tag name is defused, not only
+ * the ones Axon's prompts use, because a custom prompt may pick any delimiter. Plain comparisons such as
+ * `a < 5` are left alone.
  */
 export function neutralizeTagLookAlikes(text: string): string {
-  return text.replace(/[<\uFF1C\uFE64](?=\s*\/?\s*[\p{L}_!?])/gu, '\u2039');
+  return text.replace(OPENER, (opener: string, offset: number) => (opensTag(text, offset + opener.length) ? '\u2039' : opener));
+}
+
+/** Whether the text from `position` on, after an opening bracket, reads as the rest of a tag. */
+function opensTag(text: string, position: number): boolean {
+  let at = skipIgnored(text, position);
+  let next = foldedAt(text, at);
+  if (next.folded.startsWith('/')) {
+    at = skipIgnored(text, at + next.length);
+    next = foldedAt(text, at);
+  }
+  return /^[\p{L}_!?&]/u.test(next.folded);
+}
+
+function skipIgnored(text: string, position: number): number {
+  SKIPPED.lastIndex = position;
+  SKIPPED.test(text);
+  return SKIPPED.lastIndex;
+}
+
+/** The code point at `position`, folded by NFKC, and its length in UTF-16 units. */
+function foldedAt(text: string, position: number): { folded: string; length: number } {
+  const codePoint = text.codePointAt(position);
+  if (codePoint === undefined) return { folded: '', length: 0 };
+  const character = String.fromCodePoint(codePoint);
+  return { folded: character.normalize('NFKC'), length: character.length };
 }
 
 /** Rules that frame every answer; they come after the user's instructions and cannot be overridden by evidence. */

@@ -9,6 +9,19 @@ export interface ChatOptions {
   temperature?: number;
   /** Upper bound on generated tokens. */
   maxTokens?: number;
+  /**
+   * Called once when a `stream` ends normally, with how it ended: whether the reply is complete, or was cut
+   * off (by the token limit, or because the stream stopped without its end event). Not called when it throws.
+   */
+  onFinish?: (finish: ChatFinish) => void;
+}
+
+/** How a streamed reply ended. */
+export interface ChatFinish {
+  /** The provider's finish reason in Axon's words: `stop`, `length` (token limit), `content_filter`, `incomplete` (no end event), or the provider's own. */
+  reason: string;
+  /** The reply is not whole: it hit the token limit, or the stream stopped before its end event. */
+  truncated: boolean;
 }
 
 /** A chat model. Used to answer, and by pre-processors and the LLM reranker. */

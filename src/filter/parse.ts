@@ -4,6 +4,17 @@ import type { ComparisonOperator, Filter, FilterNode, Primitive } from './types.
 const FIELD_OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$contains', '$exists'] as const;
 const LOGICAL_OPERATORS = ['$and', '$or', '$not'] as const;
 
+/** How deep `$and`, `$or` and `$not` may nest in one filter; deeper is a `FilterError`, so no store's evaluation can overflow the stack. */
+export const MAX_FILTER_DEPTH = 64;
+/** How many conditions one filter may hold (field conditions, logical operators and `$in`/`$nin` values together). */
+export const MAX_FILTER_CONDITIONS = 10_000;
+
+/** What parsing one filter has used of its limits. */
+interface Budget {
+  component: string;
+  conditions: number;
+}
+
 /**
  * Validate a filter and turn it into a `FilterNode` tree. Throws `FilterError` naming the path of the first
  * problem; an unknown operator is always an error, never ignored.
@@ -11,40 +22,63 @@ const LOGICAL_OPERATORS = ['$and', '$or', '$not'] as const;
  * @throws FilterError
  */
 export function parseFilter(filter: unknown, component = 'filter'): FilterNode {
-  return parseObject(filter, '', component);
+  return parseObject(filter, '', { component, conditions: 0 }, 0);
 }
 
-function parseObject(value: unknown, path: string, component: string): FilterNode {
+function parseObject(value: unknown, path: string, budget: Budget, depth: number): FilterNode {
+  const { component } = budget;
+  if (depth > MAX_FILTER_DEPTH) {
+    throw new FilterError(`The filter nests $and, $or and $not more than ${MAX_FILTER_DEPTH} levels deep`, {
+      path,
+      component,
+      fix: `Flatten it: at most ${MAX_FILTER_DEPTH} levels of $and/$or/$not (a list of alternatives is one $or, or one $in).`,
+    });
+  }
   if (!isPlainObject(value)) {
     throw new FilterError(`A filter must be an object, got ${describe(value)}`, { path, component, fix: 'Write filters like { field: value } or { field: { $gte: 3 } }.' });
   }
   const children: FilterNode[] = [];
   for (const [key, operand] of Object.entries(value)) {
     const at = path ? `${path}.${key}` : key;
-    if (key.startsWith('$')) children.push(parseLogical(key, operand, at, component));
-    else children.push(...parseField(key, operand, at, component));
+    count(budget, 1, at);
+    if (key.startsWith('$')) children.push(parseLogical(key, operand, at, budget, depth));
+    else children.push(...parseField(key, operand, at, budget));
   }
   return children.length === 1 ? children[0] : { kind: 'and', children };
 }
 
-function parseLogical(operator: string, operand: unknown, at: string, component: string): FilterNode {
+/** Count `conditions` more against the filter's size limit. */
+function count(budget: Budget, conditions: number, at: string): void {
+  budget.conditions += conditions;
+  if (budget.conditions > MAX_FILTER_CONDITIONS) {
+    throw new FilterError(`The filter holds more than ${MAX_FILTER_CONDITIONS} conditions`, {
+      path: at,
+      component: budget.component,
+      fix: 'Split the search, or filter on a field that groups the documents (a tag or a source) instead of listing them.',
+    });
+  }
+}
+
+function parseLogical(operator: string, operand: unknown, at: string, budget: Budget, depth: number): FilterNode {
+  const { component } = budget;
   switch (operator) {
     case '$and':
     case '$or': {
       if (!Array.isArray(operand) || operand.length === 0) {
         throw new FilterError(`${operator} takes a non-empty array of filters, got ${describe(operand)}`, { path: at, component });
       }
-      const children = operand.map((item, index) => parseObject(item, `${at}[${index}]`, component));
+      const children = operand.map((item, index) => parseObject(item, `${at}[${index}]`, budget, depth + 1));
       return { kind: operator === '$and' ? 'and' : 'or', children };
     }
     case '$not':
-      return { kind: 'not', child: parseObject(operand, at, component) };
+      return { kind: 'not', child: parseObject(operand, at, budget, depth + 1) };
     default:
       throw unknownOperator(operator, at, component, LOGICAL_OPERATORS, 'at the top level of a filter');
   }
 }
 
-function parseField(field: string, operand: unknown, at: string, component: string): FilterNode[] {
+function parseField(field: string, operand: unknown, at: string, budget: Budget): FilterNode[] {
+  const { component } = budget;
   if (field.split('.').some((part) => part === '')) {
     throw new FilterError(`"${field}" is not a valid field path`, { path: at, component, fix: 'Use dotted paths such as author.name.' });
   }
@@ -82,6 +116,7 @@ function parseField(field: string, operand: unknown, at: string, component: stri
         if (!Array.isArray(value) || value.length === 0) {
           throw new FilterError(`${operator} takes a non-empty array of values, got ${describe(value)}`, { path: operatorPath, component });
         }
+        count(budget, value.length, operatorPath);
         const values = value.map((item, index) => primitive(item, `${operatorPath}[${index}]`, component, operator));
         nodes.push({ kind: operator === '$in' ? 'in' : 'nin', path: field, values });
         break;

@@ -81,6 +81,7 @@ export async function* streamRequest<T>(context: RequestContext, open: (signal: 
   }, { component: context.provider, signal: context.signal });
   const iterator = iterable[Symbol.asyncIterator]();
   let finished = false;
+  let received = 0;
   try {
     while (true) {
       current.restart();
@@ -89,8 +90,12 @@ export async function* streamRequest<T>(context: RequestContext, open: (signal: 
         next = await iterator.next();
       } catch (error) {
         finished = true;
-        throw classifyFailure(error, context, current);
+        const failure = classifyFailure(error, context, current);
+        // A connection lost once the reply has begun is no wrong address: say the reply was cut, not "check the base URL".
+        const interrupted = received > 0 && !context.signal?.aborted && !current.timedOut && !AxonError.isInstance(error);
+        throw interrupted ? streamInterruptedError(context.provider, received, error) : failure;
       }
+      received++;
       current.pause();
       if (next.done) {
         finished = true;
@@ -225,6 +230,14 @@ export function statusError(provider: string, status: number, details: StatusErr
 /** The `ProviderError` for a request that never got an HTTP answer (refused, reset, DNS). Retryable. */
 export function networkError(provider: string, cause: unknown, target?: string): ProviderError {
   const reason = networkReason(cause);
+  if (reason !== undefined && /includes credentials/i.test(reason)) {
+    // fetch refuses such a URL before sending anything: retrying cannot help, and the URL must not be printed.
+    return new ProviderError('The base URL carries credentials (user:password@), which fetch refuses.', {
+      provider,
+      cause,
+      fix: 'Remove the user:password@ part from the base URL and pass the key as apiKey (or { env: "NAME" }).',
+    });
+  }
   return new ProviderError(`Could not reach the service${target ? ` at ${safeTarget(target)}` : ''}${reason ? ` (${reason})` : ''}.`, {
     provider,
     code: 'PROVIDER_ERROR',
@@ -261,6 +274,16 @@ export function invalidResponseError(provider: string, status: number | undefine
     code: 'PROVIDER_RESPONSE_INVALID',
     cause,
     fix: 'Check that the base URL points at a compatible server and the model name is right; a proxy may be altering responses.',
+  });
+}
+
+/** A stream whose connection failed after its first item: the reply is incomplete, and is not retried (it would repeat text). */
+export function streamInterruptedError(provider: string, received: number, cause: unknown): ProviderError {
+  const reason = networkReason(cause);
+  return new ProviderError(`The connection closed mid-stream, after ${received} event(s)${reason ? ` (${reason})` : ''}: the reply is incomplete.`, {
+    provider,
+    cause,
+    fix: 'Ask again. If replies keep being cut, look for a proxy or load balancer that closes long responses, or raise its idle timeout.',
   });
 }
 

@@ -114,11 +114,16 @@ function decodeBase64Floats(provider: string, status: number | undefined, text: 
   return new Float32Array(aligned.buffer);
 }
 
+const NUMBER_LIKE = /^(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|[-+]?Infinity|NaN)$/i;
+
 function describe(value: unknown): string {
   if (value === undefined) return 'missing';
   if (value === null) return 'null';
   if (typeof value === 'number') return String(value);
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 20 ? `${value.slice(0, 19)}…` : value)}`;
+  // A response may echo a key: quote only strings too short to be one, or that read as a number.
+  if (typeof value === 'string') {
+    return value.length <= 6 || NUMBER_LIKE.test(value) ? `the string ${JSON.stringify(value)}` : `a string of ${value.length} characters`;
+  }
   if (Array.isArray(value)) return 'an array';
   return `a${typeof value === 'object' ? 'n object' : ` ${typeof value}`}`;
 }

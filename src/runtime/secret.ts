@@ -80,6 +80,16 @@ export function resolveApiKey(input: ApiKeyInput | undefined, options: ResolveAp
   if (input && typeof input === 'object') {
     const value = environment[input.env];
     if (value) return new Secret(value);
+    if (!looksLikeVariableName(input.env)) {
+      // Most likely the key itself, pasted where the variable's name goes: say so without repeating it.
+      const problem = `the value of apiKey.env (${input.env.length} characters) is not the name of an environment variable; it looks like a key itself`;
+      throw new AxonError('MISSING_API_KEY', `Missing API key: ${problem}.`, {
+        component: options.component,
+        fix:
+          'Put the key in an environment variable and pass { env: "THAT_VARIABLE" }, or pass the key as apiKey directly. ' +
+          'If this was a real key, consider it exposed wherever that config is stored.',
+      });
+    }
     throw new AxonError('MISSING_API_KEY', `Missing API key: the environment variable ${input.env} is not set.`, {
       component: options.component,
       fix: `Set ${input.env}, or pass apiKey.`,
@@ -92,4 +102,16 @@ export function resolveApiKey(input: ApiKeyInput | undefined, options: ResolveAp
   if (options.required === false) return undefined;
   const fix = options.environmentVariable ? `Pass apiKey or set ${options.environmentVariable}.` : 'Pass apiKey.';
   throw new AxonError('MISSING_API_KEY', 'Missing API key.', { component: options.component, fix });
+}
+
+/**
+ * Whether `name` reads as an environment variable's name (`OPENAI_API_KEY`), rather than a key pasted in its
+ * place: letters, digits and `_`, not starting with a digit, at most 64 characters, and not in a known key form
+ * (`sk-…`, `sk_…`, `jina_…`, or a long run of mixed case and digits).
+ */
+function looksLikeVariableName(name: string): boolean {
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) return false;
+  if (/^(sk|pk|rk|jina|key)_/i.test(name)) return false;
+  // Variable names are upper or lower case words; a key mixes cases and digits at random.
+  return !(/[a-z]/.test(name) && /[A-Z]/.test(name) && /\d/.test(name) && name.length >= 20);
 }

@@ -15,9 +15,15 @@ export const MANIFEST_FILE = 'manifest.json';
 export const LOCK_FILE = 'write.lock';
 const SEGMENT_MAGIC = 'AXONSEG1';
 const SEGMENT_HEADER_BYTES = 20;
-const SEGMENT_FILE_PATTERN = /^segment-\d{6,}\.axs$/;
+const SEGMENT_FILE_PATTERN = /^segment-(\d{6,})\.axs$/;
 /** Snapshots of derived indexes (see file-store-snapshot.ts); named after the manifest generation that published them. */
-const SNAPSHOT_FILE_PATTERN = /^(keyword-index-\d{6,}\.bm25|ann-index-\d{6,}\.hnsw)$/;
+const SNAPSHOT_FILE_PATTERN = /^(?:keyword-index|ann-index)-(\d{6,})\.(?:bm25|hnsw)$/;
+/** Temporary files of `writeFileDurably`: never part of the store, removed by the next writer. */
+const TEMPORARY_FILE_PATTERN = /^(?:manifest\.json|segment-\d{6,}\.axs|(?:keyword-index|ann-index)-\d{6,}\.(?:bm25|hnsw))\.tmp$/;
+/** The manifest version this code writes; version 1 (no checksum) is still read. */
+const MANIFEST_VERSION = 2;
+/** How many segment numbers `writeSegment` tries past one already taken before giving up. */
+const SEGMENT_NUMBER_ATTEMPTS = 1000;
 
 const segmentEntrySchema = z.object({
   /** File name inside the store directory. */
@@ -44,7 +50,8 @@ export const componentEntrySchema = z.looseObject({
 
 export const manifestSchema = z.object({
   format: z.literal('axon-file-store'),
-  version: z.literal(1),
+  /** 2 since manifests carry a `checksum`; 1 (no checksum) is read, and rewritten as 2 by the next write. */
+  version: z.union([z.literal(1), z.literal(2)]),
   /** Incremented by every committed write; a writer that sees another number reloads first. */
   generation: z.number().int().min(0),
   /** Fixed by the first document; `null` while the store has never held one. */
@@ -53,6 +60,11 @@ export const manifestSchema = z.object({
   nextSegment: z.number().int().min(1),
   segments: z.array(segmentEntrySchema),
   components: z.record(z.string(), componentEntrySchema).default({}),
+  /**
+   * Files this manifest retired (segments merged away, snapshots replaced): the only files below
+   * `nextSegment` (or of an earlier generation) a writer deletes. A file the manifest does not account for is left alone.
+   */
+  garbage: z.array(z.string().refine((file) => SEGMENT_FILE_PATTERN.test(file) || SNAPSHOT_FILE_PATTERN.test(file), 'not a store file')).default([]),
 });
 
 export type Manifest = z.output<typeof manifestSchema>;
@@ -62,7 +74,7 @@ export type SegmentEntry = Manifest['segments'][number];
 export type SegmentContents = PreparedBatch;
 
 export function emptyManifest(): Manifest {
-  return { format: 'axon-file-store', version: 1, generation: 0, dimensions: null, nextSegment: 1, segments: [], components: {} };
+  return { format: 'axon-file-store', version: MANIFEST_VERSION, generation: 0, dimensions: null, nextSegment: 1, segments: [], components: {}, garbage: [] };
 }
 
 export function segmentFileName(number: number): string {
@@ -79,39 +91,104 @@ export function snapshotFileName(kind: 'keyword-index.bm25' | 'ann-index.hnsw', 
 export function corruptStoreError(component: string, directory: string, file: string, problem: string, cause?: unknown): AxonError {
   return new AxonError('STORE_CORRUPT', `The store file ${join(directory, file)} is corrupt: ${problem}.`, {
     component,
-    fix: `Nothing was written. Restore ${directory} from a backup, or delete it and ingest your documents again (axon ingest <paths…> --store ${directory}).`,
+    fix:
+      `Nothing was written. Restore ${directory} from a backup, ` +
+      (file === MANIFEST_FILE ? `${recoverHint(directory)}, ` : '') +
+      `or delete it and ingest your documents again (axon ingest <paths…> --store ${directory}).`,
     details: { directory, file: join(directory, file) },
     cause,
   });
 }
 
-/** Read and validate the manifest; `undefined` when the store has never been written. */
+function recoverHint(directory: string): string {
+  const call = `FileStore.recover({ directory: '${directory}' })`;
+  return `rebuild the manifest from the segments with ${call} (documents deleted since the last compaction may come back)`;
+}
+
+/**
+ * Read and validate the manifest; `undefined` when the store has never been written (no manifest and no
+ * store file in the folder). A folder that holds segments or index snapshots but no manifest is
+ * `STORE_CORRUPT`: treating it as empty would let the next write collect every file as garbage.
+ */
 export async function readManifest(directory: string, component: string): Promise<Manifest | undefined> {
   let text: string;
   try {
     text = await readFile(join(directory, MANIFEST_FILE), 'utf8');
   } catch (error) {
-    if (errorCode(error) === 'ENOENT') return undefined;
-    throw error;
+    if (errorCode(error) !== 'ENOENT') throw error;
+    const names = await readdir(directory).catch((cause) => (errorCode(cause) === 'ENOENT' ? [] : Promise.reject(cause)));
+    const stored = names.filter((name) => SEGMENT_FILE_PATTERN.test(name) || SNAPSHOT_FILE_PATTERN.test(name));
+    if (stored.length === 0) return undefined;
+    const listed = `${stored.slice(0, 3).join(', ')}${stored.length > 3 ? ', …' : ''}`;
+    const problem = `${join(directory, MANIFEST_FILE)} is missing, but the folder holds ${stored.length} store files (${listed})`;
+    throw new AxonError('STORE_CORRUPT', `The store in ${directory} has no manifest: ${problem}.`, {
+      component,
+      fix: `Nothing was deleted. Restore ${directory} from a backup, ${recoverHint(directory)}, or delete the folder and ingest again.`,
+      details: { directory, file: join(directory, MANIFEST_FILE) },
+    });
   }
+  return parseManifest(text, directory, component);
+}
+
+/**
+ * Parse and validate the text of a manifest: its shape, its checksum (over everything but the checksum
+ * itself), and that what it lists is consistent (no file twice, `nextSegment` past every segment it names).
+ * Any problem is `STORE_CORRUPT` naming manifest.json.
+ */
+export function parseManifest(text: string, directory: string, component: string): Manifest {
+  const corrupt = (problem: string, cause?: unknown) => corruptStoreError(component, directory, MANIFEST_FILE, problem, cause);
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw corruptStoreError(component, directory, MANIFEST_FILE, 'it is not valid JSON', error);
+    throw corrupt('it is not valid JSON', error);
   }
-  const parsed = manifestSchema.safeParse(json);
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw corrupt('it is not a JSON object');
+  const { checksum, ...body } = json as Record<string, unknown>;
+  // Version 2 manifests must carry their checksum; a flipped bit in its key or value must not pass as version 1.
+  if (checksum !== undefined || body.version !== 1) {
+    if (typeof checksum !== 'string') throw corrupt('it has no checksum');
+    if (checksum !== manifestChecksum(body)) throw corrupt('its checksum does not match its contents (edited by hand, or damaged)');
+  }
+  const parsed = manifestSchema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw corruptStoreError(component, directory, MANIFEST_FILE, `${issue.path.join('.') || 'the root'}: ${issue.message}`);
+    throw corrupt(`${issue.path.join('.') || 'the root'}: ${issue.message}`);
   }
+  const manifest = parsed.data;
   const files = new Set<string>();
-  for (const segment of parsed.data.segments) {
-    if (files.has(segment.file)) throw corruptStoreError(component, directory, MANIFEST_FILE, `segment ${segment.file} is listed twice`);
-    if (segment.tombstones.length > segment.documents) throw corruptStoreError(component, directory, MANIFEST_FILE, `segment ${segment.file} has more tombstones than documents`);
+  for (const segment of manifest.segments) {
+    if (files.has(segment.file)) throw corrupt(`segment ${segment.file} is listed twice`);
+    if (segment.tombstones.length > segment.documents) throw corrupt(`segment ${segment.file} has more tombstones than documents`);
+    if (new Set(segment.tombstones).size !== segment.tombstones.length) throw corrupt(`segment ${segment.file} lists a tombstone twice`);
+    if (segmentNumber(segment.file)! >= manifest.nextSegment) {
+      throw corrupt(`segment ${segment.file} is not below nextSegment (${manifest.nextSegment}), so a write could reuse its name`);
+    }
     files.add(segment.file);
   }
-  return parsed.data;
+  for (const file of manifest.garbage) {
+    if (files.has(file)) throw corrupt(`${file} is listed both live and as garbage`);
+    const number = segmentNumber(file);
+    if (number !== undefined && number >= manifest.nextSegment) throw corrupt(`garbage segment ${file} is not below nextSegment (${manifest.nextSegment})`);
+  }
+  return manifest;
+}
+
+/** The number of a segment file (`segment-000042.axs` → 42); `undefined` for any other name. */
+export function segmentNumber(file: string): number | undefined {
+  const match = SEGMENT_FILE_PATTERN.exec(file);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** The generation of an index snapshot file (`ann-index-000042.hnsw` → 42); `undefined` for any other name. */
+function snapshotGeneration(file: string): number | undefined {
+  const match = SNAPSHOT_FILE_PATTERN.exec(file);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** SHA-256 of a manifest's JSON without its checksum; the key order is the order written, which parsing keeps. */
+function manifestChecksum(body: Record<string, unknown>): string {
+  return sha256(Buffer.from(JSON.stringify(body), 'utf8'));
 }
 
 /**
@@ -179,26 +256,72 @@ export async function writeFileDurably(directory: string, file: string, data: Bu
   await syncDirectory(directory);
 }
 
-/** Write a segment durably and return its manifest entry. */
+/**
+ * Write a segment durably and return its manifest entry. The file is created exclusively, so a file already
+ * there (whatever the manifest says) is never overwritten: a taken number moves the segment to the next free one.
+ * The segment needs no temporary file: it is invisible until a manifest lists it, and one cut short by a crash
+ * is above the published `nextSegment`, so the next writer removes it.
+ */
 export async function writeSegment(directory: string, number: number, documents: readonly Document[], vectors: Float32Array, dimensions: number): Promise<SegmentEntry> {
   const buffer = encodeSegment(documents, vectors, dimensions);
-  const file = segmentFileName(number);
-  await writeFileDurably(directory, file, buffer);
-  return { file, documents: documents.length, bytes: buffer.length, sha256: sha256(buffer), tombstones: [] };
+  for (let attempt = 0; ; attempt++) {
+    const file = segmentFileName(number + attempt);
+    let handle;
+    try {
+      handle = await open(join(directory, file), 'wx');
+    } catch (error) {
+      if (errorCode(error) === 'EEXIST' && attempt < SEGMENT_NUMBER_ATTEMPTS) continue;
+      throw error;
+    }
+    try {
+      await handle.writeFile(buffer);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await syncDirectory(directory);
+    return { file, documents: documents.length, bytes: buffer.length, sha256: sha256(buffer), tombstones: [] };
+  }
 }
 
+/** Write the manifest durably, as the current version, sealed with its checksum. */
 export async function writeManifest(directory: string, manifest: Manifest): Promise<void> {
-  await writeFileDurably(directory, MANIFEST_FILE, `${JSON.stringify(manifest, null, 1)}\n`);
+  const body: Record<string, unknown> = { ...manifest, version: MANIFEST_VERSION };
+  delete body.checksum;
+  await writeFileDurably(directory, MANIFEST_FILE, `${JSON.stringify({ ...body, checksum: manifestChecksum(body) }, null, 1)}\n`);
 }
 
-/** Remove what a crashed or interrupted writer left: temp files, and segments and index snapshots the manifest does not list. */
+/**
+ * Remove what the manifest accounts for as garbage: temporary files, segments at or above `nextSegment` and
+ * snapshots of a later generation (written by a write that never published), and the files it lists as
+ * `garbage`. Anything else it does not list is left alone.
+ */
 export async function removeOrphans(directory: string, manifest: Manifest): Promise<void> {
   const live = new Set(manifest.segments.map((segment) => segment.file));
   for (const component of Object.values(manifest.components)) live.add(component.file);
+  await removeGarbage(directory, manifest);
   for (const name of await readdir(directory)) {
     if (live.has(name)) continue;
-    if (name.endsWith('.tmp') || SEGMENT_FILE_PATTERN.test(name) || SNAPSHOT_FILE_PATTERN.test(name)) await unlinkQuietly(join(directory, name));
+    const number = segmentNumber(name);
+    const generation = snapshotGeneration(name);
+    const unpublished = (number !== undefined && number >= manifest.nextSegment) || (generation !== undefined && generation > manifest.generation);
+    if (unpublished || TEMPORARY_FILE_PATTERN.test(name)) await unlinkQuietly(join(directory, name));
   }
+}
+
+/** Delete the files the manifest lists as garbage (those already gone are fine). */
+export async function removeGarbage(directory: string, manifest: Manifest): Promise<void> {
+  for (const file of manifest.garbage) await unlinkQuietly(join(directory, file));
+}
+
+/** Every segment file in the folder, by number. */
+export async function listSegmentFiles(directory: string): Promise<string[]> {
+  return (await readdir(directory)).filter((name) => SEGMENT_FILE_PATTERN.test(name)).sort((left, right) => segmentNumber(left)! - segmentNumber(right)!);
+}
+
+/** The highest generation among the index snapshot files in the folder, 0 when there is none. */
+export async function latestSnapshotGeneration(directory: string): Promise<number> {
+  return Math.max(0, ...(await readdir(directory)).map((name) => snapshotGeneration(name) ?? 0));
 }
 
 /**
@@ -230,6 +353,12 @@ export async function acquireWriteLock(directory: string, timeoutMs: number, com
       await unlinkQuietly(path);
       continue;
     }
+    if (holder === 'being taken') {
+      // Another writer created the lock and is writing it: it becomes readable in moments, or stale (its
+      // writer died) within LOCK_STALE_MS, so wait for either whatever the timeout; its pid is not known yet.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      continue;
+    }
     if (Date.now() >= deadline) {
       throw new AxonError('STORE_LOCKED', `Another process (pid ${holder.pid} on ${holder.hostname}) is writing to ${directory}.`, {
         component,
@@ -251,7 +380,10 @@ export function errorCode(error: unknown): string | undefined {
 
 // --- Internal helpers ---
 
-async function readLockHolder(path: string): Promise<{ pid: number; hostname: string } | 'released' | 'stale'> {
+/** How old an unreadable lock file must be to count as left by a writer that died while taking it. */
+const LOCK_STALE_MS = 2000;
+
+async function readLockHolder(path: string): Promise<{ pid: number; hostname: string } | 'released' | 'stale' | 'being taken'> {
   let text: string;
   let modified: number;
   try {
@@ -267,7 +399,7 @@ async function readLockHolder(path: string): Promise<{ pid: number; hostname: st
     return holder;
   } catch {
     // An unreadable lock is a writer that died between creating and filling it, unless it is brand new.
-    return Date.now() - modified > 2000 ? 'stale' : { pid: 0, hostname: 'unknown' };
+    return Date.now() - modified > LOCK_STALE_MS ? 'stale' : 'being taken';
   }
 }
 

@@ -12,13 +12,17 @@ import {
   decodeSegment,
   emptyManifest,
   errorCode,
+  MANIFEST_FILE,
   readManifest,
+  removeGarbage,
   removeOrphans,
+  segmentNumber,
   writeManifest,
   writeSegment,
   type Manifest,
   type SegmentEntry,
 } from './file-store-format.ts';
+import { recoverManifest, type RecoveryReport } from './file-store-recovery.ts';
 import { AnnGraph, annIndexKind, annOptionSchema, annSettings, searchWithAnn, type AnnSettings } from './file-store-ann.ts';
 import { keywordIndexKind } from './file-store-keyword.ts';
 import { coverMergedSegments, loadDerivedIndex, snapshotDue, staleness, writeSnapshot, type DerivedIndexKind, type LoadedDerivedIndex, type StoreChange } from './file-store-snapshot.ts';
@@ -139,6 +143,30 @@ export class FileStore implements VectorStore, KeywordSearchable {
     return store;
   }
 
+  /**
+   * Rebuild the manifest of a store whose manifest is missing or corrupt, from the segment files in its folder,
+   * under the write lock. Each segment is checked on its own (signature, section lengths, documents, dimensions);
+   * one that fails is skipped and left in place. Of an id held by several segments the newest segment's version
+   * is kept. Deletions recorded only in the lost manifest are lost with it: documents deleted or replaced
+   * since their segment was last compacted come back. The old manifest, if any, is kept as
+   * `manifest.json.corrupt-<time>`; nothing is deleted. A store whose manifest reads fine is left as it is
+   * (`recovered: false`). Derived indexes are rebuilt on the next load.
+   * @throws AxonError `STORE_LOCKED`, `STORE_IO`
+   */
+  static async recover(options: FileStoreOptions): Promise<RecoveryReport> {
+    const store = new FileStore(options);
+    const release = await acquireWriteLock(store.directory, store.lockTimeoutMs, NAME).catch((error) => {
+      throw AxonError.isInstance(error) ? error : ioError(store.directory, error);
+    });
+    try {
+      return await recoverManifest(store.directory, NAME);
+    } catch (error) {
+      throw AxonError.isInstance(error) ? error : ioError(store.directory, error);
+    } finally {
+      await release();
+    }
+  }
+
   /** Load the store from disk if it is not loaded yet. Other methods call this for you. */
   async load(): Promise<void> {
     await this.ready();
@@ -227,7 +255,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
       const ids = state.index.idsOfSource(sourceType, sourceName);
       if (ids.length === 0) return 0;
       throwIfAborted(options.signal, NAME);
-      await this.publish(state, withTombstones(state, ids), { removed: ids });
+      await this.publish(state, withTombstones(state, ids), { removed: ids }, []);
       state.index.delete(ids);
       for (const id of ids) state.segmentOfId.delete(id);
       await this.compactInBackground(state);
@@ -344,7 +372,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
       // Another process committed since: it, or the next load, brings the graph up to date.
       if (current !== state) return;
       for (const kind of behind) (await current.derived.get(kind.key)!).saveReason ??= 'it was behind when the store was closed';
-      await this.publish(current, { ...structuredClone(current.manifest), generation: current.manifest.generation + 1 }, {});
+      await this.publish(current, { ...structuredClone(current.manifest), generation: current.manifest.generation + 1 }, {}, []);
     }).catch((error) => {
       process.emitWarning(`[axon] [${NAME}] The ANN index of ${this.directory} could not be saved on close; the next load will catch it up: ${(error as Error).message}`);
     });
@@ -357,7 +385,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     this.write(async (state) => {
       const loaded = await state.derived.get(kind.key);
       if (loaded?.saveReason === undefined) return;
-      await this.publish(state, { ...structuredClone(state.manifest), generation: state.manifest.generation + 1 }, {});
+      await this.publish(state, { ...structuredClone(state.manifest), generation: state.manifest.generation + 1 }, {}, []);
     })
       .catch((error) => {
         process.emitWarning(`[axon] [${NAME}] The ${kind.label} of ${this.directory} could not be saved; the next load will rebuild or catch it up again: ${(error as Error).message}`);
@@ -369,9 +397,10 @@ export class FileStore implements VectorStore, KeywordSearchable {
    * Publish `manifest`, with a new snapshot of each maintained derived index that is due one (or was
    * rebuilt on load). `change` is applied to a derived index before its snapshot is written, else only once
    * the manifest is durable, so a concurrent search never sees a derived index ahead of the vectors when
-   * it does not have to.
+   * it does not have to. `retired` are files this write makes garbage (merged segments); the manifest lists
+   * them, with the snapshots it replaces, as its `garbage`, the only files a later writer may delete.
    */
-  private async publish(state: LoadedState, manifest: Manifest, change: StoreChange): Promise<void> {
+  private async publish(state: LoadedState, manifest: Manifest, change: StoreChange, retired: readonly string[]): Promise<void> {
     const live = manifest.segments.reduce((sum, segment) => sum + segment.documents - segment.tombstones.length, 0);
     if (manifest.dimensions !== null) for (const kind of this.derivedKinds()) kind.prepare?.(live, manifest.dimensions);
     const maintained = await this.maintained(state, manifest);
@@ -383,6 +412,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
         const previous = await writeSnapshot(kind, this.directory, loaded.index, manifest);
         if (previous !== undefined) replaced.push(previous);
       }
+      manifest.garbage = [...retired, ...replaced];
       await writeManifest(this.directory, manifest);
     } catch (error) {
       // A derived index in memory may have run ahead of the disk: drop the state so the next call reloads it.
@@ -426,11 +456,19 @@ export class FileStore implements VectorStore, KeywordSearchable {
         throw AxonError.isInstance(error) ? error : ioError(this.directory, error);
       });
       try {
-        const onDisk = await readManifest(this.directory, NAME);
-        if (!this.state || (onDisk?.generation ?? 0) !== this.state.manifest.generation) this.state = await loadState(this.directory, this.precision, onDisk ?? null);
+        let onDisk = await readManifest(this.directory, NAME);
+        if (onDisk === undefined) {
+          // A new store publishes its (empty) manifest before any segment, so a folder holding segments but
+          // no manifest can only be damage, never a first write cut short (see readManifest).
+          onDisk = emptyManifest();
+          await writeManifest(this.directory, onDisk);
+        }
+        if (!this.state || onDisk.generation !== this.state.manifest.generation) this.state = await loadState(this.directory, this.precision, onDisk);
         if (!this.orphansRemoved) {
           await removeOrphans(this.directory, this.state.manifest);
           this.orphansRemoved = true;
+        } else {
+          await removeGarbage(this.directory, this.state.manifest);
         }
         return await operation(this.state);
       } catch (error) {
@@ -450,9 +488,9 @@ export class FileStore implements VectorStore, KeywordSearchable {
     const replaced = batch.documents.map((document) => document.id).filter((id) => state.segmentOfId.has(id));
     const manifest = withTombstones(state, replaced);
     manifest.dimensions = batch.dimensions;
-    manifest.nextSegment = number + 1;
+    manifest.nextSegment = segmentNumber(entry.file)! + 1;
     manifest.segments.push(entry);
-    await this.publish(state, manifest, { added: batch, removed: replaced });
+    await this.publish(state, manifest, { added: batch, removed: replaced }, []);
     // Only now, with the manifest durable, does the add become visible in memory.
     state.index.insert(batch);
     for (const document of batch.documents) state.segmentOfId.set(document.id, entry.file);
@@ -486,11 +524,11 @@ export class FileStore implements VectorStore, KeywordSearchable {
       const vectors = new Float32Array(rows.length * dimensions);
       rows.forEach((row, position) => vectors.set(index.vectorAt(row), position * dimensions));
       merged = await writeSegment(this.directory, manifest.nextSegment, rows.map((row) => index.storedDocumentAt(row)), vectors, dimensions);
-      manifest.nextSegment += 1;
+      manifest.nextSegment = segmentNumber(merged.file)! + 1;
       manifest.segments.push(merged);
     }
     coverMergedSegments(manifest, state.manifest.segments, files, merged);
-    await this.publish(state, manifest, {});
+    await this.publish(state, manifest, {}, [...files]);
     if (merged) for (const row of rows) segmentOfId.set(index.storedDocumentAt(row).id, merged.file);
     // Old files are garbage now; one left behind by a crash is removed by the next writer.
     await Promise.all([...files].map((file) => unlink(join(this.directory, file)).catch(() => undefined)));
@@ -545,9 +583,16 @@ async function loadState(directory: string, precision: VectorPrecision, given?: 
       for (const entry of manifest.segments) {
         const buffer = await readFile(join(directory, entry.file));
         const contents = decodeSegment(buffer, entry, manifest.dimensions, directory, NAME);
-        const batch = entry.tombstones.length === 0 ? contents : withoutTombstones(contents, new Set(entry.tombstones));
+        const batch = entry.tombstones.length === 0 ? contents : withoutTombstones(contents, new Set(entry.tombstones), entry, directory);
+        for (const document of batch.documents) {
+          const other = segmentOfId.get(document.id);
+          if (other !== undefined) {
+            const problem = `id ${JSON.stringify(document.id)} is live in more than one segment (${other} and ${entry.file})`;
+            throw corruptStoreError(NAME, directory, MANIFEST_FILE, problem);
+          }
+          segmentOfId.set(document.id, entry.file);
+        }
         index.insert(batch);
-        for (const document of batch.documents) segmentOfId.set(document.id, entry.file);
       }
       return { manifest, index, segmentOfId, derived: new Map() };
     } catch (error) {
@@ -560,8 +605,14 @@ async function loadState(directory: string, precision: VectorPrecision, given?: 
   }
 }
 
-function withoutTombstones(contents: PreparedBatch, tombstones: Set<string>): PreparedBatch {
+function withoutTombstones(contents: PreparedBatch, tombstones: Set<string>, entry: SegmentEntry, directory: string): PreparedBatch {
   const { dimensions } = contents;
+  const held = new Set(contents.documents.map((document) => document.id));
+  for (const id of tombstones) {
+    if (!held.has(id)) {
+      throw corruptStoreError(NAME, directory, MANIFEST_FILE, `a tombstone of ${entry.file} names ${JSON.stringify(id)}, which that segment does not hold`);
+    }
+  }
   const documents: Document[] = [];
   const vectors = new Float32Array((contents.documents.length - tombstones.size) * dimensions);
   contents.documents.forEach((document, row) => {

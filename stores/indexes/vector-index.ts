@@ -1,6 +1,6 @@
 import { parseOptions } from '../../src/runtime/options.ts';
 import { z } from 'zod';
-import type { Document, JsonValue, Vector } from '../../src/document.ts';
+import { assertJsonMetadata, type Document, type JsonValue, type Vector } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
 import { compileFilter, parseFilter, type Filter } from '../../src/filter/index.ts';
 import { assertVector } from '../../src/runtime/embed.ts';
@@ -398,27 +398,7 @@ function assertStorable(document: Document, position: number, component: string)
   if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) {
     throw new AxonError('INVALID_DOCUMENT', `${where}.metadata must be a plain object of JSON values.`, { component });
   }
-  assertJsonValue(metadata, `${where}.metadata`, component);
-}
-
-function assertJsonValue(value: unknown, path: string, component: string): void {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return;
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new AxonError('INVALID_DOCUMENT', `${path} is ${value}; metadata numbers must be finite.`, { component });
-    return;
-  }
-  if (Array.isArray(value)) {
-    for (let index = 0; index < value.length; index++) assertJsonValue(value[index], `${path}[${index}]`, component);
-    return;
-  }
-  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    for (const key of Object.keys(value)) assertJsonValue((value as Record<string, unknown>)[key], `${path}.${key}`, component);
-    return;
-  }
-  throw new AxonError('INVALID_DOCUMENT', `${path} is not a JSON value (${typeof value}).`, {
-    component,
-    fix: 'Metadata holds strings, finite numbers, booleans, null, arrays and plain objects.',
-  });
+  assertJsonMetadata(metadata, `${where}.metadata`, component);
 }
 
 /** The order of `getBySource` results: source name, then `metadata.chunkIndex` (documents without one last), then id. */

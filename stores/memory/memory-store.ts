@@ -6,7 +6,7 @@ import type { Document, Vector } from '../../src/document.ts';
 import { throwIfAborted } from '../../src/errors.ts';
 import type { Bm25Index } from '../indexes/bm25-index.ts';
 import { createKeywordIndex, keywordIndexOptionSchema, keywordInput, searchKeywordIndex } from '../indexes/keyword-index-support.ts';
-import { assertIdList, assertSourceArguments } from '../indexes/arguments.ts';
+import { assertEf, assertIdList, assertSourceArguments } from '../indexes/arguments.ts';
 import { vectorPrecisionSchema, VectorIndex } from '../indexes/vector-index.ts';
 
 export const memoryStoreOptionsSchema = z
@@ -69,11 +69,12 @@ export class MemoryStore implements VectorStore, KeywordSearchable {
   }
 
   /**
-   * The most similar documents by cosine, best first.
-   * @throws AxonError `INVALID_TOP_K`, `INVALID_VECTOR`, `DIMENSION_MISMATCH`; FilterError for a bad filter
+   * The most similar documents by cosine, best first. The search is exact; `ef` is checked like every store's, then ignored.
+   * @throws AxonError `INVALID_TOP_K`, `INVALID_ARGUMENT` (ef), `INVALID_VECTOR`, `DIMENSION_MISMATCH`; FilterError for a bad filter
    */
   async search(vector: Vector, options: VectorSearchOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
+    assertEf(options.ef, NAME);
     return this.index.search(vector, { topK: options.topK ?? this.topK, filter: options.filter });
   }
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { QdrantClient, Schemas } from '@qdrant/js-client-rest';
 import { z } from 'zod';
 import type { StoreOperationOptions, VectorSearchOptions, VectorStore, VectorStoreCapabilities } from '../../src/contracts/vector-store.ts';
-import type { Document, JsonValue, Vector } from '../../src/document.ts';
+import { assertJsonMetadata, type Document, type JsonValue, type Vector } from '../../src/document.ts';
 import { AxonError, ConfigError, ProviderError, throwIfAborted } from '../../src/errors.ts';
 import { parseFilter } from '../../src/filter/index.ts';
 import { chunk } from '../../src/runtime/concurrency.ts';
@@ -305,7 +305,8 @@ export class QdrantStore implements VectorStore {
       if (document.embedding === undefined) {
         throw new AxonError('MISSING_EMBEDDINGS', `${where} ("${document.id}") has no embedding.`, { component: NAME, fix: 'Embed documents before adding them to a store.' });
       }
-      assertJson(document.metadata ?? {}, `${where}.metadata`);
+      // Metadata travels as JSON: a value JSON cannot hold exactly (NaN, undefined, a Date, a cycle) is refused, not altered.
+      assertJsonMetadata(document.metadata ?? {}, `${where}.metadata`, NAME);
       this.#assertDimensions(document.embedding, size, `The embedding of ${where} ("${document.id}")`);
       const vector = Array.from(document.embedding);
       const embeddingNorm = Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0));
@@ -458,20 +459,6 @@ function sourceFilter(sourceType: string, sourceName: string | undefined): Qdran
   const must: Schemas['Condition'][] = [{ key: 'sourceType', match: { value: sourceType } }];
   if (sourceName !== undefined) must.push({ key: 'sourceName', match: { value: sourceName } });
   return { must };
-}
-
-/** Metadata travels as JSON: a value JSON cannot hold exactly (NaN, undefined, a Date) is refused, not altered. */
-function assertJson(value: unknown, path: string): void {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) return;
-  if (Array.isArray(value)) return value.forEach((item, index) => assertJson(item, `${path}[${index}]`));
-  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-    for (const [key, item] of Object.entries(value)) assertJson(item, `${path}.${key}`);
-    return;
-  }
-  throw new AxonError('INVALID_DOCUMENT', `${path} is not a JSON value (${typeof value === 'number' ? String(value) : typeof value}).`, {
-    component: NAME,
-    fix: 'Metadata holds strings, finite numbers, booleans, null, arrays and plain objects.',
-  });
 }
 
 /** On runtimes with `JSON.rawJSON` the client parses integers beyond 2^53 as BigInt; metadata holds numbers. */

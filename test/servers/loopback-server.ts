@@ -31,7 +31,11 @@ export type FailureMode =
   /** Read the request, then destroy the socket without answering. */
   | { kind: 'reset' }
   /** Answer with this status and JSON body (wrong shapes, bad indices…). */
-  | { kind: 'respond'; status?: number; body: unknown };
+  | { kind: 'respond'; status?: number; body: unknown }
+  /** Answer with this status, content type and raw body (HTML from a proxy, `{}` where a stream was asked for…). */
+  | { kind: 'raw'; status?: number; contentType: string; body: string }
+  /** Start an event stream, write these events, then end it normally (`close`) or destroy the socket mid-stream (`destroy`). */
+  | { kind: 'events'; events: Array<{ event?: string; data: string }>; end: 'close' | 'destroy' };
 
 export interface Reply {
   json(status: number, body: unknown, headers?: Record<string, string>): void;
@@ -134,6 +138,17 @@ export class LoopbackServer {
       case 'respond':
         reply.json(failure.status ?? 200, failure.body);
         return;
+      case 'raw':
+        response.writeHead(failure.status ?? 200, { 'content-type': failure.contentType });
+        response.end(failure.body);
+        return;
+      case 'events': {
+        response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        for (const { event, data } of failure.events) response.write(`${event ? `event: ${event}\n` : ''}data: ${data}\n\n`);
+        if (failure.end === 'destroy') await new Promise<void>((resolve) => response.write('', () => resolve())).then(() => incoming.socket.destroy());
+        else response.end();
+        return;
+      }
       case 'slow':
         await delay(failure.delayMs);
         if (response.destroyed || incoming.socket.destroyed) return;

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { LLM_RERANKER_PROMPT, LLMReranker } from '../../../processors/post/llm-reranker.ts';
 import type { Document } from '../../../src/document.ts';
 import { ConfigError } from '../../../src/errors.ts';
 import { recordingContext } from '../../helpers/run-context.ts';
+import { propertyRuns } from '../../helpers/property.ts';
 import { documentIdFor, documentIdsIn, ScriptedChat, type ScriptedCall } from '../../helpers/scripted-chat.ts';
 
 const QUESTION = 'How do I reset my password?';
@@ -193,5 +195,83 @@ describe('LLMReranker failures and options', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).issues.map((issue) => issue.path).sort()).toEqual(['onInvalidOutput', 'prompt', 'topN']);
+  });
+});
+
+describe('LLMReranker ids against hostile text (issue 13: D7)', () => {
+  const alphabet = 'abcdefghjkmnpqrstuvwxyz23456789';
+  /** Every possible four-character id, separated by spaces: 685,193 ids, about 3.4 MB. */
+  function everyShortId(): string {
+    const ids: string[] = [];
+    for (const first of alphabet.slice(0, 23)) {
+      for (const second of alphabet) for (const third of alphabet) for (const fourth of alphabet) ids.push(first + second + third + fourth);
+    }
+    return ids.join(' ');
+  }
+
+  it('returns, with longer ids absent from every text, when the question holds every short id', async () => {
+    const hostile = everyShortId();
+    const chat = new ScriptedChat([rankBy('To reset your password')]);
+    const reranked = await new LLMReranker({ chat }).process(hostile, documents(), recordingContext(QUESTION));
+    expect(reranked[0].id).toBe('doc-1');
+    const ids = documentIdsIn(chat.prompts[0]);
+    expect(new Set(ids).size).toBe(5);
+    for (const id of ids) {
+      expect(id.length).toBeGreaterThan(4);
+      expect(hostile.includes(id)).toBe(false);
+    }
+  });
+
+  it('returns when a document holds every short id (only the part the model is shown counts)', async () => {
+    const texts = [...TEXTS, everyShortId()];
+    const chat = new ScriptedChat([rankBy('To reset your password')]);
+    const reranked = await new LLMReranker({ chat, maxCharactersPerDocument: 1_000_000_000 }).process(QUESTION, documents(texts), recordingContext(QUESTION));
+    expect(reranked[0].id).toBe('doc-1');
+    expect(new Set(documentIdsIn(chat.prompts[0])).size).toBe(6);
+  });
+});
+
+describe('LLMReranker ids, property (issue 13)', () => {
+  const alphabet = 'abcdefghjkmnpqrstuvwxyz23456789';
+  const idLike = fc.string({ unit: fc.constantFrom(...alphabet), minLength: 4, maxLength: 5 });
+  const hostileText = fc
+    .array(fc.oneof(idLike, idLike.map((id) => `<document id="${id}">`), idLike.map((id) => `["${id}"]`), fc.string({ unit: 'binary', maxLength: 8 })), {
+      minLength: 1,
+      maxLength: 40,
+    })
+    .map((parts) => parts.join(' '));
+
+  it('ids are unique, absent from every text shown, and only they select documents', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(hostileText, { minLength: 1, maxLength: 8 }),
+        hostileText,
+        fc.array(idLike, { maxLength: 6 }),
+        fc.integer({ min: 1, max: 5 }),
+        async (texts, question, invented, topN) => {
+          let shown: string[] = [];
+          const chat = new ScriptedChat([
+            (call) => {
+              shown = documentIdsIn(call.prompt);
+              // The model names real ids (some twice), ids planted in the texts, and ids of its own.
+              return JSON.stringify([...shown.slice(0, 2), shown[0], ...invented, ...texts.flatMap((text) => text.match(/[a-z2-9]{4,5}/g) ?? []).slice(0, 5)]);
+            },
+          ]);
+          const input = documents(texts);
+          const reranked = await new LLMReranker({ chat, topN }).process(question, input, recordingContext(QUESTION));
+          expect(new Set(shown).size).toBe(texts.length);
+          const seen = [question, LLM_RERANKER_PROMPT, ...texts].map((text) => text.toLowerCase());
+          for (const id of shown) expect(seen.some((text) => text.includes(id))).toBe(false);
+          const ids = reranked.map((document) => document.id);
+          expect(new Set(ids).size).toBe(ids.length);
+          expect(ids.length).toBeLessThanOrEqual(topN);
+          for (const id of ids) expect(input.map((document) => document.id)).toContain(id);
+          // Only documents whose own id the model named lead, in the order named.
+          const named = [...new Set(shown.slice(0, 2))].map((id) => input[shown.indexOf(id)].id);
+          expect(ids.slice(0, Math.min(named.length, topN))).toEqual(named.slice(0, topN));
+        },
+      ),
+      propertyRuns(100),
+    );
   });
 });

@@ -6,6 +6,7 @@ import { supportsKeywordSearch } from '../../../src/contracts/keyword-search.ts'
 import type { Document } from '../../../src/document.ts';
 import { Bm25Index } from '../../../stores/indexes/bm25-index.ts';
 import { FileStore, type FileStoreOptions } from '../../../stores/file-store/file-store.ts';
+import { readManifest, writeManifest } from '../../../stores/file-store/file-store-format.ts';
 import { MemoryStore } from '../../../stores/memory/memory-store.ts';
 import { doc } from '../../conformance/vector-store.ts';
 import { runCrashWriter, temporaryDirectories } from '../support.ts';
@@ -163,18 +164,19 @@ describe('FileStore keyword index', () => {
       const { directory, file } = await storeWithSnapshot();
       const garbage = Buffer.from('AXBM but nothing after it');
       await writeFile(join(directory, file), garbage);
-      const manifest = JSON.parse(await readFile(join(directory, 'manifest.json'), 'utf8'));
+      // Sealed again with writeManifest, so the manifest's own checksum holds and the snapshot is what is wrong.
+      const manifest = (await readManifest(directory, 'test'))!;
       Object.assign(manifest.components.keyword, { bytes: garbage.length, sha256: createHash('sha256').update(garbage).digest('hex') });
-      await writeFile(join(directory, 'manifest.json'), JSON.stringify(manifest));
+      await writeManifest(directory, manifest);
       vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
       await expectRebuiltAndSaved(directory, file);
     });
 
     it('a store written without a keyword index gets one, silently', async () => {
       const { directory, file } = await storeWithSnapshot();
-      const manifest = JSON.parse(await readFile(join(directory, 'manifest.json'), 'utf8'));
+      const manifest = (await readManifest(directory, 'test'))!;
       delete manifest.components.keyword;
-      await writeFile(join(directory, 'manifest.json'), JSON.stringify(manifest));
+      await writeManifest(directory, manifest);
       await rm(join(directory, file));
       const warnings = vi.spyOn(process, 'emitWarning');
       await expectRebuiltAndSaved(directory, undefined);

@@ -1,0 +1,130 @@
+/**
+ * Rebuilding a lost or damaged manifest of `FileStore` from the segment files in its folder (`FileStore.recover`).
+ * Runs under the write lock. Deletes nothing: the old manifest is kept beside the new one, and segments that do
+ * not check out are left where they are (below the new `nextSegment`, unlisted and not garbage, so no writer
+ * removes them either).
+ */
+import { copyFile, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  decodeSegment,
+  emptyManifest,
+  errorCode,
+  latestSnapshotGeneration,
+  listSegmentFiles,
+  MANIFEST_FILE,
+  readManifest,
+  segmentNumber,
+  sha256,
+  writeManifest,
+  type Manifest,
+  type SegmentEntry,
+} from './file-store-format.ts';
+
+/** What `FileStore.recover` did. */
+export interface RecoveryReport {
+  /** False when the manifest read fine and nothing was changed. */
+  recovered: boolean;
+  /** Segment files the new manifest lists. */
+  segments: string[];
+  /** Segment files that did not check out and were left out (and left in place). */
+  skipped: string[];
+  /** Live documents of the new manifest. */
+  documents: number;
+  /** Where the replaced manifest was kept, when there was one. */
+  previousManifest?: string;
+}
+
+const SEGMENT_HEADER_BYTES = 20;
+
+export async function recoverManifest(directory: string, component: string): Promise<RecoveryReport> {
+  let damaged = false;
+  try {
+    const current = await readManifest(directory, component);
+    if (current !== undefined) {
+      return { recovered: false, segments: current.segments.map((segment) => segment.file), skipped: [], documents: liveDocuments(current) };
+    }
+    // No manifest and no store files: an empty (or new) store, nothing to recover.
+    return { recovered: false, segments: [], skipped: [], documents: 0 };
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'STORE_CORRUPT') throw error;
+    damaged = true;
+  }
+
+  const manifest = emptyManifest();
+  const skipped: string[] = [];
+  const entries: { entry: SegmentEntry; ids: string[] }[] = [];
+  for (const file of await listSegmentFiles(directory)) {
+    const buffer = await readFile(join(directory, file));
+    // The segment's own checks (signature, section lengths, documents JSON, dimensions) against an entry describing it as it is.
+    const documents = buffer.length >= SEGMENT_HEADER_BYTES ? buffer.readUInt32LE(8) : 0;
+    const entry: SegmentEntry = { file, documents, bytes: buffer.length, sha256: sha256(buffer), tombstones: [] };
+    try {
+      if (entry.documents < 1) throw new Error('no documents');
+      const contents = decodeSegment(buffer, entry, manifest.dimensions, directory, component);
+      const ids = contents.documents.map((document) => document.id);
+      if (!contents.documents.every(isStoredDocument) || new Set(ids).size !== ids.length) throw new Error('malformed documents');
+      manifest.dimensions ??= contents.dimensions;
+      entries.push({ entry, ids });
+    } catch {
+      skipped.push(file);
+    }
+  }
+  // Newest segment first: it holds the latest version of an id; older copies become tombstones.
+  const seen = new Set<string>();
+  for (const { entry, ids } of [...entries].reverse()) {
+    for (const id of ids) {
+      if (seen.has(id)) entry.tombstones.push(id);
+      else seen.add(id);
+    }
+  }
+  manifest.segments = entries.map(({ entry }) => entry);
+  const numbers = [...entries.map(({ entry }) => entry.file), ...skipped].map((file) => segmentNumber(file)!);
+  manifest.nextSegment = Math.max(0, ...numbers) + 1;
+  // Past every snapshot's generation, so a new snapshot never takes an old one's name, and past the damaged
+  // manifest's own when it can still be read, so a process that loaded it sees that the store changed.
+  manifest.generation = Math.max(await latestSnapshotGeneration(directory), await damagedGeneration(directory)) + 1;
+
+  let previousManifest: string | undefined;
+  if (damaged) {
+    const kept = `${MANIFEST_FILE}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    try {
+      await copyFile(join(directory, MANIFEST_FILE), join(directory, kept));
+      previousManifest = join(directory, kept);
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT') throw error;
+    }
+  }
+  await writeManifest(directory, manifest);
+  const segments = manifest.segments.map((segment) => segment.file);
+  return { recovered: true, segments, skipped, documents: liveDocuments(manifest), ...(previousManifest ? { previousManifest } : {}) };
+}
+
+/** The generation a damaged manifest still states, 0 when it states none. */
+async function damagedGeneration(directory: string): Promise<number> {
+  try {
+    const { generation } = JSON.parse(await readFile(join(directory, MANIFEST_FILE), 'utf8')) as { generation?: unknown };
+    return typeof generation === 'number' && Number.isSafeInteger(generation) && generation > 0 ? generation : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function liveDocuments(manifest: Manifest): number {
+  return manifest.segments.reduce((sum, segment) => sum + segment.documents - segment.tombstones.length, 0);
+}
+
+function isStoredDocument(document: unknown): boolean {
+  const value = document as Record<string, unknown>;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof value.id === 'string' &&
+    value.id.length > 0 &&
+    typeof value.content === 'string' &&
+    typeof value.sourceType === 'string' &&
+    typeof value.sourceName === 'string' &&
+    typeof value.metadata === 'object' &&
+    value.metadata !== null
+  );
+}
