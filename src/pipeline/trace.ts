@@ -3,7 +3,7 @@ import type { RunContext } from '../contracts/run-context.ts';
 import type { Document } from '../document.ts';
 
 /** The kinds of stage a run goes through, in order. */
-export type StageKind = 'pre-process' | 'embed' | 'search' | 'fusion' | 'dedupe' | 'post-process' | 'context' | 'generate';
+export type StageKind = 'pre-process' | 'embed' | 'search' | 'fusion' | 'dedupe' | 'post-process' | 'eligibility' | 'context' | 'generate';
 
 /** What one stage received and returned, and why documents left. */
 export interface StageRecord {

@@ -1,0 +1,126 @@
+import type { Document, JsonValue } from '../document.ts';
+import { splitSentences } from '../ingest/splitters/sentences.ts';
+
+/**
+ * The answer contract (SPEC §7): `answered` from cited evidence; `missing_evidence` when nothing eligible is above
+ * the threshold (the model is not called); `conflicting_evidence` when eligible sources disagree (citing each);
+ * `refused` when a policy, a guardrail or the budget says so.
+ */
+export type ContractStatus = 'answered' | 'missing_evidence' | 'conflicting_evidence' | 'refused';
+
+/** Two or more eligible sources that disagree, found from their metadata. */
+export interface EvidenceConflict {
+  /**
+   * `versions`: chunks of one document (`metadata.documentKey`) in different `metadata.version`s, neither
+   * superseding the other; `fact`: the same key of `metadata.facts` with different values.
+   */
+  kind: 'versions' | 'fact';
+  /** The document key or the fact key. */
+  key: string;
+  /** Ids of the disagreeing documents, in evidence order. */
+  refs: string[];
+  /** The value each ref gives (the version, or the fact's value), in the order of `refs`. */
+  values: string[];
+}
+
+/**
+ * Documents another one supersedes: `metadata.supersedes` (a string or an array of strings) names the ids or the
+ * `documentKey`s it replaces. Returns each superseded document's id with the id of the document that replaces it.
+ * Only documents present in `documents` count, so a replacement that was not retrieved supersedes nothing.
+ */
+export function findSuperseded(documents: Document[]): Map<string, string> {
+  const superseded = new Map<string, string>();
+  for (const newer of documents) {
+    const names = strings(newer.metadata.supersedes);
+    if (names.length === 0) continue;
+    for (const older of documents) {
+      if (older === newer || superseded.has(older.id)) continue;
+      const key = older.metadata.documentKey;
+      // A document naming its own key replaces the other versions of it, not its sibling chunks.
+      const sameVersion = key === newer.metadata.documentKey && older.metadata.version === newer.metadata.version;
+      if (names.includes(older.id) || (typeof key === 'string' && names.includes(key) && !sameVersion)) superseded.set(older.id, newer.id);
+    }
+  }
+  return superseded;
+}
+
+/** Conflicts among eligible evidence, from metadata alone (the model is not asked). */
+export function detectConflicts(documents: Document[]): EvidenceConflict[] {
+  const conflicts: EvidenceConflict[] = [];
+
+  const versions = new Map<string, Map<string, string[]>>();
+  for (const document of documents) {
+    const key = document.metadata.documentKey;
+    const version = document.metadata.version;
+    if (typeof key !== 'string' || (typeof version !== 'string' && typeof version !== 'number')) continue;
+    const byVersion = versions.get(key) ?? new Map<string, string[]>();
+    byVersion.set(String(version), [...(byVersion.get(String(version)) ?? []), document.id]);
+    versions.set(key, byVersion);
+  }
+  for (const [key, byVersion] of versions) {
+    if (byVersion.size < 2) continue;
+    const refs: string[] = [];
+    const values: string[] = [];
+    for (const [version, ids] of byVersion) {
+      // One ref per version is enough to cite the disagreement.
+      refs.push(ids[0]);
+      values.push(version);
+    }
+    conflicts.push({ kind: 'versions', key, refs, values });
+  }
+
+  const facts = new Map<string, { ref: string; value: string }[]>();
+  for (const document of documents) {
+    const declared = document.metadata.facts;
+    if (declared === null || typeof declared !== 'object' || Array.isArray(declared)) continue;
+    for (const [key, value] of Object.entries(declared)) {
+      if (value === null || typeof value === 'object') continue;
+      facts.set(key, [...(facts.get(key) ?? []), { ref: document.id, value: String(value) }]);
+    }
+  }
+  for (const [key, entries] of facts) {
+    const distinct = new Map<string, string>();
+    for (const entry of entries) if (!distinct.has(normalise(entry.value))) distinct.set(normalise(entry.value), entry.ref);
+    if (distinct.size < 2) continue;
+    const chosen = entries.filter((entry) => distinct.get(normalise(entry.value)) === entry.ref);
+    conflicts.push({ kind: 'fact', key, refs: chosen.map((entry) => entry.ref), values: chosen.map((entry) => entry.value) });
+  }
+  return conflicts;
+}
+
+/**
+ * Sentences of an answer that state something (four words or more) without a `[n]` citation in them; a citation
+ * standing alone right after a sentence counts for that sentence. Statements that evidence is missing are not
+ * flagged.
+ */
+export function uncitedSentences(text: string): string[] {
+  const sentences = text
+    .split(/\n+/)
+    .map((line) => line.replace(/^\s*(?:[-*+]|\d+[.)])\s+/, '').trim())
+    .filter(Boolean)
+    .flatMap((line) => splitSentences(line));
+  const uncited: string[] = [];
+  for (let index = 0; index < sentences.length; index++) {
+    const sentence = sentences[index];
+    if (CITATION.test(sentence)) continue;
+    const next = sentences[index + 1];
+    if (next !== undefined && /^\s*(\[\d+(?:\s*,\s*\d+)*\]\s*)+[.!?]?\s*$/.test(next)) continue;
+    if (sentence.split(/\s+/).filter((word) => /[\p{L}\p{N}]/u.test(word)).length < 4) continue;
+    if (NO_ANSWER.test(sentence)) continue;
+    uncited.push(sentence.trim());
+  }
+  return uncited;
+}
+
+const CITATION = /\[\d+(?:\s*,\s*\d+)*\]/;
+const NO_ANSWER = /\b(cannot|can't|could not|couldn't|unable to) (find|answer|tell|determine)\b|\bnot (in|covered by) the (documents|evidence|sources)\b/i;
+
+function strings(value: JsonValue | undefined): string[] {
+  if (typeof value === 'string') return [value];
+  if (Array.isArray(value)) return value.filter((item): item is string => typeof item === 'string');
+  return [];
+}
+
+function normalise(value: string): string {
+  return value.trim().toLowerCase().replace(/\s+/g, ' ');
+}
