@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { createRag, loadConfigFile } from '../config/create-rag.ts';
 import type { ComponentRegistry } from '../config/registry.ts';
 import { EmbeddedRAG } from '../config/embedded-rag.ts';
+import { hashConfiguration } from '../context/trace-store.ts';
 import type { RAG } from '../rag.ts';
 
 /** Where a command writes, so tests can capture it. */
@@ -26,6 +27,14 @@ export interface CommandOptions {
   prune?: boolean;
   ef?: string;
   exact?: boolean;
+  explain?: boolean;
+  tenant?: string;
+  role?: string[];
+  now?: string;
+  'max-tokens'?: string;
+  context?: string;
+  last?: boolean;
+  diff?: boolean;
 }
 
 /** A mistake in how the command was called (exit code 2). */
@@ -48,6 +57,8 @@ export interface LoadedPipeline {
   dataDirectory: string;
   /** Where the configuration came from, for messages. */
   source: string;
+  /** A hash of the configuration (secrets left out), recorded in every trace. */
+  configHash: string;
 }
 
 /**
@@ -58,7 +69,7 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
   const loaded = await loadConfiguration(options, io);
   if (loaded === undefined) {
     const directory = resolve(io.cwd, options.store ?? '.axon');
-    return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, source: 'the embedded default' };
+    return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, source: 'the embedded default', configHash: hashConfiguration({ embedded: 'default' }) };
   }
   const config = loaded.config as { store?: { type?: string; path?: string } };
   const fileStore = config.store === undefined || config.store.type === 'file';
@@ -66,9 +77,10 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
     if (!fileStore) throw new UsageError(`--store sets a file store's folder, but ${loaded.source} configures a "${config.store?.type}" store.`);
     config.store = { ...(config.store ?? { type: 'file' }), path: resolve(io.cwd, options.store) };
   }
+  const configHash = hashConfiguration(config);
   const rag = createRag(config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory, source: loaded.source });
   const dataDirectory = fileStore ? resolve(loaded.baseDirectory, config.store?.path ?? '.axon') : resolve(io.cwd, '.axon');
-  return { rag, dataDirectory, source: loaded.source };
+  return { rag, dataDirectory, source: loaded.source, configHash };
 }
 
 /** A configuration file as read for a command, with its plugins registered. */

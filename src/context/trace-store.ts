@@ -94,7 +94,7 @@ export class JsonlTraceStore implements TraceStore {
     const matches = new Map<string, StoredTrace>();
     for (const trace of traces) if (trace.runId.startsWith(prefix)) matches.set(trace.runId, trace);
     if (matches.size === 0) {
-      throw new AxonError('NOT_FOUND', `No stored run id starts with "${prefix}" in ${this.file}.`, { component: 'trace-store', fix: 'Use a run id printed by `axon ask`, with the same --store, or `axon trace --last`.' });
+      throw new AxonError('NOT_FOUND', `No trace ${prefix}: no stored run id starts with it in ${this.file}.`, { component: 'trace-store', fix: 'Use a run id printed by `axon ask`, with the same --store, or `axon trace --last`.' });
     }
     if (matches.size > 1) {
       throw new AxonError('INVALID_ARGUMENT', `"${prefix}" is the start of ${matches.size} run ids (${[...matches.keys()].slice(0, 3).join(', ')}…).`, { component: 'trace-store', fix: 'Give more characters of the run id.' });
