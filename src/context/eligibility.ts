@@ -68,19 +68,19 @@ const DAY_MS = 86_400_000;
 
 /**
  * The default redactor: replaces e-mail addresses, IBANs, payment card numbers, US social security numbers and
- * phone numbers with a bracketed placeholder. Pattern-based and best effort: plug in a real PII detector through
+ * phone numbers with a placeholder such as `EMAIL_REDACTED` (no brackets, so the text still reads as prose). Pattern-based and best effort: plug in a real PII detector through
  * `EligibilityPolicy.redactor` where the data calls for one.
  */
 export const defaultPiiRedactor: Redactor = {
   name: 'axon-pii-patterns@1',
   redact(text: string): string {
     return text
-      .replace(/[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu, '[email]')
-      .replace(/\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g, '[iban]')
-      .replace(/\b(?:\d[ -]?){12,18}\d\b/g, '[card]')
-      .replace(/\b\d{3}-\d{2}-\d{4}\b/g, '[ssn]')
+      .replace(/[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu, 'EMAIL_REDACTED')
+      .replace(/\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g, 'IBAN_REDACTED')
+      .replace(/\b(?:\d[ -]?){12,18}\d\b/g, 'CARD_REDACTED')
+      .replace(/\b\d{3}-\d{2}-\d{4}\b/g, 'SSN_REDACTED')
       // Nine digits or more, so dates (2026-01-31) and short numbers stay.
-      .replace(/(?<![\w-])\+?\d{1,3}[ .-]?\(?\d{2,4}\)?(?:[ .-]?\d{2,4}){2,3}(?![\w-])/g, (match) => (match.replace(/\D/g, '').length >= 9 ? '[phone]' : match));
+      .replace(/(?<![\w-])\+?\d{1,3}[ .-]?\(?\d{2,4}\)?(?:[ .-]?\d{2,4}){2,3}(?![\w-])/g, (match) => (match.replace(/\D/g, '').length >= 9 ? 'PHONE_REDACTED' : match));
   },
 };
 

@@ -48,12 +48,12 @@ describe('checkEligibility', () => {
     const original = doc({ redaction: 'pii' }, 'Write to jane.doe@example.com or call +44 20 7946 0958 about card 4111 1111 1111 1111.');
     const decision = checkEligibility(original, { now });
     if (!decision.eligible) throw new Error('expected eligible');
-    expect(decision.document.content).toBe('Write to [email] or call [phone] about card [card].');
+    expect(decision.document.content).toBe('Write to EMAIL_REDACTED or call PHONE_REDACTED about card CARD_REDACTED.');
     expect(decision.document.metadata.redactedBy).toBe(defaultPiiRedactor.name);
     expect(original.content).toContain('jane.doe@example.com');
     expect(original.metadata.redactedBy).toBeUndefined();
 
-    expect(defaultPiiRedactor.redact('Updated 2026-01-31, order 12345, SSN 078-05-1120.')).toBe('Updated 2026-01-31, order 12345, SSN [ssn].');
+    expect(defaultPiiRedactor.redact('Updated 2026-01-31, order 12345, SSN 078-05-1120.')).toBe('Updated 2026-01-31, order 12345, SSN SSN_REDACTED.');
 
     const custom = checkEligibility(original, { now }, { redactor: { name: 'upper', redact: (text) => text.toUpperCase() } });
     expect(custom.eligible && custom.document.content.startsWith('WRITE TO')).toBe(true);
