@@ -325,7 +325,7 @@ export abstract class RAG {
     const base = { evidence, packet, omitted: packet.omitted, trace: recorder.trace };
     const refusal = await options.guardrail?.({ question: result.trace.question, caller: options.caller, packet });
     const budgetRefusal = packet.degradations.find((degradation) => degradation.kind === 'refusal' || degradation.kind === 'escalation');
-    const conflicts = detectConflicts(evidence.map((item) => item.document));
+    const conflicts = detectConflicts(evidence.map((item) => item.document), result.trace.question);
     let answer: Answer;
     if (refusal !== undefined) {
       generation.warn(`Refused by the guardrail: ${refusal}`);

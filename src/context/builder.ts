@@ -273,9 +273,11 @@ export class ContextBuilder {
     }
     const final = orderSections(sections);
     const given: Evidence[] = evidence.map((item, index) => ({ label: index + 1, document: item.candidate.document! }));
+    const runId = this.options.runId ?? randomUUID();
     const packet: ContextPacket = {
-      packetId: randomUUID(),
-      runId: this.options.runId ?? randomUUID(),
+      // Content-addressed: the same run given the same sections and omissions has the same packet id.
+      packetId: createHash('sha256').update(JSON.stringify([runId, final, omitted])).digest('hex').slice(0, 24),
+      runId,
       policyVersion: this.options.policyVersion ?? defaultPolicyVersion(rules),
       tokenizer: this.tokenizer.name,
       sections: final,

@@ -44,15 +44,21 @@ export function findSuperseded(documents: Document[]): Map<string, string> {
   return superseded;
 }
 
-/** Conflicts among eligible evidence, from metadata alone (the model is not asked). */
-export function detectConflicts(documents: Document[]): EvidenceConflict[] {
+/**
+ * Conflicts among eligible evidence, from metadata alone (the model is not asked). With a question, only documents
+ * that bear on it count: each must share a word (stopwords aside) with the question, in its text or in the key of
+ * the fact, so two sources that disagree about something else do not block an answer.
+ */
+export function detectConflicts(documents: Document[], question?: string): EvidenceConflict[] {
   const conflicts: EvidenceConflict[] = [];
+  const asked = question === undefined ? undefined : new Set(termsOf(question));
+  const bearsOn = (document: Document, key: string) => asked === undefined || [...termsOf(document.content), ...termsOf(key)].some((term) => asked.has(term));
 
   const versions = new Map<string, Map<string, string[]>>();
   for (const document of documents) {
     const key = document.metadata.documentKey;
     const version = document.metadata.version;
-    if (typeof key !== 'string' || (typeof version !== 'string' && typeof version !== 'number')) continue;
+    if (typeof key !== 'string' || (typeof version !== 'string' && typeof version !== 'number') || !bearsOn(document, key)) continue;
     const byVersion = versions.get(key) ?? new Map<string, string[]>();
     byVersion.set(String(version), [...(byVersion.get(String(version)) ?? []), document.id]);
     versions.set(key, byVersion);
@@ -74,7 +80,7 @@ export function detectConflicts(documents: Document[]): EvidenceConflict[] {
     const declared = document.metadata.facts;
     if (declared === null || typeof declared !== 'object' || Array.isArray(declared)) continue;
     for (const [key, value] of Object.entries(declared)) {
-      if (value === null || typeof value === 'object') continue;
+      if (value === null || typeof value === 'object' || !bearsOn(document, key)) continue;
       facts.set(key, [...(facts.get(key) ?? []), { ref: document.id, value: String(value) }]);
     }
   }
@@ -114,6 +120,15 @@ export function uncitedSentences(text: string): string[] {
 
 const CITATION = /\[\d+(?:\s*,\s*\d+)*\]/;
 const NO_ANSWER = /\b(cannot|can't|could not|couldn't|unable to) (find|answer|tell|determine)\b|\bnot (in|covered by) the (documents|evidence|sources)\b/i;
+
+const STOPWORDS = new Set(
+  'a an and are as at be been but by can could did do does for from had has have how i if in into is it its many me much my no not of on or our so than that the their them then there these they this to was we were what when where which who whom why will with would you your long'.split(' '),
+);
+
+function termsOf(text: string): string[] {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return words.filter((word) => !STOPWORDS.has(word)).map((word) => (word.length > 3 && word.endsWith('s') ? word.slice(0, -1) : word));
+}
 
 function strings(value: JsonValue | undefined): string[] {
   if (typeof value === 'string') return [value];

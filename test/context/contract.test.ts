@@ -38,6 +38,13 @@ describe('detectConflicts', () => {
     ]);
   });
 
+  it('with a question, counts only sources that bear on it', () => {
+    const sheet = { ...doc('sheet', { facts: { 'x200.warranty.years': 2 } }), content: 'The X200 laptop carries a warranty of two years.' };
+    const faq = { ...doc('faq', { facts: { 'x200.warranty.years': 3 } }), content: 'The X200 laptop carries a warranty of three years.' };
+    expect(detectConflicts([sheet, faq], 'How many days until refunds are processed?')).toEqual([]);
+    expect(detectConflicts([sheet, faq], 'How long is the X200 warranty?')).toHaveLength(1);
+  });
+
   it('finds nothing when sources agree', () => {
     expect(detectConflicts([doc('a', { facts: { x: 'Yes ' } }), doc('b', { facts: { x: 'yes' } }), doc('c', { documentKey: 'k', version: 1 })])).toEqual([]);
   });
