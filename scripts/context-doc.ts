@@ -201,6 +201,17 @@ ${blocks.trace}
 ${blocks.diff}
 \`\`\`
 
+## OpenTelemetry
+
+Every run is an \`axon.run\` span with one child span per stage (\`axon.embed\`, \`axon.search\`, \`axon.fusion\`,
+\`axon.dedupe\`, \`axon.post-process\`, \`axon.eligibility\`, \`axon.context\`, \`axon.generate\`), reported through
+\`@opentelemetry/api\` under the tracer name \`axon-rag\`. Without an SDK installed by the application these are
+no-ops. Attributes are the run id, the stage and component, and counts (\`axon.input_count\`, \`axon.output_count\`,
+\`axon.dropped_count\`, \`axon.warning_count\`, \`axon.query_count\`; on the run: \`axon.status\`,
+\`axon.evidence_count\`, \`axon.citation_count\`, \`axon.omitted_count\`); the span's own start and end are the
+timings. The question and document text are never attributes. A stage that throws ends its span and the run's as
+errors, with the exception recorded.
+
 ## From code
 
 \`\`\`ts

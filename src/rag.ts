@@ -266,10 +266,19 @@ export abstract class RAG {
 
   /** Search without generating: documents after every stage, and the trace. */
   async retrieve(question: string, options: RetrieveOptions = {}): Promise<RetrievalResult> {
-    const run = this.runRetrieval(question, options);
-    for (;;) {
-      const step = await run.next();
-      if (step.done) return step.value.result;
+    const holder: { recorder?: TraceRecorder } = {};
+    try {
+      const run = this.runRetrieval(question, options, holder);
+      for (;;) {
+        const step = await run.next();
+        if (step.done) {
+          step.value.recorder.finish({ 'axon.status': 'retrieved', 'axon.document_count': step.value.result.documents.length });
+          return step.value.result;
+        }
+      }
+    } catch (error) {
+      holder.recorder?.fail(error);
+      throw error;
     }
   }
 
@@ -286,7 +295,20 @@ export abstract class RAG {
     const settings: ContextOptions = { ...this.contextOptions(), ...options.context };
     // Built once here only to reject bad budget options before any work is done.
     new ContextBuilder(settings);
-    const run = this.runRetrieval(question, options);
+    const holder: { recorder?: TraceRecorder } = {};
+    try {
+      yield* this.streamRun(question, options, settings, holder);
+    } catch (error) {
+      holder.recorder?.fail(error);
+      throw error;
+    } finally {
+      // A consumer that stops reading early still closes the run's span.
+      holder.recorder?.finish({ 'axon.abandoned': true });
+    }
+  }
+
+  private async *streamRun(question: string, options: AnswerOptions, settings: ContextOptions, holder: { recorder?: TraceRecorder }): AsyncGenerator<RagEvent, void, undefined> {
+    const run = this.runRetrieval(question, options, holder);
     let step = await run.next();
     while (!step.done) {
       yield { type: 'stage', record: step.value };
@@ -376,6 +398,7 @@ export abstract class RAG {
     yield { type: 'stage', record: generation.end({ documents: evidence.map((item) => item.document), detail: { status: answer.status, cited: answer.citations.map((citation) => citation.label) } }) };
     const store = options.traceStore ?? this.traceStore();
     if (store) await store.save(this.storedTrace(answer, result, options));
+    recorder.finish({ 'axon.status': answer.status, 'axon.evidence_count': answer.evidenceRefs.length, 'axon.citation_count': answer.citations.length, 'axon.omitted_count': answer.omitted.length });
     yield { type: 'result', answer };
   }
 
@@ -519,6 +542,7 @@ export abstract class RAG {
   private async *runRetrieval(
     question: string,
     options: RetrieveOptions,
+    holder: { recorder?: TraceRecorder },
   ): AsyncGenerator<StageRecord, { result: RetrievalResult; recorder: TraceRecorder; signal: AbortSignal }, undefined> {
     if (typeof question !== 'string' || question.trim() === '') {
       throw new AxonError('INVALID_QUESTION', `The question must be a non-empty string, got ${question === '' ? 'an empty string' : typeof question === 'string' ? 'only whitespace' : typeof question}.`, {
@@ -541,6 +565,7 @@ export abstract class RAG {
     const mode = resolveSearchMode(options.searchMode ?? this.searchMode(), store);
     const weights = resolveHybridWeights({ ...this.hybridWeights(), ...options.hybridWeights });
     const recorder = new TraceRecorder(question, options.runId);
+    holder.recorder = recorder;
 
     let queries: SearchQuery[] = [{ text: question, producedBy: [] }];
     for (const preProcessor of preProcessors) {
