@@ -158,8 +158,11 @@ ${blocks.message}
 - \`missing_evidence\`: nothing eligible (above \`context.minScore\`, when set) supports an answer. The model is
   **not called**.
 - \`conflicting_evidence\`: eligible sources disagree, found from metadata: two \`version\`s of one \`documentKey\`
-  (neither superseding the other), or the same key of \`facts\` with different values. Both are cited and the model
-  is not called.
+  (neither superseding the other), or the same key of \`facts\` with different values, among the sources that bear
+  on the question (each shares a word with it). Both are cited and the model is not called. With
+  \`conflictCheck: 'model'\` and a chat model, the model is also asked, against a JSON schema
+  (\`{"conflict": true, "key", "claims": [{"label", "value"}]}\`), when the metadata shows no conflict; a reply off
+  the schema counts as no conflict and is warned about in the trace.
 - \`refused\`: a \`guardrail\` returned a reason, or the budget refused or escalated.
 
 Every answer also carries \`citations\`, \`evidenceRefs\` (the ids in the packet, in label order), \`omitted\` (ref,

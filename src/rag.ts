@@ -6,7 +6,15 @@ import type { PreProcessor, SearchQuery } from './contracts/pre-processor.ts';
 import type { VectorStore } from './contracts/vector-store.ts';
 import { extractiveAnswer } from './answer/extractive.ts';
 import { ContextBuilder, DATA_RULES, type ContextBuilderOptions, type MemoryInput, type ToolResultInput } from './context/builder.ts';
-import { detectConflicts, findSuperseded, uncitedSentences, type ContractStatus, type EvidenceConflict } from './context/contract.ts';
+import {
+  CONFLICT_CHECK_PROMPT_VERSION,
+  detectConflicts,
+  detectConflictsWithModel,
+  findSuperseded,
+  uncitedSentences,
+  type ContractStatus,
+  type EvidenceConflict,
+} from './context/contract.ts';
 import { checkEligibility, eligibilityFilter, type CallerContext, type EligibilityPolicy } from './context/eligibility.ts';
 import { citationOf, EVIDENCE_RULES, extractCitations, type Evidence } from './context/evidence.ts';
 import { renderMessages, type ContextPacket, type OmittedRef } from './context/packet.ts';
@@ -93,7 +101,15 @@ export interface AnswerOptions extends RetrieveOptions {
   traceStore?: TraceStore;
   /** Version facts only the caller knows (the configuration hash, splitter settings), recorded in the trace. */
   pipelineVersion?: Partial<PipelineVersion>;
+  /**
+   * How conflicting evidence is found: `metadata` (versions, `supersedes`, `facts`), or `model`, which also asks the
+   * chat model against a schema when the metadata shows none (one more model call). @default this pipeline's `conflictCheck()` ('metadata')
+   */
+  conflictCheck?: ConflictCheck;
 }
+
+/** How conflicting evidence is found; see `AnswerOptions.conflictCheck`. */
+export type ConflictCheck = 'metadata' | 'model';
 
 export interface RetrievalResult {
   /** The documents after every post-processor and the eligibility check (redacted where `pii`), best first. */
@@ -221,6 +237,10 @@ export abstract class RAG {
   protected contextOptions(): ContextOptions {
     return {};
   }
+  /** How conflicting evidence is found when a call does not say. @default 'metadata' */
+  protected conflictCheck(): ConflictCheck {
+    return 'metadata';
+  }
   /** Where every run's trace is saved when a call does not say. @default undefined (not saved) */
   protected traceStore(): TraceStore | undefined {
     return undefined;
@@ -347,7 +367,13 @@ export abstract class RAG {
     const base = { evidence, packet, omitted: packet.omitted, trace: recorder.trace };
     const refusal = await options.guardrail?.({ question: result.trace.question, caller: options.caller, packet });
     const budgetRefusal = packet.degradations.find((degradation) => degradation.kind === 'refusal' || degradation.kind === 'escalation');
-    const conflicts = detectConflicts(evidence.map((item) => item.document), result.trace.question);
+    let conflicts = detectConflicts(evidence.map((item) => item.document), result.trace.question);
+    const conflictCheck = options.conflictCheck ?? this.conflictCheck();
+    if (conflictCheck === 'model' && chat && conflicts.length === 0 && refusal === undefined && !budgetRefusal && evidence.length >= 2) {
+      const check = await detectConflictsWithModel(chat, result.trace.question, evidence, signal);
+      if (check.invalidReply !== undefined) generation.warn(`The conflict check's reply did not fit its schema; treated as no conflict: ${JSON.stringify(check.invalidReply)}`);
+      if (check.conflict) conflicts = [check.conflict];
+    }
     let answer: Answer;
     if (refusal !== undefined) {
       generation.warn(`Refused by the guardrail: ${refusal}`);
@@ -429,6 +455,7 @@ export abstract class RAG {
       policyVersion: packet.policyVersion,
       tokenizer: packet.tokenizer,
       eligibilityPolicy: stableHash({ ...policy, redactor: policy.redactor?.name }),
+      conflictCheck: this.conflictCheck() === 'model' ? CONFLICT_CHECK_PROMPT_VERSION : 'metadata',
       ...extra,
     };
   }
@@ -497,7 +524,7 @@ export abstract class RAG {
       citations: answer.citations,
       evidenceRefs: answer.evidenceRefs,
       answer: answer.text,
-      version: this.pipelineVersion(answer.packet, options.pipelineVersion),
+      version: this.pipelineVersion(answer.packet, { ...(options.conflictCheck ? { conflictCheck: options.conflictCheck === 'model' ? CONFLICT_CHECK_PROMPT_VERSION : 'metadata' } : {}), ...options.pipelineVersion }),
       stages: answer.trace.stages,
       ms: answer.trace.ms,
     };
@@ -700,7 +727,7 @@ function describeConflict(conflict: EvidenceConflict, byId: Map<string, Evidence
   const claims = conflict.refs.map((id, index) => {
     const item = byId.get(id)!;
     const value = conflict.kind === 'versions' ? `version ${conflict.values[index]}` : JSON.stringify(conflict.values[index]);
-    return `${item.document.sourceName || item.document.sourceType} gives ${value} [${item.label}]`;
+    return `${item.document.sourceName || item.document.sourceType} ${conflict.kind === 'model' ? 'says' : 'gives'} ${value} [${item.label}]`;
   });
   return `The sources disagree on ${what}: ${claims.join('; ')}.`;
 }

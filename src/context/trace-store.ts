@@ -27,6 +27,8 @@ export interface PipelineVersion {
   tokenizer: string;
   /** A hash of the eligibility policy (the redactor by name). */
   eligibilityPolicy: string;
+  /** `metadata`, or the prompt version of the model-based conflict check. */
+  conflictCheck?: string;
 }
 
 /** The caller as stored: identifiers and the time only. */

@@ -138,6 +138,45 @@ describe('RAG answer contract', () => {
   });
 });
 
+describe('model-based conflict check', () => {
+  const documents: DocumentInput[] = [
+    { id: 'a', content: 'The X200 warranty lasts two years.', sourceName: 'sheet.md' },
+    { id: 'b', content: 'The X200 warranty lasts three years.', sourceName: 'faq.md' },
+  ];
+
+  it('asks the model against a schema and reports the conflict it finds, citing both', async () => {
+    const chat = new ScriptedChat([(call) => {
+      const labels = [...call.messages[1].content.matchAll(/<evidence label="(\d+)" source="([^"]+)"/g)].map((match) => ({ label: Number(match[1]), source: match[2] }));
+      return `Here: {"conflict": true, "key": "X200 warranty", "claims": ${JSON.stringify(labels.map((item) => ({ label: item.label, value: item.source === 'sheet.md' ? 'two years' : 'three years' })))}}`;
+    }]);
+    const rag = await filled(documents, chat);
+    const answer = await rag.answer('How long is the X200 warranty?', { conflictCheck: 'model' });
+    expect(answer.status).toBe('conflicting_evidence');
+    expect(answer.conflicts).toEqual([{ kind: 'model', key: 'X200 warranty', refs: expect.arrayContaining(['a', 'b']), values: expect.arrayContaining(['two years', 'three years']) }]);
+    expect(answer.citations.map((citation) => citation.id).sort()).toEqual(['a', 'b']);
+    expect(chat.calls).toHaveLength(1);
+    expect(chat.calls[0].messages[0].content).toContain('Reply with one JSON object');
+  });
+
+  it('answers as usual when the model finds no conflict or replies off schema', async () => {
+    for (const verdict of ['{"conflict": false}', 'I think they conflict.', '{"conflict": true, "key": "x", "claims": [{"label": 1, "value": "a"}, {"label": 9, "value": "b"}]}']) {
+      const chat = new ScriptedChat([verdict, 'The warranty lasts two years [1].']);
+      const rag = await filled(documents, chat);
+      const answer = await rag.answer('How long is the X200 warranty?', { conflictCheck: 'model' });
+      expect(answer.status, verdict).toBe('answered');
+      expect(chat.calls).toHaveLength(2);
+      if (!verdict.includes('false')) expect(answer.trace.stages.at(-1)?.warnings.some((warning) => warning.includes('did not fit its schema'))).toBe(true);
+    }
+  });
+
+  it('is not asked by default', async () => {
+    const chat = new ScriptedChat(['The warranty lasts two years [1].']);
+    const rag = await filled(documents, chat);
+    expect((await rag.answer('How long is the X200 warranty?')).status).toBe('answered');
+    expect(chat.calls).toHaveLength(1);
+  });
+});
+
 describe('stored traces', () => {
   it('store the packet that renders to exactly the messages the model received, and no unredacted text', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'axon-trace-'));
