@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Document } from '../../src/document.ts';
+import type { Document, JsonValue } from '../../src/document.ts';
 import { ingestPaths } from '../../src/ingest/index.ts';
 import { MemoryStore } from '../../stores/memory/memory-store.ts';
 import { FakeEmbeddings } from './fakes.ts';
@@ -52,7 +52,7 @@ describe('eligibility fields at ingestion', () => {
     await write('docs/acme/a.txt', 'Acme refunds take 14 days.');
     await write('docs/acme/b.jsonl', `${JSON.stringify({ text: 'Shared note.', tenantId: 'globex' })}\n`);
     await write('docs/public/c.txt', 'Opening hours are nine to five.');
-    const defaults = [
+    const defaults: { match: string; metadata: Record<string, JsonValue> }[] = [
       { match: 'docs/**', metadata: { trustLevel: 'internal' } },
       { match: 'docs/acme/**', metadata: { tenantId: 'acme', allowedRoles: ['support'] } },
     ];
