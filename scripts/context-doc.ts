@@ -109,6 +109,18 @@ Without a caller the search is not filtered, but the check before inclusion stil
 and no role), so \`secret\` and unknown-trust documents never reach a model. \`eligibilityFilter(caller, policy)\` and
 \`checkEligibility(document, caller, policy)\` are the two halves, shared with agentic retrieval.
 
+A subclass sets the rules by overriding \`eligibilityPolicy()\`:
+
+| field | default | meaning |
+|---|---|---|
+| \`untenanted\` | \`'shared'\` | whether a document without \`tenantId\` is seen by every tenant or by nobody (\`'deny'\`) |
+| \`defaultTrustLevel\` | \`'internal'\` | the trust of a document that declares none; \`'unknown'\` excludes such documents |
+| \`maxAgeDays\` | no limit | the maximum age of a document that has an \`updatedAt\` but no \`maxAgeDays\` |
+| \`redactor\` | \`defaultPiiRedactor\` | \`{ name, redact(text) }\`, applied to \`pii\` documents |
+
+\`answer.omitted\` (and \`axon ask --json\`'s \`omitted\`) is for the application and its operators: its details name
+why a document was refused. Show end users the answer and its citations, not the omissions.
+
 ## The packet
 
 Sections come in a fixed order: system instructions, policy, user request, goal (working memory), tool results,
@@ -121,6 +133,12 @@ Tokens are counted by \`estimateTokenizer\` (documented in \`src/context/tokens.
 threes, other letters and symbols one each; it errs high against OpenAI's BPE) unless a real tokenizer is plugged
 in: \`context: { tokenizer: { name, count } }\`. For OpenAI models \`gpt-tokenizer\` (pure JavaScript, o200k and
 cl100k encodings, no WebAssembly) is a good choice: \`count: (text) => encode(text).length\`.
+
+The packet's options are \`answer(question, { context })\` (over a subclass's \`contextOptions()\`; on the command
+line \`--max-tokens\` and \`--context FILE\` with the same JSON): \`maxTokens\`, \`reservedForOutput\`, \`tokenizer\`,
+\`minScore\` (evidence below it is omitted as \`not_relevant\`), \`maxEvidence\`, \`requireCompleteEvidence\`,
+\`defaultTrustLevel\`, and the extra sections \`policies\`, \`goal\`, \`toolResults\` (\`{ name, content, trustLevel? }\`,
+\`untrusted\` by default), \`memories\` (\`{ id, content, trustLevel?, updatedAt? }\`), \`examples\` and \`exclusions\`.
 
 The budget is \`maxTokens\` (8000 by default) less \`reservedForOutput\` (1000). Pinned sections (instructions,
 policy, the request, the goal) are never dropped. Evidence is fitted by diversity (every source's best chunk before
