@@ -17,7 +17,9 @@ import {
 } from './context/contract.ts';
 import { checkEligibility, eligibilityFilter, type CallerContext, type EligibilityPolicy } from './context/eligibility.ts';
 import { citationOf, EVIDENCE_RULES, extractCitations, type Evidence } from './context/evidence.ts';
+import { contextOptionsSchema } from './context/options.ts';
 import { renderMessages, type ContextPacket, type OmittedRef } from './context/packet.ts';
+import { parseOptions } from './runtime/options.ts';
 import { stableHash, type PipelineVersion, type StoredTrace, type TraceStore } from './context/trace-store.ts';
 import { normalizeDocument, type Citation, type Document, type DocumentInput, type Vector } from './document.ts';
 import { AxonError, IndexEmptyError, throwIfAborted } from './errors.ts';
@@ -312,9 +314,15 @@ export abstract class RAG {
 
   /** Like `answer`, as events: each stage record when it finishes, answer text deltas, then the result. */
   async *stream(question: string, options: AnswerOptions = {}): AsyncGenerator<RagEvent, void, undefined> {
-    const settings: ContextOptions = { ...this.contextOptions(), ...options.context };
-    // Built once here only to reject bad budget options before any work is done.
+    const settings: ContextOptions = parseOptions(contextOptionsSchema, { ...this.contextOptions(), ...options.context }, 'context');
+    // Built once here only to reject budget options that do not fit together before any work is done.
     new ContextBuilder(settings);
+    if (options.guardrail !== undefined && typeof options.guardrail !== 'function') {
+      throw new AxonError('INVALID_ARGUMENT', `guardrail must be a function, got ${typeof options.guardrail}.`, { component: COMPONENT });
+    }
+    if (options.conflictCheck !== undefined && options.conflictCheck !== 'metadata' && options.conflictCheck !== 'model') {
+      throw new AxonError('INVALID_ARGUMENT', `conflictCheck must be "metadata" or "model", got ${JSON.stringify(options.conflictCheck)}.`, { component: COMPONENT });
+    }
     const holder: { recorder?: TraceRecorder } = {};
     try {
       yield* this.streamRun(question, options, settings, holder);

@@ -138,6 +138,29 @@ describe('RAG answer contract', () => {
   });
 });
 
+describe('bad options', () => {
+  it('are rejected with a code before any work, never a TypeError', async () => {
+    const chat = new ScriptedChat([]);
+    const rag = await filled([{ content: 'Refunds take 14 days.' }], chat);
+    const bad: [unknown, string][] = [
+      [{ context: { toolResults: 'not a list' } }, 'CONFIG_INVALID'],
+      [{ context: { memories: [{ id: 'm' }] } }, 'CONFIG_INVALID'],
+      [{ context: { maxTokens: -1 } }, 'CONFIG_INVALID'],
+      [{ context: { maxTokens: 100, reservedForOutput: 100 } }, 'INVALID_ARGUMENT'],
+      [{ context: { tokenizer: { name: 'x' } } }, 'CONFIG_INVALID'],
+      [{ context: { maxTokenz: 100 } }, 'CONFIG_INVALID'],
+      [{ caller: { roles: 'admin' } }, 'INVALID_ARGUMENT'],
+      [{ caller: { now: 'yesterday' } }, 'INVALID_ARGUMENT'],
+      [{ guardrail: 'no' }, 'INVALID_ARGUMENT'],
+      [{ conflictCheck: 'llm' }, 'INVALID_ARGUMENT'],
+    ];
+    for (const [options, code] of bad) {
+      await expect(rag.answer('refunds', options as never), JSON.stringify(options)).rejects.toMatchObject({ code });
+    }
+    expect(chat.calls).toHaveLength(0);
+  });
+});
+
 describe('model-based conflict check', () => {
   const documents: DocumentInput[] = [
     { id: 'a', content: 'The X200 warranty lasts two years.', sourceName: 'sheet.md' },
