@@ -136,7 +136,7 @@ cl100k encodings, no WebAssembly) is a good choice: \`count: (text) => encode(te
 
 The packet's options are \`answer(question, { context })\` (over a subclass's \`contextOptions()\`; on the command
 line \`--max-tokens\` and \`--context FILE\` with the same JSON): \`maxTokens\`, \`reservedForOutput\`, \`tokenizer\`,
-\`minScore\` (evidence below it is omitted as \`not_relevant\`), \`maxEvidence\`, \`requireCompleteEvidence\`,
+\`minScore\` (evidence below it is omitted as \`not_relevant\`), \`maxEvidence\`, \`requireCompleteEvidence\`, \`clarifyUnderPressure\`,
 \`defaultTrustLevel\`, and the extra sections \`policies\`, \`goal\`, \`toolResults\` (\`{ name, content, trustLevel? }\`,
 \`untrusted\` by default), \`memories\` (\`{ id, content, trustLevel?, updatedAt? }\`), \`examples\` and \`exclusions\`.
 
@@ -144,8 +144,11 @@ The budget is \`maxTokens\` (8000 by default) less \`reservedForOutput\` (1000).
 policy, the request, the goal) are never dropped. Evidence is fitted by diversity (every source's best chunk before
 any source's second), then relevance, then freshness; whatever did not fit is recorded as \`over_budget\`. The
 builder says how it degraded: \`fewer_sources\`, \`truncated_context\` (the one bulky piece shortened when nothing
-fitted whole), \`refusal\` (the pinned sections alone exceed the budget) or \`escalation\` (\`requireCompleteEvidence\`
-and something had to go).
+fitted whole), \`clarifying_question\` (with \`clarifyUnderPressure\`: whole sources did not fit, so the user is asked
+to narrow the question), \`refusal\` (the pinned sections alone exceed the budget) or \`escalation\`
+(\`requireCompleteEvidence\` and something had to go). The last three end the run as \`refused\` without calling the
+model; the stop reason says which. (A stricter re-retrieval and a model-written summary of bulky context are not
+among them yet.)
 
 A real packet, for a support agent of tenant \`acme\` on 1 June 2026, over this corpus:
 
@@ -181,7 +184,7 @@ ${blocks.message}
   \`conflictCheck: 'model'\` and a chat model, the model is also asked, against a JSON schema
   (\`{"conflict": true, "key", "claims": [{"label", "value"}]}\`), when the metadata shows no conflict; a reply off
   the schema counts as no conflict and is warned about in the trace.
-- \`refused\`: a \`guardrail\` returned a reason, or the budget refused or escalated.
+- \`refused\`: a \`guardrail\` returned a reason, or the budget refused, escalated or asked a clarifying question.
 
 Every answer also carries \`citations\`, \`evidenceRefs\` (the ids in the packet, in label order), \`omitted\` (ref,
 reason, detail), \`stopReason\` and the \`packet\` itself.

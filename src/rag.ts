@@ -137,7 +137,7 @@ export interface RetrievalResult {
 export type AnswerStatus = ContractStatus;
 
 /** Why a run stopped where it did. */
-export type StopReason = 'answered' | 'no_eligible_evidence' | 'no_matching_sentence' | 'conflicting_metadata' | 'guardrail' | 'budget' | 'escalation';
+export type StopReason = 'answered' | 'no_eligible_evidence' | 'no_matching_sentence' | 'conflicting_metadata' | 'guardrail' | 'budget' | 'escalation' | 'clarifying_question';
 
 export interface Answer {
   status: AnswerStatus;
@@ -374,7 +374,7 @@ export abstract class RAG {
     const generation = recorder.begin('generate', chat?.name ?? 'extractive-answer', { documents: evidence.map((item) => item.document) }, signal);
     const base = { evidence, packet, omitted: packet.omitted, trace: recorder.trace };
     const refusal = await options.guardrail?.({ question: result.trace.question, caller: options.caller, packet });
-    const budgetRefusal = packet.degradations.find((degradation) => degradation.kind === 'refusal' || degradation.kind === 'escalation');
+    const budgetRefusal = packet.degradations.find((degradation) => degradation.kind === 'refusal' || degradation.kind === 'escalation' || degradation.kind === 'clarifying_question');
     let conflicts = detectConflicts(evidence.map((item) => item.document), result.trace.question);
     const conflictCheck = options.conflictCheck ?? this.conflictCheck();
     if (conflictCheck === 'model' && chat && conflicts.length === 0 && refusal === undefined && !budgetRefusal && evidence.length >= 2) {
@@ -388,8 +388,14 @@ export abstract class RAG {
       answer = this.makeAnswer({ ...base, status: 'refused', text: `I cannot answer this: ${refusal}`, mode: chat ? 'generated' : 'extractive', citations: [], stopReason: 'guardrail', refusal });
     } else if (budgetRefusal) {
       generation.warn(budgetRefusal.detail);
-      const text = budgetRefusal.kind === 'refusal' ? 'I cannot answer this: the instructions and the question alone exceed the context budget.' : 'I cannot answer this reliably: the policy requires complete evidence, and not all of it fits the context budget.';
-      answer = this.makeAnswer({ ...base, status: 'refused', text, mode: chat ? 'generated' : 'extractive', citations: [], stopReason: budgetRefusal.kind === 'refusal' ? 'budget' : 'escalation', refusal: budgetRefusal.detail });
+      const texts = {
+        refusal: 'I cannot answer this: the instructions and the question alone exceed the context budget.',
+        escalation: 'I cannot answer this reliably: the policy requires complete evidence, and not all of it fits the context budget.',
+        clarifying_question: `Your question matches more documents than I can take into account at once. ${budgetRefusal.detail} Could you narrow it down, for example to one product, period or document?`,
+      };
+      const stops = { refusal: 'budget', escalation: 'escalation', clarifying_question: 'clarifying_question' } as const;
+      const kind = budgetRefusal.kind as keyof typeof texts;
+      answer = this.makeAnswer({ ...base, status: 'refused', text: texts[kind], mode: chat ? 'generated' : 'extractive', citations: [], stopReason: stops[kind], refusal: budgetRefusal.detail });
     } else if (evidence.length === 0) {
       generation.warn('No eligible evidence survived retrieval; the model was not called.');
       answer = this.makeAnswer({ ...base, status: 'missing_evidence', text: NO_EVIDENCE_TEXT, mode: chat ? 'generated' : 'extractive', citations: [], stopReason: 'no_eligible_evidence', missingEvidence: [missingDescription(result.trace.question, packet.omitted)] });

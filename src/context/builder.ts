@@ -40,6 +40,11 @@ export interface ContextBuilderOptions {
   requireCompleteEvidence?: boolean;
   /** Trust level of evidence whose document declares none. @default 'internal' */
   defaultTrustLevel?: TrustLevel;
+  /**
+   * Ask the user to narrow the question (a `clarifying_question`) rather than answer from part of the evidence when
+   * pieces from sources not otherwise in the packet had to be left out to fit. @default false
+   */
+  clarifyUnderPressure?: boolean;
 }
 
 /** A tool's output, given to the model as data. */
@@ -337,6 +342,13 @@ export class ContextBuilder {
     const overBudget = omitted.filter((entry) => entry.reason === 'over_budget');
     if (overBudget.length > 0) {
       degradations.push({ kind: 'fewer_sources', detail: `${overBudget.length} item${overBudget.length === 1 ? '' : 's'} left out to fit ${available} tokens.` });
+    }
+    if (this.options.clarifyUnderPressure && droppedEvidence.length > 0) {
+      const keptSources = new Set(kept.filter((item) => item.kind === 'retrieved_evidence').map((item) => item.candidate.sourceName));
+      const missingSources = [...new Set(droppedEvidence.map((candidate) => candidate.sourceName ?? candidate.sourceRefs[0]))].filter((source) => !keptSources.has(source));
+      if (missingSources.length > 0) {
+        degradations.push({ kind: 'clarifying_question', detail: `Evidence from ${missingSources.length} more source${missingSources.length === 1 ? '' : 's'} did not fit: ${missingSources.slice(0, 5).join(', ')}${missingSources.length > 5 ? ', …' : ''}.` });
+      }
     }
     if (this.options.requireCompleteEvidence && droppedEvidence.length > 0) {
       degradations.push({ kind: 'escalation', detail: `The policy requires complete evidence, and ${droppedEvidence.length} piece${droppedEvidence.length === 1 ? '' : 's'} did not fit.` });

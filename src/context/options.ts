@@ -28,6 +28,8 @@ export const contextOptionsSchema = z
     maxEvidence: z.number().int().positive().optional(),
     /** Refuse (an `escalation`) rather than answer when any evidence has to be left out to fit. @default false */
     requireCompleteEvidence: z.boolean().optional(),
+    /** Ask the user to narrow the question rather than answer when whole sources did not fit. @default false */
+    clarifyUnderPressure: z.boolean().optional(),
     /** Trust level of evidence whose document declares none. @default 'internal' */
     defaultTrustLevel: trustLevel.optional(),
     /** Policies the answer must follow; pinned, placed after the instructions. @default [] */

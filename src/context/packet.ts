@@ -53,11 +53,13 @@ export interface OmittedRef {
  * A way the builder gave ground under budget pressure, said out loud:
  * - `fewer_sources`: evidence (or tool results, memories, examples) left out to fit;
  * - `truncated_context`: one bulky item shortened to fit, because nothing else of its kind fitted whole;
+ * - `clarifying_question`: sources had to be left out entirely, so the user is asked to narrow the question
+ *   (with `clarifyUnderPressure`);
  * - `refusal`: the pinned sections alone do not fit, so the run is refused rather than answered blind;
  * - `escalation`: the policy requires complete evidence and some had to be left out.
  */
 export interface Degradation {
-  kind: 'fewer_sources' | 'truncated_context' | 'refusal' | 'escalation';
+  kind: 'fewer_sources' | 'truncated_context' | 'clarifying_question' | 'refusal' | 'escalation';
   detail: string;
 }
 

@@ -118,6 +118,20 @@ describe('ContextBuilder', () => {
     expect(escalated.degradations.map((item) => item.kind)).toEqual(['fewer_sources', 'escalation']);
   });
 
+  it('asks for a narrower question when whole sources did not fit, if told to', () => {
+    const base = new ContextBuilder({ tokenizer: wordTokenizer, maxTokens: 10_000, reservedForOutput: 0 }).userRequest('refund?').build();
+    const documents = [doc('a1', words(40), 0.9, 'a.md'), doc('a2', words(40), 0.8, 'a.md'), doc('b1', words(40), 0.7, 'b.md')];
+    const build = (clarifyUnderPressure: boolean, budget: number) =>
+      new ContextBuilder({ tokenizer: wordTokenizer, maxTokens: base.budget.used + budget, reservedForOutput: 0, clarifyUnderPressure }).userRequest('refund?').evidence(documents).build();
+    expect(build(true, 60).degradations).toEqual([
+      { kind: 'fewer_sources', detail: '2 items left out to fit ' + (base.budget.used + 60) + ' tokens.' },
+      { kind: 'clarifying_question', detail: 'Evidence from 1 more source did not fit: b.md.' },
+    ]);
+    // Only a second chunk of a source already in the packet was left out: no source is missing, so no question.
+    expect(build(true, 110).degradations.map((item) => item.kind)).toEqual(['fewer_sources']);
+    expect(build(false, 60).degradations.map((item) => item.kind)).toEqual(['fewer_sources']);
+  });
+
   it('leaves out duplicates and evidence under the threshold, with their reasons', () => {
     const packet = new ContextBuilder({ minScore: 0.5 }).userRequest('q').evidence([doc('a', 'A.', 0.9), doc('a', 'A.', 0.9), doc('b', 'B.', 0.2)]).build();
     expect(packet.omitted).toEqual([
