@@ -1,4 +1,4 @@
-import { cloneDocument, type Document, type JsonValue } from '../document.ts';
+import type { Document, JsonValue } from '../document.ts';
 import { AxonError } from '../errors.ts';
 import type { Filter } from '../filter/index.ts';
 
@@ -152,9 +152,8 @@ export function checkEligibility(document: Document, caller: CallerContext, poli
 
   if (redaction === 'pii') {
     const redactor = policy.redactor ?? defaultPiiRedactor;
-    const redacted = cloneDocument(document);
-    redacted.content = redactor.redact(document.content);
-    redacted.metadata.redactedBy = redactor.name;
+    // A copy: the stored document (and whoever else holds it) keeps its own metadata.
+    const redacted: Document = { ...document, content: redactor.redact(document.content), metadata: { ...structuredClone(document.metadata), redactedBy: redactor.name } };
     return { eligible: true, document: redacted };
   }
   return { eligible: true, document };

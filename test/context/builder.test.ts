@@ -124,7 +124,7 @@ describe('ContextBuilder', () => {
     const build = (clarifyUnderPressure: boolean, budget: number) =>
       new ContextBuilder({ tokenizer: wordTokenizer, maxTokens: base.budget.used + budget, reservedForOutput: 0, clarifyUnderPressure }).userRequest('refund?').evidence(documents).build();
     expect(build(true, 60).degradations).toEqual([
-      { kind: 'fewer_sources', detail: '2 items left out to fit ' + (base.budget.used + 60) + ' tokens.' },
+      { kind: 'fewer_sources', detail: `2 items left out to fit ${base.budget.used + 60} tokens.` },
       { kind: 'clarifying_question', detail: 'Evidence from 1 more source did not fit: b.md.' },
     ]);
     // Only a second chunk of a source already in the packet was left out: no source is missing, so no question.
