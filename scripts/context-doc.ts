@@ -10,9 +10,21 @@ import { renderMessages } from '../src/context/packet.ts';
 
 const CORPUS = [
   { ref: 'refund-2024', text: 'Refunds are processed within 30 days of the request.', tenantId: 'acme', updatedAt: '2024-01-10', maxAgeDays: 365 },
-  { ref: 'refund-2026', text: 'Refunds are processed within 14 days of the request, to the original payment method.', tenantId: 'acme', updatedAt: '2026-01-05', maxAgeDays: 365, trustLevel: 'trusted' },
+  {
+    ref: 'refund-2026',
+    text: 'Refunds are processed within 14 days of the request, to the original payment method.',
+    tenantId: 'acme',
+    updatedAt: '2026-01-05',
+    maxAgeDays: 365,
+    trustLevel: 'trusted',
+  },
   { ref: 'refund-globex', text: 'Globex refunds are processed within 5 days.', tenantId: 'globex' },
-  { ref: 'refund-desk', text: 'Refund requests are answered by the billing desk, reachable at billing@acme.example or +44 20 7946 0958.', redaction: 'pii', tenantId: 'acme' },
+  {
+    ref: 'refund-desk',
+    text: 'Refund requests are answered by the billing desk, reachable at billing@acme.example or +44 20 7946 0958.',
+    redaction: 'pii',
+    tenantId: 'acme',
+  },
   { ref: 'refund-finance', text: 'Refunds above 10000 euros are processed by finance after approval.', allowedRoles: ['finance'], tenantId: 'acme' },
   { ref: 'x200-sheet', text: 'The X200 laptop carries a warranty of two years.', facts: { 'x200.warranty.years': 2 } },
   { ref: 'x200-faq', text: 'The X200 laptop carries a warranty of three years.', facts: { 'x200.warranty.years': 3 } },
@@ -51,11 +63,24 @@ export async function generateContextDoc(): Promise<string> {
 
     const missingArgs = ['ask', 'Which volcano erupted near Naples?', '--tenant', 'acme', '--json'];
     const missing = JSON.parse((await axon(directory, missingArgs)).stdout);
-    const missingShown = { runId: missing.runId, status: missing.status, answer: missing.answer, citations: missing.citations, evidenceRefs: missing.evidenceRefs, missingEvidence: missing.missingEvidence, stopReason: missing.stopReason };
+    const missingShown = {
+      runId: missing.runId,
+      status: missing.status,
+      answer: missing.answer,
+      citations: missing.citations,
+      evidenceRefs: missing.evidenceRefs,
+      missingEvidence: missing.missingEvidence,
+      stopReason: missing.stopReason,
+    };
 
     const conflictArgs = ['ask', 'How long is the X200 laptop warranty?', '--json'];
     const conflict = JSON.parse((await axon(directory, conflictArgs)).stdout);
-    const conflictShown = { status: conflict.status, answer: conflict.answer, citations: conflict.citations.map((citation: { label: number; sourceName: string }) => ({ label: citation.label, sourceName: citation.sourceName })), conflicts: conflict.conflicts };
+    const conflictShown = {
+      status: conflict.status,
+      answer: conflict.answer,
+      citations: conflict.citations.map((citation: { label: number; sourceName: string }) => ({ label: citation.label, sourceName: citation.sourceName })),
+      conflicts: conflict.conflicts,
+    };
 
     const laterArgs = ['ask', 'How many days until refunds are processed?', '--tenant', 'acme', '--role', 'support', '--now', '2027-02-01'];
     await axon(directory, laterArgs);

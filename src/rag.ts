@@ -92,7 +92,11 @@ export interface ContextOptions extends Omit<ContextBuilderOptions, 'runId'> {
 }
 
 /** Says whether a run must be refused; a reason refuses it (the model is not called), `undefined` lets it go on. */
-export type Guardrail = (input: { question: string; caller: CallerContext | undefined; packet: ContextPacket }) => string | undefined | Promise<string | undefined>;
+export type Guardrail = (input: {
+  question: string;
+  caller: CallerContext | undefined;
+  packet: ContextPacket;
+}) => string | undefined | Promise<string | undefined>;
 
 export interface AnswerOptions extends RetrieveOptions {
   /** The packet's budget and extra sections, over this pipeline's `contextOptions()`. */
@@ -137,7 +141,15 @@ export interface RetrievalResult {
 export type AnswerStatus = ContractStatus;
 
 /** Why a run stopped where it did. */
-export type StopReason = 'answered' | 'no_eligible_evidence' | 'no_matching_sentence' | 'conflicting_metadata' | 'guardrail' | 'budget' | 'escalation' | 'clarifying_question';
+export type StopReason =
+  | 'answered'
+  | 'no_eligible_evidence'
+  | 'no_matching_sentence'
+  | 'conflicting_metadata'
+  | 'guardrail'
+  | 'budget'
+  | 'escalation'
+  | 'clarifying_question';
 
 export interface Answer {
   status: AnswerStatus;
@@ -321,7 +333,8 @@ export abstract class RAG {
       throw new AxonError('INVALID_ARGUMENT', `guardrail must be a function, got ${typeof options.guardrail}.`, { component: COMPONENT });
     }
     if (options.conflictCheck !== undefined && options.conflictCheck !== 'metadata' && options.conflictCheck !== 'model') {
-      throw new AxonError('INVALID_ARGUMENT', `conflictCheck must be "metadata" or "model", got ${JSON.stringify(options.conflictCheck)}.`, { component: COMPONENT });
+      const given = JSON.stringify(options.conflictCheck);
+      throw new AxonError('INVALID_ARGUMENT', `conflictCheck must be "metadata" or "model", got ${given}.`, { component: COMPONENT });
     }
     const holder: { recorder?: TraceRecorder } = {};
     try {
@@ -335,7 +348,12 @@ export abstract class RAG {
     }
   }
 
-  private async *streamRun(question: string, options: AnswerOptions, settings: ContextOptions, holder: { recorder?: TraceRecorder }): AsyncGenerator<RagEvent, void, undefined> {
+  private async *streamRun(
+    question: string,
+    options: AnswerOptions,
+    settings: ContextOptions,
+    holder: { recorder?: TraceRecorder },
+  ): AsyncGenerator<RagEvent, void, undefined> {
     const run = this.runRetrieval(question, options, holder);
     let step = await run.next();
     while (!step.done) {
@@ -361,56 +379,71 @@ export abstract class RAG {
     const { packet, evidence } = builder.assemble();
     const given = new Set(evidence.map((item) => item.document.id));
     for (const omitted of packet.omitted) {
-      if (result.documents.some((document) => document.id === omitted.ref) && !given.has(omitted.ref)) assembly.drop(omitted.ref, `${omitted.reason}${omitted.detail ? `: ${omitted.detail}` : ''}`);
+      if (!result.documents.some((document) => document.id === omitted.ref) || given.has(omitted.ref)) continue;
+      assembly.drop(omitted.ref, `${omitted.reason}${omitted.detail ? `: ${omitted.detail}` : ''}`);
     }
     for (const degradation of packet.degradations) assembly.warn(`${degradation.kind}: ${degradation.detail}`);
     const sectionCounts: Record<string, number> = {};
     for (const section of packet.sections) sectionCounts[section.kind] = (sectionCounts[section.kind] ?? 0) + 1;
     yield {
       type: 'stage',
-      record: assembly.end({ documents: evidence.map((item) => item.document), detail: { packetId: packet.packetId, budget: packet.budget, tokenizer: packet.tokenizer, sections: sectionCounts } }),
+      record: assembly.end({
+        documents: evidence.map((item) => item.document),
+        detail: { packetId: packet.packetId, budget: packet.budget, tokenizer: packet.tokenizer, sections: sectionCounts },
+      }),
     };
 
     const generation = recorder.begin('generate', chat?.name ?? 'extractive-answer', { documents: evidence.map((item) => item.document) }, signal);
     const base = { evidence, packet, omitted: packet.omitted, trace: recorder.trace };
     const refusal = await options.guardrail?.({ question: result.trace.question, caller: options.caller, packet });
-    const budgetRefusal = packet.degradations.find((degradation) => degradation.kind === 'refusal' || degradation.kind === 'escalation' || degradation.kind === 'clarifying_question');
+    const budgetRefusal = packet.degradations.find((degradation) => ['refusal', 'escalation', 'clarifying_question'].includes(degradation.kind));
     let conflicts = detectConflicts(evidence.map((item) => item.document), result.trace.question);
     const conflictCheck = options.conflictCheck ?? this.conflictCheck();
     if (conflictCheck === 'model' && chat && conflicts.length === 0 && refusal === undefined && !budgetRefusal && evidence.length >= 2) {
       const check = await detectConflictsWithModel(chat, result.trace.question, evidence, signal);
-      if (check.invalidReply !== undefined) generation.warn(`The conflict check's reply did not fit its schema; treated as no conflict: ${JSON.stringify(check.invalidReply)}`);
+      if (check.invalidReply !== undefined) {
+        generation.warn(`The conflict check's reply did not fit its schema; treated as no conflict: ${JSON.stringify(check.invalidReply)}`);
+      }
       if (check.conflict) conflicts = [check.conflict];
     }
+    const mode: Answer['mode'] = chat ? 'generated' : 'extractive';
     let answer: Answer;
     if (refusal !== undefined) {
       generation.warn(`Refused by the guardrail: ${refusal}`);
-      answer = this.makeAnswer({ ...base, status: 'refused', text: `I cannot answer this: ${refusal}`, mode: chat ? 'generated' : 'extractive', citations: [], stopReason: 'guardrail', refusal });
+      const text = `I cannot answer this: ${refusal}`;
+      answer = this.makeAnswer({ ...base, status: 'refused', text, mode, citations: [], stopReason: 'guardrail', refusal });
     } else if (budgetRefusal) {
       generation.warn(budgetRefusal.detail);
       const texts = {
         refusal: 'I cannot answer this: the instructions and the question alone exceed the context budget.',
         escalation: 'I cannot answer this reliably: the policy requires complete evidence, and not all of it fits the context budget.',
-        clarifying_question: `Your question matches more documents than I can take into account at once. ${budgetRefusal.detail} Could you narrow it down, for example to one product, period or document?`,
+        clarifying_question:
+          `Your question matches more documents than I can take into account at once. ${budgetRefusal.detail} ` +
+          'Could you narrow it down, for example to one product, period or document?',
       };
       const stops = { refusal: 'budget', escalation: 'escalation', clarifying_question: 'clarifying_question' } as const;
       const kind = budgetRefusal.kind as keyof typeof texts;
-      answer = this.makeAnswer({ ...base, status: 'refused', text: texts[kind], mode: chat ? 'generated' : 'extractive', citations: [], stopReason: stops[kind], refusal: budgetRefusal.detail });
+      const refusalDetail = budgetRefusal.detail;
+      answer = this.makeAnswer({ ...base, status: 'refused', text: texts[kind], mode, citations: [], stopReason: stops[kind], refusal: refusalDetail });
     } else if (evidence.length === 0) {
       generation.warn('No eligible evidence survived retrieval; the model was not called.');
-      answer = this.makeAnswer({ ...base, status: 'missing_evidence', text: NO_EVIDENCE_TEXT, mode: chat ? 'generated' : 'extractive', citations: [], stopReason: 'no_eligible_evidence', missingEvidence: [missingDescription(result.trace.question, packet.omitted)] });
+      const missingEvidence = [missingDescription(result.trace.question, packet.omitted)];
+      const stopReason = 'no_eligible_evidence';
+      answer = this.makeAnswer({ ...base, status: 'missing_evidence', text: NO_EVIDENCE_TEXT, mode, citations: [], stopReason, missingEvidence });
     } else if (conflicts.length > 0) {
       generation.warn(`The evidence disagrees (${conflicts.map((conflict) => conflict.key).join(', ')}); the model was not called.`);
       const byId = new Map(evidence.map((item) => [item.document.id, item]));
       const cited = [...new Set(conflicts.flatMap((conflict) => conflict.refs))].map((id) => citationOf(byId.get(id)!));
       const text = conflicts.map((conflict) => describeConflict(conflict, byId)).join('\n');
       yield { type: 'delta', text };
-      answer = this.makeAnswer({ ...base, status: 'conflicting_evidence', text, mode: chat ? 'generated' : 'extractive', citations: cited, stopReason: 'conflicting_metadata', conflicts });
+      answer = this.makeAnswer({ ...base, status: 'conflicting_evidence', text, mode, citations: cited, stopReason: 'conflicting_metadata', conflicts });
     } else if (chat === undefined) {
       const extract = extractiveAnswer(result.trace.question, evidence);
       if (extract.text === '') {
         generation.warn('No sentence of the evidence shares a word with the question.');
-        answer = this.makeAnswer({ ...base, status: 'missing_evidence', text: NO_EVIDENCE_TEXT, mode: 'extractive', citations: [], stopReason: 'no_matching_sentence', missingEvidence: [`No sentence of the evidence matches "${result.trace.question}".`] });
+        const missingEvidence = [`No sentence of the evidence matches "${result.trace.question}".`];
+        const stopReason = 'no_matching_sentence';
+        answer = this.makeAnswer({ ...base, status: 'missing_evidence', text: NO_EVIDENCE_TEXT, mode, citations: [], stopReason, missingEvidence });
       } else {
         yield { type: 'delta', text: extract.text };
         const citations = [...new Set(extract.labels)].map((label) => citationOf(evidence[label - 1]));
@@ -435,10 +468,16 @@ export abstract class RAG {
       if (uncited.length > 0) generation.warn(`${uncited.length} sentence${uncited.length === 1 ? '' : 's'} of the answer cite no evidence.`);
       answer = this.makeAnswer({ ...base, status: 'answered', text, mode: 'generated', citations, stopReason: 'answered', uncitedSentences: uncited });
     }
-    yield { type: 'stage', record: generation.end({ documents: evidence.map((item) => item.document), detail: { status: answer.status, cited: answer.citations.map((citation) => citation.label) } }) };
+    const cited = answer.citations.map((citation) => citation.label);
+    yield { type: 'stage', record: generation.end({ documents: evidence.map((item) => item.document), detail: { status: answer.status, cited } }) };
     const store = options.traceStore ?? this.traceStore();
     if (store) await store.save(this.storedTrace(answer, result, options));
-    recorder.finish({ 'axon.status': answer.status, 'axon.evidence_count': answer.evidenceRefs.length, 'axon.citation_count': answer.citations.length, 'axon.omitted_count': answer.omitted.length });
+    recorder.finish({
+      'axon.status': answer.status,
+      'axon.evidence_count': answer.evidenceRefs.length,
+      'axon.citation_count': answer.citations.length,
+      'axon.omitted_count': answer.omitted.length,
+    });
     yield { type: 'result', answer };
   }
 
@@ -538,7 +577,10 @@ export abstract class RAG {
       citations: answer.citations,
       evidenceRefs: answer.evidenceRefs,
       answer: answer.text,
-      version: this.pipelineVersion(answer.packet, { ...(options.conflictCheck ? { conflictCheck: options.conflictCheck === 'model' ? CONFLICT_CHECK_PROMPT_VERSION : 'metadata' } : {}), ...options.pipelineVersion }),
+      version: this.pipelineVersion(answer.packet, {
+        ...(options.conflictCheck ? { conflictCheck: options.conflictCheck === 'model' ? CONFLICT_CHECK_PROMPT_VERSION : 'metadata' } : {}),
+        ...options.pipelineVersion,
+      }),
       stages: answer.trace.stages,
       ms: answer.trace.ms,
     };
@@ -639,7 +681,9 @@ export abstract class RAG {
     const searchDetail = { topK: topK ?? store.topK, filtered: filter !== undefined, ...(callerFilter ? { eligibilityFiltered: true } : {}) };
     const retrieved = new Map<string, { id: string; score: number; sourceName: string }>();
     const remember = (found: Document[]) => {
-      for (const document of found) if (!retrieved.has(document.id)) retrieved.set(document.id, { id: document.id, score: document.score, sourceName: document.sourceName });
+      for (const document of found) {
+        if (!retrieved.has(document.id)) retrieved.set(document.id, { id: document.id, score: document.score, sourceName: document.sourceName });
+      }
     };
     for (let index = 0; index < queries.length; index++) {
       const prefix = queries.length > 1 ? `query ${index + 1}` : '';

@@ -48,14 +48,19 @@ function formatScore(score: number | undefined): string {
 /** The packet as `--explain` shows it: each section with its trust level and tokens, then what was left out and why. */
 export function formatPacket(packet: ContextPacket): string {
   const { maxTokens, reservedForOutput, used } = packet.budget;
-  const lines = [`Context packet ${packet.packetId}  ${used} of ${maxTokens - reservedForOutput} tokens (${maxTokens}, ${reservedForOutput} kept for the answer; ${packet.tokenizer})  policy ${packet.policyVersion}`];
+  const budget = `${used} of ${maxTokens - reservedForOutput} tokens (${maxTokens}, ${reservedForOutput} kept for the answer; ${packet.tokenizer})`;
+  const lines = [`Context packet ${packet.packetId}  ${budget}  policy ${packet.policyVersion}`];
   packet.sections.forEach((section, index) => {
     const refs = section.sourceRefs.length > 0 ? `  refs ${section.sourceRefs.map(shortId).join(',')}` : '';
     const fresh = section.freshness?.updatedAt ? `  updated ${section.freshness.updatedAt.slice(0, 10)}` : '';
-    lines.push(`  ${index + 1}. ${section.kind} · ${section.title}  [${section.trustLevel}]  ${section.tokens} tokens${section.pinned ? '  pinned' : ''}${refs}${fresh}`);
+    const pinned = section.pinned ? '  pinned' : '';
+    lines.push(`  ${index + 1}. ${section.kind} · ${section.title}  [${section.trustLevel}]  ${section.tokens} tokens${pinned}${refs}${fresh}`);
   });
   if (packet.omitted.length > 0) lines.push('  omitted:');
-  for (const omitted of packet.omitted) lines.push(`    ${shortId(omitted.ref)}${omitted.sourceName ? ` (${omitted.sourceName})` : ''}: ${omitted.reason}${omitted.detail ? ` — ${omitted.detail}` : ''}`);
+  for (const omitted of packet.omitted) {
+    const source = omitted.sourceName ? ` (${omitted.sourceName})` : '';
+    lines.push(`    ${shortId(omitted.ref)}${source}: ${omitted.reason}${omitted.detail ? ` — ${omitted.detail}` : ''}`);
+  }
   for (const degradation of packet.degradations) lines.push(`  degraded: ${degradation.kind} — ${degradation.detail}`);
   return lines.join('\n');
 }

@@ -69,7 +69,8 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
   const loaded = await loadConfiguration(options, io);
   if (loaded === undefined) {
     const directory = resolve(io.cwd, options.store ?? '.axon');
-    return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, source: 'the embedded default', configHash: hashConfiguration({ embedded: 'default' }) };
+    const configHash = hashConfiguration({ embedded: 'default' });
+    return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, source: 'the embedded default', configHash };
   }
   const config = loaded.config as { store?: { type?: string; path?: string } };
   const fileStore = config.store === undefined || config.store.type === 'file';

@@ -16,9 +16,13 @@ export const contextOptionsSchema = z
     reservedForOutput: z.number().int().nonnegative().optional(),
     /** Counts tokens: `{ name, count(text) }`. @default estimateTokenizer */
     tokenizer: z
-      .custom<Tokenizer>((value) => typeof value === 'object' && value !== null && typeof (value as Tokenizer).name === 'string' && typeof (value as Tokenizer).count === 'function', {
-        message: 'must be { name: string, count(text): number }',
-      })
+      .custom<Tokenizer>(
+        (value) =>
+          typeof value === 'object' && value !== null && typeof (value as Tokenizer).name === 'string' && typeof (value as Tokenizer).count === 'function',
+        {
+          message: 'must be { name: string, count(text): number }',
+        },
+      )
       .optional(),
     /** Recorded in the packet. @default a hash of the rules and the section order */
     policyVersion: z.string().min(1).optional(),
@@ -37,9 +41,13 @@ export const contextOptionsSchema = z
     /** The task's goal or working state; pinned. */
     goal: z.string().optional(),
     /** Tool outputs given to the model as data. @default [] */
-    toolResults: z.array(z.object({ name: z.string().min(1), content: z.string(), id: z.string().min(1).optional(), trustLevel: trustLevel.optional() }).strict()).optional(),
+    toolResults: z
+      .array(z.object({ name: z.string().min(1), content: z.string(), id: z.string().min(1).optional(), trustLevel: trustLevel.optional() }).strict())
+      .optional(),
     /** Memories given to the model as data. @default [] */
-    memories: z.array(z.object({ id: z.string().min(1), content: z.string(), trustLevel: trustLevel.optional(), updatedAt: z.string().optional() }).strict()).optional(),
+    memories: z
+      .array(z.object({ id: z.string().min(1), content: z.string(), trustLevel: trustLevel.optional(), updatedAt: z.string().optional() }).strict())
+      .optional(),
     /** Worked examples. @default [] */
     examples: z.array(z.string()).optional(),
     /** Known gaps to tell the model about. @default [] */

@@ -96,10 +96,16 @@ export class JsonlTraceStore implements TraceStore {
     const matches = new Map<string, StoredTrace>();
     for (const trace of traces) if (trace.runId.startsWith(prefix)) matches.set(trace.runId, trace);
     if (matches.size === 0) {
-      throw new AxonError('NOT_FOUND', `No trace ${prefix}: no stored run id starts with it in ${this.file}.`, { component: 'trace-store', fix: 'Use a run id printed by `axon ask`, with the same --store, or `axon trace --last`.' });
+      throw new AxonError('NOT_FOUND', `No trace ${prefix}: no stored run id starts with it in ${this.file}.`, {
+        component: 'trace-store',
+        fix: 'Use a run id printed by `axon ask`, with the same --store, or `axon trace --last`.',
+      });
     }
     if (matches.size > 1) {
-      throw new AxonError('INVALID_ARGUMENT', `"${prefix}" is the start of ${matches.size} run ids (${[...matches.keys()].slice(0, 3).join(', ')}…).`, { component: 'trace-store', fix: 'Give more characters of the run id.' });
+      throw new AxonError('INVALID_ARGUMENT', `"${prefix}" is the start of ${matches.size} run ids (${[...matches.keys()].slice(0, 3).join(', ')}…).`, {
+        component: 'trace-store',
+        fix: 'Give more characters of the run id.',
+      });
     }
     return [...matches.values()][0];
   }
@@ -147,18 +153,32 @@ export function diffTraces(a: StoredTrace, b: StoredTrace): TraceDifference[] {
     if (stableStringify(left) !== stableStringify(right)) differences.push({ path, a: left, b: right });
   };
   const keys = new Set([...Object.keys(a.version ?? {}), ...Object.keys(b.version ?? {})]);
-  for (const key of [...keys].sort()) compare(`version.${key}`, (a.version as unknown as Record<string, unknown>)?.[key], (b.version as unknown as Record<string, unknown>)?.[key]);
+  for (const key of [...keys].sort())
+    compare(`version.${key}`, (a.version as unknown as Record<string, unknown>)?.[key], (b.version as unknown as Record<string, unknown>)?.[key]);
   compare('question', a.question, b.question);
   compare('caller', a.caller, b.caller);
   compare('filter', a.filter, b.filter);
   compare('status', a.status, b.status);
   compare('stopReason', a.stopReason, b.stopReason);
-  compare('retrieved', a.retrieved.map((item) => item.id), b.retrieved.map((item) => item.id));
-  const evidence = (trace: StoredTrace) => trace.packet.sections.filter((section) => section.kind === 'retrieved_evidence').map((section) => section.sourceRefs[0]);
+  compare(
+    'retrieved',
+    a.retrieved.map((item) => item.id),
+    b.retrieved.map((item) => item.id),
+  );
+  const evidence = (trace: StoredTrace) =>
+    trace.packet.sections.filter((section) => section.kind === 'retrieved_evidence').map((section) => section.sourceRefs[0]);
   compare('packet.evidence', evidence(a), evidence(b));
   compare('packet.budget', a.packet.budget, b.packet.budget);
-  compare('omitted', a.packet.omitted.map((item) => `${item.ref}:${item.reason}`), b.packet.omitted.map((item) => `${item.ref}:${item.reason}`));
-  compare('citations', a.citations.map((citation) => citation.id), b.citations.map((citation) => citation.id));
+  compare(
+    'omitted',
+    a.packet.omitted.map((item) => `${item.ref}:${item.reason}`),
+    b.packet.omitted.map((item) => `${item.ref}:${item.reason}`),
+  );
+  compare(
+    'citations',
+    a.citations.map((citation) => citation.id),
+    b.citations.map((citation) => citation.id),
+  );
   compare('answer', a.answer, b.answer);
   return differences;
 }
@@ -168,7 +188,10 @@ const SECRET_KEY = /key|token|secret|password|authorization|credential/i;
 
 /** A short, stable hash of a configuration: key order does not matter and secret fields are left out. */
 export function hashConfiguration(config: unknown): string {
-  return createHash('sha256').update(stableStringify(withoutSecrets(config))).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(stableStringify(withoutSecrets(config)))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 /** A short hash of any JSON-like value, stable under key order. */
@@ -179,13 +202,19 @@ export function stableHash(value: unknown): string {
 function withoutSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutSecrets);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([key]) => !SECRET_KEY.test(key)).map(([key, item]) => [key, withoutSecrets(item)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => !SECRET_KEY.test(key))
+      .map(([key, item]) => [key, withoutSecrets(item)]),
+  );
 }
 
 function stableStringify(value: unknown): string {
   if (value === undefined) return 'undefined';
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'undefined';
   if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
-  const entries = Object.entries(value).filter(([, item]) => item !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const entries = Object.entries(value)
+    .filter(([, item]) => item !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stableStringify(item)}`).join(',')}}`;
 }

@@ -121,9 +121,23 @@ export class IngestRun {
     for (const entry of this.settings.metadataDefaults ?? []) if (matchesGlob(file.sourceName, entry.match)) Object.assign(defaults, entry.metadata);
     // Defaults change what is stored, so they are part of the fingerprint (left out when none apply, so files
     // ingested before defaults existed stay unchanged).
-    const fingerprint = ingestFingerprint({ ...this.baseFingerprint, loader: loader.name, ...(Object.keys(defaults).length > 0 ? { metadataDefaults: defaults } : {}) });
+    const applied = Object.keys(defaults).length > 0 ? { metadataDefaults: defaults } : {};
+    const fingerprint = ingestFingerprint({ ...this.baseFingerprint, loader: loader.name, ...applied });
     if (isUnchanged(stored, read.fileHash, fingerprint)) return this.report.unchanged(file.sourceName, stored.length);
-    const prepared: PreparedFile = { file, extension, loader, stored, fileHash: read.fileHash, fingerprint, defaults, sniff: read.sniff, bytes: read.bytes, chunkCount: 0, documents: undefined, embeddingsReused: 0 };
+    const prepared: PreparedFile = {
+      file,
+      extension,
+      loader,
+      stored,
+      fileHash: read.fileHash,
+      fingerprint,
+      defaults,
+      sniff: read.sniff,
+      bytes: read.bytes,
+      chunkCount: 0,
+      documents: undefined,
+      embeddingsReused: 0,
+    };
     const drafts: ChunkDraft[] = [];
     try {
       for await (const draft of this.chunker.chunk(loader.load(this.loaderSource(prepared)))) {

@@ -61,7 +61,9 @@ describe('axon ask and trace, context engineering', () => {
 
   it('compares two runs with --diff', async () => {
     const first = JSON.parse((await axon('ask', 'How many days until refunds are processed?', '--tenant', 'globex', '--json')).stdout).runId;
-    const second = JSON.parse((await axon('ask', 'How many days until refunds are processed?', '--tenant', 'acme', '--role', 'support', '--json')).stdout).runId;
+    const second = JSON.parse(
+      (await axon('ask', 'How many days until refunds are processed?', '--tenant', 'acme', '--role', 'support', '--json')).stdout,
+    ).runId;
     const diff = await axon('trace', '--diff', first.slice(0, 8), second.slice(0, 8));
     expect(diff.code).toBe(0);
     expect(diff.stdout).toMatch(/Runs .* and .*: \d+ differences/);

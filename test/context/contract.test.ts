@@ -17,7 +17,12 @@ describe('findSuperseded', () => {
     const sibling = doc('new-2', { documentKey: 'refund-policy', version: 2 });
     const byId = doc('x', { supersedes: ['old-memo'] });
     const memo = doc('old-memo', {});
-    expect(findSuperseded([old, current, sibling, byId, memo])).toEqual(new Map([['old', 'new'], ['old-memo', 'x']]));
+    expect(findSuperseded([old, current, sibling, byId, memo])).toEqual(
+      new Map([
+        ['old', 'new'],
+        ['old-memo', 'x'],
+      ]),
+    );
     expect(findSuperseded([old, sibling])).toEqual(new Map());
   });
 });
@@ -52,7 +57,9 @@ describe('detectConflicts', () => {
 
 describe('uncitedSentences', () => {
   it('lists statements without a citation, counting a citation standing right after a sentence', () => {
-    const text = 'Refunds take 14 days [1]. They are paid to the original card. Contact billing for exceptions. [2]\n- Store credit is instant for members [3].\n- Gift cards are never refunded at all.';
+    const text =
+      'Refunds take 14 days [1]. They are paid to the original card. Contact billing for exceptions. [2]\n' +
+      '- Store credit is instant for members [3].\n- Gift cards are never refunded at all.';
     expect(uncitedSentences(text)).toEqual(['They are paid to the original card.', 'Gift cards are never refunded at all.']);
   });
 
@@ -71,11 +78,28 @@ function trace(overrides: Partial<StoredTrace>): StoredTrace {
     status: 'answered',
     stopReason: 'answered',
     retrieved: [],
-    packet: { packetId: 'p', runId: 'run', policyVersion: 'v', tokenizer: 't', sections: [], budget: { maxTokens: 1, reservedForOutput: 0, used: 1 }, omitted: [], degradations: [] },
+    packet: {
+      packetId: 'p',
+      runId: 'run',
+      policyVersion: 'v',
+      tokenizer: 't',
+      sections: [],
+      budget: { maxTokens: 1, reservedForOutput: 0, used: 1 },
+      omitted: [],
+      degradations: [],
+    },
     citations: [],
     evidenceRefs: [],
     answer: 'a',
-    version: { embedding: { name: 'e' }, preProcessors: [], postProcessors: [], citationRules: 'c', policyVersion: 'v', tokenizer: 't', eligibilityPolicy: 'p' },
+    version: {
+      embedding: { name: 'e' },
+      preProcessors: [],
+      postProcessors: [],
+      citationRules: 'c',
+      policyVersion: 'v',
+      tokenizer: 't',
+      eligibilityPolicy: 'p',
+    },
     stages: [],
     ms: 1,
     ...overrides,

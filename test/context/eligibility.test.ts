@@ -38,7 +38,10 @@ describe('checkEligibility', () => {
   });
 
   it('never admits a secret, and admits tenant_scoped only inside its tenant', () => {
-    expect(checkEligibility(doc({ redaction: 'secret' }), { tenantId: 'acme', roles: ['admin'], now })).toMatchObject({ eligible: false, reason: 'not_allowed' });
+    expect(checkEligibility(doc({ redaction: 'secret' }), { tenantId: 'acme', roles: ['admin'], now })).toMatchObject({
+      eligible: false,
+      reason: 'not_allowed',
+    });
     expect(checkEligibility(doc({ redaction: 'tenant_scoped', tenantId: 'acme' }), { tenantId: 'acme', now }).eligible).toBe(true);
     expect(checkEligibility(doc({ redaction: 'tenant_scoped' }), { tenantId: 'acme', now }).eligible).toBe(false);
     expect(checkEligibility(doc({ redaction: 'classified' }), { now }).eligible).toBe(false);
@@ -65,7 +68,7 @@ describe('checkEligibility', () => {
     expect(checkEligibility(doc({}), { now }, { defaultTrustLevel: 'unknown' }).eligible).toBe(false);
   });
 
-  it('judges freshness at the caller\'s now', () => {
+  it("judges freshness at the caller's now", () => {
     const document = doc({ updatedAt: '2026-01-01', maxAgeDays: 90 });
     expect(checkEligibility(document, { now })).toMatchObject({ eligible: false, reason: 'stale' });
     expect(checkEligibility(document, { now: new Date('2026-02-01') }).eligible).toBe(true);
@@ -111,7 +114,13 @@ describe('eligibilityFilter', () => {
     const roles: (JsonValue | undefined)[] = [undefined, null, 'admin', ['support'], ['finance', 'admin'], [], [1]];
     const redactions: (JsonValue | undefined)[] = [undefined, 'none', 'pii', 'secret', 'tenant_scoped', 'classified'];
     const trusts: (JsonValue | undefined)[] = [undefined, 'trusted', 'internal', 'public', 'untrusted', 'unknown', 3];
-    const callers: CallerContext[] = [{}, { tenantId: 'acme' }, { tenantId: 'globex', roles: ['admin'] }, { roles: ['support'] }, { tenantId: 'acme', roles: ['finance', 'support'] }];
+    const callers: CallerContext[] = [
+      {},
+      { tenantId: 'acme' },
+      { tenantId: 'globex', roles: ['admin'] },
+      { roles: ['support'] },
+      { tenantId: 'acme', roles: ['finance', 'support'] },
+    ];
     let admitted = 0;
     for (let round = 0; round < 3000; round++) {
       const metadata: Record<string, JsonValue> = {};
@@ -133,7 +142,8 @@ describe('eligibilityFilter', () => {
       } else if (matches) {
         // The only refusals the filter may let through: an empty role list (the filter language reads [] as missing)
         // and values of the wrong type.
-        const malformed = typeof metadata.tenantId === 'number' || JSON.stringify(metadata.allowedRoles) === '[1]' || JSON.stringify(metadata.allowedRoles) === '[]';
+        const malformed =
+          typeof metadata.tenantId === 'number' || JSON.stringify(metadata.allowedRoles) === '[1]' || JSON.stringify(metadata.allowedRoles) === '[]';
         expect(malformed, JSON.stringify({ metadata, caller, policy, decision })).toBe(true);
       }
     }

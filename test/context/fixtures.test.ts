@@ -84,7 +84,12 @@ function callerOf(fixture: Fixture): CallerContext | undefined {
 async function throughLibrary(name: string, fixture: Fixture): Promise<Outcome> {
   const rag = new EmbeddedRAG({ directory: join(root, `library-${name}`) });
   await rag.addDocuments(
-    fixture.documents.map(({ text, ...fields }) => ({ content: text, sourceType: 'file', sourceName: `docs/${fields.ref}.jsonl`, metadata: { ...fields, recordIndex: 0, lineNumber: 1 } })),
+    fixture.documents.map(({ text, ...fields }) => ({
+      content: text,
+      sourceType: 'file',
+      sourceName: `docs/${fields.ref}.jsonl`,
+      metadata: { ...fields, recordIndex: 0, lineNumber: 1 },
+    })),
   );
   const answer = await rag.answer(fixture.question, { caller: callerOf(fixture), context: fixture.context });
   await rag.close();
@@ -126,7 +131,10 @@ async function throughCli(name: string, fixture: Fixture): Promise<Outcome> {
   return {
     status: output.status,
     cited: output.citations.map((citation: { sourceName: string; id: string }) => refOf(citation.sourceName, citation.id)),
-    omitted: output.omitted.map((entry: { ref: string; reason: OmissionReason; sourceName?: string }) => ({ ref: refOf(entry.sourceName, entry.ref), reason: entry.reason })),
+    omitted: output.omitted.map((entry: { ref: string; reason: OmissionReason; sourceName?: string }) => ({
+      ref: refOf(entry.sourceName, entry.ref),
+      reason: entry.reason,
+    })),
     packet: output.packet,
   };
 }
@@ -140,7 +148,9 @@ function check(fixture: Fixture, outcome: Outcome): void {
   for (const ref of expected.must_not_cite ?? []) expect(outcome.cited, `does not cite ${ref}`).not.toContain(ref);
 
   // Whatever must not be cited must not be in the packet at all, so the model never saw it.
-  const evidenceRefs = packet.sections.filter((section) => section.kind === 'retrieved_evidence').map((section) => section.title.replace(/^\[\d+\] /, '').replace(/ \(truncated\)$/, ''));
+  const evidenceRefs = packet.sections
+    .filter((section) => section.kind === 'retrieved_evidence')
+    .map((section) => section.title.replace(/^\[\d+\] /, '').replace(/ \(truncated\)$/, ''));
   for (const ref of expected.must_not_cite ?? []) expect(evidenceRefs.map((title) => refOf(title, title))).not.toContain(ref);
 
   const documentRefs = new Set(fixture.documents.map((document) => document.ref));
@@ -172,7 +182,8 @@ function check(fixture: Fixture, outcome: Outcome): void {
   if (expected.min_evidence !== undefined) expect(evidenceRefs.length).toBeGreaterThanOrEqual(expected.min_evidence);
   if (expected.max_tokens_used !== undefined) expect(packet.budget.used).toBeLessThanOrEqual(expected.max_tokens_used);
   if (expected.degradations) expect(packet.degradations.map((degradation) => degradation.kind)).toEqual(expected.degradations);
-  if (!packet.degradations.some((item) => item.kind === 'refusal')) expect(packet.budget.used).toBeLessThanOrEqual(packet.budget.maxTokens - packet.budget.reservedForOutput);
+  if (!packet.degradations.some((item) => item.kind === 'refusal'))
+    expect(packet.budget.used).toBeLessThanOrEqual(packet.budget.maxTokens - packet.budget.reservedForOutput);
 }
 
 describe('context fixtures', () => {

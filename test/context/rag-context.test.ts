@@ -41,7 +41,11 @@ afterEach(async () => {
 describe('RAG with a caller', () => {
   it('filters before retrieval, so topK is spent on documents the caller may see', async () => {
     const documents: DocumentInput[] = [
-      ...Array.from({ length: 6 }, (_, index) => ({ id: `globex-${index}`, content: `Refund policy: refunds take ${index + 1} days for globex customers.`, metadata: { tenantId: 'globex' } })),
+      ...Array.from({ length: 6 }, (_, index) => ({
+        id: `globex-${index}`,
+        content: `Refund policy: refunds take ${index + 1} days for globex customers.`,
+        metadata: { tenantId: 'globex' },
+      })),
       { id: 'acme', content: 'Acme refunds are paid back within a fortnight.', metadata: { tenantId: 'acme' } },
     ];
     const rag = await filled(documents);
@@ -58,7 +62,7 @@ describe('RAG with a caller', () => {
     expect(result.trace.stages.map((stage) => stage.stage)).toContain('eligibility');
   });
 
-  it('combines the caller\'s filter with the caller-given one', async () => {
+  it("combines the caller's filter with the caller-given one", async () => {
     const rag = await filled([
       { id: 'a', content: 'Refunds take 14 days.', metadata: { tenantId: 'acme', lang: 'en' } },
       { id: 'b', content: 'Refunds take 14 days.', metadata: { tenantId: 'acme', lang: 'de' } },
@@ -82,11 +86,21 @@ describe('RAG with a caller', () => {
       const trust = pick([undefined, 'trusted', 'public', 'unknown']);
       if (trust) metadata.trustLevel = trust;
       if (random() < 0.3) Object.assign(metadata, { updatedAt: pick(['2024-01-01', '2026-05-01']), maxAgeDays: 180 });
-      return { id: `doc-${index}`, content: `Refund rule ${index}: refunds for case ${index} take ${index % 9} days; contact ops${index}@example.com.`, metadata };
+      return {
+        id: `doc-${index}`,
+        content: `Refund rule ${index}: refunds for case ${index} take ${index % 9} days; contact ops${index}@example.com.`,
+        metadata,
+      };
     });
     const rag = await filled(documents);
     const byId = new Map(documents.map((document) => [document.id!, document]));
-    const callers: CallerContext[] = [{}, { tenantId: 'acme' }, { tenantId: 'globex', roles: ['finance'] }, { roles: ['admin', 'finance'] }, { tenantId: 'initech', roles: ['support'] }];
+    const callers: CallerContext[] = [
+      {},
+      { tenantId: 'acme' },
+      { tenantId: 'globex', roles: ['finance'] },
+      { roles: ['admin', 'finance'] },
+      { tenantId: 'initech', roles: ['support'] },
+    ];
     let included = 0;
     for (let round = 0; round < 25; round++) {
       const caller = { ...pick(callers), now: new Date('2026-06-01') };
@@ -94,7 +108,10 @@ describe('RAG with a caller', () => {
       for (const section of answer.packet.sections.filter((item) => item.kind === 'retrieved_evidence')) {
         included++;
         const original = byId.get(section.sourceRefs[0])!;
-        const decision = checkEligibility({ id: original.id!, content: original.content, sourceType: 'manual', sourceName: '', score: 0, metadata: original.metadata ?? {} }, caller);
+        const decision = checkEligibility(
+          { id: original.id!, content: original.content, sourceType: 'manual', sourceName: '', score: 0, metadata: original.metadata ?? {} },
+          caller,
+        );
         expect(decision.eligible, `${original.id} for ${JSON.stringify(caller)}`).toBe(true);
         if (original.metadata?.redaction === 'pii') expect(section.content).not.toContain('@example.com');
       }
@@ -116,7 +133,9 @@ describe('RAG answer contract', () => {
   it('refuses without calling the model when the guardrail says so', async () => {
     const chat = new ScriptedChat([]);
     const rag = await filled([{ content: 'Refunds take 14 days.' }], chat);
-    const answer = await rag.answer('How long do refunds take?', { guardrail: ({ question }) => (question.includes('refunds') ? 'refund questions go to a human' : undefined) });
+    const answer = await rag.answer('How long do refunds take?', {
+      guardrail: ({ question }) => (question.includes('refunds') ? 'refund questions go to a human' : undefined),
+    });
     expect(answer).toMatchObject({ status: 'refused', refusal: 'refund questions go to a human', stopReason: 'guardrail', citations: [] });
     expect(chat.calls).toHaveLength(0);
   });
@@ -168,21 +187,33 @@ describe('model-based conflict check', () => {
   ];
 
   it('asks the model against a schema and reports the conflict it finds, citing both', async () => {
-    const chat = new ScriptedChat([(call) => {
-      const labels = [...call.messages[1].content.matchAll(/<evidence label="(\d+)" source="([^"]+)"/g)].map((match) => ({ label: Number(match[1]), source: match[2] }));
-      return `Here: {"conflict": true, "key": "X200 warranty", "claims": ${JSON.stringify(labels.map((item) => ({ label: item.label, value: item.source === 'sheet.md' ? 'two years' : 'three years' })))}}`;
-    }]);
+    const chat = new ScriptedChat([
+      (call) => {
+        const labels = [...call.messages[1].content.matchAll(/<evidence label="(\d+)" source="([^"]+)"/g)].map((match) => ({
+          label: Number(match[1]),
+          source: match[2],
+        }));
+        const claims = labels.map((item) => ({ label: item.label, value: item.source === 'sheet.md' ? 'two years' : 'three years' }));
+        return `Here: {"conflict": true, "key": "X200 warranty", "claims": ${JSON.stringify(claims)}}`;
+      },
+    ]);
     const rag = await filled(documents, chat);
     const answer = await rag.answer('How long is the X200 warranty?', { conflictCheck: 'model' });
     expect(answer.status).toBe('conflicting_evidence');
-    expect(answer.conflicts).toEqual([{ kind: 'model', key: 'X200 warranty', refs: expect.arrayContaining(['a', 'b']), values: expect.arrayContaining(['two years', 'three years']) }]);
+    expect(answer.conflicts).toEqual([
+      { kind: 'model', key: 'X200 warranty', refs: expect.arrayContaining(['a', 'b']), values: expect.arrayContaining(['two years', 'three years']) },
+    ]);
     expect(answer.citations.map((citation) => citation.id).sort()).toEqual(['a', 'b']);
     expect(chat.calls).toHaveLength(1);
     expect(chat.calls[0].messages[0].content).toContain('Reply with one JSON object');
   });
 
   it('answers as usual when the model finds no conflict or replies off schema', async () => {
-    for (const verdict of ['{"conflict": false}', 'I think they conflict.', '{"conflict": true, "key": "x", "claims": [{"label": 1, "value": "a"}, {"label": 9, "value": "b"}]}']) {
+    for (const verdict of [
+      '{"conflict": false}',
+      'I think they conflict.',
+      '{"conflict": true, "key": "x", "claims": [{"label": 1, "value": "a"}, {"label": 9, "value": "b"}]}',
+    ]) {
       const chat = new ScriptedChat([verdict, 'The warranty lasts two years [1].']);
       const rag = await filled(documents, chat);
       const answer = await rag.answer('How long is the X200 warranty?', { conflictCheck: 'model' });
@@ -207,12 +238,21 @@ describe('stored traces', () => {
     const chat = new ScriptedChat(['Write to the duty manager [1].']);
     const rag = await filled([{ id: 'p', content: 'Escalations go to jane.doe@example.com, the duty manager.', metadata: { redaction: 'pii' } }], chat);
     const store = new JsonlTraceStore(directory);
-    const answer = await rag.answer('Where do escalations go?', { caller: { tenantId: 'acme', roles: ['support'], now: new Date('2026-06-01') }, traceStore: store, pipelineVersion: { configHash: 'abc123' } });
+    const answer = await rag.answer('Where do escalations go?', {
+      caller: { tenantId: 'acme', roles: ['support'], now: new Date('2026-06-01') },
+      traceStore: store,
+      pipelineVersion: { configHash: 'abc123' },
+    });
     const stored = await store.get(answer.trace.runId.slice(0, 6));
     expect(renderMessages(stored.packet)).toEqual(chat.calls[0].messages);
     expect(stored.packet).toEqual(answer.packet);
     expect(stored.caller).toEqual({ tenantId: 'acme', roles: ['support'], now: '2026-06-01T00:00:00.000Z' });
-    expect(stored.version).toMatchObject({ configHash: 'abc123', embedding: { name: 'local-hash-embeddings' }, chat: { name: 'scripted-chat' }, tokenizer: 'axon-estimate@1' });
+    expect(stored.version).toMatchObject({
+      configHash: 'abc123',
+      embedding: { name: 'local-hash-embeddings' },
+      chat: { name: 'scripted-chat' },
+      tokenizer: 'axon-estimate@1',
+    });
     expect(stored.retrieved.map((item) => item.id)).toEqual(['p']);
     expect(stored.status).toBe('answered');
     expect(await readFile(store.file, 'utf8')).not.toContain('jane.doe@example.com');

@@ -28,21 +28,45 @@ async function stored(sourceName: string): Promise<Document[]> {
   return store.getBySource('file', sourceName);
 }
 
-const ingest = (options: Parameters<typeof ingestPaths>[2] = {}) => ingestPaths(['docs'], { embeddings: new FakeEmbeddings(4, 2), store }, { baseDirectory: root, ...options });
+const ingest = (options: Parameters<typeof ingestPaths>[2] = {}) =>
+  ingestPaths(['docs'], { embeddings: new FakeEmbeddings(4, 2), store }, { baseDirectory: root, ...options });
 
 describe('eligibility fields at ingestion', () => {
   it('keeps the eligibility fields of JSON Lines records, arrays and objects included', async () => {
-    const line = { text: 'Refunds take 14 days.', tenantId: 'acme', allowedRoles: ['support', 'finance'], redaction: 'pii', trustLevel: 'trusted', updatedAt: '2026-01-05', maxAgeDays: 365, supersedes: ['refund-2024'], facts: { 'refund.days': 14 }, tags: ['ignored'] };
+    const line = {
+      text: 'Refunds take 14 days.',
+      tenantId: 'acme',
+      allowedRoles: ['support', 'finance'],
+      redaction: 'pii',
+      trustLevel: 'trusted',
+      updatedAt: '2026-01-05',
+      maxAgeDays: 365,
+      supersedes: ['refund-2024'],
+      facts: { 'refund.days': 14 },
+      tags: ['ignored'],
+    };
     await write('docs/policy.jsonl', `${JSON.stringify(line)}\n`);
     await ingest();
     const [document] = await stored('docs/policy.jsonl');
-    expect(document.metadata).toMatchObject({ tenantId: 'acme', allowedRoles: ['support', 'finance'], redaction: 'pii', trustLevel: 'trusted', updatedAt: '2026-01-05', maxAgeDays: 365, supersedes: ['refund-2024'], facts: { 'refund.days': 14 } });
+    expect(document.metadata).toMatchObject({
+      tenantId: 'acme',
+      allowedRoles: ['support', 'finance'],
+      redaction: 'pii',
+      trustLevel: 'trusted',
+      updatedAt: '2026-01-05',
+      maxAgeDays: 365,
+      supersedes: ['refund-2024'],
+      facts: { 'refund.days': 14 },
+    });
     // Other arrays keep the old default: left out unless metadataFields names them.
     expect(document.metadata.tags).toBeUndefined();
   });
 
   it('keeps them from Markdown front matter', async () => {
-    await write('docs/guide.md', '---\ntenantId: acme\nallowedRoles: [support]\nmaxAgeDays: 90\nupdatedAt: "2026-03-01"\n---\n# Guide\n\nRefunds take 14 days.\n');
+    await write(
+      'docs/guide.md',
+      '---\ntenantId: acme\nallowedRoles: [support]\nmaxAgeDays: 90\nupdatedAt: "2026-03-01"\n---\n# Guide\n\nRefunds take 14 days.\n',
+    );
     await ingest();
     const [document] = await stored('docs/guide.md');
     expect(document.metadata).toMatchObject({ tenantId: 'acme', allowedRoles: ['support'], maxAgeDays: 90, updatedAt: '2026-03-01' });

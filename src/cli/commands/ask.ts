@@ -21,7 +21,17 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   const context = await readContextOption(options, io);
   const { rag, dataDirectory, configHash } = await loadPipeline(options, io);
   const traceStore = new JsonlTraceStore(dataDirectory);
-  const answer = await rag.answer(question, { topK, filter, searchMode, ef, exact: options.exact, caller, context, traceStore, pipelineVersion: { configHash } });
+  const answer = await rag.answer(question, {
+    topK,
+    filter,
+    searchMode,
+    ef,
+    exact: options.exact,
+    caller,
+    context,
+    traceStore,
+    pipelineVersion: { configHash },
+  });
   await rag.close();
   if (options.json) {
     io.out(
@@ -58,7 +68,10 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
 }
 
 function parseCaller(options: CommandOptions): CallerContext | undefined {
-  const roles = options.role?.flatMap((role) => role.split(',')).map((role) => role.trim()).filter(Boolean);
+  const roles = options.role
+    ?.flatMap((role) => role.split(','))
+    .map((role) => role.trim())
+    .filter(Boolean);
   if (options.tenant === undefined && roles === undefined && options.now === undefined) return undefined;
   if (options.tenant !== undefined && options.tenant.trim() === '') throw new UsageError('--tenant takes a tenant id, e.g. --tenant acme.');
   const caller: CallerContext = {};
@@ -87,7 +100,8 @@ async function readContextOption(options: CommandOptions, io: CommandIO): Promis
     } catch (error) {
       throw new UsageError(`--context ${options.context} is not valid JSON (${(error as Error).message}).`);
     }
-    if (context === null || typeof context !== 'object' || Array.isArray(context)) throw new UsageError(`--context ${options.context} must hold a JSON object.`);
+    if (context === null || typeof context !== 'object' || Array.isArray(context))
+      throw new UsageError(`--context ${options.context} must hold a JSON object.`);
   }
   if (maxTokens !== undefined) context = { ...context, maxTokens, reservedForOutput: Math.min(context?.reservedForOutput ?? 1000, maxTokens - 1) };
   return context;

@@ -15,7 +15,8 @@ export async function runTrace(positionals: string[], options: CommandOptions, i
       io.out(JSON.stringify({ a: a.runId, b: b.runId, differences }, null, 2));
       return 0;
     }
-    io.out(`Runs ${a.runId} and ${b.runId}: ${differences.length === 0 ? 'no differences' : `${differences.length} difference${differences.length === 1 ? '' : 's'}`}`);
+    const count = differences.length === 0 ? 'no differences' : `${differences.length} difference${differences.length === 1 ? '' : 's'}`;
+    io.out(`Runs ${a.runId} and ${b.runId}: ${count}`);
     for (const difference of differences) io.out(`  ${difference.path}\n    a: ${JSON.stringify(difference.a)}\n    b: ${JSON.stringify(difference.b)}`);
     return 0;
   }
@@ -37,7 +38,11 @@ export async function runTrace(positionals: string[], options: CommandOptions, i
 }
 
 function formatStoredTrace(trace: StoredTrace): string {
-  const caller = [trace.caller.tenantId && `tenant ${trace.caller.tenantId}`, trace.caller.roles && `roles ${trace.caller.roles.join(',')}`, trace.caller.now && `now ${trace.caller.now}`]
+  const caller = [
+    trace.caller.tenantId && `tenant ${trace.caller.tenantId}`,
+    trace.caller.roles && `roles ${trace.caller.roles.join(',')}`,
+    trace.caller.now && `now ${trace.caller.now}`,
+  ]
     .filter(Boolean)
     .join(', ');
   const lines = [
@@ -48,7 +53,10 @@ function formatStoredTrace(trace: StoredTrace): string {
       .join('  ')}`,
     `  citations: ${trace.citations.map((citation) => `[${citation.label}] ${citation.sourceName}`).join('  ') || 'none'}`,
     '',
-    formatTrace({ runId: trace.runId, question: trace.question, startedAt: trace.startedAt, stages: trace.stages, ms: trace.ms }, { maxScores: 10, maxDropped: 50 }),
+    formatTrace(
+      { runId: trace.runId, question: trace.question, startedAt: trace.startedAt, stages: trace.stages, ms: trace.ms },
+      { maxScores: 10, maxDropped: 50 },
+    ),
     '',
     formatPacket(trace.packet),
   ];
