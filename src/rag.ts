@@ -5,7 +5,22 @@ import type { PostProcessor } from './contracts/post-processor.ts';
 import type { PreProcessor, SearchQuery } from './contracts/pre-processor.ts';
 import type { VectorStore } from './contracts/vector-store.ts';
 import { extractiveAnswer } from './answer/extractive.ts';
-import { buildAnswerMessages, citationOf, extractCitations, type Evidence } from './context/evidence.ts';
+import { ContextBuilder, DATA_RULES, type ContextBuilderOptions, type MemoryInput, type ToolResultInput } from './context/builder.ts';
+import {
+  CONFLICT_CHECK_PROMPT_VERSION,
+  detectConflicts,
+  detectConflictsWithModel,
+  findSuperseded,
+  uncitedSentences,
+  type ContractStatus,
+  type EvidenceConflict,
+} from './context/contract.ts';
+import { checkEligibility, eligibilityFilter, type CallerContext, type EligibilityPolicy } from './context/eligibility.ts';
+import { citationOf, EVIDENCE_RULES, extractCitations, type Evidence } from './context/evidence.ts';
+import { contextOptionsSchema } from './context/options.ts';
+import { renderMessages, type ContextPacket, type OmittedRef } from './context/packet.ts';
+import { parseOptions } from './runtime/options.ts';
+import { stableHash, type PipelineVersion, type StoredTrace, type TraceStore } from './context/trace-store.ts';
 import { normalizeDocument, type Citation, type Document, type DocumentInput, type Vector } from './document.ts';
 import { AxonError, IndexEmptyError, throwIfAborted } from './errors.ts';
 import { parseFilter } from './filter/parse.ts';
@@ -51,19 +66,66 @@ export interface RetrieveOptions {
   signal?: AbortSignal;
   /** Use this id for the run (and its trace) instead of a random UUID. */
   runId?: string;
+  /**
+   * Who is asking. Their tenant and roles become a store filter applied inside the search (so `topK` is spent on
+   * documents they may see), and every document is checked again before it is returned (tenant, roles, redaction,
+   * trust, freshness at `caller.now`). Without a caller the check still runs, for a caller of no tenant and no role,
+   * but the search is not filtered.
+   */
+  caller?: CallerContext;
 }
+
+/** How the context packet given to the model is assembled and budgeted. */
+export interface ContextOptions extends Omit<ContextBuilderOptions, 'runId'> {
+  /** Policies the answer must follow; pinned, placed after the instructions. @default [] */
+  policies?: string[];
+  /** The task's goal or working state; pinned. */
+  goal?: string;
+  /** Tool outputs given to the model as data. @default [] */
+  toolResults?: ToolResultInput[];
+  /** Memories given to the model as data. @default [] */
+  memories?: MemoryInput[];
+  /** Worked examples. @default [] */
+  examples?: string[];
+  /** Known gaps to tell the model about. @default [] */
+  exclusions?: string[];
+}
+
+/** Says whether a run must be refused; a reason refuses it (the model is not called), `undefined` lets it go on. */
+export type Guardrail = (input: {
+  question: string;
+  caller: CallerContext | undefined;
+  packet: ContextPacket;
+}) => string | undefined | Promise<string | undefined>;
 
 export interface AnswerOptions extends RetrieveOptions {
+  /** The packet's budget and extra sections, over this pipeline's `contextOptions()`. */
+  context?: ContextOptions;
+  /** Checked after the packet is built and before the model is called. */
+  guardrail?: Guardrail;
+  /** Where the run's trace is saved. @default this pipeline's `traceStore()` (none unless a subclass gives one) */
+  traceStore?: TraceStore;
+  /** Version facts only the caller knows (the configuration hash, splitter settings), recorded in the trace. */
+  pipelineVersion?: Partial<PipelineVersion>;
   /**
-   * Most characters of evidence given to the model; documents past it are left out, best first kept, and
-   * recorded in the trace as `over context budget`. @default 12000
+   * How conflicting evidence is found: `metadata` (versions, `supersedes`, `facts`), or `model`, which also asks the
+   * chat model against a schema when the metadata shows none (one more model call). @default this pipeline's `conflictCheck()` ('metadata')
    */
-  contextBudgetCharacters?: number;
+  conflictCheck?: ConflictCheck;
 }
 
+/** How conflicting evidence is found; see `AnswerOptions.conflictCheck`. */
+export type ConflictCheck = 'metadata' | 'model';
+
 export interface RetrievalResult {
-  /** The documents after every post-processor, best first. */
+  /** The documents after every post-processor and the eligibility check (redacted where `pii`), best first. */
   documents: Document[];
+  /** Documents refused by the eligibility check (`not_allowed`, `stale`) or superseded (`stale`). */
+  omitted: OmittedRef[];
+  /** The filter the searches ran with: the caller's eligibility filter and the given one, combined. */
+  filter?: Filter;
+  /** Every document the searches found, with its score there, before fusion, post-processing and eligibility. */
+  retrieved: { id: string; score: number; sourceName: string }[];
   /** The search queries the pre-processors produced. */
   queries: SearchQuery[];
   /** How the candidates were found. */
@@ -71,8 +133,23 @@ export interface RetrievalResult {
   trace: RunTrace;
 }
 
-/** `answered`: the text answers from evidence. `missing_evidence`: nothing retrieved supports an answer. */
-export type AnswerStatus = 'answered' | 'missing_evidence';
+/**
+ * `answered`: the text answers from cited evidence. `missing_evidence`: nothing eligible supports an answer (the
+ * model was not called). `conflicting_evidence`: eligible sources disagree (each is cited). `refused`: a guardrail,
+ * the policy or the budget refused the run.
+ */
+export type AnswerStatus = ContractStatus;
+
+/** Why a run stopped where it did. */
+export type StopReason =
+  | 'answered'
+  | 'no_eligible_evidence'
+  | 'no_matching_sentence'
+  | 'conflicting_metadata'
+  | 'guardrail'
+  | 'budget'
+  | 'escalation'
+  | 'clarifying_question';
 
 export interface Answer {
   status: AnswerStatus;
@@ -82,6 +159,21 @@ export interface Answer {
   citations: Citation[];
   /** The documents given to the model as evidence, in label order (label = index + 1). */
   documents: Document[];
+  /** Ids of the evidence in the packet, in label order. */
+  evidenceRefs: string[];
+  /** What is missing, when the status is `missing_evidence`. */
+  missingEvidence?: string[];
+  /** Sentences of an `answered` answer that state something without a citation. */
+  uncitedSentences?: string[];
+  /** The disagreement, when the status is `conflicting_evidence`. */
+  conflicts?: EvidenceConflict[];
+  /** Why the run was refused, when the status is `refused`. */
+  refusal?: string;
+  stopReason: StopReason;
+  /** Everything left out of the packet, with the reason: eligibility, supersession, relevance, duplicates, budget. */
+  omitted: OmittedRef[];
+  /** What the model was given (or would have been). */
+  packet: ContextPacket;
   trace: RunTrace;
   /**
    * Set (true) when the chat model's reply was cut off: it hit the token limit, or its stream stopped before
@@ -109,7 +201,6 @@ export interface RagComponents {
 }
 
 const COMPONENT = 'rag';
-const DEFAULT_CONTEXT_BUDGET = 12_000;
 const NO_EVIDENCE_TEXT = 'I could not find anything in the indexed documents that answers this question.';
 
 /**
@@ -157,6 +248,22 @@ export abstract class RAG {
   protected instructions(): string {
     return 'You are a helpful assistant that answers questions about the user\'s documents accurately and concisely.';
   }
+  /** The rules eligibility is judged by (SPEC §7). @default {} (untenanted documents shared, no default maximum age) */
+  protected eligibilityPolicy(): EligibilityPolicy {
+    return {};
+  }
+  /** How the context packet is budgeted when a call does not say. @default {} (8000 tokens, 1000 kept for the answer) */
+  protected contextOptions(): ContextOptions {
+    return {};
+  }
+  /** How conflicting evidence is found when a call does not say. @default 'metadata' */
+  protected conflictCheck(): ConflictCheck {
+    return 'metadata';
+  }
+  /** Where every run's trace is saved when a call does not say. @default undefined (not saved) */
+  protected traceStore(): TraceStore | undefined {
+    return undefined;
+  }
 
   /**
    * Embed (where no embedding is given) and store documents. Validates every document before writing any:
@@ -198,10 +305,19 @@ export abstract class RAG {
 
   /** Search without generating: documents after every stage, and the trace. */
   async retrieve(question: string, options: RetrieveOptions = {}): Promise<RetrievalResult> {
-    const run = this.runRetrieval(question, options);
-    for (;;) {
-      const step = await run.next();
-      if (step.done) return step.value.result;
+    const holder: { recorder?: TraceRecorder } = {};
+    try {
+      const run = this.runRetrieval(question, options, holder);
+      for (;;) {
+        const step = await run.next();
+        if (step.done) {
+          step.value.recorder.finish({ 'axon.status': 'retrieved', 'axon.document_count': step.value.result.documents.length });
+          return step.value.result;
+        }
+      }
+    } catch (error) {
+      holder.recorder?.fail(error);
+      throw error;
     }
   }
 
@@ -219,14 +335,35 @@ export abstract class RAG {
 
   /** Like `answer`, as events: each stage record when it finishes, answer text deltas, then the result. */
   async *stream(question: string, options: AnswerOptions = {}): AsyncGenerator<RagEvent, void, undefined> {
-    const contextBudget = options.contextBudgetCharacters ?? DEFAULT_CONTEXT_BUDGET;
-    if (!Number.isInteger(contextBudget) || contextBudget <= 0) {
-      throw new AxonError('INVALID_OPTION', `contextBudgetCharacters must be a positive integer, got ${String(contextBudget)}.`, {
-        component: COMPONENT,
-        details: { option: 'contextBudgetCharacters' },
-      });
+    const settings: ContextOptions = parseOptions(contextOptionsSchema, { ...this.contextOptions(), ...options.context }, 'context');
+    // Built once here only to reject budget options that do not fit together before any work is done.
+    new ContextBuilder(settings);
+    if (options.guardrail !== undefined && typeof options.guardrail !== 'function') {
+      throw new AxonError('INVALID_OPTION', `guardrail must be a function, got ${typeof options.guardrail}.`, { component: COMPONENT, details: { option: 'guardrail' } });
     }
-    const run = this.runRetrieval(question, options);
+    if (options.conflictCheck !== undefined && options.conflictCheck !== 'metadata' && options.conflictCheck !== 'model') {
+      const given = JSON.stringify(options.conflictCheck);
+      throw new AxonError('INVALID_OPTION', `conflictCheck must be "metadata" or "model", got ${given}.`, { component: COMPONENT, details: { option: 'conflictCheck' } });
+    }
+    const holder: { recorder?: TraceRecorder } = {};
+    try {
+      yield* this.streamRun(question, options, settings, holder);
+    } catch (error) {
+      holder.recorder?.fail(error);
+      throw error;
+    } finally {
+      // A consumer that stops reading early still closes the run's span.
+      holder.recorder?.finish({ 'axon.abandoned': true });
+    }
+  }
+
+  private async *streamRun(
+    question: string,
+    options: AnswerOptions,
+    settings: ContextOptions,
+    holder: { recorder?: TraceRecorder },
+  ): AsyncGenerator<RagEvent, void, undefined> {
+    const run = this.runRetrieval(question, options, holder);
     let step = await run.next();
     while (!step.done) {
       yield { type: 'stage', record: step.value };
@@ -234,37 +371,95 @@ export abstract class RAG {
     }
     const { result, recorder, signal } = step.value;
     const { chat } = this.components();
+    // The packet's run id is the trace's, so a stored packet and trace always belong together.
+    const builder = new ContextBuilder({ ...settings, runId: recorder.trace.runId });
 
     const assembly = recorder.begin('context', 'evidence', { documents: result.documents }, signal);
-    const evidence: Evidence[] = [];
-    let used = 0;
-    for (const document of result.documents) {
-      if (evidence.length > 0 && used + document.content.length > contextBudget) {
-        assembly.drop(document.id, `over context budget (${contextBudget} characters)`);
-        continue;
-      }
-      used += document.content.length;
-      evidence.push({ label: evidence.length + 1, document });
+    builder.systemInstruction(this.instructions());
+    for (const policy of settings.policies ?? []) builder.policy(policy);
+    builder.userRequest(result.trace.question);
+    if (settings.goal) builder.workingMemory(settings.goal);
+    for (const tool of settings.toolResults ?? []) builder.toolResult(tool);
+    for (const memory of settings.memories ?? []) builder.memory(memory);
+    for (const example of settings.examples ?? []) builder.example(example);
+    for (const exclusion of settings.exclusions ?? []) builder.exclusion(exclusion);
+    for (const omitted of result.omitted) builder.omit(omitted.ref, omitted.reason, omitted.detail, omitted.sourceName);
+    builder.evidence(result.documents);
+    const { packet, evidence } = builder.assemble();
+    const given = new Set(evidence.map((item) => item.document.id));
+    for (const omitted of packet.omitted) {
+      if (!result.documents.some((document) => document.id === omitted.ref) || given.has(omitted.ref)) continue;
+      assembly.drop(omitted.ref, `${omitted.reason}${omitted.detail ? `: ${omitted.detail}` : ''}`);
     }
-    yield { type: 'stage', record: assembly.end({ documents: evidence.map((item) => item.document), detail: { characters: used, budget: contextBudget } }) };
+    for (const degradation of packet.degradations) assembly.warn(`${degradation.kind}: ${degradation.detail}`);
+    const sectionCounts: Record<string, number> = {};
+    for (const section of packet.sections) sectionCounts[section.kind] = (sectionCounts[section.kind] ?? 0) + 1;
+    yield {
+      type: 'stage',
+      record: assembly.end({
+        documents: evidence.map((item) => item.document),
+        detail: { packetId: packet.packetId, budget: packet.budget, tokenizer: packet.tokenizer, sections: sectionCounts },
+      }),
+    };
 
     const generation = recorder.begin('generate', chat?.name ?? 'extractive-answer', { documents: evidence.map((item) => item.document) }, signal);
+    const base = { evidence, packet, omitted: packet.omitted, trace: recorder.trace };
+    const refusal = await options.guardrail?.({ question: result.trace.question, caller: options.caller, packet });
+    const budgetRefusal = packet.degradations.find((degradation) => ['refusal', 'escalation', 'clarifying_question'].includes(degradation.kind));
+    let conflicts = detectConflicts(evidence.map((item) => item.document), result.trace.question);
+    const conflictCheck = options.conflictCheck ?? this.conflictCheck();
+    if (conflictCheck === 'model' && chat && conflicts.length === 0 && refusal === undefined && !budgetRefusal && evidence.length >= 2) {
+      const check = await detectConflictsWithModel(chat, result.trace.question, evidence, signal);
+      if (check.invalidReply !== undefined) {
+        generation.warn(`The conflict check's reply did not fit its schema; treated as no conflict: ${JSON.stringify(check.invalidReply)}`);
+      }
+      if (check.conflict) conflicts = [check.conflict];
+    }
+    const mode: Answer['mode'] = chat ? 'generated' : 'extractive';
     let answer: Answer;
-    if (evidence.length === 0) {
-      generation.warn('No documents survived retrieval; answered without evidence.');
-      answer = this.makeAnswer('missing_evidence', NO_EVIDENCE_TEXT, chat ? 'generated' : 'extractive', [], [], recorder.trace);
+    if (refusal !== undefined) {
+      generation.warn(`Refused by the guardrail: ${refusal}`);
+      const text = `I cannot answer this: ${refusal}`;
+      answer = this.makeAnswer({ ...base, status: 'refused', text, mode, citations: [], stopReason: 'guardrail', refusal });
+    } else if (budgetRefusal) {
+      generation.warn(budgetRefusal.detail);
+      const texts = {
+        refusal: 'I cannot answer this: the instructions and the question alone exceed the context budget.',
+        escalation: 'I cannot answer this reliably: the policy requires complete evidence, and not all of it fits the context budget.',
+        clarifying_question:
+          `Your question matches more documents than I can take into account at once. ${budgetRefusal.detail} ` +
+          'Could you narrow it down, for example to one product, period or document?',
+      };
+      const stops = { refusal: 'budget', escalation: 'escalation', clarifying_question: 'clarifying_question' } as const;
+      const kind = budgetRefusal.kind as keyof typeof texts;
+      const refusalDetail = budgetRefusal.detail;
+      answer = this.makeAnswer({ ...base, status: 'refused', text: texts[kind], mode, citations: [], stopReason: stops[kind], refusal: refusalDetail });
+    } else if (evidence.length === 0) {
+      generation.warn('No eligible evidence survived retrieval; the model was not called.');
+      const missingEvidence = [missingDescription(result.trace.question, packet.omitted)];
+      const stopReason = 'no_eligible_evidence';
+      answer = this.makeAnswer({ ...base, status: 'missing_evidence', text: NO_EVIDENCE_TEXT, mode, citations: [], stopReason, missingEvidence });
+    } else if (conflicts.length > 0) {
+      generation.warn(`The evidence disagrees (${conflicts.map((conflict) => conflict.key).join(', ')}); the model was not called.`);
+      const byId = new Map(evidence.map((item) => [item.document.id, item]));
+      const cited = [...new Set(conflicts.flatMap((conflict) => conflict.refs))].map((id) => citationOf(byId.get(id)!));
+      const text = conflicts.map((conflict) => describeConflict(conflict, byId)).join('\n');
+      yield { type: 'delta', text };
+      answer = this.makeAnswer({ ...base, status: 'conflicting_evidence', text, mode, citations: cited, stopReason: 'conflicting_metadata', conflicts });
     } else if (chat === undefined) {
       const extract = extractiveAnswer(result.trace.question, evidence);
       if (extract.text === '') {
         generation.warn('No sentence of the evidence shares a word with the question.');
-        answer = this.makeAnswer('missing_evidence', NO_EVIDENCE_TEXT, 'extractive', [], evidence, recorder.trace);
+        const missingEvidence = [`No sentence of the evidence matches "${result.trace.question}".`];
+        const stopReason = 'no_matching_sentence';
+        answer = this.makeAnswer({ ...base, status: 'missing_evidence', text: NO_EVIDENCE_TEXT, mode, citations: [], stopReason, missingEvidence });
       } else {
         yield { type: 'delta', text: extract.text };
         const citations = [...new Set(extract.labels)].map((label) => citationOf(evidence[label - 1]));
-        answer = this.makeAnswer('answered', extract.text, 'extractive', citations, evidence, recorder.trace);
+        answer = this.makeAnswer({ ...base, status: 'answered', text: extract.text, mode: 'extractive', citations, stopReason: 'answered' });
       }
     } else {
-      const messages = buildAnswerMessages(this.instructions(), result.trace.question, evidence);
+      const messages = renderMessages(packet);
       let text = '';
       let finish: ChatFinish | undefined;
       for await (const delta of chat.stream(messages, { signal, onFinish: (finished) => (finish = finished) })) {
@@ -279,7 +474,9 @@ export abstract class RAG {
       const { citations, unknownLabels } = extractCitations(text, evidence);
       if (unknownLabels.length > 0) generation.warn(`The answer cites evidence that does not exist: ${unknownLabels.map((label) => `[${label}]`).join(' ')}.`);
       if (citations.length === 0) generation.warn('The answer cites no evidence.');
-      answer = this.makeAnswer('answered', text, 'generated', citations, evidence, recorder.trace);
+      const uncited = uncitedSentences(text);
+      if (uncited.length > 0) generation.warn(`${uncited.length} sentence${uncited.length === 1 ? '' : 's'} of the answer cite no evidence.`);
+      answer = this.makeAnswer({ ...base, status: 'answered', text, mode: 'generated', citations, stopReason: 'answered', uncitedSentences: uncited });
       // Read through a function: TypeScript does not see the callback assign it.
       const ending = (() => finish)();
       if (ending?.truncated) {
@@ -291,8 +488,49 @@ export abstract class RAG {
         answer.truncated = true;
       }
     }
-    yield { type: 'stage', record: generation.end({ documents: evidence.map((item) => item.document), detail: { cited: answer.citations.map((citation) => citation.label) } }) };
+    const cited = answer.citations.map((citation) => citation.label);
+    yield { type: 'stage', record: generation.end({ documents: evidence.map((item) => item.document), detail: { status: answer.status, cited } }) };
+    const store = options.traceStore ?? this.traceStore();
+    if (store) await store.save(this.storedTrace(answer, result, options));
+    recorder.finish({
+      'axon.status': answer.status,
+      'axon.evidence_count': answer.evidenceRefs.length,
+      'axon.citation_count': answer.citations.length,
+      'axon.omitted_count': answer.omitted.length,
+    });
     yield { type: 'result', answer };
+  }
+
+  /**
+   * What this run's answer depends on, for the trace: the embedding model and dimensions, the chat model, each
+   * pre- and post-processor with its prompt version, the citation rules, the packet's policy version and tokenizer,
+   * and the eligibility policy; `extra` adds what only the caller knows (the configuration hash, splitter settings).
+   */
+  pipelineVersion(packet: Pick<ContextPacket, 'policyVersion' | 'tokenizer'>, extra: Partial<PipelineVersion> = {}): PipelineVersion {
+    const { embeddings, chat, preProcessors, postProcessors } = this.components();
+    const described = (component: object & { name: string }) => {
+      const entry: { name: string; promptVersion?: string } = { name: component.name };
+      const promptVersion = (component as { promptVersion?: unknown }).promptVersion;
+      if (typeof promptVersion === 'string') entry.promptVersion = promptVersion;
+      return entry;
+    };
+    const modelOf = (component: object) => {
+      const model = (component as { model?: unknown }).model;
+      return typeof model === 'string' ? { model } : {};
+    };
+    const policy = this.eligibilityPolicy();
+    return {
+      embedding: { name: embeddings.name, ...modelOf(embeddings), ...(embeddings.dimensions === undefined ? {} : { dimensions: embeddings.dimensions }) },
+      ...(chat ? { chat: { name: chat.name, ...modelOf(chat) } } : {}),
+      preProcessors: preProcessors.map(described),
+      postProcessors: postProcessors.map(described),
+      citationRules: stableHash(`${EVIDENCE_RULES}\n${DATA_RULES}`),
+      policyVersion: packet.policyVersion,
+      tokenizer: packet.tokenizer,
+      eligibilityPolicy: stableHash({ ...policy, redactor: policy.redactor?.name }),
+      conflictCheck: this.conflictCheck() === 'model' ? CONFLICT_CHECK_PROMPT_VERSION : 'metadata',
+      ...extra,
+    };
   }
 
   /** The parts this pipeline runs with (each asked for once, on first use). Useful for ingestion and debugging. */
@@ -317,8 +555,60 @@ export abstract class RAG {
 
   // --- Internal helpers ---
 
-  private makeAnswer(status: AnswerStatus, text: string, mode: Answer['mode'], citations: Citation[], evidence: Evidence[], trace: RunTrace): Answer {
-    return { status, text, mode, citations, documents: evidence.map((item) => item.document), trace };
+  private makeAnswer(input: {
+    status: AnswerStatus;
+    text: string;
+    mode: Answer['mode'];
+    citations: Citation[];
+    evidence: Evidence[];
+    packet: ContextPacket;
+    omitted: OmittedRef[];
+    trace: RunTrace;
+    stopReason: StopReason;
+    missingEvidence?: string[];
+    uncitedSentences?: string[];
+    conflicts?: EvidenceConflict[];
+    refusal?: string;
+  }): Answer {
+    const { evidence, ...rest } = input;
+    const documents = evidence.map((item) => item.document);
+    const answer: Answer = { ...rest, documents, evidenceRefs: documents.map((document) => document.id) };
+    for (const key of ['missingEvidence', 'uncitedSentences', 'conflicts', 'refusal'] as const) if (answer[key] === undefined) delete answer[key];
+    return answer;
+  }
+
+  private storedTrace(answer: Answer, result: RetrievalResult, options: AnswerOptions): StoredTrace {
+    const caller = options.caller;
+    const stored: StoredTrace = {
+      format: 1,
+      runId: answer.trace.runId,
+      startedAt: answer.trace.startedAt,
+      question: answer.trace.question,
+      caller: {
+        ...(caller?.callerId ? { callerId: caller.callerId } : {}),
+        ...(caller?.tenantId ? { tenantId: caller.tenantId } : {}),
+        ...(caller?.roles ? { roles: [...caller.roles] } : {}),
+        ...(caller?.now ? { now: caller.now.toISOString() } : {}),
+      },
+      status: answer.status,
+      stopReason: answer.stopReason,
+      retrieved: result.retrieved,
+      packet: answer.packet,
+      citations: answer.citations,
+      evidenceRefs: answer.evidenceRefs,
+      answer: answer.text,
+      version: this.pipelineVersion(answer.packet, {
+        ...(options.conflictCheck ? { conflictCheck: options.conflictCheck === 'model' ? CONFLICT_CHECK_PROMPT_VERSION : 'metadata' } : {}),
+        ...options.pipelineVersion,
+      }),
+      stages: answer.trace.stages,
+      ms: answer.trace.ms,
+    };
+    if (result.filter !== undefined) stored.filter = result.filter;
+    if (answer.missingEvidence) stored.missingEvidence = answer.missingEvidence;
+    if (answer.uncitedSentences) stored.uncitedSentences = answer.uncitedSentences;
+    if (answer.conflicts) stored.conflicts = answer.conflicts;
+    return stored;
   }
 
   private async prepareDocuments(inputs: DocumentInput[], options: AddDocumentsOptions): Promise<Document[]> {
@@ -358,6 +648,7 @@ export abstract class RAG {
   private async *runRetrieval(
     question: string,
     options: RetrieveOptions,
+    holder: { recorder?: TraceRecorder },
   ): AsyncGenerator<StageRecord, { result: RetrievalResult; recorder: TraceRecorder; signal: AbortSignal }, undefined> {
     if (typeof question !== 'string' || question.trim() === '') {
       throw new AxonError('INVALID_QUESTION', `The question must be a non-empty string, got ${question === '' ? 'an empty string' : typeof question === 'string' ? 'only whitespace' : typeof question}.`, {
@@ -370,6 +661,9 @@ export abstract class RAG {
       throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, { component: COMPONENT, fix: 'Use a whole number of at least 1, e.g. 50.' });
     }
     if (options.filter !== undefined) parseFilter(options.filter, COMPONENT);
+    const policy = this.eligibilityPolicy();
+    const callerFilter = options.caller === undefined ? undefined : eligibilityFilter(options.caller, policy);
+    const filter = callerFilter === undefined ? options.filter : options.filter === undefined ? callerFilter : { $and: [options.filter, callerFilter] };
     const signal = options.signal ?? new AbortController().signal;
     throwIfAborted(signal, COMPONENT);
 
@@ -377,6 +671,7 @@ export abstract class RAG {
     const mode = resolveSearchMode(options.searchMode ?? this.searchMode(), store);
     const weights = resolveHybridWeights({ ...this.hybridWeights(), ...options.hybridWeights });
     const recorder = new TraceRecorder(question, options.runId);
+    holder.recorder = recorder;
 
     let queries: SearchQuery[] = [{ text: question, producedBy: [] }];
     for (const preProcessor of preProcessors) {
@@ -406,24 +701,32 @@ export abstract class RAG {
     }
 
     const lists: RankedList[] = [];
-    const searchDetail = { topK: topK ?? store.topK, filtered: options.filter !== undefined };
+    const searchDetail = { topK: topK ?? store.topK, filtered: filter !== undefined, ...(callerFilter ? { eligibilityFiltered: true } : {}) };
+    const retrieved = new Map<string, { id: string; score: number; sourceName: string }>();
+    const remember = (found: Document[]) => {
+      for (const document of found) {
+        if (!retrieved.has(document.id)) retrieved.set(document.id, { id: document.id, score: document.score, sourceName: document.sourceName });
+      }
+    };
     for (let index = 0; index < queries.length; index++) {
       const prefix = queries.length > 1 ? `query ${index + 1}` : '';
       if (mode !== 'keyword') {
         const stage = recorder.begin('search', mode === 'hybrid' ? `${store.name}:vector` : store.name, { queries: [queries[index].text] }, signal);
-        const found = await store.search(vectors[index], { topK, filter: options.filter, ef: options.ef, exact: options.exact, signal });
+        const found = await store.search(vectors[index], { topK, filter, ef: options.ef, exact: options.exact, signal });
+        remember(found);
         lists.push({ name: mode === 'hybrid' ? `${prefix} vector`.trim() : prefix || 'vector', documents: found, weight: mode === 'hybrid' ? weights.vector : 1 });
-        const method = await store.searchMethod?.({ filter: options.filter, exact: options.exact });
+        const method = await store.searchMethod?.({ filter, exact: options.exact });
         yield stage.end({ documents: found, detail: { ...searchDetail, retriever: 'vector', scale: 'cosine', ...(method ? { method } : {}), ...(method === 'ann' && options.ef !== undefined ? { ef: options.ef } : {}) } });
       }
       if (mode !== 'vector' && supportsKeywordSearch(store)) {
         const stage = recorder.begin('search', `${store.name}:keyword`, { queries: [queries[index].text] }, signal);
-        const found = await store.keywordSearch(queries[index].text, { topK, filter: options.filter, signal });
+        const found = await store.keywordSearch(queries[index].text, { topK, filter, signal });
+        remember(found);
         lists.push({ name: mode === 'hybrid' ? `${prefix} keyword`.trim() : prefix || 'keyword', documents: found, weight: mode === 'hybrid' ? weights.keyword : 1 });
         yield stage.end({ documents: found, detail: { ...searchDetail, retriever: 'keyword', scale: 'bm25' } });
       }
     }
-    if (lists.every((list) => list.documents.length === 0) && options.filter === undefined && (await store.count({ signal })) === 0) {
+    if (lists.every((list) => list.documents.length === 0) && filter === undefined && (await store.count({ signal })) === 0) {
       throw new IndexEmptyError(store.name);
     }
 
@@ -458,8 +761,56 @@ export abstract class RAG {
       documents = validateProcessorOutput(output, postProcessor.name);
       yield stage.end({ documents });
     }
-    return { result: { documents, queries, searchMode: mode, trace: recorder.trace }, recorder, signal };
+
+    // Checked again before inclusion: the filter cannot judge freshness or malformed metadata, and a store or a
+    // post-processor may not have honoured it.
+    const omitted: OmittedRef[] = [];
+    const eligibility = recorder.begin('eligibility', 'eligibility', { documents }, signal);
+    const eligible: Document[] = [];
+    let redacted = 0;
+    for (const document of documents) {
+      const decision = checkEligibility(document, options.caller ?? {}, policy);
+      if (decision.eligible) {
+        if (decision.document !== document) redacted++;
+        eligible.push(decision.document);
+      } else {
+        omitted.push({ ref: document.id, reason: decision.reason, detail: decision.detail, sourceName: document.sourceName });
+        eligibility.drop(document.id, `${decision.reason}: ${decision.detail}`);
+      }
+    }
+    const superseded = findSuperseded(eligible);
+    for (const [id, by] of superseded) {
+      const document = eligible.find((item) => item.id === id)!;
+      omitted.push({ ref: id, reason: 'stale', detail: `superseded by ${by}`, sourceName: document.sourceName });
+      eligibility.drop(id, `stale: superseded by ${by}`);
+    }
+    const kept = eligible.filter((document) => !superseded.has(document.id));
+    // The stage is recorded when eligibility had a say; a run without a caller over plain documents traces as before.
+    if (options.caller !== undefined || omitted.length > 0 || redacted > 0) {
+      yield eligibility.end({ documents: kept, detail: { caller: options.caller !== undefined, refused: omitted.length, redacted } });
+    }
+    documents = kept;
+    const result: RetrievalResult = { documents, queries, searchMode: mode, trace: recorder.trace, omitted, retrieved: [...retrieved.values()] };
+    if (filter !== undefined) result.filter = filter;
+    return { result, recorder, signal };
   }
+}
+
+function missingDescription(question: string, omitted: OmittedRef[]): string {
+  const counts = new Map<string, number>();
+  for (const entry of omitted) counts.set(entry.reason, (counts.get(entry.reason) ?? 0) + 1);
+  const left = [...counts].map(([reason, count]) => `${count} ${reason}`).join(', ');
+  return `No eligible document above the threshold answers "${question}"${left ? ` (left out: ${left})` : ''}.`;
+}
+
+function describeConflict(conflict: EvidenceConflict, byId: Map<string, Evidence>): string {
+  const what = conflict.kind === 'versions' ? `which version of ${conflict.key} applies` : `"${conflict.key}"`;
+  const claims = conflict.refs.map((id, index) => {
+    const item = byId.get(id)!;
+    const value = conflict.kind === 'versions' ? `version ${conflict.values[index]}` : JSON.stringify(conflict.values[index]);
+    return `${item.document.sourceName || item.document.sourceType} ${conflict.kind === 'model' ? 'says' : 'gives'} ${value} [${item.label}]`;
+  });
+  return `The sources disagree on ${what}: ${claims.join('; ')}.`;
 }
 
 function resolveSearchMode(mode: unknown, store: VectorStore): SearchMode {

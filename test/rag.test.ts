@@ -146,13 +146,18 @@ describe('RAG subclass', () => {
     expect(answer.trace.stages.find((stage) => stage.name === 'drop-all')?.dropped.every((dropped) => dropped.reason === 'removed by drop-all')).toBe(true);
   });
 
-  it('keeps evidence within the context budget and records what did not fit', async () => {
+  it('keeps evidence within the token budget, pinned sections whole, and records what did not fit', async () => {
     const rag = await filled();
-    const answer = await rag.answer('password invoices refunds', { contextBudgetCharacters: 100 });
-    expect(answer.documents).toHaveLength(1);
+    const answer = await rag.answer('password invoices refunds', { context: { maxTokens: 320, reservedForOutput: 0 } });
+    expect(answer.documents.length).toBeGreaterThanOrEqual(1);
+    expect(answer.documents.length).toBeLessThan(4);
+    expect(answer.packet.budget.used).toBeLessThanOrEqual(320);
+    expect(answer.packet.sections.filter((section) => section.pinned).map((section) => section.kind)).toEqual(['system_instruction', 'policy', 'user_request']);
     const context = answer.trace.stages.find((stage) => stage.stage === 'context');
-    expect(context?.dropped).toHaveLength(3);
-    expect(context?.dropped[0].reason).toBe('over context budget (100 characters)');
+    expect(context?.dropped).toHaveLength(4 - answer.documents.length);
+    expect(context?.dropped.every((dropped) => dropped.reason.startsWith('over_budget'))).toBe(true);
+    expect(answer.omitted.filter((entry) => entry.reason === 'over_budget')).toHaveLength(4 - answer.documents.length);
+    expect(answer.packet.degradations.map((degradation) => degradation.kind)).toContain('fewer_sources');
   });
 
   it('fans out several queries, fuses them and de-duplicates', async () => {

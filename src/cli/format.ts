@@ -1,10 +1,12 @@
 import type { Answer } from '../rag.ts';
 import type { RunTrace, StageRecord } from '../pipeline/trace.ts';
 import { formatCitation } from '../context/evidence.ts';
+import type { ContextPacket } from '../context/packet.ts';
 
 /** The answer, then its citations as `[n] source:page#chunk`. */
 export function formatAnswer(answer: Answer): string {
-  const lines = [answer.text.trim()];
+  const lines = [answer.status === 'answered' ? answer.text.trim() : `[${answer.status}] ${answer.text.trim()}`];
+  for (const sentence of answer.uncitedSentences ?? []) lines.push(`  (uncited: ${JSON.stringify(sentence)})`);
   if (answer.citations.length > 0) {
     lines.push('', 'Citations:');
     for (const citation of answer.citations) lines.push(`  [${citation.label}] ${formatCitation(citation)}  (${citation.id})`);
@@ -41,4 +43,24 @@ function shortId(id: string): string {
 
 function formatScore(score: number | undefined): string {
   return score === undefined ? '?' : score.toFixed(4);
+}
+
+/** The packet as `--explain` shows it: each section with its trust level and tokens, then what was left out and why. */
+export function formatPacket(packet: ContextPacket): string {
+  const { maxTokens, reservedForOutput, used } = packet.budget;
+  const budget = `${used} of ${maxTokens - reservedForOutput} tokens (${maxTokens}, ${reservedForOutput} kept for the answer; ${packet.tokenizer})`;
+  const lines = [`Context packet ${packet.packetId}  ${budget}  policy ${packet.policyVersion}`];
+  packet.sections.forEach((section, index) => {
+    const refs = section.sourceRefs.length > 0 ? `  refs ${section.sourceRefs.map(shortId).join(',')}` : '';
+    const fresh = section.freshness?.updatedAt ? `  updated ${section.freshness.updatedAt.slice(0, 10)}` : '';
+    const pinned = section.pinned ? '  pinned' : '';
+    lines.push(`  ${index + 1}. ${section.kind} · ${section.title}  [${section.trustLevel}]  ${section.tokens} tokens${pinned}${refs}${fresh}`);
+  });
+  if (packet.omitted.length > 0) lines.push('  omitted:');
+  for (const omitted of packet.omitted) {
+    const source = omitted.sourceName ? ` (${omitted.sourceName})` : '';
+    lines.push(`    ${shortId(omitted.ref)}${source}: ${omitted.reason}${omitted.detail ? ` — ${omitted.detail}` : ''}`);
+  }
+  for (const degradation of packet.degradations) lines.push(`  degraded: ${degradation.kind} — ${degradation.detail}`);
+  return lines.join('\n');
 }

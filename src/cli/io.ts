@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ComponentRegistry } from '../config/registry.ts';
+import { hashConfiguration } from '../context/trace-store.ts';
 import type { RAG } from '../rag.ts';
 
 /** Where a command writes, so tests can capture it. */
@@ -24,6 +25,14 @@ export interface CommandOptions {
   prune?: boolean;
   ef?: string;
   exact?: boolean;
+  explain?: boolean;
+  tenant?: string;
+  role?: string[];
+  now?: string;
+  'max-tokens'?: string;
+  context?: string;
+  last?: boolean;
+  diff?: boolean;
 }
 
 /** A mistake in how the command was called (exit code 2). */
@@ -46,6 +55,8 @@ export interface LoadedPipeline {
   dataDirectory: string;
   /** Where the configuration came from, for messages. */
   source: string;
+  /** A hash of the configuration (secrets left out), recorded in every trace. */
+  configHash: string;
 }
 
 /**
@@ -58,7 +69,8 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
     // Loaded here, not on import: `axon --help` and `--version` need neither the pipeline nor the container.
     const { EmbeddedRAG } = await import('../config/embedded-rag.ts');
     const directory = resolve(io.cwd, options.store ?? '.axon');
-    return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, source: 'the embedded default' };
+    const configHash = hashConfiguration({ embedded: 'default' });
+    return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, source: 'the embedded default', configHash };
   }
   const config = loaded.config as { store?: { type?: string; path?: string } };
   const fileStore = config.store === undefined || config.store.type === 'file';
@@ -66,10 +78,11 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
     if (!fileStore) throw new UsageError(`--store sets a file store's folder, but ${loaded.source} configures a "${config.store?.type}" store.`);
     config.store = { ...(config.store ?? { type: 'file' }), path: resolve(io.cwd, options.store) };
   }
+  const configHash = hashConfiguration(config);
   const { createRag } = await import('../config/create-rag.ts');
   const rag = await createRag(config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory, source: loaded.source });
   const dataDirectory = fileStore ? resolve(loaded.baseDirectory, config.store?.path ?? '.axon') : resolve(io.cwd, '.axon');
-  return { rag, dataDirectory, source: loaded.source };
+  return { rag, dataDirectory, source: loaded.source, configHash };
 }
 
 /** A configuration file as read for a command, with its plugins registered. */

@@ -9,7 +9,8 @@ const HELP = `axon — retrieval-augmented generation pipelines
 Usage:
   axon ingest <paths…>        Load, split, embed and store files and folders (.txt, .md, …)
   axon ask "<question>"       Answer from the stored documents, with citations
-  axon trace <run-id>         Print the stored trace of an earlier ask
+  axon trace <run-id>         Print the stored trace of an earlier ask (a unique prefix is enough;
+                              --last for the latest, --diff <a> <b> to compare two runs)
   axon eval <beir-folder>     Measure retrieval quality on a BEIR benchmark (nDCG@10, Recall@10/100, MRR@10, MAP)
   axon --help | --version
 
@@ -21,6 +22,12 @@ Options:
   --ef N            Candidates of an approximate search, for a store with an ANN index (ask)
   --exact           Scan every vector even where the store would use its ANN index (ask)
   --trace           Print every pipeline stage: counts, scores, what was dropped and why (ask)
+  --explain         Print the context packet: sections, trust levels, tokens, omitted refs and why (ask)
+  --tenant T        The caller's tenant: only its documents and shared ones are eligible (ask)
+  --role R          A role of the caller; repeat or comma-separate for several (ask)
+  --now DATE        The time freshness is judged at, ISO 8601 (ask; default now)
+  --max-tokens N    The context packet's token budget (ask; default 8000)
+  --context FILE    JSON of extra packet sections and budget: policies, goal, toolResults, memories (ask)
   --json            Machine-readable output on stdout
   --prune           Remove stored files that no longer exist on disk (ingest)
   --mode MODE       Search mode for ask (vector, keyword or hybrid), or a list to compare for eval,
@@ -43,6 +50,14 @@ const OPTIONS = {
   ef: { type: 'string' },
   exact: { type: 'boolean' },
   trace: { type: 'boolean' },
+  explain: { type: 'boolean' },
+  tenant: { type: 'string' },
+  role: { type: 'string', multiple: true },
+  now: { type: 'string' },
+  'max-tokens': { type: 'string' },
+  context: { type: 'string' },
+  last: { type: 'boolean' },
+  diff: { type: 'boolean' },
   json: { type: 'boolean' },
   prune: { type: 'boolean' },
   mode: { type: 'string' },

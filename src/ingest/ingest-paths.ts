@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { AxonError } from '../errors.ts';
 import { parseOptions } from '../runtime/options.ts';
-import { IngestRun } from './ingest-run.ts';
+import { IngestRun, type IngestRunSettings } from './ingest-run.ts';
 import { createDefaultLoaders } from './loaders/index.ts';
 import { resolveSplitterOptions, splitterOptionsSchema } from './splitters/recursive-splitter.ts';
 import type { IngestProgressEvent, IngestSummary, IngestTarget, Loader } from './types.ts';
@@ -42,6 +42,21 @@ export const ingestOptionsSchema = z
       })
       .strict()
       .default({}),
+    /**
+     * Metadata every chunk of a matching file gets unless the file sets the field itself (front matter, a JSON
+     * field): per-folder eligibility defaults such as `{ match: 'tenants/acme/**', metadata: { tenantId: 'acme' } }`.
+     * `match` is a glob against the source name; entries apply in order, a later one winning. @default []
+     */
+    metadataDefaults: z
+      .array(
+        z
+          .object({
+            match: z.string().min(1),
+            metadata: z.record(z.string(), z.json()),
+          })
+          .strict(),
+      )
+      .default([]),
     /** After ingesting, remove stored sources under the given paths whose file no longer exists. @default false */
     pruneMissing: z.boolean().default(false),
     /** Keep the stored embedding of a chunk whose text did not change, instead of embedding it again. @default true */
@@ -115,6 +130,7 @@ export async function ingestPaths(paths: readonly string[], target: IngestTarget
       streamThresholdBytes: settings.streamThresholdBytes,
       maxFileBytes: settings.maxFileBytes,
       loaderSettings: { json: settings.json, csv: settings.csv },
+      metadataDefaults: settings.metadataDefaults as IngestRunSettings['metadataDefaults'],
     },
     { ...createDefaultLoaders({ json: settings.json, csv: settings.csv }), ...loaders },
     signal,

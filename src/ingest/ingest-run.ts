@@ -1,11 +1,12 @@
 import { stat } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
-import type { Document } from '../document.ts';
+import type { Document, JsonValue } from '../document.ts';
 import { AxonError, throwIfAborted } from '../errors.ts';
 import { embedAll } from '../runtime/embed.ts';
 import { buildChunkDocument, Chunker, ingestFingerprint, isUnchanged, type ChunkDraft } from './chunking.ts';
 import { discoverFiles, isWithinRoots, type DiscoveredFile, type DiscoverOptions, type DiscoveryRoot } from './discover.ts';
 import { IngestReport } from './ingest-report.ts';
+import { matchesGlob } from './glob.ts';
 import { createLoaderSource, readForLoader, type ContentSniff } from './source-file.ts';
 import type { ResolvedSplitterOptions } from './splitters/recursive-splitter.ts';
 import type { IngestIssueCode, IngestProgressEvent, IngestSummary, IngestTarget, Loader, LoaderSource } from './types.ts';
@@ -22,6 +23,8 @@ export interface IngestRunSettings {
   maxFileBytes: number;
   /** Loader settings that change what is stored, so they belong in the fingerprint. */
   loaderSettings: Record<string, unknown>;
+  /** Metadata defaults by source-name glob (see `ingestOptionsSchema`). @default [] */
+  metadataDefaults?: { match: string; metadata: Record<string, JsonValue> }[];
 }
 
 /** A file read, checked and split, waiting to be embedded and stored. */
@@ -33,6 +36,8 @@ interface PreparedFile {
   stored: Document[];
   fileHash: string;
   fingerprint: string;
+  /** The metadata defaults that apply to this file, merged. */
+  defaults: Record<string, JsonValue>;
   sniff: ContentSniff | undefined;
   /** The file's bytes when it was read whole, so splitting it again for windowed commits does not read it again. */
   bytes: Uint8Array | undefined;
@@ -112,9 +117,27 @@ export class IngestRun {
     if (read.sniff?.binary) return this.skipStale(file, 'binary', `${read.sniff.reason}.`);
     const stored = await this.storedChunks(file);
     if (stored === undefined) return undefined;
-    const fingerprint = ingestFingerprint({ ...this.baseFingerprint, loader: loader.name });
+    const defaults: Record<string, JsonValue> = {};
+    for (const entry of this.settings.metadataDefaults ?? []) if (matchesGlob(file.sourceName, entry.match)) Object.assign(defaults, entry.metadata);
+    // Defaults change what is stored, so they are part of the fingerprint (left out when none apply, so files
+    // ingested before defaults existed stay unchanged).
+    const applied = Object.keys(defaults).length > 0 ? { metadataDefaults: defaults } : {};
+    const fingerprint = ingestFingerprint({ ...this.baseFingerprint, loader: loader.name, ...applied });
     if (isUnchanged(stored, read.fileHash, fingerprint)) return this.report.unchanged(file.sourceName, stored.length);
-    const prepared: PreparedFile = { file, extension, loader, stored, fileHash: read.fileHash, fingerprint, sniff: read.sniff, bytes: read.bytes, chunkCount: 0, documents: undefined, embeddingsReused: 0 };
+    const prepared: PreparedFile = {
+      file,
+      extension,
+      loader,
+      stored,
+      fileHash: read.fileHash,
+      fingerprint,
+      defaults,
+      sniff: read.sniff,
+      bytes: read.bytes,
+      chunkCount: 0,
+      documents: undefined,
+      embeddingsReused: 0,
+    };
     const drafts: ChunkDraft[] = [];
     try {
       for await (const draft of this.chunker.chunk(loader.load(this.loaderSource(prepared)))) {
@@ -269,7 +292,7 @@ export class IngestRun {
 
   private buildDocument(prepared: PreparedFile, draft: ChunkDraft, chunkIndex: number): Document {
     return buildChunkDocument({
-      draft,
+      draft: { ...draft, metadata: { ...prepared.defaults, ...draft.metadata } },
       chunkIndex,
       chunkCount: prepared.chunkCount,
       sourceType: this.settings.sourceType,

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { context as telemetryContext, SpanStatusCode, trace as telemetry, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import type { RunContext } from '../contracts/run-context.ts';
 import type { Document } from '../document.ts';
 
 /** The kinds of stage a run goes through, in order. */
-export type StageKind = 'pre-process' | 'embed' | 'search' | 'fusion' | 'dedupe' | 'post-process' | 'context' | 'generate';
+export type StageKind = 'pre-process' | 'embed' | 'search' | 'fusion' | 'dedupe' | 'post-process' | 'eligibility' | 'context' | 'generate';
 
 /** What one stage received and returned, and why documents left. */
 export interface StageRecord {
@@ -38,13 +39,26 @@ export interface RunTrace {
   ms: number;
 }
 
-/** Collects the stage records of one run. */
+/** The OpenTelemetry tracer name Axon's spans are reported under. */
+export const TELEMETRY_TRACER = 'axon-rag';
+
+/**
+ * Collects the stage records of one run. Each run is also an OpenTelemetry span (`axon.run`) with one child span
+ * per stage (`axon.<stage>`), through `@opentelemetry/api`: no-ops unless the application installs an SDK.
+ * Attributes are the run id, the component and counts (never the question or document text).
+ */
 export class TraceRecorder {
   readonly trace: RunTrace;
   private readonly started = performance.now();
+  private readonly runSpan: Span;
+  private readonly spanContext: Context;
+  private readonly openSpans = new Set<Span>();
+  private finished = false;
 
   constructor(question: string, runId: string = randomUUID()) {
     this.trace = { runId, question, startedAt: new Date().toISOString(), stages: [], ms: 0 };
+    this.runSpan = telemetry.getTracer(TELEMETRY_TRACER).startSpan('axon.run', { attributes: { 'axon.run_id': runId } });
+    this.spanContext = telemetry.setSpan(telemetryContext.active(), this.runSpan);
   }
 
   /** Open a record; the returned handle gives the stage its `RunContext` and closes the record. */
@@ -52,11 +66,45 @@ export class TraceRecorder {
     return new StageHandle(this, stage, name, input, signal);
   }
 
+  /** @internal A child span of the run, ended by `endSpan` (or by `fail`). */
+  startSpan(name: string, attributes: Attributes): Span {
+    const span = telemetry.getTracer(TELEMETRY_TRACER).startSpan(name, { attributes: { 'axon.run_id': this.trace.runId, ...attributes } }, this.spanContext);
+    this.openSpans.add(span);
+    return span;
+  }
+
+  /** @internal */
+  endSpan(span: Span, attributes: Attributes): void {
+    span.setAttributes(attributes);
+    span.end();
+    this.openSpans.delete(span);
+  }
+
   /** @internal */
   commit(record: StageRecord): StageRecord {
     this.trace.stages.push(record);
     this.trace.ms = round(performance.now() - this.started);
     return record;
+  }
+
+  /** End the run's span with its outcome. Later calls do nothing. */
+  finish(attributes: Attributes = {}): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.runSpan.setAttributes({ 'axon.stage_count': this.trace.stages.length, ...attributes });
+    this.runSpan.end();
+  }
+
+  /** End every open span, and the run's, as failed by `error`. Later calls do nothing. */
+  fail(error: unknown): void {
+    if (this.finished) return;
+    for (const span of [...this.openSpans, this.runSpan]) {
+      span.recordException(error instanceof Error ? error : String(error));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      span.end();
+    }
+    this.openSpans.clear();
+    this.finished = true;
   }
 }
 
@@ -67,6 +115,7 @@ export class StageHandle {
   private readonly warnings: string[] = [];
   private readonly dropReasons = new Map<string, string>();
   private readonly inputIds: string[];
+  private readonly span: Span;
 
   constructor(
     private readonly recorder: TraceRecorder,
@@ -76,6 +125,12 @@ export class StageHandle {
     signal: AbortSignal,
   ) {
     this.inputIds = input.documents?.map((document) => document.id) ?? [];
+    this.span = recorder.startSpan(`axon.${stage}`, {
+      'axon.stage': stage,
+      'axon.component': name,
+      'axon.input_count': this.inputIds.length,
+      ...(input.queries ? { 'axon.query_count': input.queries.length } : {}),
+    });
     const { runId, question } = recorder.trace;
     this.context = {
       runId,
@@ -124,6 +179,12 @@ export class StageHandle {
     const queries = output.queries ?? this.input.queries;
     if (queries) record.queries = queries;
     if (output.detail) record.detail = output.detail;
+    this.recorder.endSpan(this.span, {
+      'axon.output_count': outputIds.length,
+      'axon.dropped_count': dropped.length,
+      'axon.warning_count': this.warnings.length,
+      ...(queries ? { 'axon.query_count': queries.length } : {}),
+    });
     return this.recorder.commit(record);
   }
 }

@@ -6,7 +6,14 @@ import type { Document } from '../../src/document.ts';
 function evidenceOf(contents: string[]): Evidence[] {
   return contents.map((content, index) => ({
     label: index + 1,
-    document: { id: `c${index}`, content, sourceType: 'file', sourceName: `doc${index}.md`, score: 1, metadata: { chunkIndex: index, ...(index === 1 ? { pageNumber: 4 } : {}) } } satisfies Document,
+    document: {
+      id: `c${index}`,
+      content,
+      sourceType: 'file',
+      sourceName: `doc${index}.md`,
+      score: 1,
+      metadata: { chunkIndex: index, ...(index === 1 ? { pageNumber: 4 } : {}) },
+    } satisfies Document,
   }));
 }
 

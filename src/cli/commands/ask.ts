@@ -1,10 +1,15 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { SEARCH_MODES, type SearchMode } from '../../rag.ts';
-import { formatAnswer, formatTrace } from '../format.ts';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { CallerContext } from '../../context/eligibility.ts';
+import { JsonlTraceStore } from '../../context/trace-store.ts';
+import { SEARCH_MODES, type ContextOptions, type SearchMode } from '../../rag.ts';
+import { formatAnswer, formatPacket, formatTrace } from '../format.ts';
 import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
-/** `axon ask "<question>"`: answer with citations; `--trace` adds every stage; the trace is saved for `axon trace`. */
+/**
+ * `axon ask "<question>"`: answer with citations; `--trace` adds every stage, `--explain` the context packet; the
+ * trace is saved for `axon trace`. `--tenant`, `--role` and `--now` say who is asking (eligibility, SPEC §7).
+ */
 export async function runAsk(positionals: string[], options: CommandOptions, io: CommandIO): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('ask takes exactly one question, in quotes: axon ask "How do I reset my password?"');
   const question = positionals[0];
@@ -12,18 +17,94 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   const filter = parseFilterOption(options.filter);
   const searchMode = parseModeOption(options.mode);
   const ef = parsePositiveInteger(options.ef, '--ef');
-  const { rag, dataDirectory } = await loadPipeline(options, io);
-  const answer = await rag.answer(question, { topK, filter, searchMode, ef, exact: options.exact });
+  const caller = parseCaller(options);
+  const context = await readContextOption(options, io);
+  const { rag, dataDirectory, configHash } = await loadPipeline(options, io);
+  const traceStore = new JsonlTraceStore(dataDirectory);
+  const answer = await rag.answer(question, {
+    topK,
+    filter,
+    searchMode,
+    ef,
+    exact: options.exact,
+    caller,
+    context,
+    traceStore,
+    pipelineVersion: { configHash },
+  });
   await rag.close();
-  await saveTrace(dataDirectory, answer.trace);
   if (options.json) {
-    io.out(JSON.stringify({ status: answer.status, mode: answer.mode, text: answer.text, citations: answer.citations, documents: answer.documents.map(({ embedding: _embedding, ...rest }) => rest), trace: answer.trace }, null, 2));
+    io.out(
+      JSON.stringify(
+        {
+          runId: answer.trace.runId,
+          status: answer.status,
+          answer: answer.text,
+          citations: answer.citations,
+          evidenceRefs: answer.evidenceRefs,
+          ...(answer.missingEvidence ? { missingEvidence: answer.missingEvidence } : {}),
+          ...(answer.uncitedSentences ? { uncitedSentences: answer.uncitedSentences } : {}),
+          ...(answer.conflicts ? { conflicts: answer.conflicts } : {}),
+          ...(answer.refusal ? { refusal: answer.refusal } : {}),
+          stopReason: answer.stopReason,
+          omitted: answer.omitted,
+          mode: answer.mode,
+          text: answer.text,
+          documents: answer.documents.map(({ embedding: _embedding, ...rest }) => rest),
+          ...(options.explain ? { packet: answer.packet } : {}),
+          trace: answer.trace,
+        },
+        null,
+        2,
+      ),
+    );
     return 0;
   }
   io.out(formatAnswer(answer));
+  if (options.explain) io.out(`\n${formatPacket(answer.packet)}`);
   if (options.trace) io.out(`\n${formatTrace(answer.trace)}`);
-  else io.err(`(run id ${answer.trace.runId}; \`axon trace ${answer.trace.runId}\` or --trace shows the pipeline)`);
+  if (!options.trace) io.err(`(run id ${answer.trace.runId}; \`axon trace ${answer.trace.runId.slice(0, 8)}\` or --trace shows the pipeline)`);
   return 0;
+}
+
+function parseCaller(options: CommandOptions): CallerContext | undefined {
+  const roles = options.role
+    ?.flatMap((role) => role.split(','))
+    .map((role) => role.trim())
+    .filter(Boolean);
+  if (options.tenant === undefined && roles === undefined && options.now === undefined) return undefined;
+  if (options.tenant !== undefined && options.tenant.trim() === '') throw new UsageError('--tenant takes a tenant id, e.g. --tenant acme.');
+  const caller: CallerContext = {};
+  if (options.tenant !== undefined) caller.tenantId = options.tenant.trim();
+  if (roles !== undefined) caller.roles = roles;
+  if (options.now !== undefined) {
+    const now = new Date(options.now);
+    if (Number.isNaN(now.getTime())) throw new UsageError(`--now takes an ISO date such as 2026-06-01, got "${options.now}".`);
+    caller.now = now;
+  }
+  return caller;
+}
+
+async function readContextOption(options: CommandOptions, io: CommandIO): Promise<ContextOptions | undefined> {
+  const maxTokens = parsePositiveInteger(options['max-tokens'], '--max-tokens');
+  let context: ContextOptions | undefined;
+  if (options.context !== undefined) {
+    let text: string;
+    try {
+      text = await readFile(resolve(io.cwd, options.context), 'utf8');
+    } catch (error) {
+      throw new UsageError(`--context cannot read ${options.context} (${(error as Error).message}).`);
+    }
+    try {
+      context = JSON.parse(text) as ContextOptions;
+    } catch (error) {
+      throw new UsageError(`--context ${options.context} is not valid JSON (${(error as Error).message}).`);
+    }
+    if (context === null || typeof context !== 'object' || Array.isArray(context))
+      throw new UsageError(`--context ${options.context} must hold a JSON object.`);
+  }
+  if (maxTokens !== undefined) context = { ...context, maxTokens, reservedForOutput: Math.min(context?.reservedForOutput ?? 1000, maxTokens - 1) };
+  return context;
 }
 
 function parseModeOption(text: string | undefined): SearchMode | undefined {
@@ -39,10 +120,4 @@ function parseFilterOption(text: string | undefined): Record<string, unknown> | 
   } catch (error) {
     throw new UsageError(`--filter is not valid JSON (${(error as Error).message}). Example: --filter '{"sourceName":{"$contains":"guide"}}'`);
   }
-}
-
-async function saveTrace(directory: string, trace: { runId: string }): Promise<void> {
-  const traces = join(directory, 'traces');
-  await mkdir(traces, { recursive: true });
-  await writeFile(join(traces, `${trace.runId}.json`), `${JSON.stringify(trace, null, 2)}\n`);
 }

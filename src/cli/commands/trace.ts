@@ -1,22 +1,64 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { AxonError } from '../../errors.ts';
-import type { RunTrace } from '../../pipeline/trace.ts';
-import { formatTrace } from '../format.ts';
+import { diffTraces, JsonlTraceStore, type StoredTrace } from '../../context/trace-store.ts';
+import { formatPacket, formatTrace } from '../format.ts';
 import { loadPipeline, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
-/** `axon trace <run-id>`: print a trace saved by `axon ask`. */
+/** `axon trace <run-id>` (a unique prefix is enough), `axon trace --last`, `axon trace --diff <a> <b>`: stored runs. */
 export async function runTrace(positionals: string[], options: CommandOptions, io: CommandIO): Promise<number> {
-  if (positionals.length !== 1 || !/^[\w-]+$/.test(positionals[0])) throw new UsageError('trace takes one run id, as printed by `axon ask`.');
+  for (const id of positionals) if (!/^[\w-]+$/.test(id)) throw new UsageError(`"${id}" is not a run id; run ids are letters, digits and dashes.`);
   const { dataDirectory } = await loadPipeline(options, io);
-  const file = join(dataDirectory, 'traces', `${positionals[0]}.json`);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    throw new AxonError('NOT_FOUND', `No trace ${positionals[0]} in ${file}.`, { component: 'cli', fix: 'Use a run id printed by `axon ask`, with the same --store.' });
+  const store = new JsonlTraceStore(dataDirectory);
+  if (options.diff) {
+    if (positionals.length !== 2) throw new UsageError('trace --diff takes two run ids (or unique prefixes): axon trace --diff <a> <b>.');
+    const [a, b] = await Promise.all([store.get(positionals[0]), store.get(positionals[1])]);
+    const differences = diffTraces(a, b);
+    if (options.json) {
+      io.out(JSON.stringify({ a: a.runId, b: b.runId, differences }, null, 2));
+      return 0;
+    }
+    const count = differences.length === 0 ? 'no differences' : `${differences.length} difference${differences.length === 1 ? '' : 's'}`;
+    io.out(`Runs ${a.runId} and ${b.runId}: ${count}`);
+    for (const difference of differences) io.out(`  ${difference.path}\n    a: ${JSON.stringify(difference.a)}\n    b: ${JSON.stringify(difference.b)}`);
+    return 0;
   }
-  const trace = JSON.parse(text) as RunTrace;
-  io.out(options.json ? JSON.stringify(trace, null, 2) : formatTrace(trace, { maxScores: 10, maxDropped: 50 }));
+  let trace: StoredTrace | undefined;
+  if (options.last) {
+    if (positionals.length !== 0) throw new UsageError('trace --last takes no run id.');
+    trace = await store.last();
+    if (!trace) throw new UsageError(`No run is stored in ${store.file} yet; run \`axon ask\` first.`);
+  } else {
+    if (positionals.length !== 1) throw new UsageError('trace takes one run id (a unique prefix is enough), as printed by `axon ask`, or --last.');
+    trace = await store.get(positionals[0]);
+  }
+  if (options.json) {
+    io.out(JSON.stringify(trace, null, 2));
+    return 0;
+  }
+  io.out(formatStoredTrace(trace));
   return 0;
+}
+
+function formatStoredTrace(trace: StoredTrace): string {
+  const caller = [
+    trace.caller.tenantId && `tenant ${trace.caller.tenantId}`,
+    trace.caller.roles && `roles ${trace.caller.roles.join(',')}`,
+    trace.caller.now && `now ${trace.caller.now}`,
+  ]
+    .filter(Boolean)
+    .join(', ');
+  const lines = [
+    `Run ${trace.runId}  ${trace.startedAt}  status ${trace.status} (${trace.stopReason})`,
+    `  caller: ${caller || 'none'}`,
+    `  version: ${Object.entries(trace.version)
+      .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+      .join('  ')}`,
+    `  citations: ${trace.citations.map((citation) => `[${citation.label}] ${citation.sourceName}`).join('  ') || 'none'}`,
+    '',
+    formatTrace(
+      { runId: trace.runId, question: trace.question, startedAt: trace.startedAt, stages: trace.stages, ms: trace.ms },
+      { maxScores: 10, maxDropped: 50 },
+    ),
+    '',
+    formatPacket(trace.packet),
+  ];
+  return lines.join('\n');
 }

@@ -6,11 +6,17 @@ import type { LoadedDocument, Loader, LoaderSource } from '../types.ts';
 export interface JsonLoaderOptions {
   /** The field holding the text, or several joined by a blank line; dotted paths reach nested fields. @default the first of text, content, body present */
   textField?: string | string[];
-  /** Fields copied into metadata. @default every top-level string, number and boolean field that is not text */
+  /**
+   * Fields copied into metadata. @default every top-level string, number and boolean field that is not text, and
+   * the eligibility fields whatever their type (`tenantId`, `allowedRoles`, `supersedes`, `facts`)
+   */
   metadataFields?: string[];
 }
 
 const DEFAULT_TEXT_FIELDS = ['text', 'content', 'body'];
+
+/** Record fields kept in metadata even when they are arrays or objects: eligibility (SPEC §7), supersession and facts. */
+const STRUCTURED_FIELDS = new Set(['tenantId', 'allowedRoles', 'supersedes', 'facts']);
 
 /**
  * JSON (`.json`) and JSON Lines (`.jsonl`, `.ndjson`): one document per record. A `.json` file holds an array
@@ -86,7 +92,8 @@ export class JsonLoader implements Loader {
     const metadataFields = this.options.metadataFields ?? Object.keys(record).filter((key) => !fields.includes(key));
     for (const field of metadataFields) {
       const value = readPath(record, field);
-      if (this.options.metadataFields === undefined && (value === null || typeof value === 'object')) continue;
+      // Arrays and objects are left out by default, except the fields eligibility and conflict detection read.
+      if (this.options.metadataFields === undefined && (value === null || typeof value === 'object') && !STRUCTURED_FIELDS.has(field)) continue;
       const converted = toJsonValue(value);
       if (converted !== undefined) metadata[field] = converted;
     }

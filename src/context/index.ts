@@ -1,0 +1,43 @@
+export {
+  checkEligibility,
+  defaultPiiRedactor,
+  eligibilityFilter,
+  expiresAt,
+  REDACTION_CLASSES,
+  TRUST_LEVELS,
+  type CallerContext,
+  type EligibilityDecision,
+  type EligibilityPolicy,
+  type RedactionClass,
+  type Redactor,
+  type TrustLevel,
+} from './eligibility.ts';
+export { ContextBuilder, DATA_RULES, type ContextBuilderOptions, type MemoryInput, type ToolResultInput } from './builder.ts';
+export {
+  INSTRUCTION_KINDS,
+  MESSAGE_OVERHEAD_TOKENS,
+  orderSections,
+  renderMessages,
+  SECTION_ORDER,
+  type ContextBudget,
+  type ContextPacket,
+  type ContextSection,
+  type Degradation,
+  type OmissionReason,
+  type OmittedRef,
+  type SectionKind,
+} from './packet.ts';
+export { estimateTokenizer, type Tokenizer } from './tokens.ts';
+export { detectConflicts, findSuperseded, uncitedSentences, type ContractStatus, type EvidenceConflict } from './contract.ts';
+export {
+  diffTraces,
+  hashConfiguration,
+  JsonlTraceStore,
+  stableHash,
+  type PipelineVersion,
+  type StoredCaller,
+  type StoredTrace,
+  type TraceDifference,
+  type TraceStore,
+} from './trace-store.ts';
+export { EVIDENCE_RULES, neutralizeTagLookAlikes } from './evidence.ts';
