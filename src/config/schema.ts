@@ -44,7 +44,8 @@ export const pipelineConfigSchema = z
     postProcessors: z.array(typedEntrySchema).default([]),
     /**
      * How candidates are found: `vector` (embeddings), `keyword` (BM25; the store needs a keyword index, as the
-     * file and memory stores have) or `hybrid` (both, fused by reciprocal rank fusion). @default 'vector'
+     * file and memory stores have) or `hybrid` (both, fused by reciprocal rank fusion).
+     * @default 'hybrid' when the store has a keyword index, else 'vector'
      */
     searchMode: z.enum(['vector', 'keyword', 'hybrid']).optional(),
     /** Weights of the vector and keyword lists in hybrid fusion (RRF contributions are multiplied by them). @default { vector: 1, keyword: 1 } */

@@ -4,7 +4,7 @@ import type { PostProcessor } from '../../src/contracts/post-processor.ts';
 import type { VectorSearchOptions } from '../../src/contracts/vector-store.ts';
 import type { Document, DocumentInput, Vector } from '../../src/document.ts';
 import { AxonError, ConfigError, FilterError, IndexEmptyError, SearchTimeoutError } from '../../src/errors.ts';
-import { RAG } from '../../src/rag.ts';
+import { RAG, type SearchMode } from '../../src/rag.ts';
 import { AgentRetriever, type AgentRetrievalRequest } from '../../src/retrieval/agent-retriever.ts';
 import { MemoryStore } from '../../stores/memory/memory-store.ts';
 
@@ -81,6 +81,10 @@ class TestRAG extends RAG {
   }
   protected postProcessors() {
     return this.post;
+  }
+  // The threshold tests read the vector search's similarities; hybrid retrieval is tested on its own below.
+  protected searchMode(): SearchMode {
+    return 'vector';
   }
 }
 
