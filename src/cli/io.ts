@@ -60,14 +60,16 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
     const directory = resolve(io.cwd, options.store ?? '.axon');
     return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, source: 'the embedded default' };
   }
-  const config = loaded.config as { store?: { type?: string; path?: string } };
+  // `path` is the file store's deprecated name for `directory`.
+  const config = loaded.config as { store?: { type?: string; directory?: string; path?: string } };
   const fileStore = config.store === undefined || config.store.type === 'file';
   if (options.store !== undefined) {
     if (!fileStore) throw new UsageError(`--store sets a file store's folder, but ${loaded.source} configures a "${config.store?.type}" store.`);
-    config.store = { ...(config.store ?? { type: 'file' }), path: resolve(io.cwd, options.store) };
+    const { path: _path, ...store } = config.store ?? { type: 'file' };
+    config.store = { ...store, directory: resolve(io.cwd, options.store) };
   }
   const rag = createRag(config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory, source: loaded.source });
-  const dataDirectory = fileStore ? resolve(loaded.baseDirectory, config.store?.path ?? '.axon') : resolve(io.cwd, '.axon');
+  const dataDirectory = fileStore ? resolve(loaded.baseDirectory, config.store?.directory ?? config.store?.path ?? '.axon') : resolve(io.cwd, '.axon');
   return { rag, dataDirectory, source: loaded.source };
 }
 

@@ -23,7 +23,7 @@ const providerEntrySchema = z.looseObject({
  * {
  *   "embeddings": { "provider": "openai", "model": "text-embedding-3-small", "apiKey": { "env": "OPENAI_API_KEY" } },
  *   "chat": { "provider": "openai", "model": "llama3.1", "baseURL": "http://localhost:11434/v1" },
- *   "store": { "type": "file", "path": ".axon", "topK": 50 },
+ *   "store": { "type": "file", "directory": ".axon", "topK": 50 },
  *   "preProcessors": [{ "type": "query-transformation", "strategy": "HYDE" }],
  *   "postProcessors": [{ "type": "adaptive-threshold", "multiplier": 0.6 }]
  * }
@@ -36,7 +36,7 @@ export const pipelineConfigSchema = z
     embeddings: providerEntrySchema.default({ provider: 'local' }),
     /** The model that writes answers (and serves query transformation and the LLM reranker). Without it, answers are extractive. */
     chat: providerEntrySchema.optional(),
-    /** Where documents live. @default { "type": "file", "path": ".axon" } */
+    /** Where documents live. @default { "type": "file", "directory": ".axon" } */
     store: typedEntrySchema.default({ type: 'file' }),
     /** Query-side stages, in order. @default [] */
     preProcessors: z.array(typedEntrySchema).default([]),

@@ -109,7 +109,7 @@ describe('axon CLI', () => {
   });
 
   it('switches providers through a config file, and lists every config problem', async () => {
-    await writeFile(join(directory, 'memory.json'), JSON.stringify({ store: { type: 'file', path: 'configured' }, postProcessors: [{ type: 'top-n', n: 1 }] }));
+    await writeFile(join(directory, 'memory.json'), JSON.stringify({ store: { type: 'file', directory: 'configured' }, postProcessors: [{ type: 'top-n', n: 1 }] }));
     expect((await axon('ingest', 'notes', '--config', 'memory.json')).code).toBe(0);
     const answer = JSON.parse((await axon('ask', 'refunds', '--config', 'memory.json', '--json')).stdout);
     expect(answer.documents).toHaveLength(1);

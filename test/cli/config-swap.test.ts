@@ -26,7 +26,7 @@ beforeAll(async () => {
     JSON.stringify({
       embeddings: { provider: 'openai', model: 'nomic-embed-text', baseURL: `${openai.url}/v1`, dimensions: 16 },
       chat: { provider: 'openai', model: 'llama3.1', baseURL: `${openai.url}/v1` },
-      store: { type: 'file', path: 'store-openai' },
+      store: { type: 'file', directory: 'store-openai' },
       postProcessors: [{ type: 'top-n', n: 2 }],
     }),
   );
@@ -35,7 +35,7 @@ beforeAll(async () => {
     JSON.stringify({
       embeddings: { provider: 'cohere', model: 'embed-v4.0', dimensions: 256, baseURL: cohere.url, apiKey: { env: 'AXON_TEST_COHERE_KEY' } },
       chat: { provider: 'cohere', model: 'command-a-03-2025', baseURL: cohere.url, apiKey: { env: 'AXON_TEST_COHERE_KEY' } },
-      store: { type: 'file', path: 'store-cohere' },
+      store: { type: 'file', directory: 'store-cohere' },
       postProcessors: [{ type: 'cohere-reranker', topN: 2, baseURL: cohere.url, apiKey: { env: 'AXON_TEST_COHERE_KEY' } }],
     }),
   );
