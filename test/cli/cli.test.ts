@@ -79,14 +79,14 @@ describe('axon CLI', () => {
   });
 
   it.each([
-    [['ask', 'x', '--top-k', '0'], 1, /\[rag\] topK must be a positive integer, got 0/],
+    [['ask', 'x', '--top-k', '0'], 2, /--top-k takes a positive whole number, got "0"/],
     [['ask', 'x', '--filter', '{"a":{"$like":1}}'], 1, /Unknown operator \$like/],
     [['ask', 'x', '--filter', 'not json'], 2, /--filter is not valid JSON/],
     [['ask', '   '], 1, /question must be a non-empty string/],
     [['ask'], 2, /ask takes exactly one question/],
     [['ingest'], 2, /ingest needs at least one/],
     [['frobnicate'], 2, /Unknown command "frobnicate"/],
-    [['ask', 'x', '--bogus'], 2, /Unknown option '--bogus'/],
+    [['ask', 'x', '--bogus'], 2, /Unknown option --bogus\. Run `axon --help` for the options\./],
     [['trace', 'no-such-run'], 1, /No trace no-such-run/],
     [['ask', 'x', '--mode', 'fuzzy'], 2, /--mode for ask is one of vector, keyword, hybrid/],
   ])('%j exits %i with one clear line', async (argv, code, message) => {
