@@ -24,6 +24,7 @@ export interface CommandOptions {
   trace?: boolean;
   json?: boolean;
   prune?: boolean;
+  include?: string[];
   ef?: string;
   exact?: boolean;
 }

@@ -27,6 +27,8 @@ Options:
   --trace           Print every pipeline stage: counts, scores, what was dropped and why (ask)
   --json            Machine-readable output on stdout
   --prune           Remove stored files that no longer exist on disk (ingest)
+  --include GLOB    Ingest only files matching GLOB (repeatable; a GLOB without / matches the file name);
+                    matched files no loader handles, such as README or LICENSE, are read as text (ingest)
   --mode MODE       Search mode for ask (vector, keyword or hybrid), or a list to compare for eval,
                     e.g. vector,keyword,hybrid (default: the configured one)
   --pre-processor LIST
@@ -49,6 +51,7 @@ const OPTIONS = {
   trace: { type: 'boolean' },
   json: { type: 'boolean' },
   prune: { type: 'boolean' },
+  include: { type: 'string', multiple: true },
   mode: { type: 'string' },
   'pre-processor': { type: 'string' },
   limit: { type: 'string' },
