@@ -60,7 +60,7 @@ describe('axon CLI', () => {
     expect(result.stdout).toMatch(/2\. search · file-store:vector {2}→ 1 found/);
     expect(result.stdout).toMatch(/3\. search · file-store:keyword {2}→ 1 found/);
     expect(result.stdout).toMatch(/4\. fusion · reciprocal-rank-fusion {2}2 → 1/);
-    expect(result.stdout).toMatch(/top: [0-9a-f]{12}=0\.\d{4}/);
+    expect(result.stdout).toMatch(/top: notes\/[\w.-]+#\d+=0\.\d{4}/);
   });
 
   it('writes machine output with --json and applies --filter', async () => {
