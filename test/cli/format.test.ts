@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatTrace } from '../../src/cli/format.ts';
 import type { RunTrace } from '../../src/pipeline/trace.ts';
+import type { DocumentInput } from '../../src/document.ts';
 import { RAG } from '../../src/rag.ts';
 import { LocalHashEmbeddings } from '../../providers/local/hash-embeddings.ts';
 import { MemoryStore } from '../../stores/memory/memory-store.ts';
@@ -15,7 +16,7 @@ class NotesRAG extends RAG {
   }
 }
 
-const notes = [
+const notes: DocumentInput[] = [
   { id: 'a1b2c3d4e5f6a7b8c9d0', content: 'Refunds are paid within five business days of the request.', sourceType: 'file', sourceName: 'billing/refunds.md', metadata: { chunkIndex: 0 } },
   { id: 'f0e1d2c3b4a59687', content: 'A refund request needs the order number and the reason.', sourceType: 'file', sourceName: 'billing/refunds.md', metadata: { chunkIndex: 1 } },
   { id: '0123456789abcdef01', content: 'Passwords are reset from the account page, under Security.', sourceType: 'file', sourceName: 'manual.pdf', metadata: { chunkIndex: 4, pageNumber: 3 } },
@@ -27,7 +28,7 @@ describe('the trace printout', () => {
     await rag.addDocuments(notes);
     const answer = await rag.answer('How many days until refunds are paid?');
     const printed = formatTrace(answer.trace);
-    for (const note of notes) expect(printed).not.toContain(note.id.slice(0, 12));
+    for (const note of notes) expect(printed).not.toContain(note.id!.slice(0, 12));
     expect(printed).toContain('billing/refunds.md#0=');
     const tops = printed.split('\n').filter((line) => line.trim().startsWith('top:'));
     expect(new Set(tops).size).toBe(tops.length);
