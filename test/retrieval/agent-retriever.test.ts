@@ -166,7 +166,9 @@ describe('AgentRetriever', () => {
     const response = await new AgentRetriever(await filledRag()).retrieve({ query: 'password', scoreThreshold: 0.99 });
     expect(response.results).toEqual([]);
     expect(response.totalFound).toBe(5);
-    expect(response.warning).toMatch(/^No result reached the similarity threshold 0\.99 \(the best similarity was 0\.9500 among 5 found\); returning no results rather than weak ones\./);
+    expect(response.warning).toMatch(
+      /^No result reached the similarity threshold 0\.99 \(similarities seen: best 0\.9500, median 0\.8000, lowest 0\.3000 among 5 found; word-embeddings declares no similarity scale\); returning no results rather than weak ones\./,
+    );
     expect(response.warning).toMatch(/lower scoreThreshold/);
     expect(response.trace.stages.at(-1)!.warnings).toEqual([response.warning]);
   });
