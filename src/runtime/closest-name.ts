@@ -90,8 +90,8 @@ function unwrap(schema: z.ZodType): z.ZodType[] {
 }
 
 function definitionOf(schema: z.ZodType): SchemaDefinition {
-  // zod 4 keeps a schema's structure on `_zod.def`; it is the documented way to introspect schemas.
-  return (schema as unknown as { _zod: { def: SchemaDefinition } })._zod.def;
+  // zod 4 keeps a schema's structure on `_zod.def`; a schema from another zod major has none (no hint then).
+  return (schema as unknown as { _zod?: { def?: SchemaDefinition } })?._zod?.def ?? { type: 'unknown' };
 }
 
 /** Optimal string alignment distance: Levenshtein plus the swap of two neighbouring characters. */
