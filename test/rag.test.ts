@@ -206,7 +206,13 @@ describe('RAG subclass', () => {
 
   it('hands post-processors the original question, in order', async () => {
     const seen: string[] = [];
-    const record = (name: string): PostProcessor => ({ name, process: async (question, documents) => (seen.push(`${name}:${question}`), documents) });
+    const record = (name: string): PostProcessor => ({
+      name,
+      process: async (question, documents) => {
+        seen.push(`${name}:${question}`);
+        return documents;
+      },
+    });
     const rewrite: PreProcessor = { name: 'rewrite', process: async () => [{ text: 'password reset procedure', producedBy: ['rewrite'] }] };
     const rag = await filled({ pre: [rewrite], post: [record('first'), record('second')] });
     await rag.retrieve('how to reset?');

@@ -117,7 +117,7 @@ export function describeParseError(error: Error & { code?: string }, argv: strin
   }
   const option = OPTIONS[name as keyof typeof OPTIONS];
   if (option?.type === 'boolean') return `--${name} is a switch and takes no value: write --${name} alone.`;
-  const position = argv.findIndex((argument) => argument === flag);
+  const position = argv.indexOf(flag);
   const next = position === -1 ? undefined : argv[position + 1];
   if (NUMBER_FLAGS.has(name)) return next !== undefined && /^-\d/.test(next) ? `--${name} takes a positive whole number, got "${next}".` : `--${name} needs a positive whole number: --${name} N.`;
   if (next === undefined || position === -1) return `--${name} needs a value: --${name} VALUE.`;

@@ -156,7 +156,7 @@ describe('AgentRetriever', () => {
     expect(ids(three.results)).toEqual(['reset-1', 'mfa', 'billing']);
     const stage = three.trace.stages.at(-1)!;
     expect(stage.name).toBe('mmr');
-    expect(stage.scores['mfa']).toBeCloseTo(0.02, 5);
+    expect(stage.scores.mfa).toBeCloseTo(0.02, 5);
     expect(stage.dropped).toEqual([{ id: 'reset-2', reason: expect.stringMatching(/^not among the 3 selected by MMR: most similar to "reset-1" \(cosine 0\.999\d\)/) }]);
     // lambda 1 is plain similarity order.
     expect(ids((await retriever.retrieve({ query: 'password', topK: 2, lambda: 1 })).results)).toEqual(['reset-1', 'reset-2']);
@@ -212,19 +212,18 @@ describe('AgentRetriever', () => {
 
   it('measures documents no vector search scored against the query embedding', async () => {
     const store = new RecordingStore();
-    let rag!: TestRAG;
     // Adds a document the search did not return (as a keyword hit would be), and one without an embedding.
     const addsHits: PostProcessor = {
       name: 'adds-hits',
       process: async (_question, documents) => [...documents, ...(await store.getByIds(['billing'])), { id: 'orphan', content: 'no vector', sourceType: 'manual', sourceName: '', score: 1, metadata: {} }],
     };
-    rag = await filledRag([addsHits], store);
+    const rag = await filledRag([addsHits], store);
     const response = await new AgentRetriever(rag, { candidates: 2 }).retrieve({ query: 'password', searchType: 'SIMILARITY', topK: 2 });
     expect(store.asked).toEqual([2]);
     expect(response.totalFound).toBe(4);
     expect(ids(response.results)).toEqual(['reset-1', 'reset-2']);
     const threshold = response.trace.stages.find((stage) => stage.name === 'similarity-threshold')!;
-    expect(threshold.scores['billing']).toBeCloseTo(0.7, 5);
+    expect(threshold.scores.billing).toBeCloseTo(0.7, 5);
     expect(threshold.dropped).toEqual([{ id: 'orphan', reason: 'no similarity score (not found by vector search and no embedding)' }]);
     expect(rag.embedder.calls).toBe(2); // the pipeline's query, then the retriever's for "billing"
     expect(response.warning).toMatch(/1 document had no similarity score/);
