@@ -189,6 +189,8 @@ interface PipelineSections {
   store?: Record<string, unknown>;
   preProcessors?: (Record<string, unknown> | undefined)[];
   postProcessors?: (Record<string, unknown> | undefined)[];
+  /** A chat section is present, well formed or not (a malformed one is not also "missing"). */
+  chatGiven?: boolean;
 }
 
 /** The sections of a configuration the root schema rejected that are well formed on their own. */
@@ -207,7 +209,14 @@ function wellFormedSections(config: unknown): PipelineSections {
       return result.success ? result.data : undefined;
     });
   };
-  return { embeddings: section('embeddings'), chat: section('chat'), store: section('store'), preProcessors: list('preProcessors'), postProcessors: list('postProcessors') };
+  return {
+    embeddings: section('embeddings'),
+    chat: section('chat'),
+    store: section('store'),
+    preProcessors: list('preProcessors'),
+    postProcessors: list('postProcessors'),
+    chatGiven: (config as Record<string, unknown>).chat !== undefined,
+  };
 }
 
 /** Validate every entry of every section against its component's own schema, collecting the problems. */
@@ -218,7 +227,7 @@ function validateSections(registry: ComponentRegistry, sections: PipelineSection
   const pre = (sections.preProcessors ?? []).map((entry, index) => entry && validateEntry(registry, 'pre-processor', entry, 'type', `preProcessors[${index}]`, environment, issues));
   const post = (sections.postProcessors ?? []).map((entry, index) => entry && validateEntry(registry, 'post-processor', entry, 'type', `postProcessors[${index}]`, environment, issues));
   for (const [entry, path] of [...pre.map((entry, index) => [entry, `preProcessors[${index}]`] as const), ...post.map((entry, index) => [entry, `postProcessors[${index}]`] as const)]) {
-    if (entry?.definition.requires?.includes('chat') && sections.chat === undefined) {
+    if (entry?.definition.requires?.includes('chat') && sections.chat === undefined && !sections.chatGiven) {
       issues.push({ path: `${path}.type`, message: `"${entry.definition.name}" needs a chat model: add a "chat" section (e.g. { "provider": "openai", "model": "gpt-4o-mini" })` });
     }
   }

@@ -35,6 +35,11 @@ describe('configuration problems, all at once', () => {
     expect(issues.find((issue) => issue.path === 'postProcessors[1].type')!.message).toMatch(/^unknown post-processor "adaptive-treshold" \(did you mean "adaptive-threshold"\?\); registered: /);
   });
 
+  it('a malformed chat section is reported once, not also as missing for the processors that need it', () => {
+    const issues = issuesOf(() => createRag({ chat: { model: 'gpt-4o-mini' }, preProcessors: [{ type: 'query-transformation', strategy: 'HYDE' }], extra: 1 }));
+    expect(issues.map((issue) => issue.path).sort()).toEqual(['chat.provider', 'extra']);
+  });
+
   it('suggests nothing for a key that is not close to any allowed one', () => {
     const issues = issuesOf(() => createRag({ store: { type: 'memory', colour: 'red' } }));
     expect(issues).toEqual([{ path: 'store.colour', message: 'unknown option "colour"' }]);
