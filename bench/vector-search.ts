@@ -393,7 +393,7 @@ async function benchSciFact(): Promise<void> {
   const dataset = await loadBeir(scifactFolder);
   const embedder = new LocalHashEmbeddings();
   const dimensions = embedder.dimensions;
-  let started = performance.now();
+  const started = performance.now();
   const vectors = new Float32Array(dataset.corpus.length * dimensions);
   dataset.corpus.forEach((document, row) => vectors.set(embedder.embedOne(beirDocumentText(document)), row * dimensions));
   const queries = dataset.queries.map((query) => embedder.embedOne(query.text));

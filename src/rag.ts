@@ -52,7 +52,7 @@ export interface RetrieveOptions {
   /**
    * `vector`, `keyword` or `hybrid`. Keyword and hybrid need a store with a keyword index (`FileStore`,
    * `MemoryStore`). The keyword query is the search query's text: with HyDE, the hypothetical passage.
-   * @default this pipeline's `searchMode()` (`vector` unless a subclass or the configuration says otherwise)
+   * @default this pipeline's `searchMode()` (`hybrid` with a keyword index, else `vector`, unless a subclass or the configuration says otherwise)
    */
   searchMode?: SearchMode;
   /** Weights of the vector and keyword lists in hybrid fusion. @default this pipeline's `hybridWeights()` ({ vector: 1, keyword: 1 }) */
@@ -236,9 +236,12 @@ export abstract class RAG {
   protected chat(): ChatProvider | undefined {
     return undefined;
   }
-  /** How candidates are found when a call does not say: `vector`, `keyword` or `hybrid`. @default 'vector' */
+  /**
+   * How candidates are found when a call does not say: `vector`, `keyword` or `hybrid`.
+   * @default 'hybrid' when the store has a keyword index (`supportsKeywordSearch`), else 'vector'
+   */
   protected searchMode(): SearchMode {
-    return 'vector';
+    return supportsKeywordSearch(this.components().store) ? 'hybrid' : 'vector';
   }
   /** Weights of the vector and keyword lists in hybrid fusion when a call does not say. @default { vector: 1, keyword: 1 } */
   protected hybridWeights(): HybridWeights {

@@ -94,7 +94,7 @@ afterEach(async () => {
 describe('search modes through RAG.retrieve', () => {
   it('vector alone misses the exact identifier; keyword and hybrid find it', async () => {
     const rag = await filled();
-    const vector = await rag.retrieve(QUESTION, { topK: 2 });
+    const vector = await rag.retrieve(QUESTION, { topK: 2, searchMode: 'vector' });
     expect(vector.searchMode).toBe('vector');
     expect(vector.documents.map((document) => document.id)).toEqual(['billing', 'incident-012']);
     expect(vector.documents[0].score).toBeCloseTo(1, 6);
@@ -277,7 +277,22 @@ describe('search mode defaults', () => {
     expect(retrievalDefaultsFor({ embeddings: new TopicEmbeddings(), store })).toBeUndefined();
   });
 
-  it('the local embedder defaults to hybrid with BM25-led weights; other embedders and stores to vector', async () => {
+  it('a RAG subclass defaults to hybrid (equal weights) when its store has a keyword index, to vector when not', async () => {
+    const rag = await filled();
+    const result = await rag.retrieve(QUESTION, { topK: 2 });
+    expect(result.searchMode).toBe('hybrid');
+    // Vector search alone misses the identifier (first test); the keyword list brings it in.
+    expect(result.documents.map((document) => document.id)).toContain('incident-011');
+    expect(result.trace.stages.find((stage) => stage.stage === 'fusion')!.detail).toMatchObject({ weights: { vector: 1, keyword: 1 } });
+
+    const bare = new TopicRAG({ store: new MemoryStore({ keywordIndex: false }) });
+    await bare.addDocuments(CORPUS);
+    const vectorOnly = await bare.retrieve(QUESTION, { topK: 2 });
+    expect(vectorOnly.searchMode).toBe('vector');
+    expect(vectorOnly.trace.stages.map((stage) => stage.stage)).toEqual(['embed', 'search', 'dedupe']);
+  });
+
+  it('the local embedder defaults to hybrid with BM25-led weights; other embedders to hybrid with equal weights, stores without a keyword index to vector', async () => {
     const local = await createRag({ store: { type: 'memory' } });
     await local.addDocuments(CORPUS);
     const result = await local.retrieve(QUESTION);
@@ -310,6 +325,8 @@ describe('search mode defaults', () => {
     }
     const neural = new NeuralBot({ directory: join(directory, 'neural') });
     await neural.addDocuments(CORPUS);
-    expect((await neural.retrieve(QUESTION)).searchMode).toBe('vector');
+    const fromNeural = await neural.retrieve(QUESTION);
+    expect(fromNeural.searchMode).toBe('hybrid');
+    expect(fromNeural.trace.stages.find((stage) => stage.stage === 'fusion')!.detail).toMatchObject({ weights: { vector: 1, keyword: 1 } });
   });
 });

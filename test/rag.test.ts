@@ -8,7 +8,7 @@ import type { PreProcessor, SearchQuery } from '../src/contracts/pre-processor.t
 import type { RunContext } from '../src/contracts/run-context.ts';
 import type { Document, DocumentInput } from '../src/document.ts';
 import { AxonError, FilterError, IndexEmptyError } from '../src/errors.ts';
-import { RAG, type RagEvent } from '../src/rag.ts';
+import { RAG, type RagEvent, type SearchMode } from '../src/rag.ts';
 import { MemoryStore } from '../stores/memory/memory-store.ts';
 import { ScriptedChat } from './helpers/scripted-chat.ts';
 
@@ -49,6 +49,10 @@ class TestRAG extends RAG {
   }
   protected chat() {
     return this.parts.chat;
+  }
+  // These tests trace vector search; the default with a keyword index is hybrid (test/rag-search-modes.test.ts).
+  protected searchMode(): SearchMode {
+    return 'vector';
   }
 }
 
@@ -207,7 +211,13 @@ describe('RAG subclass', () => {
 
   it('hands post-processors the original question, in order', async () => {
     const seen: string[] = [];
-    const record = (name: string): PostProcessor => ({ name, process: async (question, documents) => (seen.push(`${name}:${question}`), documents) });
+    const record = (name: string): PostProcessor => ({
+      name,
+      process: async (question, documents) => {
+        seen.push(`${name}:${question}`);
+        return documents;
+      },
+    });
     const rewrite: PreProcessor = { name: 'rewrite', process: async () => [{ text: 'password reset procedure', producedBy: ['rewrite'] }] };
     const rag = await filled({ pre: [rewrite], post: [record('first'), record('second')] });
     await rag.retrieve('how to reset?');

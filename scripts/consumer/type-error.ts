@@ -1,5 +1,5 @@
 // Must NOT type-check: proves the installed declarations are real types, not `any`.
-import { RAG } from 'axon-rag';
+import type { RAG } from 'axon-rag';
 import { AdaptiveThreshold } from 'axon-rag/processors';
 
 const threshold = new AdaptiveThreshold({ multiplier: 'high' });

@@ -14,17 +14,30 @@ export function formatAnswer(answer: Answer): string {
   return lines.join('\n');
 }
 
-/** One block per stage: what went in, what came out, the best scores, what was dropped and why. */
+/**
+ * One block per stage: what went in, what came out, the best scores, what was dropped and why. Documents are
+ * named `source#chunk` (from the trace's `sources`; the id's first 12 characters for a trace without them). A
+ * stage whose best documents and scores are those of the stage before prints no `top:` line of its own, and
+ * `generate` lists what the answer cited.
+ */
 export function formatTrace(trace: RunTrace, options: { maxScores?: number; maxDropped?: number } = {}): string {
   const maxScores = options.maxScores ?? 5;
   const maxDropped = options.maxDropped ?? 5;
+  const name = documentNamer(trace);
   const lines = [`Trace ${trace.runId}  (${trace.ms} ms)  question: ${JSON.stringify(trace.question)}`];
+  let previousTop = '';
   trace.stages.forEach((stage, index) => {
     lines.push(`  ${index + 1}. ${stage.stage} · ${stage.name}  ${describeCounts(stage)}  ${stage.ms} ms`);
     for (const query of stage.queries ?? []) lines.push(`       query: ${JSON.stringify(query)}`);
-    const scored = stage.outputIds.slice(0, maxScores).map((id) => `${shortId(id)}=${formatScore(stage.scores[id])}`);
-    if (scored.length > 0) lines.push(`       top: ${scored.join('  ')}${stage.outputIds.length > maxScores ? '  …' : ''}`);
-    for (const dropped of stage.dropped.slice(0, maxDropped)) lines.push(`       dropped ${shortId(dropped.id)}: ${dropped.reason}`);
+    const scored = stage.outputIds.slice(0, maxScores).map((id) => `${name(id)}=${formatScore(stage.scores[id])}`);
+    const top = `${scored.join('  ')}${stage.outputIds.length > maxScores ? '  …' : ''}`;
+    if (scored.length > 0 && top !== previousTop) lines.push(`       top: ${top}`);
+    if (scored.length > 0) previousTop = top;
+    if (stage.stage === 'generate') {
+      const cited = citedLabels(stage).map((label) => `[${label}] ${stage.inputIds[label - 1] === undefined ? '?' : name(stage.inputIds[label - 1])}`);
+      lines.push(`       cited: ${cited.length > 0 ? cited.join('  ') : 'nothing'}`);
+    }
+    for (const dropped of stage.dropped.slice(0, maxDropped)) lines.push(`       dropped ${name(dropped.id)}: ${dropped.reason}`);
     if (stage.dropped.length > maxDropped) lines.push(`       … and ${stage.dropped.length - maxDropped} more dropped`);
     for (const warning of stage.warnings) lines.push(`       warning: ${warning}`);
   });
@@ -34,7 +47,25 @@ export function formatTrace(trace: RunTrace, options: { maxScores?: number; maxD
 function describeCounts(stage: StageRecord): string {
   if (stage.stage === 'pre-process' || stage.stage === 'embed') return `${stage.queries?.length ?? 0} quer${stage.queries?.length === 1 ? 'y' : 'ies'}`;
   if (stage.stage === 'search') return `→ ${stage.outputIds.length} found`;
+  if (stage.stage === 'generate') return `${stage.inputIds.length} passage${stage.inputIds.length === 1 ? '' : 's'} → ${citedLabels(stage).length} cited`;
   return `${stage.inputIds.length} → ${stage.outputIds.length}${stage.dropped.length ? ` (${stage.dropped.length} dropped)` : ''}`;
+}
+
+function citedLabels(stage: StageRecord): number[] {
+  const cited = stage.detail?.cited;
+  return Array.isArray(cited) ? cited.filter((label): label is number => Number.isInteger(label)) : [];
+}
+
+/** How the printout names a document: its source, with the short id added where two documents share one. */
+function documentNamer(trace: RunTrace): (id: string) => string {
+  const sources = trace.sources ?? {};
+  const idsBySource = new Map<string, number>();
+  for (const source of Object.values(sources)) idsBySource.set(source, (idsBySource.get(source) ?? 0) + 1);
+  return (id) => {
+    const source = Object.hasOwn(sources, id) ? sources[id] : undefined;
+    if (source === undefined) return shortId(id);
+    return (idsBySource.get(source) ?? 0) > 1 ? `${source} (${shortId(id)})` : source;
+  };
 }
 
 function shortId(id: string): string {

@@ -23,6 +23,7 @@ export interface CommandOptions {
   trace?: boolean;
   json?: boolean;
   prune?: boolean;
+  include?: string[];
   ef?: string;
   exact?: boolean;
   explain?: boolean;
@@ -72,16 +73,18 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
     const configHash = hashConfiguration({ embedded: 'default' });
     return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, source: 'the embedded default', configHash };
   }
-  const config = loaded.config as { store?: { type?: string; path?: string } };
+  // `path` is the file store's deprecated name for `directory`.
+  const config = loaded.config as { store?: { type?: string; directory?: string; path?: string } };
   const fileStore = config.store === undefined || config.store.type === 'file';
   if (options.store !== undefined) {
     if (!fileStore) throw new UsageError(`--store sets a file store's folder, but ${loaded.source} configures a "${config.store?.type}" store.`);
-    config.store = { ...(config.store ?? { type: 'file' }), path: resolve(io.cwd, options.store) };
+    const { path: _path, ...store } = config.store ?? { type: 'file' };
+    config.store = { ...store, directory: resolve(io.cwd, options.store) };
   }
   const configHash = hashConfiguration(config);
   const { createRag } = await import('../config/create-rag.ts');
   const rag = await createRag(config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory, source: loaded.source });
-  const dataDirectory = fileStore ? resolve(loaded.baseDirectory, config.store?.path ?? '.axon') : resolve(io.cwd, '.axon');
+  const dataDirectory = fileStore ? resolve(loaded.baseDirectory, config.store?.directory ?? config.store?.path ?? '.axon') : resolve(io.cwd, '.axon');
   return { rag, dataDirectory, source: loaded.source, configHash };
 }
 

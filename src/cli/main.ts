@@ -2,6 +2,7 @@
 import { realpathSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { AxonError } from '../errors.ts';
+import { didYouMean } from '../runtime/closest-name.ts';
 import { UsageError, type CommandIO } from './io.ts';
 
 const HELP = `axon — retrieval-augmented generation pipelines
@@ -30,6 +31,8 @@ Options:
   --context FILE    JSON of extra packet sections and budget: policies, goal, toolResults, memories (ask)
   --json            Machine-readable output on stdout
   --prune           Remove stored files that no longer exist on disk (ingest)
+  --include GLOB    Ingest only files matching GLOB (repeatable; a GLOB without / matches the file name);
+                    matched files no loader handles, such as README or LICENSE, are read as text (ingest)
   --mode MODE       Search mode for ask (vector, keyword or hybrid), or a list to compare for eval,
                     e.g. vector,keyword,hybrid (default: the configured one)
   --pre-processor LIST
@@ -60,6 +63,7 @@ const OPTIONS = {
   diff: { type: 'boolean' },
   json: { type: 'boolean' },
   prune: { type: 'boolean' },
+  include: { type: 'string', multiple: true },
   mode: { type: 'string' },
   'pre-processor': { type: 'string' },
   limit: { type: 'string' },
@@ -107,8 +111,31 @@ function parseArguments(argv: string[]) {
   try {
     return parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
   } catch (error) {
-    throw new UsageError(`${(error as Error).message}. Run \`axon --help\` for the options.`);
+    throw new UsageError(`${describeParseError(error as Error & { code?: string }, argv)} Run \`axon --help\` for the options.`);
   }
+}
+
+/** Flags whose value is a positive whole number. */
+const NUMBER_FLAGS = new Set(['top-k', 'ef', 'limit']);
+
+/**
+ * One line naming the fix, in place of `parseArgs`'s several (which end in `'--top-k=-XYZ'..`). Only the
+ * option's name is taken from its message (the quoted part, stable across Node versions); the rest is ours.
+ */
+export function describeParseError(error: Error & { code?: string }, argv: string[]): string {
+  const flag = /'(-{1,2}[^' ]+)/.exec(error.message)?.[1];
+  const name = flag?.replace(/^-+/, '');
+  if (flag === undefined || name === undefined) return `${error.message.split('\n')[0].replace(/\.+$/, '')}.`;
+  if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    return `Unknown option ${flag}${didYouMean(name, Object.keys(OPTIONS)).replace(/"([^"]+)"/, '"--$1"')}.`;
+  }
+  const option = OPTIONS[name as keyof typeof OPTIONS];
+  if (option?.type === 'boolean') return `--${name} is a switch and takes no value: write --${name} alone.`;
+  const position = argv.indexOf(flag);
+  const next = position === -1 ? undefined : argv[position + 1];
+  if (NUMBER_FLAGS.has(name)) return next !== undefined && /^-\d/.test(next) ? `--${name} takes a positive whole number, got "${next}".` : `--${name} needs a positive whole number: --${name} N.`;
+  if (next === undefined || position === -1) return `--${name} needs a value: --${name} VALUE.`;
+  return `--${name} needs a value, but is followed by "${next}"; write --${name}=${next} if that is the value.`;
 }
 
 function reportError(error: unknown, io: CommandIO): number {

@@ -22,11 +22,33 @@ import { QdrantStore, qdrantStoreOptionsSchema } from '../../stores/qdrant/qdran
 import type { ChatProvider } from '../contracts/chat.ts';
 import { ComponentRegistry, defineComponent } from './registry.ts';
 
-/** The file store as configured: `path` (relative to the config file) instead of the class's `directory`. */
-const fileStoreConfigSchema = fileStoreOptionsSchema.omit({ directory: true }).extend({
-  /** Folder of the store, relative to the configuration file's folder. @default '.axon' */
-  path: z.string().min(1).default('.axon'),
-});
+/**
+ * The file store as configured: the class's options, with `directory` relative to the config file's folder.
+ * `path` is the name configuration used before 0.2 for the same folder: still read, with a deprecation warning.
+ */
+const fileStoreConfigSchema = fileStoreOptionsSchema
+  .extend({
+    /** Folder of the store, relative to the configuration file's folder. @default '.axon' */
+    directory: z.string().min(1).optional(),
+    /** @deprecated The old name of `directory`; read when `directory` is not given, with a warning. */
+    path: z.string().min(1).optional(),
+  })
+  .refine((options) => options.directory === undefined || options.path === undefined, {
+    path: ['path'],
+    message: '"path" is the old name of "directory"; give only "directory"',
+  });
+
+/** The file store's folder from its configuration entry, warning once per entry that uses the deprecated `path`. */
+function fileStoreDirectory(options: { directory?: string; path?: string }, baseDirectory: string): string {
+  if (options.path !== undefined && options.directory === undefined) {
+    process.emitWarning('[axon] [config] The file store\'s "path" option is now "directory"; "path" still works for now. Rename it in your configuration.', {
+      type: 'DeprecationWarning',
+      code: 'AXON_FILE_STORE_PATH',
+    });
+  }
+  const directory = options.directory ?? options.path ?? '.axon';
+  return isAbsolute(directory) ? directory : resolve(baseDirectory, directory);
+}
 
 /** Every component Axon ships, by the name configuration uses. */
 export const BUILT_IN_COMPONENTS = [
@@ -43,7 +65,7 @@ export const BUILT_IN_COMPONENTS = [
     name: 'file',
     description: 'the embedded default: a crash-safe file store',
     options: fileStoreConfigSchema,
-    create: ({ path, ...options }, { baseDirectory }) => new FileStore({ ...options, directory: isAbsolute(path) ? path : resolve(baseDirectory, path) }),
+    create: ({ path, directory, ...options }, { baseDirectory }) => new FileStore({ ...options, directory: fileStoreDirectory({ path, directory }, baseDirectory) }),
   }),
   defineComponent({ kind: 'store', name: 'memory', description: 'in-process memory (tests, demos)', options: memoryStoreOptionsSchema, create: (options) => new MemoryStore(options) }),
   defineComponent({ kind: 'store', name: 'qdrant', description: 'a Qdrant server', options: qdrantStoreOptionsSchema, create: (options) => new QdrantStore(options) }),

@@ -9,6 +9,7 @@ import type { VectorStore } from '../contracts/vector-store.ts';
 import { supportsKeywordSearch } from '../contracts/keyword-search.ts';
 import { AxonError, ConfigError, type ConfigIssue } from '../errors.ts';
 import { RAG, type HybridWeights, type SearchMode } from '../rag.ts';
+import { describeOptionIssues, didYouMean } from '../runtime/closest-name.ts';
 import { createRegistry } from './built-ins.ts';
 import { retrievalDefaultsFor } from './embedded-rag.ts';
 import type { ComponentDependencies, ComponentKind, ComponentKinds, ComponentRegistry } from './registry.ts';
@@ -98,21 +99,15 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
 
   const parsed = pipelineConfigSchema.safeParse(config);
   if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message })), { source: options.source });
+    for (const issue of describeOptionIssues(pipelineConfigSchema, parsed.error)) issues.push({ path: formatPath(issue.path), message: issue.message });
+    // Go on into the sections that are well formed, so their own problems are reported in the same error.
+    validateSections(registry, wellFormedSections(config), environment, issues);
+    throw new ConfigError(issues, { source: options.source });
   }
   const pipeline: ParsedPipelineConfig = parsed.data;
 
   // First pass: validate every entry, so all problems are reported together.
-  const embeddings = validateEntry(registry, 'embeddings', pipeline.embeddings, 'provider', 'embeddings', environment, issues);
-  const chat = pipeline.chat ? validateEntry(registry, 'chat', pipeline.chat, 'provider', 'chat', environment, issues) : undefined;
-  const store = validateEntry(registry, 'store', pipeline.store, 'type', 'store', environment, issues);
-  const pre = pipeline.preProcessors.map((entry, index) => validateEntry(registry, 'pre-processor', entry, 'type', `preProcessors[${index}]`, environment, issues));
-  const post = pipeline.postProcessors.map((entry, index) => validateEntry(registry, 'post-processor', entry, 'type', `postProcessors[${index}]`, environment, issues));
-  for (const [entry, path] of [...pre.map((entry, index) => [entry, `preProcessors[${index}]`] as const), ...post.map((entry, index) => [entry, `postProcessors[${index}]`] as const)]) {
-    if (entry?.definition.requires?.includes('chat') && pipeline.chat === undefined) {
-      issues.push({ path: `${path}.type`, message: `"${entry.definition.name}" needs a chat model: add a "chat" section (e.g. { "provider": "openai", "model": "gpt-4o-mini" })` });
-    }
-  }
+  const { embeddings, chat, store, pre, post } = validateSections(registry, pipeline, environment, issues);
   if (issues.length > 0) throw new ConfigError(issues, { source: options.source });
 
   // Second pass: build, in dependency order (providers before the processors that use them).
@@ -198,6 +193,58 @@ export async function loadConfigFile(path: string, registry: ComponentRegistry =
 
 const inversify = lazyModule('inversify', 'config', () => import('inversify'));
 
+/** The sections of a pipeline configuration, each entry `undefined` where it is malformed (it is reported by the root schema). */
+interface PipelineSections {
+  embeddings?: Record<string, unknown>;
+  chat?: Record<string, unknown>;
+  store?: Record<string, unknown>;
+  preProcessors?: (Record<string, unknown> | undefined)[];
+  postProcessors?: (Record<string, unknown> | undefined)[];
+  /** A chat section is present, well formed or not (a malformed one is not also "missing"). */
+  chatGiven?: boolean;
+}
+
+/** The sections of a configuration the root schema rejected that are well formed on their own. */
+function wellFormedSections(config: unknown): PipelineSections {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) return {};
+  const { shape } = pipelineConfigSchema;
+  const section = <Key extends 'embeddings' | 'chat' | 'store'>(key: Key) => {
+    const result = shape[key].safeParse((config as Record<string, unknown>)[key]);
+    return result.success ? (result.data as Record<string, unknown> | undefined) : undefined;
+  };
+  const list = (key: 'preProcessors' | 'postProcessors') => {
+    const value = (config as Record<string, unknown>)[key];
+    if (!Array.isArray(value)) return [];
+    return value.map((entry) => {
+      const result = shape[key].unwrap().element.safeParse(entry);
+      return result.success ? result.data : undefined;
+    });
+  };
+  return {
+    embeddings: section('embeddings'),
+    chat: section('chat'),
+    store: section('store'),
+    preProcessors: list('preProcessors'),
+    postProcessors: list('postProcessors'),
+    chatGiven: (config as Record<string, unknown>).chat !== undefined,
+  };
+}
+
+/** Validate every entry of every section against its component's own schema, collecting the problems. */
+function validateSections(registry: ComponentRegistry, sections: PipelineSections, environment: Record<string, string | undefined>, issues: ConfigIssue[]) {
+  const embeddings = sections.embeddings && validateEntry(registry, 'embeddings', sections.embeddings, 'provider', 'embeddings', environment, issues);
+  const chat = sections.chat && validateEntry(registry, 'chat', sections.chat, 'provider', 'chat', environment, issues);
+  const store = sections.store && validateEntry(registry, 'store', sections.store, 'type', 'store', environment, issues);
+  const pre = (sections.preProcessors ?? []).map((entry, index) => entry && validateEntry(registry, 'pre-processor', entry, 'type', `preProcessors[${index}]`, environment, issues));
+  const post = (sections.postProcessors ?? []).map((entry, index) => entry && validateEntry(registry, 'post-processor', entry, 'type', `postProcessors[${index}]`, environment, issues));
+  for (const [entry, path] of [...pre.map((entry, index) => [entry, `preProcessors[${index}]`] as const), ...post.map((entry, index) => [entry, `postProcessors[${index}]`] as const)]) {
+    if (entry?.definition.requires?.includes('chat') && sections.chat === undefined && !sections.chatGiven) {
+      issues.push({ path: `${path}.type`, message: `"${entry.definition.name}" needs a chat model: add a "chat" section (e.g. { "provider": "openai", "model": "gpt-4o-mini" })` });
+    }
+  }
+  return { embeddings, chat, store, pre, post };
+}
+
 interface ValidatedEntry<Kind extends ComponentKind> {
   definition: NonNullable<ReturnType<ComponentRegistry['get']>> & { kind: Kind };
   options: unknown;
@@ -215,13 +262,13 @@ function validateEntry<Kind extends ComponentKind>(
   const { [key]: name, ...rest } = entry;
   const definition = registry.get(kind, String(name));
   if (!definition) {
-    issues.push({ path: `${path}.${key}`, message: `unknown ${kind} "${String(name)}"; registered: ${registry.list(kind).join(', ') || 'none'}` });
+    issues.push({ path: `${path}.${key}`, message: `unknown ${kind} "${String(name)}"${didYouMean(String(name), registry.list(kind))}; registered: ${registry.list(kind).join(', ') || 'none'}` });
     return undefined;
   }
   const resolved = resolveEnvironmentReferences(rest, path, environment, issues);
   const parsed = definition.options.safeParse(resolved);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) issues.push({ path: `${path}${issue.path.length ? `.${formatPath(issue.path)}` : ''}`, message: issue.message });
+    for (const issue of describeOptionIssues(definition.options, parsed.error)) issues.push({ path: `${path}${issue.path.length ? `.${formatPath(issue.path)}` : ''}`, message: issue.message });
     return undefined;
   }
   return { definition: definition as ValidatedEntry<Kind>['definition'], options: parsed.data };

@@ -17,8 +17,8 @@ import { RAG, type HybridWeights, type SearchMode } from '../rag.ts';
 export const LOCAL_EMBEDDINGS_HYBRID_WEIGHTS: Readonly<Required<HybridWeights>> = Object.freeze({ vector: 1 / 62, keyword: 1 });
 
 /**
- * The retrieval defaults that suit a pipeline's parts, or `undefined` for the generic ones (`vector`, equal
- * weights). With the local hashing embedder, keyword search is far stronger than its vectors, so such a
+ * The retrieval defaults that suit a pipeline's parts, or `undefined` for the generic ones (`hybrid` when the
+ * store has a keyword index, else `vector`; equal weights). With the local hashing embedder, keyword search is far stronger than its vectors, so such a
  * pipeline defaults to `hybrid` with BM25-led weights when its store has a keyword index.
  */
 export function retrievalDefaultsFor(parts: { embeddings: EmbeddingsProvider; store: VectorStore }): { searchMode: SearchMode; hybridWeights: Required<HybridWeights> } | undefined {

@@ -23,7 +23,7 @@ const providerEntrySchema = z.looseObject({
  * {
  *   "embeddings": { "provider": "openai", "model": "text-embedding-3-small", "apiKey": { "env": "OPENAI_API_KEY" } },
  *   "chat": { "provider": "openai", "model": "llama3.1", "baseURL": "http://localhost:11434/v1" },
- *   "store": { "type": "file", "path": ".axon", "topK": 50 },
+ *   "store": { "type": "file", "directory": ".axon", "topK": 50 },
  *   "preProcessors": [{ "type": "query-transformation", "strategy": "HYDE" }],
  *   "postProcessors": [{ "type": "adaptive-threshold", "multiplier": 0.6 }]
  * }
@@ -36,7 +36,7 @@ export const pipelineConfigSchema = z
     embeddings: providerEntrySchema.default({ provider: 'local' }),
     /** The model that writes answers (and serves query transformation and the LLM reranker). Without it, answers are extractive. */
     chat: providerEntrySchema.optional(),
-    /** Where documents live. @default { "type": "file", "path": ".axon" } */
+    /** Where documents live. @default { "type": "file", "directory": ".axon" } */
     store: typedEntrySchema.default({ type: 'file' }),
     /** Query-side stages, in order. @default [] */
     preProcessors: z.array(typedEntrySchema).default([]),
@@ -44,7 +44,8 @@ export const pipelineConfigSchema = z
     postProcessors: z.array(typedEntrySchema).default([]),
     /**
      * How candidates are found: `vector` (embeddings), `keyword` (BM25; the store needs a keyword index, as the
-     * file and memory stores have) or `hybrid` (both, fused by reciprocal rank fusion). @default 'vector'
+     * file and memory stores have) or `hybrid` (both, fused by reciprocal rank fusion).
+     * @default 'hybrid' when the store has a keyword index, else 'vector'
      */
     searchMode: z.enum(['vector', 'keyword', 'hybrid']).optional(),
     /** Weights of the vector and keyword lists in hybrid fusion (RRF contributions are multiplied by them). @default { vector: 1, keyword: 1 } */

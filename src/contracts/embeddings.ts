@@ -19,6 +19,23 @@ export interface EmbeddingsCapabilities {
 }
 
 /**
+ * What the cosine similarities of one embedding model mean, measured on judged queries: a threshold on
+ * similarity is only meaningful on a known scale (SPEC §1), and models differ widely (the offline hashing
+ * embedder's best match for a real query is around 0.3; a strong neural model's is often above 0.6).
+ */
+export interface SimilarityScale {
+  /**
+   * The cosine similarity at or above which a passage is worth returning for a query: the default of
+   * similarity cut-offs such as `AgentRetriever`'s `scoreThreshold`.
+   */
+  readonly threshold: number;
+  /** How far above `threshold` the best match should be for a result to count as confident. */
+  readonly confidentMargin: number;
+  /** Where the figures come from (data set, queries, what share of relevant passages reach `threshold`). */
+  readonly calibration: string;
+}
+
+/**
  * Turns texts into vectors. The capability fields let the core batch and parallelise in one place
  * (`src/runtime/`); `embed` itself is called with at most `maxBatchSize` texts.
  */
@@ -33,6 +50,8 @@ export interface EmbeddingsProvider {
   readonly maxParallelCalls: number;
   /** Optional: what the vectors are like. Absent means semantic vectors with no special handling. */
   readonly capabilities?: EmbeddingsCapabilities;
+  /** The model's similarity scale, where it has been measured; similarity thresholds default to it. */
+  readonly similarity?: SimilarityScale;
   /** One vector per text, in the same order. */
   embed(texts: string[], options: EmbedOptions): Promise<Vector[]>;
 }

@@ -1,5 +1,5 @@
 import { FilterError } from '../errors.ts';
-import type { ComparisonOperator, Filter, FilterNode, Primitive } from './types.ts';
+import type { ComparisonOperator, FilterNode, Primitive } from './types.ts';
 
 const FIELD_OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$contains', '$exists'] as const;
 const LOGICAL_OPERATORS = ['$and', '$or', '$not'] as const;

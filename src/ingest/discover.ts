@@ -25,6 +25,12 @@ export interface DiscoveredFile {
   size: number;
   /** Named by the caller rather than found by walking a directory or expanding a pattern. */
   explicit: boolean;
+  /**
+   * Asked for: named by the caller, matched by a glob pattern given as a path, or by an `include` pattern.
+   * Such a file is read as plain text when no loader handles its extension (`README`, `LICENSE`), except that
+   * one named directly must have no extension at all.
+   */
+  requested: boolean;
 }
 
 /** Where a given path reaches, so `pruneMissing` removes only sources that this run was responsible for. */
@@ -61,7 +67,7 @@ export async function discoverFiles(
       } else if (information.isFile()) {
         const sourceName = toSourceName(options.baseDirectory, absolute);
         roots.push({ kind: 'file', sourceName });
-        add({ path: absolute, sourceName, size: information.size, explicit: true });
+        add({ path: absolute, sourceName, size: information.size, explicit: true, requested: true });
       } else {
         failed.push({ path: given, code: 'unreadable', reason: 'is neither a regular file nor a directory.' });
       }
@@ -152,7 +158,8 @@ async function walk(
       if (options.exclude.some((exclude) => matchesPathFilter(`${relativePath}/`, exclude) || matchesPathFilter(relativePath, exclude))) continue;
       await walk(root, absolute, options, add, failed, visited, pattern);
     } else if (isFile && passesFilters(relativePath, options, pattern)) {
-      add({ path: absolute, sourceName: toSourceName(options.baseDirectory, absolute), size, explicit: false });
+      const requested = pattern !== undefined || (options.include?.length ?? 0) > 0;
+      add({ path: absolute, sourceName: toSourceName(options.baseDirectory, absolute), size, explicit: false, requested });
     }
   }
 }

@@ -11,8 +11,18 @@ const MEBIBYTE = 1024 * 1024;
 
 export const ingestOptionsSchema = z
   .object({
-    /** Glob patterns a file found inside a directory must match (any of them). A pattern without `/` matches the file name, e.g. `*.md`. @default every file */
+    /**
+     * Glob patterns a file found inside a directory must match (any of them). A pattern without `/` matches the
+     * file name, e.g. `*.md`. A file an include pattern matches is read as plain text when no loader handles its
+     * extension (`README*` takes in `README` and `README.Debian`). @default every file
+     */
     include: z.array(z.string().min(1)).optional(),
+    /**
+     * Loaders by glob pattern, checked before the file's extension: each pattern names the extension whose loader
+     * reads the files it matches, e.g. `{ "README*": "txt", "*.mdoc": "md" }`. A pattern without `/` matches the
+     * file name; one with `/` the source name (the path relative to `baseDirectory`). @default {}
+     */
+    loaderPatterns: z.record(z.string().min(1), z.string().min(1)).default({}),
     /** Glob patterns that leave files and directories out. Replaces the default when given. @default ['**\/node_modules/**'] */
     exclude: z.array(z.string().min(1)).default(['**/node_modules/**']),
     /** Walk into files and directories whose name starts with a dot. @default false */
@@ -112,6 +122,16 @@ export async function ingestPaths(paths: readonly string[], target: IngestTarget
       details: { argument: 'target' },
     });
   }
+  const allLoaders = { ...createDefaultLoaders({ json: settings.json, csv: settings.csv }), ...loaders };
+  for (const [pattern, loaderName] of Object.entries(settings.loaderPatterns)) {
+    if (!Object.hasOwn(allLoaders, loaderName)) {
+      throw new AxonError('INVALID_OPTION', `loaderPatterns["${pattern}"] names the loader "${loaderName}", which does not exist.`, {
+        component: 'ingest',
+        fix: `Name the extension of a loader: ${Object.keys(allLoaders).sort().join(', ')}.`,
+        details: { option: `loaderPatterns.${pattern}` },
+      });
+    }
+  }
   const run = new IngestRun(
     target,
     {
@@ -129,10 +149,11 @@ export async function ingestPaths(paths: readonly string[], target: IngestTarget
       chunksPerCommit: settings.chunksPerCommit,
       streamThresholdBytes: settings.streamThresholdBytes,
       maxFileBytes: settings.maxFileBytes,
+      loaderPatterns: settings.loaderPatterns,
       loaderSettings: { json: settings.json, csv: settings.csv },
       metadataDefaults: settings.metadataDefaults as IngestRunSettings['metadataDefaults'],
     },
-    { ...createDefaultLoaders({ json: settings.json, csv: settings.csv }), ...loaders },
+    allLoaders,
     signal,
     onProgress,
   );

@@ -5,6 +5,7 @@ import { AxonError, throwIfAborted } from '../errors.ts';
 import { embedAll } from '../runtime/embed.ts';
 import { buildChunkDocument, Chunker, ingestFingerprint, isUnchanged, type ChunkDraft } from './chunking.ts';
 import { discoverFiles, isWithinRoots, type DiscoveredFile, type DiscoverOptions, type DiscoveryRoot } from './discover.ts';
+import { matchesPathFilter } from './glob.ts';
 import { IngestReport } from './ingest-report.ts';
 import { matchesGlob } from './glob.ts';
 import { createLoaderSource, readForLoader, type ContentSniff } from './source-file.ts';
@@ -21,6 +22,8 @@ export interface IngestRunSettings {
   chunksPerCommit: number;
   streamThresholdBytes: number;
   maxFileBytes: number;
+  /** Glob pattern → the extension whose loader reads the files it matches, checked before the file's own extension. */
+  loaderPatterns: Record<string, string>;
   /** Loader settings that change what is stored, so they belong in the fingerprint. */
   loaderSettings: Record<string, unknown>;
   /** Metadata defaults by source-name glob (see `ingestOptionsSchema`). @default [] */
@@ -96,13 +99,29 @@ export class IngestRun {
     return this.report.done();
   }
 
+  /**
+   * The loader of a file: the first `loaderPatterns` entry matching its path, else its extension's; a file asked
+   * for by pattern that no loader handles, or named directly and without an extension, is read as plain text
+   * (the binary check still applies).
+   */
+  private loaderFor(file: DiscoveredFile, extension: string): { loader: Loader | undefined; asText: boolean } {
+    for (const [pattern, loaderName] of Object.entries(this.settings.loaderPatterns)) {
+      if (matchesPathFilter(file.sourceName, pattern)) return { loader: this.loaders[loaderName], asText: false };
+    }
+    if (Object.hasOwn(this.loaders, extension)) return { loader: this.loaders[extension], asText: false };
+    // A file named directly keeps failing for an unknown extension (`logo.bmp`): only one without any is read as text.
+    const asText = file.requested && (!file.explicit || extension === '');
+    if (asText && Object.hasOwn(this.loaders, 'txt')) return { loader: this.loaders.txt, asText: true };
+    return { loader: undefined, asText: false };
+  }
+
   /** Read, check and split one file. Returns undefined when the file is already dealt with (unchanged, skipped, failed). */
   private async prepare(file: DiscoveredFile): Promise<PreparedFile | undefined> {
     const extension = extname(file.path).slice(1).toLowerCase();
-    const loader = Object.hasOwn(this.loaders, extension) ? this.loaders[extension] : undefined;
+    const { loader, asText } = this.loaderFor(file, extension);
+    const supported = () => Object.keys(this.loaders).sort().map((name) => `.${name}`).join(' ');
     if (!loader) {
-      const supported = Object.keys(this.loaders).sort().map((name) => `.${name}`).join(' ');
-      const reason = extension === '' ? `has no extension, so no loader applies (supported: ${supported}).` : `has an unsupported extension .${extension} (supported: ${supported}).`;
+      const reason = extension === '' ? `has no extension, so no loader applies (supported: ${supported()}).` : `has an unsupported extension .${extension} (supported: ${supported()}).`;
       return this.report.issue(file.explicit ? 'failed' : 'skipped', { path: file.sourceName, code: 'unsupported-extension', reason });
     }
     if (file.size === 0) return this.skipStale(file, 'empty', 'is empty.');
@@ -114,6 +133,10 @@ export class IngestRun {
       return this.fail(file, 'unreadable', `cannot be read (${describeError(error)}).`);
     }
     if (read.kind === 'too-large') return this.report.issue('skipped', { path: file.sourceName, code: 'too-large', reason: read.reason });
+    if (read.sniff?.binary && asText) {
+      const reason = `${extension === '' ? 'has no extension' : `has an unsupported extension .${extension}`} and is not text (${read.sniff.reason.replace(/, so .*$/, '')}), so no loader applies (supported: ${supported()}).`;
+      return this.report.issue(file.explicit ? 'failed' : 'skipped', { path: file.sourceName, code: 'unsupported-extension', reason });
+    }
     if (read.sniff?.binary) return this.skipStale(file, 'binary', `${read.sniff.reason}.`);
     const stored = await this.storedChunks(file);
     if (stored === undefined) return undefined;

@@ -1,6 +1,5 @@
 import type { EmbeddingsProvider } from '../contracts/embeddings.ts';
 import type { VectorStore } from '../contracts/vector-store.ts';
-import type { JsonValue } from '../document.ts';
 
 // The loader contract lives with the other contracts; re-exported here for the ingest modules and older imports.
 export type { LoadedDocument, Loader, LoaderSource } from '../contracts/loader.ts';

@@ -37,6 +37,8 @@ export interface RunTrace {
   stages: StageRecord[];
   /** Wall time of the whole run so far, in milliseconds. */
   ms: number;
+  /** Where each document the stages name comes from, by id: `sourceName:page#chunk`, as citations are printed. */
+  sources?: Record<string, string>;
 }
 
 /** The OpenTelemetry tracer name Axon's spans are reported under. */
@@ -63,6 +65,7 @@ export class TraceRecorder {
 
   /** Open a record; the returned handle gives the stage its `RunContext` and closes the record. */
   begin(stage: StageKind, name: string, input: { documents?: Document[]; queries?: string[] }, signal: AbortSignal): StageHandle {
+    this.remember(input.documents);
     return new StageHandle(this, stage, name, input, signal);
   }
 
@@ -78,6 +81,18 @@ export class TraceRecorder {
     span.setAttributes(attributes);
     span.end();
     this.openSpans.delete(span);
+  }
+
+  /** @internal Record where documents come from, so a printed trace can name them by source rather than id. */
+  remember(documents: readonly Document[] | undefined): void {
+    if (!documents) return;
+    const sources = (this.trace.sources ??= {});
+    for (const document of documents) {
+      if (document?.id === undefined || Object.hasOwn(sources, document.id)) continue;
+      const page = typeof document.metadata?.pageNumber === 'number' ? `:${document.metadata.pageNumber}` : '';
+      const chunk = typeof document.metadata?.chunkIndex === 'number' ? `#${document.metadata.chunkIndex}` : '';
+      sources[document.id] = `${document.sourceName || document.sourceType || document.id}${page}${chunk}`;
+    }
   }
 
   /** @internal */
@@ -158,6 +173,7 @@ export class StageHandle {
    * the stage gave or, failing that, `removed by <name>`.
    */
   end(output: { documents?: Document[]; queries?: string[]; detail?: Record<string, unknown> }): StageRecord {
+    this.recorder.remember(output.documents);
     const outputIds = output.documents?.map((document) => document.id) ?? [];
     const kept = new Set(outputIds);
     const dropped: DroppedDocument[] = [];

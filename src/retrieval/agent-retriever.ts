@@ -5,6 +5,7 @@ import { abortError, AxonError, IndexEmptyError, SearchTimeoutError, throwIfAbor
 import { parseFilter } from '../filter/parse.ts';
 import type { Filter } from '../filter/types.ts';
 import { cosineSimilarity, maximalMarginalRelevance } from '../pipeline/mmr.ts';
+import type { SimilarityScale } from '../contracts/embeddings.ts';
 import { TraceRecorder, type RunTrace, type StageRecord } from '../pipeline/trace.ts';
 import type { RAG } from '../rag.ts';
 import { embedAll } from '../runtime/embed.ts';
@@ -19,8 +20,11 @@ export const agentRetrieverOptionsSchema = z
     timeoutMs: z.number().positive().max(2_147_483_647).default(10_000),
     /** Documents fetched per search query before the threshold and the selection (raised to `topK` when smaller). @default 50 */
     candidates: z.number().int().positive().default(50),
-    /** A warning is added when the best similarity is less than this far above the threshold. @default 0.1 */
-    lowConfidenceMargin: z.number().finite().min(0).default(0.1),
+    /**
+     * A warning is added when the best similarity is less than this far above the threshold.
+     * @default the embedder's `similarity.confidentMargin` where it declares a scale, else 0.1
+     */
+    lowConfidenceMargin: z.number().finite().min(0).optional(),
   })
   .strict();
 
@@ -39,7 +43,11 @@ export interface AgentRetrievalRequest {
   searchType?: SearchType;
   /** Metadata filter (SPEC §4), applied inside the search. */
   metadataFilter?: Filter;
-  /** Least cosine similarity a result needs, in [-1, 1]. @default 0.65 */
+  /**
+   * Least cosine similarity a result needs, in [-1, 1].
+   * @default the embedder's calibrated `similarity.threshold` where it declares one (0.2 for the local hashing
+   *   embedder), else 0.65
+   */
   scoreThreshold?: number;
   /** MMR's trade-off in [0, 1] (1: relevance only, 0: diversity only). Ignored for `SIMILARITY`. @default 0.5 */
   lambda?: number;
@@ -71,7 +79,10 @@ export interface AgentRetrievalResponse {
 }
 
 const NAME = 'agent-retriever';
-const DEFAULTS = { topK: 4, searchType: 'MMR' as SearchType, scoreThreshold: 0.65, lambda: 0.5 };
+const DEFAULTS = { topK: 4, searchType: 'MMR' as SearchType, lambda: 0.5 };
+/** The contract's threshold (SPEC §5) for an embedder that declares no similarity scale. */
+const GENERIC_SCORE_THRESHOLD = 0.65;
+const GENERIC_CONFIDENT_MARGIN = 0.1;
 const REQUEST_KEYS = new Set(['query', 'topK', 'searchType', 'metadataFilter', 'scoreThreshold', 'lambda', 'signal']);
 
 /**
@@ -90,7 +101,9 @@ const REQUEST_KEYS = new Set(['query', 'topK', 'searchType', 'metadataFilter', '
 export class AgentRetriever {
   readonly timeoutMs: number;
   readonly candidates: number;
+  /** The low-confidence margin used with an embedder that declares no similarity scale (or the one given). */
   readonly lowConfidenceMargin: number;
+  private readonly marginGiven: boolean;
 
   constructor(
     private readonly rag: RAG,
@@ -106,7 +119,8 @@ export class AgentRetriever {
     const parsed = parseOptions(agentRetrieverOptionsSchema, options, NAME);
     this.timeoutMs = parsed.timeoutMs;
     this.candidates = parsed.candidates;
-    this.lowConfidenceMargin = parsed.lowConfidenceMargin;
+    this.lowConfidenceMargin = parsed.lowConfidenceMargin ?? GENERIC_CONFIDENT_MARGIN;
+    this.marginGiven = parsed.lowConfidenceMargin !== undefined;
   }
 
   /**
@@ -151,10 +165,14 @@ export class AgentRetriever {
 
   private async search(request: ValidRequest, signal: AbortSignal): Promise<AgentRetrievalResponse> {
     const started = performance.now();
-    const { query, topK, searchType, scoreThreshold, lambda, metadataFilter } = request;
+    const { query, topK, searchType, lambda, metadataFilter } = request;
     const retrieval = await this.rag.retrieve(query, { topK: Math.max(this.candidates, topK), filter: metadataFilter, signal });
     throwIfAborted(signal, NAME);
     const { store, embeddings } = this.rag.components();
+    const scale = validScale(embeddings.similarity);
+    const scoreThreshold = request.scoreThreshold ?? scale?.threshold ?? GENERIC_SCORE_THRESHOLD;
+    const margin = this.marginGiven ? this.lowConfidenceMargin : (scale?.confidentMargin ?? this.lowConfidenceMargin);
+    const thresholdFrom = request.scoreThreshold !== undefined ? 'request' : scale ? `${embeddings.name} similarity scale` : 'generic default';
     const found = retrieval.documents;
     // RAG.retrieve checks for an empty index only without a filter (a filter may legitimately match nothing).
     if (found.length === 0 && metadataFilter !== undefined && (await store.count({ signal })) === 0) throw new IndexEmptyError(store.name);
@@ -188,7 +206,7 @@ export class AgentRetriever {
       if (similarity >= scoreThreshold) passing.push({ ...document, score: similarity });
       else thresholdStage.drop(document.id, `similarity ${similarity.toFixed(4)} < scoreThreshold ${scoreThreshold}`);
     }
-    thresholdStage.end({ documents: passing, detail: { scoreThreshold, totalFound: found.length, bestSimilarity: Number.isFinite(best) ? best : null } });
+    thresholdStage.end({ documents: passing, detail: { scoreThreshold, thresholdFrom, totalFound: found.length, bestSimilarity: Number.isFinite(best) ? best : null } });
 
     const selectionStage = recorder.begin('post-process', searchType === 'MMR' ? 'mmr' : 'top-k', { documents: passing }, signal);
     let chosen: Document[];
@@ -206,7 +224,8 @@ export class AgentRetriever {
       for (const document of passing.slice(topK)) selectionStage.drop(document.id, `beyond topK ${topK}`);
       recorded = chosen;
     }
-    const warning = this.warningFor({ request, totalFound: found.length, searchedCount: searched.size, returned: chosen.length, best, withoutSimilarity });
+    const seen = [...similarities.values()];
+    const warning = warningFor({ request, scoreThreshold, margin, thresholdFrom, embedder: embeddings.name, scale, seen, totalFound: found.length, searchedCount: searched.size, returned: chosen.length, best, withoutSimilarity });
     if (warning) selectionStage.warn(warning);
     selectionStage.end({ documents: recorded, detail: searchType === 'MMR' ? { searchType, topK, lambda } : { searchType, topK } });
 
@@ -220,40 +239,80 @@ export class AgentRetriever {
     if (warning) response.warning = warning;
     return response;
   }
+}
 
-  private warningFor(facts: { request: ValidRequest; totalFound: number; searchedCount: number; returned: number; best: number; withoutSimilarity: number }): string | undefined {
-    const { request, totalFound, searchedCount, returned, best, withoutSimilarity } = facts;
-    const { topK, scoreThreshold, metadataFilter } = request;
-    const threshold = String(scoreThreshold);
-    const parts: string[] = [];
-    if (totalFound === 0) {
-      parts.push(
-        searchedCount === 0
-          ? `The search found no documents${metadataFilter === undefined ? '' : ' matching the metadata filter'}; returning no results.${metadataFilter === undefined ? '' : ' Check the filter\'s field names and values, or retry without it.'}`
-          : `The pipeline's post-processors removed all ${searchedCount} documents the search found; returning no results.`,
-      );
-    } else if (returned === 0) {
-      const bestText = Number.isFinite(best) ? `the best similarity was ${best.toFixed(4)}` : 'none had a similarity score';
-      parts.push(
-        `No result reached the similarity threshold ${threshold} (${bestText} among ${totalFound} found); returning no results rather than weak ones. ` +
-          'The documents may not cover this query: rephrase it with the words the documents would use, widen the metadata filter, or lower scoreThreshold.',
-      );
-    } else {
-      if (returned < topK) parts.push(`Only ${returned} of the ${topK} requested results reached the similarity threshold ${threshold}; the evidence may be incomplete.`);
-      if (best < scoreThreshold + this.lowConfidenceMargin) {
-        parts.push(`Low confidence: the best similarity, ${best.toFixed(4)}, is within ${this.lowConfidenceMargin} of the threshold ${threshold}; check the results before relying on them.`);
-      }
+interface WarningFacts {
+  request: ValidRequest;
+  scoreThreshold: number;
+  margin: number;
+  thresholdFrom: string;
+  embedder: string;
+  scale: SimilarityScale | undefined;
+  /** Every similarity measured for this call. */
+  seen: number[];
+  totalFound: number;
+  searchedCount: number;
+  returned: number;
+  best: number;
+  withoutSimilarity: number;
+}
+
+function warningFor(facts: WarningFacts): string | undefined {
+  const { request, scoreThreshold, margin, totalFound, searchedCount, returned, best, withoutSimilarity } = facts;
+  const { topK, metadataFilter } = request;
+  const threshold = String(scoreThreshold);
+  const parts: string[] = [];
+  if (totalFound === 0) {
+    parts.push(
+      searchedCount === 0
+        ? `The search found no documents${metadataFilter === undefined ? '' : ' matching the metadata filter'}; returning no results.${metadataFilter === undefined ? '' : ' Check the filter\'s field names and values, or retry without it.'}`
+        : `The pipeline's post-processors removed all ${searchedCount} documents the search found; returning no results.`,
+    );
+  } else if (returned === 0) {
+    const seenText = facts.seen.length > 0 ? `similarities seen: ${describeSimilarities(facts.seen)} among ${totalFound} found` : `none of the ${totalFound} found had a similarity score`;
+    parts.push(
+      `No result reached the similarity threshold ${threshold} (${seenText}; ${describeThreshold(facts)}); returning no results rather than weak ones. ` +
+        'The documents may not cover this query: rephrase it with the words the documents would use, widen the metadata filter, or lower scoreThreshold.',
+    );
+  } else {
+    if (returned < topK) parts.push(`Only ${returned} of the ${topK} requested results reached the similarity threshold ${threshold}; the evidence may be incomplete.`);
+    if (best < scoreThreshold + margin) {
+      parts.push(`Low confidence: the best similarity, ${best.toFixed(4)}, is within ${margin} of the threshold ${threshold}; check the results before relying on them.`);
     }
-    if (withoutSimilarity > 0) parts.push(`${withoutSimilarity} document${withoutSimilarity === 1 ? ' had' : 's had'} no similarity score (not from vector search, no embedding) and could not be ranked.`);
-    return parts.length > 0 ? parts.join(' ') : undefined;
   }
+  if (withoutSimilarity > 0) parts.push(`${withoutSimilarity} document${withoutSimilarity === 1 ? ' had' : 's had'} no similarity score (not from vector search, no embedding) and could not be ranked.`);
+  return parts.length > 0 ? parts.join(' ') : undefined;
+}
+
+/** `best 0.2912, median 0.1500, lowest 0.0400`: the spread of the similarities a call measured. */
+function describeSimilarities(values: number[]): string {
+  const sorted = [...values].sort((left, right) => right - left);
+  const median = sorted[Math.floor(sorted.length / 2)];
+  return sorted.length === 1 ? `only ${sorted[0].toFixed(4)}` : `best ${sorted[0].toFixed(4)}, median ${median.toFixed(4)}, lowest ${sorted[sorted.length - 1].toFixed(4)}`;
+}
+
+/** Where the threshold came from, so a threshold on the wrong scale shows itself. */
+function describeThreshold(facts: WarningFacts): string {
+  const { scale, embedder, request } = facts;
+  if (request.scoreThreshold === undefined && scale) return `${facts.scoreThreshold} is ${embedder}'s calibrated threshold: ${scale.calibration}`;
+  if (request.scoreThreshold === undefined) return `${facts.scoreThreshold} is the generic default, and ${embedder} declares no similarity scale: calibrate scoreThreshold on queries you know the answers to`;
+  return scale ? `${embedder}'s calibrated threshold is ${scale.threshold}` : `${embedder} declares no similarity scale`;
+}
+
+/** The embedder's declared scale when it is usable; a malformed one is ignored rather than trusted. */
+function validScale(scale: SimilarityScale | undefined): SimilarityScale | undefined {
+  if (scale === null || typeof scale !== 'object') return undefined;
+  const { threshold, confidentMargin } = scale;
+  if (typeof threshold !== 'number' || !(threshold >= -1 && threshold <= 1) || typeof confidentMargin !== 'number' || !(confidentMargin >= 0)) return undefined;
+  return { threshold, confidentMargin, calibration: typeof scale.calibration === 'string' ? scale.calibration : 'no calibration given' };
 }
 
 interface ValidRequest {
   query: string;
   topK: number;
   searchType: SearchType;
-  scoreThreshold: number;
+  /** As requested; `undefined` to use the embedder's scale (or the generic default). */
+  scoreThreshold: number | undefined;
   lambda: number;
   metadataFilter: Filter | undefined;
   signal: AbortSignal | undefined;
@@ -275,7 +334,7 @@ function validateRequest(request: AgentRetrievalRequest): ValidRequest {
       details: { argument: 'request' },
     });
   }
-  const { query, topK = DEFAULTS.topK, searchType = DEFAULTS.searchType, scoreThreshold = DEFAULTS.scoreThreshold, lambda = DEFAULTS.lambda, metadataFilter, signal } = request;
+  const { query, topK = DEFAULTS.topK, searchType = DEFAULTS.searchType, scoreThreshold, lambda = DEFAULTS.lambda, metadataFilter, signal } = request;
   const normalized = typeof query === 'string' ? query.trim().replace(/\s+/g, ' ') : '';
   if (normalized === '') {
     throw new AxonError('INVALID_QUESTION', `query must be a non-empty string, got ${typeof query === 'string' ? (query === '' ? 'an empty string' : 'only whitespace') : query === null ? 'null' : typeof query}.`, {
@@ -293,10 +352,10 @@ function validateRequest(request: AgentRetrievalRequest): ValidRequest {
       details: { option: 'searchType' },
     });
   }
-  if (typeof scoreThreshold !== 'number' || !(scoreThreshold >= -1 && scoreThreshold <= 1)) {
+  if (scoreThreshold !== undefined && (typeof scoreThreshold !== 'number' || !(scoreThreshold >= -1 && scoreThreshold <= 1))) {
     throw new AxonError('INVALID_OPTION', `scoreThreshold must be a number in [-1, 1] (cosine similarity), got ${String(scoreThreshold)}.`, {
       component: NAME,
-      fix: 'Use e.g. 0.65 (the default); lower it to accept weaker matches.',
+      fix: 'Use e.g. 0.65 (the generic default; the embedder\'s calibrated threshold when it declares one); lower it to accept weaker matches.',
       details: { option: 'scoreThreshold' },
     });
   }

@@ -23,7 +23,7 @@ import {
   type SegmentEntry,
 } from './file-store-format.ts';
 import { recoverManifest, type RecoveryReport } from './file-store-recovery.ts';
-import { AnnGraph, annIndexKind, annOptionSchema, annSettings, searchWithAnn, type AnnSettings } from './file-store-ann.ts';
+import { type AnnGraph, annIndexKind, annOptionSchema, annSettings, searchWithAnn, type AnnSettings } from './file-store-ann.ts';
 import { keywordIndexKind } from './file-store-keyword.ts';
 import { coverMergedSegments, loadDerivedIndex, snapshotDue, staleness, writeSnapshot, type DerivedIndexKind, type LoadedDerivedIndex, type StoreChange } from './file-store-snapshot.ts';
 import type { Bm25Index } from '../indexes/bm25-index.ts';

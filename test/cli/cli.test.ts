@@ -60,7 +60,7 @@ describe('axon CLI', () => {
     expect(result.stdout).toMatch(/2\. search · file-store:vector {2}→ 1 found/);
     expect(result.stdout).toMatch(/3\. search · file-store:keyword {2}→ 1 found/);
     expect(result.stdout).toMatch(/4\. fusion · reciprocal-rank-fusion {2}2 → 1/);
-    expect(result.stdout).toMatch(/top: [0-9a-f]{12}=0\.\d{4}/);
+    expect(result.stdout).toMatch(/top: notes\/[\w.-]+#\d+=0\.\d{4}/);
   });
 
   it('writes machine output with --json and applies --filter', async () => {
@@ -79,14 +79,14 @@ describe('axon CLI', () => {
   });
 
   it.each([
-    [['ask', 'x', '--top-k', '0'], 1, /\[rag\] topK must be a positive integer, got 0/],
+    [['ask', 'x', '--top-k', '0'], 2, /--top-k takes a positive whole number, got "0"/],
     [['ask', 'x', '--filter', '{"a":{"$like":1}}'], 1, /Unknown operator \$like/],
     [['ask', 'x', '--filter', 'not json'], 2, /--filter is not valid JSON/],
     [['ask', '   '], 1, /question must be a non-empty string/],
     [['ask'], 2, /ask takes exactly one question/],
     [['ingest'], 2, /ingest needs at least one/],
     [['frobnicate'], 2, /Unknown command "frobnicate"/],
-    [['ask', 'x', '--bogus'], 2, /Unknown option '--bogus'/],
+    [['ask', 'x', '--bogus'], 2, /Unknown option --bogus\. Run `axon --help` for the options\./],
     [['trace', 'no-such-run'], 1, /No trace no-such-run/],
     [['ask', 'x', '--mode', 'fuzzy'], 2, /--mode for ask is one of vector, keyword, hybrid/],
   ])('%j exits %i with one clear line', async (argv, code, message) => {
@@ -109,7 +109,7 @@ describe('axon CLI', () => {
   });
 
   it('switches providers through a config file, and lists every config problem', async () => {
-    await writeFile(join(directory, 'memory.json'), JSON.stringify({ store: { type: 'file', path: 'configured' }, postProcessors: [{ type: 'top-n', n: 1 }] }));
+    await writeFile(join(directory, 'memory.json'), JSON.stringify({ store: { type: 'file', directory: 'configured' }, postProcessors: [{ type: 'top-n', n: 1 }] }));
     expect((await axon('ingest', 'notes', '--config', 'memory.json')).code).toBe(0);
     const answer = JSON.parse((await axon('ask', 'refunds', '--config', 'memory.json', '--json')).stdout);
     expect(answer.documents).toHaveLength(1);

@@ -26,7 +26,7 @@ beforeAll(async () => {
     JSON.stringify({
       embeddings: { provider: 'openai', model: 'nomic-embed-text', baseURL: `${openai.url}/v1`, dimensions: 16 },
       chat: { provider: 'openai', model: 'llama3.1', baseURL: `${openai.url}/v1` },
-      store: { type: 'file', path: 'store-openai' },
+      store: { type: 'file', directory: 'store-openai' },
       postProcessors: [{ type: 'top-n', n: 2 }],
     }),
   );
@@ -35,7 +35,7 @@ beforeAll(async () => {
     JSON.stringify({
       embeddings: { provider: 'cohere', model: 'embed-v4.0', dimensions: 256, baseURL: cohere.url, apiKey: { env: 'AXON_TEST_COHERE_KEY' } },
       chat: { provider: 'cohere', model: 'command-a-03-2025', baseURL: cohere.url, apiKey: { env: 'AXON_TEST_COHERE_KEY' } },
-      store: { type: 'file', path: 'store-cohere' },
+      store: { type: 'file', directory: 'store-cohere' },
       postProcessors: [{ type: 'cohere-reranker', topN: 2, baseURL: cohere.url, apiKey: { env: 'AXON_TEST_COHERE_KEY' } }],
     }),
   );
@@ -56,7 +56,7 @@ describe('switching providers by editing the configuration only', () => {
     const answer = JSON.parse(result.stdout);
     expect(answer.mode).toBe('generated');
     expect(answer.text).toMatch(/^Echo: /);
-    expect(answer.trace.stages.map((stage: { name: string }) => stage.name)).toEqual(['openai-embeddings', 'file-store', 'dedupe', 'top-n', 'evidence', 'openai-chat']);
+    expect(answer.trace.stages.map((stage: { name: string }) => stage.name)).toEqual(['openai-embeddings', 'file-store:vector', 'file-store:keyword', 'reciprocal-rank-fusion', 'dedupe', 'top-n', 'evidence', 'openai-chat']);
     const chat = openai.requestsTo('/v1/chat/completions').at(-1)!.body as { model: string; stream: boolean };
     expect(chat.model).toBe('llama3.1');
     expect(chat.stream).toBe(true);
@@ -70,7 +70,7 @@ describe('switching providers by editing the configuration only', () => {
     expect(result.code).toBe(0);
     const answer = JSON.parse(result.stdout);
     expect(answer.mode).toBe('generated');
-    expect(answer.trace.stages.map((stage: { name: string }) => stage.name)).toEqual(['cohere-embeddings', 'file-store', 'dedupe', 'cohere-reranker', 'evidence', 'cohere-chat']);
+    expect(answer.trace.stages.map((stage: { name: string }) => stage.name)).toEqual(['cohere-embeddings', 'file-store:vector', 'file-store:keyword', 'reciprocal-rank-fusion', 'dedupe', 'cohere-reranker', 'evidence', 'cohere-chat']);
     const paths = cohere.requests.map((request) => request.path);
     expect(paths).toContain('/v2/embed');
     expect(paths).toContain('/v2/rerank');

@@ -55,7 +55,7 @@ describe('createRag', () => {
     const config =
       kind === 'embeddings' ? { embeddings: { provider: name, ...options } }
       : kind === 'chat' ? { chat: { provider: name, ...options } }
-      : kind === 'store' ? { store: { type: name, ...options, ...(name === 'file' ? { path: 'store' } : {}) } }
+      : kind === 'store' ? { store: { type: name, ...options, ...(name === 'file' ? { directory: 'store' } : {}) } }
       : kind === 'pre-processor' ? { chat, preProcessors: [{ type: name, ...options }] }
       : { chat, postProcessors: [{ type: name, ...options }] };
     const parts = (await createRag(config, { baseDirectory: directory })).components();
@@ -77,9 +77,9 @@ describe('createRag', () => {
         { environment: {} },
       ),
     );
-    // the unknown top-level key is found by the first pass alone
-    expect(issues.map((issue) => issue.path)).toEqual(['']);
-    expect(issues[0].message).toMatch(/extra/);
+    // the unknown top-level key does not hide the problems inside the entries
+    expect(issues.map((issue) => issue.path).sort()).toEqual(['embeddings.provider', 'extra', 'postProcessors[1].multiplier', 'postProcessors[2].apiKey', 'preProcessors[0].type', 'store.topK'].sort());
+    expect(issues.find((issue) => issue.path === 'extra')!.message).toBe('unknown option "extra"');
 
     const second = await issuesOf(() =>
       createRag(
@@ -94,7 +94,7 @@ describe('createRag', () => {
     );
     const byPath = Object.fromEntries(second.map((issue) => [issue.path, issue.message]));
     expect(Object.keys(byPath).sort()).toEqual(['embeddings.provider', 'postProcessors[1].multiplier', 'postProcessors[2].apiKey', 'preProcessors[0].type', 'store.topK'].sort());
-    expect(byPath['embeddings.provider']).toMatch(/unknown embeddings "opnai"; registered: cohere, jina, local, openai/);
+    expect(byPath['embeddings.provider']).toMatch(/unknown embeddings "opnai" \(did you mean "openai"\?\); registered: cohere, jina, local, openai/);
     expect(byPath['postProcessors[1].multiplier']).toMatch(/must be ≥ 0/);
     expect(byPath['postProcessors[2].apiKey']).toBe('environment variable AXON_TEST_UNSET_KEY is not set');
     expect(byPath['preProcessors[0].type']).toMatch(/needs a chat model/);
@@ -163,7 +163,7 @@ export function register(registry) {
   });
 
   it('resolves a file store path relative to the configuration file', async () => {
-    await writeFile(join(directory, 'axon.config.json'), JSON.stringify({ store: { type: 'file', path: 'data' } }));
+    await writeFile(join(directory, 'axon.config.json'), JSON.stringify({ store: { type: 'file', directory: 'data' } }));
     const loaded = await loadConfigFile(join(directory, 'axon.config.json'));
     const rag = await createRag(loaded.config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory });
     await rag.addDocuments([{ content: 'persisted text' }]);

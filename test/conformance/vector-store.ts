@@ -10,7 +10,7 @@
  * Stores that declare keyword search (`capabilities.keywordSearch`, `KeywordSearchable`) pass `keywordSearch: true`
  * to run its cases as well; for the others they show as skipped. Either way the declaration is checked.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, } from 'vitest';
 import { supportsKeywordSearch } from '../../src/contracts/keyword-search.ts';
 import type { VectorStore } from '../../src/contracts/vector-store.ts';
 import type { Document, JsonValue } from '../../src/document.ts';

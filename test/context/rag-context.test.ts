@@ -49,11 +49,11 @@ describe('RAG with a caller', () => {
       { id: 'acme', content: 'Acme refunds are paid back within a fortnight.', metadata: { tenantId: 'acme' } },
     ];
     const rag = await filled(documents);
-    const unfiltered = await rag.retrieve('refund policy refunds days', { topK: 2 });
+    const unfiltered = await rag.retrieve('refund policy refunds days', { topK: 2, searchMode: 'vector' });
     expect(unfiltered.documents).toEqual([]);
     expect(unfiltered.omitted.map((entry) => entry.reason)).toEqual(['not_allowed', 'not_allowed']);
 
-    const result = await rag.retrieve('refund policy refunds days', { topK: 2, caller: { tenantId: 'acme' } });
+    const result = await rag.retrieve('refund policy refunds days', { topK: 2, searchMode: 'vector', caller: { tenantId: 'acme' } });
     expect(result.documents.map((document) => document.id)).toEqual(['acme']);
     expect(result.omitted).toEqual([]);
     expect(result.filter).toBeDefined();

@@ -13,7 +13,13 @@ export async function runAxon(cwd: string, argv: string[]): Promise<CliResult> {
   const code = await main(argv, {
     out: (text) => stdout.push(text),
     err: (text) => stderr.push(text),
-    errorStream: { write: (text: string) => (stderr.push(text), true), isTTY: false } as unknown as NodeJS.WritableStream,
+    errorStream: {
+      write: (text: string) => {
+        stderr.push(text);
+        return true;
+      },
+      isTTY: false,
+    } as unknown as NodeJS.WritableStream,
     cwd,
   });
   return { code, stdout: stdout.join('\n'), stderr: stderr.join('\n') };

@@ -248,7 +248,7 @@ describe('bad input', () => {
   });
 
   it('refuses invalid options and arguments before doing anything', async () => {
-    await expect(ingest(['docs'], { chunkSzie: 10 } as never)).rejects.toThrow(/Unrecognized key/);
+    await expect(ingest(['docs'], { chunkSzie: 10 } as never)).rejects.toThrow(/chunkSzie: unknown option "chunkSzie" \(did you mean "chunkSize"\?\)/);
     await expect(ingest([])).rejects.toThrow(/paths must be a non-empty array/);
     await expect(ingest(['docs'], { chunkSize: 10, chunkOverlap: 10 })).rejects.toThrow(/chunkOverlap \(10\) must be smaller/);
     await expect(ingestPaths(['docs'], { embeddings, store: undefined } as never)).rejects.toThrow(/target must hold an embeddings provider and a vector store/);

@@ -10,8 +10,8 @@ import { describeLoaderConformance } from '../conformance/loader.ts';
 
 /** A minimal one-page PDF 1.4 showing each paragraph on its own line, with a correct cross-reference table. */
 function pdfOf(paragraphs: string[]): Uint8Array {
-  const escape = (text: string) => text.replace(/[\\()]/g, (character) => `\\${character}`);
-  const lines = paragraphs.map((paragraph, index) => `BT /F1 10 Tf 40 ${780 - index * 14} Td (${escape(paragraph)}) Tj ET`).join('\n');
+  const escapeText = (text: string) => text.replace(/[\\()]/g, (character) => `\\${character}`);
+  const lines = paragraphs.map((paragraph, index) => `BT /F1 10 Tf 40 ${780 - index * 14} Td (${escapeText(paragraph)}) Tj ET`).join('\n');
   const objects = [
     '<< /Type /Catalog /Pages 2 0 R >>',
     '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',

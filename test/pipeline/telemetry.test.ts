@@ -51,7 +51,7 @@ describe('OpenTelemetry spans', () => {
       expect(span.attributes['axon.run_id']).toBe('run-otel-1');
     }
     const search = children.find((span) => span.name === 'axon.search')!;
-    expect(search.attributes).toMatchObject({ 'axon.component': 'memory-store', 'axon.output_count': 2, 'axon.query_count': 1 });
+    expect(search.attributes).toMatchObject({ 'axon.component': 'memory-store:vector', 'axon.output_count': 2, 'axon.query_count': 1 });
     // Attributes are ids and counts: the question never leaves as telemetry.
     expect(JSON.stringify(spans.map((span) => span.attributes))).not.toContain('refunds');
   });

@@ -4,7 +4,7 @@ import type { PostProcessor } from '../../src/contracts/post-processor.ts';
 import type { VectorSearchOptions } from '../../src/contracts/vector-store.ts';
 import type { Document, DocumentInput, Vector } from '../../src/document.ts';
 import { AxonError, ConfigError, FilterError, IndexEmptyError, SearchTimeoutError } from '../../src/errors.ts';
-import { RAG } from '../../src/rag.ts';
+import { RAG, type SearchMode } from '../../src/rag.ts';
 import { AgentRetriever, type AgentRetrievalRequest } from '../../src/retrieval/agent-retriever.ts';
 import { MemoryStore } from '../../stores/memory/memory-store.ts';
 
@@ -82,6 +82,10 @@ class TestRAG extends RAG {
   protected postProcessors() {
     return this.post;
   }
+  // The threshold tests read the vector search's similarities; hybrid retrieval is tested on its own below.
+  protected searchMode(): SearchMode {
+    return 'vector';
+  }
 }
 
 async function filledRag(post: PostProcessor[] = [], store: MemoryStore = new RecordingStore()): Promise<TestRAG> {
@@ -152,7 +156,7 @@ describe('AgentRetriever', () => {
     expect(ids(three.results)).toEqual(['reset-1', 'mfa', 'billing']);
     const stage = three.trace.stages.at(-1)!;
     expect(stage.name).toBe('mmr');
-    expect(stage.scores['mfa']).toBeCloseTo(0.02, 5);
+    expect(stage.scores.mfa).toBeCloseTo(0.02, 5);
     expect(stage.dropped).toEqual([{ id: 'reset-2', reason: expect.stringMatching(/^not among the 3 selected by MMR: most similar to "reset-1" \(cosine 0\.999\d\)/) }]);
     // lambda 1 is plain similarity order.
     expect(ids((await retriever.retrieve({ query: 'password', topK: 2, lambda: 1 })).results)).toEqual(['reset-1', 'reset-2']);
@@ -162,7 +166,9 @@ describe('AgentRetriever', () => {
     const response = await new AgentRetriever(await filledRag()).retrieve({ query: 'password', scoreThreshold: 0.99 });
     expect(response.results).toEqual([]);
     expect(response.totalFound).toBe(5);
-    expect(response.warning).toMatch(/^No result reached the similarity threshold 0\.99 \(the best similarity was 0\.9500 among 5 found\); returning no results rather than weak ones\./);
+    expect(response.warning).toMatch(
+      /^No result reached the similarity threshold 0\.99 \(similarities seen: best 0\.9500, median 0\.8000, lowest 0\.3000 among 5 found; word-embeddings declares no similarity scale\); returning no results rather than weak ones\./,
+    );
     expect(response.warning).toMatch(/lower scoreThreshold/);
     expect(response.trace.stages.at(-1)!.warnings).toEqual([response.warning]);
   });
@@ -206,19 +212,18 @@ describe('AgentRetriever', () => {
 
   it('measures documents no vector search scored against the query embedding', async () => {
     const store = new RecordingStore();
-    let rag!: TestRAG;
     // Adds a document the search did not return (as a keyword hit would be), and one without an embedding.
     const addsHits: PostProcessor = {
       name: 'adds-hits',
       process: async (_question, documents) => [...documents, ...(await store.getByIds(['billing'])), { id: 'orphan', content: 'no vector', sourceType: 'manual', sourceName: '', score: 1, metadata: {} }],
     };
-    rag = await filledRag([addsHits], store);
+    const rag = await filledRag([addsHits], store);
     const response = await new AgentRetriever(rag, { candidates: 2 }).retrieve({ query: 'password', searchType: 'SIMILARITY', topK: 2 });
     expect(store.asked).toEqual([2]);
     expect(response.totalFound).toBe(4);
     expect(ids(response.results)).toEqual(['reset-1', 'reset-2']);
     const threshold = response.trace.stages.find((stage) => stage.name === 'similarity-threshold')!;
-    expect(threshold.scores['billing']).toBeCloseTo(0.7, 5);
+    expect(threshold.scores.billing).toBeCloseTo(0.7, 5);
     expect(threshold.dropped).toEqual([{ id: 'orphan', reason: 'no similarity score (not found by vector search and no embedding)' }]);
     expect(rag.embedder.calls).toBe(2); // the pipeline's query, then the retriever's for "billing"
     expect(response.warning).toMatch(/1 document had no similarity score/);

@@ -13,7 +13,7 @@ import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type Co
 export async function runAsk(positionals: string[], options: CommandOptions, io: CommandIO): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('ask takes exactly one question, in quotes: axon ask "How do I reset my password?"');
   const question = positionals[0];
-  const topK = options['top-k'] === undefined ? undefined : Number(options['top-k']);
+  const topK = parsePositiveInteger(options['top-k'], '--top-k');
   const filter = parseFilterOption(options.filter);
   const searchMode = parseModeOption(options.mode);
   const ef = parsePositiveInteger(options.ef, '--ef');

@@ -71,5 +71,5 @@ function isBoundary(text: string, terminatorIndex: number, matched: string, whit
 function wordBefore(text: string, index: number): string {
   let start = index;
   while (start > 0 && !/\s/.test(text[start - 1])) start--;
-  return text.slice(start, index).replace(/^["'“‘(\[]+/, '');
+  return text.slice(start, index).replace(/^["'“‘([]+/, '');
 }

@@ -4,7 +4,7 @@ import type { EmbeddingsProvider } from '../../../src/contracts/embeddings.ts';
 import { createRag } from '../../../src/config/create-rag.ts';
 import type { Document, Vector } from '../../../src/document.ts';
 import { AxonError, ConfigError } from '../../../src/errors.ts';
-import { RAG } from '../../../src/rag.ts';
+import { RAG, type SearchMode } from '../../../src/rag.ts';
 import { MemoryStore } from '../../../stores/memory/memory-store.ts';
 import { recordingContext } from '../../helpers/run-context.ts';
 
@@ -105,5 +105,8 @@ class PlaneRAG extends RAG {
   }
   protected postProcessors() {
     return this.post;
+  }
+  protected searchMode(): SearchMode {
+    return 'vector';
   }
 }

@@ -9,7 +9,7 @@ import type { PostProcessor } from '../../../src/contracts/post-processor.ts';
 import type { PreProcessor } from '../../../src/contracts/pre-processor.ts';
 import type { RunContext } from '../../../src/contracts/run-context.ts';
 import type { Document, DocumentInput } from '../../../src/document.ts';
-import { RAG } from '../../../src/rag.ts';
+import { RAG, type SearchMode } from '../../../src/rag.ts';
 import { MemoryStore } from '../../../stores/memory/memory-store.ts';
 import { documentIdFor, ScriptedChat } from '../../helpers/scripted-chat.ts';
 import { deltasOf, LoopbackServer, type RecordedRequest, type Reply } from '../../servers/loopback-server.ts';
@@ -85,6 +85,10 @@ class TestRAG extends RAG {
   }
   protected override chat() {
     return this.parts.chat;
+  }
+  // The fan-out is traced on vector search; the default with a keyword index is hybrid.
+  protected override searchMode(): SearchMode {
+    return 'vector';
   }
 }
 
@@ -232,6 +236,9 @@ describe('end to end through a loopback OpenAI-compatible server', () => {
       }
       protected override postProcessors() {
         return [new LLMReranker({ chat, topN: 2 })];
+      }
+      protected override searchMode(): SearchMode {
+        return 'vector';
       }
     }
     const rag = new MagazineRAG();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HnswIndex } from '../../../stores/indexes/hnsw-index.ts';
-import { createMemory, instantiateKernel, type SearchKernel } from '../../../stores/indexes/simd/wasm-runtime.ts';
+import { createMemory, instantiateKernel } from '../../../stores/indexes/simd/wasm-runtime.ts';
 import { scanTopK } from '../../../stores/indexes/vector-index.ts';
 import { expectAxonError, random } from '../support.ts';
 

@@ -438,7 +438,7 @@ describe('qdrant-store', () => {
       }
       expect(error).toMatchObject({ code: 'CONFIG_INVALID', component: 'qdrant-store' });
       const paths = (error as { issues: { path: string }[] }).issues.map((issue) => issue.path);
-      expect(paths).toEqual(expect.arrayContaining(['url', 'topK', 'batchSize', 'collection', 'distance', '']));
+      expect(paths).toEqual(expect.arrayContaining(['url', 'topK', 'batchSize', 'collection', 'distance', 'extra']));
     });
 
     it('refuses an indexed field Qdrant cannot address', () => {
