@@ -35,7 +35,7 @@ const FUSION_K = 60;
 export const agenticRetrieverOptionsSchema = z
   .object({
     /** 1 to 5 places to search, each `{ name, description, rag or store, filter?, maxResults? }`. */
-    retrievers: z.array(z.any()).min(1).max(5),
+    retrievers: z.array(z.any()),
     /** Plans, judges sufficiency and answers. Without one, the offline planner plans and the answer is extractive. @default undefined */
     chat: z.custom<ChatProvider>((value) => typeof (value as ChatProvider)?.complete === 'function' && typeof (value as ChatProvider)?.stream === 'function', {
       message: 'must be a chat provider (an object with complete() and stream())',

@@ -36,12 +36,6 @@ export class BoundRetriever {
     const parts = [spec.filter, eligibility].filter((part): part is Filter => part !== undefined);
     this.filter = parts.length === 0 ? undefined : parts.length === 1 ? parts[0] : { $and: parts };
     this.admits = this.filter === undefined ? () => true : compileFilter(parseFilter(this.filter, component));
-    if (!('rag' in spec) && spec.embeddings === undefined && !supportsKeywordSearch(spec.store)) {
-      throw new AxonError('INVALID_ARGUMENT', `Retriever "${spec.name}" has a store without a keyword index and no embeddings, so it cannot search.`, {
-        component,
-        fix: 'Give the retriever `embeddings`, use a store with a keyword index, or pass a `rag` instead of a `store`.',
-      });
-    }
   }
 
   /** The best `maxResults` documents for `query`, best first. */
@@ -88,6 +82,12 @@ export function validateRetrievers(retrievers: unknown, component: string): Retr
     if (hasRag && !(retriever.rag instanceof RAG)) throw invalid(`${where}.rag must be a RAG instance.`, component);
     if (hasStore && (typeof (retriever.store as VectorStore)?.search !== 'function' || typeof (retriever.store as VectorStore)?.getBySource !== 'function')) {
       throw invalid(`${where}.store must be a vector store.`, component);
+    }
+    if (hasStore && retriever.embeddings === undefined && !supportsKeywordSearch(retriever.store as VectorStore)) {
+      throw new AxonError('INVALID_ARGUMENT', `Retriever "${retriever.name}" has a store without a keyword index and no embeddings, so it cannot search.`, {
+        component,
+        fix: 'Give the retriever `embeddings`, use a store with a keyword index, or pass a `rag` instead of a `store`.',
+      });
     }
     const maxResults = retriever.maxResults;
     if (maxResults !== undefined && (typeof maxResults !== 'number' || !Number.isInteger(maxResults) || maxResults < 1 || maxResults > 100)) {
