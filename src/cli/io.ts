@@ -26,6 +26,8 @@ export interface CommandOptions {
   prune?: boolean;
   ef?: string;
   exact?: boolean;
+  /** `ask`: run the agentic retriever; `eval`: also evaluate it. */
+  agentic?: boolean;
 }
 
 /** A mistake in how the command was called (exit code 2). */

@@ -1,6 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { AgenticRetriever } from '../../agentic/agentic-retriever.ts';
+import type { AgenticResult } from '../../agentic/types.ts';
 import { SEARCH_MODES, type SearchMode } from '../../rag.ts';
+import { formatAgenticEvent, formatAgenticResult } from '../agentic-format.ts';
 import { formatAnswer, formatTrace } from '../format.ts';
 import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
@@ -13,6 +16,7 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   const searchMode = parseModeOption(options.mode);
   const ef = parsePositiveInteger(options.ef, '--ef');
   const { rag, dataDirectory } = await loadPipeline(options, io);
+  if (options.agentic) return runAgenticAsk(question, rag, filter, options, io);
   const answer = await rag.answer(question, { topK, filter, searchMode, ef, exact: options.exact });
   await rag.close();
   await saveTrace(dataDirectory, answer.trace);
@@ -24,6 +28,34 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   if (options.trace) io.out(`\n${formatTrace(answer.trace)}`);
   else io.err(`(run id ${answer.trace.runId}; \`axon trace ${answer.trace.runId}\` or --trace shows the pipeline)`);
   return 0;
+}
+
+/**
+ * `axon ask --agentic`: the agentic retriever over the configured pipeline (its chat model plans and answers;
+ * without one the offline planner plans and the answer is extractive). `--trace` prints each step as it ends.
+ */
+async function runAgenticAsk(question: string, rag: Awaited<ReturnType<typeof loadPipeline>>['rag'], filter: Record<string, unknown> | undefined, options: CommandOptions, io: CommandIO): Promise<number> {
+  const agent = new AgenticRetriever({
+    retrievers: [{ name: 'documents', description: 'The indexed documents', rag, ...(filter ? { filter } : {}) }],
+    chat: rag.components().chat,
+  });
+  let result: AgenticResult | undefined;
+  try {
+    for await (const event of agent.stream(question)) {
+      if (event.type === 'trace' && event.status !== 'inProgress' && options.trace && !options.json) io.out(formatAgenticEvent(event));
+      if (event.type === 'result') result = event.result;
+    }
+  } finally {
+    await rag.close();
+  }
+  if (result === undefined) return 1;
+  if (options.json) {
+    io.out(JSON.stringify(result, null, 2));
+    return 0;
+  }
+  if (options.trace) io.out('');
+  io.out(formatAgenticResult(result));
+  return result.status === 'blocked' ? 1 : 0;
 }
 
 function parseModeOption(text: string | undefined): SearchMode | undefined {
