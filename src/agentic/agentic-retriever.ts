@@ -64,8 +64,8 @@ export const agenticRetrieverOptionsSchema = z
     /**
      * How much one planned round counts in the final ranking, relative to the question's own (speculative)
      * search: each of a round's sub-query lists weighs `roundWeight / (sub-queries in the round)` in the
-     * reciprocal rank fusion. 0.25 was best of 1, 0.5, 0.3, 0.2 and 0.1 on HotpotQA-500 with the offline planner
-     * (docs/agentic.md). @default 0.25
+     * reciprocal rank fusion. Chosen on HotpotQA-500 with the offline planner: at 1 the rounds crowd out what the
+     * question found (docs/agentic.md). @default 0.25
      */
     roundWeight: z.number().finite().min(0).max(10).default(0.25),
     /** Searches run at once. @default 4 */
