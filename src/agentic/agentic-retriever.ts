@@ -165,8 +165,8 @@ export class AgenticRetriever {
 // --- Internal helpers ---
 
 interface ResultState {
+  /** `<store index>\u0000<id>`: the same id in two stores is two results. */
   key: string;
-  /** The store-qualified key of every chunk merged into it (itself, for a chunk). */
   item: AgenticResultItem;
   /** RRF contributions, one per search that found it. */
   contributions: number[];
