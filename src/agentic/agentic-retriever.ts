@@ -494,6 +494,8 @@ class Run {
     if (excluded > 0) warnings?.push(`${excluded} result${excluded === 1 ? '' : 's'} the caller may not see ${excluded === 1 ? 'was' : 'were'} left out.`);
     const added: string[] = [];
     const storeIndex = this.storeIndexOf(retriever);
+    // One search counts once per result, at its best rank, even when several of its chunks map to one result.
+    const counted = new Set<string>();
     documents.forEach((document, position) => {
       const provenance: Provenance = { ...origin, rank: position + 1 };
       const contribution = weight / (FUSION_K + position + 1);
@@ -503,7 +505,9 @@ class Run {
       if (!this.results.has(key) && this.results.has(expandedKey)) key = expandedKey;
       const hash = contentHash(document.content);
       const sameContent = this.contentKeys.get(hash);
-      if (!this.results.has(key) && sameContent !== undefined) key = sameContent;
+      if (!this.results.has(key) && sameContent !== undefined && this.results.has(sameContent)) key = sameContent;
+      if (counted.has(key)) return;
+      counted.add(key);
       const existing = this.results.get(key);
       if (existing) {
         existing.item.provenance.push(provenance);

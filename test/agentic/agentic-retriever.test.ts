@@ -277,6 +277,22 @@ describe('AgenticRetriever: document expansion', () => {
     expect(result.results.map((item) => item.id).sort()).toEqual(['other', 'source:file:manual.md']);
   });
 
+  it('counts a chunk of an expanded document found again later as that document', async () => {
+    const rag = await corpusRag(manual);
+    let planned = 0;
+    const chat = new ScriptedChat((call) => {
+      if (callKind(call) === 'plan') return ++planned === 1 ? json({ expandDocuments: [{ result: labelOf(call.prompt, 'zeta valve') }] }) : json({ subQueries: [{ query: 'maintenance chapter', retriever: 'docs' }] });
+      if (callKind(call) === 'sufficiency') return json({ sufficient: false, missing: 'maintenance' });
+      throw new Error('no answer expected');
+    });
+    const result = await new AgenticRetriever({ retrievers: [{ name: 'docs', description: 'Manuals', rag }], chat, generateResponse: false, maxIterations: 2 }).run('zeta valve');
+    const whole = result.results.find((item) => item.expanded)!;
+    expect(result.results.filter((item) => item.sourceName === 'manual.md')).toHaveLength(1);
+    expect(whole.provenance.map((entry) => `${entry.step}:${entry.iteration}`)).toEqual(['speculativeRetrieval:0', 'documentExpansion:1', 'retrieval:2']);
+    // The second round found only a chunk already inside the expanded document: nothing new.
+    expect(result.stopReason).toBe('no_new_results');
+  });
+
   it('refuses to expand a result label that does not exist', async () => {
     const rag = await corpusRag(manual);
     const chat = planningChat([{ expandDocuments: [{ result: 99 }] }]);
