@@ -50,9 +50,17 @@ export const agenticRetrieverOptionsSchema = z
     generateResponse: z.boolean().default(true),
     /** Called on the question and on the answer; may block either. @default undefined */
     guardrail: z.custom<Guardrail>((value) => typeof value === 'function', { message: 'must be a function' }).optional(),
-    /** Who is asking: becomes a store filter for every retriever before any search, and is checked again on every result. @default undefined (no restriction) */
+    /**
+     * Who is asking: becomes a store filter for every retriever before any search, and is checked again on every
+     * result. @default undefined (no restriction)
+     */
     userContext: z
-      .object({ callerId: z.string().optional(), tenantId: z.string().min(1).optional(), roles: z.array(z.string().min(1)).optional(), now: z.date().optional() })
+      .object({
+        callerId: z.string().optional(),
+        tenantId: z.string().min(1).optional(),
+        roles: z.array(z.string().min(1)).optional(),
+        now: z.date().optional(),
+      })
       .strict()
       .optional(),
     /** The eligibility rules beyond what documents declare (see `EligibilityPolicy`). @default {} */
@@ -76,7 +84,11 @@ export const agenticRetrieverOptionsSchema = z
     instructions: z.string().default('You are a helpful assistant that answers questions accurately and concisely from the evidence given.'),
     /** Settings of the offline planner (used when there is no `chat`). @default {} */
     offlinePlanner: z
-      .object({ bridgeResults: z.number().int().min(1).max(10).optional(), bridgesPerResult: z.number().int().min(1).max(5).optional(), judgedResults: z.number().int().min(1).max(50).optional() })
+      .object({
+        bridgeResults: z.number().int().min(1).max(10).optional(),
+        bridgesPerResult: z.number().int().min(1).max(5).optional(),
+        judgedResults: z.number().int().min(1).max(50).optional(),
+      })
       .strict()
       .default({}),
   })
@@ -285,7 +297,8 @@ class Run {
         found.push({ retriever: retriever.name, error: messageOf(task.error) });
         continue;
       }
-      const added = this.collect(task.value.documents, { step: 'speculativeRetrieval', iteration: 0, query: this.question, retriever: retriever.name }, retriever, task.value.excluded, 1);
+      const origin = { step: 'speculativeRetrieval', iteration: 0, query: this.question, retriever: retriever.name } as const;
+      const added = this.collect(task.value.documents, origin, retriever, task.value.excluded, 1);
       found.push({ retriever: retriever.name, found: task.value.documents.length, new: added.length, ids: added });
     }
     this.previousQueries.push(...this.retrievers.map((retriever) => ({ query: this.question, retriever: retriever.name })));
@@ -314,7 +327,7 @@ class Run {
     yield step.end(status, {
       attempts: decision.attempts,
       subQueries: plan.subQueries.map((subQuery) => ({ query: subQuery.query, retriever: subQuery.retriever.name })),
-      expandDocuments: plan.expansions.map((result) => ({ sourceType: result.item.sourceType, sourceName: result.item.sourceName, retriever: result.item.retriever })),
+      expandDocuments: plan.expansions.map(({ item }) => ({ sourceType: item.sourceType, sourceName: item.sourceName, retriever: item.retriever })),
       rejected: plan.rejectedDetails,
     });
     return plan;
@@ -322,7 +335,8 @@ class Run {
 
   private async *retrieval(iteration: number, subQueries: SubQuery[]): AsyncGenerator<AgenticEvent, void, undefined> {
     const steps = new Map<number, StepHandle>();
-    for await (const task of concurrently(subQueries, this.options.concurrency, (subQuery) => this.search(subQuery.retriever, subQuery.query), this.signal, NAME)) {
+    const search = (subQuery: SubQuery) => this.search(subQuery.retriever, subQuery.query);
+    for await (const task of concurrently(subQueries, this.options.concurrency, search, this.signal, NAME)) {
       const { query, retriever } = subQueries[task.index];
       if (task.phase === 'start') {
         const step = this.begin('retrieval', iteration, { query, retriever: retriever.name });
@@ -339,7 +353,8 @@ class Run {
       // A round weighs `roundWeight` of the question's own search however many sub-queries it has, so documents
       // that several overlapping sub-queries find do not crowd out what the question itself found.
       const weight = this.options.roundWeight / subQueries.length;
-      const added = this.collect(task.value.documents, { step: 'retrieval', iteration, query, retriever: retriever.name }, retriever, task.value.excluded, weight, step.warnings);
+      const origin = { step: 'retrieval', iteration, query, retriever: retriever.name } as const;
+      const added = this.collect(task.value.documents, origin, retriever, task.value.excluded, weight, step.warnings);
       yield step.end('succeeded', { found: task.value.documents.length, new: added.length, ids: task.value.documents.map((document) => document.id) });
     }
   }
@@ -364,9 +379,10 @@ class Run {
           yield step.end('failed', { error: `No chunk of ${sourceName || sourceType} could be read back (none stored, or none the caller may see).` });
           continue;
         }
-        const key = this.mergeDocument(retriever, visible, { step: 'documentExpansion', iteration, query: `${sourceType}:${sourceName}`, retriever: retrieverName, rank: 1 });
+        const origin = { step: 'documentExpansion', iteration, query: `${sourceType}:${sourceName}`, retriever: retrieverName, rank: 1 } as const;
+        const merged = this.results.get(this.mergeDocument(retriever, visible, origin))!.item;
         this.searches++;
-        yield step.end('succeeded', { chunks: visible.length, skipped: chunks.length - visible.length, id: this.results.get(key)!.item.id, characters: this.results.get(key)!.item.content.length });
+        yield step.end('succeeded', { chunks: visible.length, skipped: chunks.length - visible.length, id: merged.id, characters: merged.content.length });
       } catch (error) {
         if (this.signal.aborted) throw error;
         this.failures.push({ step: 'documentExpansion', iteration, reason: messageOf(error), detail: { sourceType, sourceName } });
@@ -393,7 +409,8 @@ class Run {
 
   private async *answer(results: AgenticResultItem[], stopReason: StopReason): AsyncGenerator<AgenticEvent, void, undefined> {
     if (results.length === 0) {
-      yield* this.release({ text: NO_EVIDENCE_TEXT, citations: [], dropped: [] }, 'missing_evidence', this.chat ? 'generated' : 'extractive', results, stopReason, false);
+      const nothing: ParsedAnswer = { text: NO_EVIDENCE_TEXT, citations: [], dropped: [] };
+      yield* this.release(nothing, 'missing_evidence', this.chat ? 'generated' : 'extractive', results, stopReason, false);
       return;
     }
     const evidence: Evidence[] = [];
@@ -490,7 +507,14 @@ class Run {
   }
 
   /** Add the documents of one search; returns the ids that were new to the run. */
-  private collect(documents: Document[], origin: Omit<Provenance, 'rank'>, retriever: BoundRetriever, excluded: number, weight: number, warnings?: string[]): string[] {
+  private collect(
+    documents: Document[],
+    origin: Omit<Provenance, 'rank'>,
+    retriever: BoundRetriever,
+    excluded: number,
+    weight: number,
+    warnings?: string[],
+  ): string[] {
     if (excluded > 0) warnings?.push(`${excluded} result${excluded === 1 ? '' : 's'} the caller may not see ${excluded === 1 ? 'was' : 'were'} left out.`);
     const added: string[] = [];
     const storeIndex = this.storeIndexOf(retriever);
@@ -653,7 +677,9 @@ class Run {
         rejected++;
         continue;
       }
-      if (state.item.expanded || expansions.some((other) => other.item.sourceName === state.item.sourceName && other.item.sourceType === state.item.sourceType && other.storeIndex === state.storeIndex)) continue;
+      const sameSource = (other: ResultState) =>
+        other.item.sourceName === state.item.sourceName && other.item.sourceType === state.item.sourceType && other.storeIndex === state.storeIndex;
+      if (state.item.expanded || expansions.some(sameSource)) continue;
       expansions.push(state);
     }
     return { subQueries, expansions, rejected, rejectedDetails };
@@ -669,7 +695,10 @@ class Run {
     return {
       event,
       warnings,
-      end: (status, output) => ({ type: 'trace', stepId, step, status, iteration, input, output, warnings: [...warnings], atMs: this.elapsed(), ms: round(performance.now() - startedAt) }),
+      end: (status, output) => {
+        const ms = round(performance.now() - startedAt);
+        return { type: 'trace', stepId, step, status, iteration, input, output, warnings: [...warnings], atMs: this.elapsed(), ms };
+      },
     };
   }
 

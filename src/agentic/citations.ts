@@ -47,11 +47,15 @@ export function parseCitedAnswer(raw: string, resultCount: number): ParsedAnswer
     const references: { resultIndex: number }[] = [];
     for (const label of new Set(labels)) {
       if (label >= 1 && label <= resultCount) references.push({ resultIndex: label - 1 });
-      else dropped.push({ startIndex, endIndex, references: [{ resultIndex: label - 1 }], reason: `marker [${label}] names no result (there ${resultCount === 1 ? 'is 1' : `are ${resultCount}`})` });
+      else {
+        const reason = `marker [${label}] names no result (there ${countText(resultCount)})`;
+        dropped.push({ startIndex, endIndex, references: [{ resultIndex: label - 1 }], reason });
+      }
     }
     if (references.length === 0) continue;
     if (startIndex >= contentEnd) {
-      dropped.push({ startIndex, endIndex, references, reason: 'the marker cites no text (nothing between it and the previous citation or sentence boundary)' });
+      const reason = 'the marker cites no text (nothing between it and the previous citation or sentence boundary)';
+      dropped.push({ startIndex, endIndex, references, reason });
       continue;
     }
     spans.push({ startIndex, endIndex, references });
@@ -68,7 +72,11 @@ export function parseCitedAnswer(raw: string, resultCount: number): ParsedAnswer
  * and no overlap with an earlier kept span (spans are taken in start order). Returns the kept spans in order
  * and the dropped ones with the reason.
  */
-export function validateCitations(citations: readonly SpanCitation[], answer: string, resultCount: number): { citations: SpanCitation[]; dropped: DroppedCitation[] } {
+export function validateCitations(
+  citations: readonly SpanCitation[],
+  answer: string,
+  resultCount: number,
+): { citations: SpanCitation[]; dropped: DroppedCitation[] } {
   const kept: SpanCitation[] = [];
   const dropped: DroppedCitation[] = [];
   const ordered = [...citations].sort((left, right) => left.startIndex - right.startIndex || left.endIndex - right.endIndex);
@@ -82,7 +90,7 @@ export function validateCitations(citations: readonly SpanCitation[], answer: st
     else if (startIndex >= endIndex) drop(`span [${startIndex}, ${endIndex}) is empty`);
     else if (references.length === 0) drop('the span references no result');
     else if (references.some((reference) => !Number.isInteger(reference?.resultIndex) || reference.resultIndex < 0 || reference.resultIndex >= resultCount)) {
-      drop(`a reference names no result (there ${resultCount === 1 ? 'is 1' : `are ${resultCount}`})`);
+      drop(`a reference names no result (there ${countText(resultCount)})`);
     } else if (startIndex < lastEnd) drop(`span [${startIndex}, ${endIndex}) overlaps the previous citation, which ends at ${lastEnd}`);
     else {
       kept.push({ startIndex, endIndex, references: references.map((reference) => ({ resultIndex: reference.resultIndex })) });
@@ -128,6 +136,10 @@ export class MarkerStripper {
 }
 
 // --- Internal helpers ---
+
+function countText(count: number): string {
+  return count === 1 ? 'is 1' : `are ${count}`;
+}
 
 function stripMarkers(raw: string): string {
   return raw.replace(MARKER_GROUP, '');

@@ -8,7 +8,13 @@ export type TaskEvent<R> = { phase: 'start'; index: number } | { phase: 'end'; i
  * generator can stream them. Failures are reported, not thrown; an abort rejects at once (tasks that ignore the
  * signal are abandoned, not awaited).
  */
-export async function* concurrently<T, R>(items: readonly T[], limit: number, task: (item: T, index: number) => Promise<R>, signal: AbortSignal, component: string): AsyncGenerator<TaskEvent<R>> {
+export async function* concurrently<T, R>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T, index: number) => Promise<R>,
+  signal: AbortSignal,
+  component: string,
+): AsyncGenerator<TaskEvent<R>> {
   const queue: TaskEvent<R>[] = [];
   let wake: (() => void) | undefined;
   let next = 0;

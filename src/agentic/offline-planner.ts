@@ -78,9 +78,14 @@ function stem(term: string): string {
 }
 
 const STOPWORDS = new Set(
-  ('a an and are as at be been but by can could did do does for from had has have how i if in into is it its me my no not of on or our so than that the their them then ' +
-    'there these they this to was we were what when where which who whom whose why will with would you your also both either first last one two same many much most ' +
-    'name named called known other another such only after before between during about over under more less than same very just').split(' '),
+  [
+    'a an and are as at be been but by can could did do does for from had has have how i if in into is it its me my no not of on or our so',
+    'than that the their them then there these they this to was we were what when where which who whom whose why will with would you your',
+    'also both either first last one two same many much most name named called known other another such only after before between during',
+    'about over under more less very just',
+  ]
+    .join(' ')
+    .split(' '),
 );
 
 /** Lower-cased content words, diacritics folded, without stopwords or one-letter words. */
@@ -129,7 +134,8 @@ function bridgeEntities(result: AgenticResultItem, questionTerms: Set<string>, l
   }
   // Multi-word names first: a lone capitalised word is as often an adjective ("American") as a name.
   const words = (name: string) => Math.min(2, name.split(/\s+/).length);
-  for (const entry of [...counts.values()].sort((left, right) => words(right.name) - words(left.name) || right.count - left.count || left.first - right.first)) {
+  const ranked = [...counts.values()].sort((left, right) => words(right.name) - words(left.name) || right.count - left.count || left.first - right.first);
+  for (const entry of ranked) {
     if (entities.length >= limit) break;
     consider(entry.name);
   }

@@ -1,6 +1,16 @@
 import type { ChatMessage, ChatProvider } from '../contracts/chat.ts';
 import { AxonError } from '../errors.ts';
-import { planningMessages, planSchema, readJsonReply, repairMessages, sufficiencyMessages, sufficiencySchema, type Plan, type RetrieverDescription, type Sufficiency } from './prompts.ts';
+import {
+  planningMessages,
+  planSchema,
+  readJsonReply,
+  repairMessages,
+  sufficiencyMessages,
+  sufficiencySchema,
+  type Plan,
+  type RetrieverDescription,
+  type Sufficiency,
+} from './prompts.ts';
 import type { AgenticResultItem, AgenticUsage } from './types.ts';
 
 /** What a planner sees before each decision. */
@@ -94,6 +104,7 @@ export class ModelPlanner implements Planner {
     const second = await this.chat.complete(repairMessages(messages, first, read.problem), signal);
     const retried = readJsonReply(second, schema);
     if (retried.ok) return { ok: true, value: retried.value as T, attempts: 2, warnings: [warning] };
-    return { ok: false, problem: `The model's reply could not be used twice: first ${read.problem}, then ${retried.problem}.`, attempts: 2, warnings: [warning] };
+    const problem = `The model's reply could not be used twice: first ${read.problem}, then ${retried.problem}.`;
+    return { ok: false, problem, attempts: 2, warnings: [warning] };
   }
 }

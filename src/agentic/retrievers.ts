@@ -61,7 +61,8 @@ export class BoundRetriever {
 /** Check the retriever list: 1 to 5 retrievers, each with a valid unique name, a description and a source. */
 export function validateRetrievers(retrievers: unknown, component: string): RetrieverSpec[] {
   if (!Array.isArray(retrievers) || retrievers.length < 1 || retrievers.length > 5) {
-    throw new AxonError('INVALID_ARGUMENT', `retrievers must be an array of 1 to 5 retrievers, got ${Array.isArray(retrievers) ? `${retrievers.length}` : typeof retrievers}.`, {
+    const got = Array.isArray(retrievers) ? `${retrievers.length}` : typeof retrievers;
+    throw new AxonError('INVALID_ARGUMENT', `retrievers must be an array of 1 to 5 retrievers, got ${got}.`, {
       component,
       fix: 'Pass e.g. retrievers: [{ name: "docs", description: "Product documentation", rag }].',
     });
@@ -75,7 +76,9 @@ export function validateRetrievers(retrievers: unknown, component: string): Retr
     }
     if (names.has(retriever.name)) throw invalid(`${where}.name "${retriever.name}" is used by another retriever.`, component);
     names.add(retriever.name);
-    if (typeof retriever.description !== 'string' || retriever.description.trim() === '') throw invalid(`${where}.description must be a non-empty string.`, component);
+    if (typeof retriever.description !== 'string' || retriever.description.trim() === '') {
+      throw invalid(`${where}.description must be a non-empty string.`, component);
+    }
     const hasRag = retriever.rag !== undefined;
     const hasStore = retriever.store !== undefined;
     if (hasRag === hasStore) throw invalid(`${where} must have exactly one of rag and store.`, component);

@@ -2,7 +2,9 @@ import type { AgenticResult, AgenticTraceEvent } from '../agentic/types.ts';
 
 /** One line per closed step: when, which, how it went, and the gist of its output. */
 export function formatAgenticEvent(event: AgenticTraceEvent): string {
-  const head = `[${event.atMs.toFixed(1).padStart(8)} ms] ${event.step}${event.iteration > 0 ? ` #${event.iteration}` : ''} · ${event.status}${event.ms === undefined ? '' : ` (${event.ms} ms)`}`;
+  const round = event.iteration > 0 ? ` #${event.iteration}` : '';
+  const took = event.ms === undefined ? '' : ` (${event.ms} ms)`;
+  const head = `[${event.atMs.toFixed(1).padStart(8)} ms] ${event.step}${round} · ${event.status}${took}`;
   const lines = [`${head}  ${describe(event)}`];
   for (const warning of event.warnings) lines.push(`               warning: ${warning}`);
   return lines.join('\n');
@@ -25,13 +27,15 @@ export function formatAgenticResult(result: AgenticResult): string {
       lines.push(`  ${index + 1}. [${citation.startIndex}, ${citation.endIndex}) ${JSON.stringify(truncate(text, 100))}`, `     ${sources.join('; ')}`);
     });
   }
-  if (result.droppedCitations.length > 0) lines.push('', `${result.droppedCitations.length} citation${result.droppedCitations.length === 1 ? ' was' : 's were'} dropped: ${result.droppedCitations.map((dropped) => dropped.reason).join('; ')}`);
-  lines.push(
-    '',
-    `Stopped: ${result.stopReason.replace(/_/g, ' ')} after ${result.iterations} round${result.iterations === 1 ? '' : 's'}, ${result.subQueries} sub-quer${result.subQueries === 1 ? 'y' : 'ies'}, ` +
-      `${result.searches} search${result.searches === 1 ? '' : 'es'}, ${result.results.length} result${result.results.length === 1 ? '' : 's'} (${result.planner} planner, ${result.ms} ms)`,
-  );
-  for (const failure of result.failures) lines.push(`  ${failure.step}${failure.iteration > 0 ? ` #${failure.iteration}` : ''}: ${failure.reason}${failure.detail ? ` ${JSON.stringify(failure.detail)}` : ''}`);
+  const dropped = result.droppedCitations;
+  if (dropped.length > 0) lines.push('', `${count(dropped.length, 'citation')} dropped: ${dropped.map((entry) => entry.reason).join('; ')}`);
+  const counts = [count(result.subQueries, 'sub-query', 'sub-queries'), count(result.searches, 'search', 'searches'), count(result.results.length, 'result')];
+  const reason = result.stopReason.replace(/_/g, ' ');
+  lines.push('', `Stopped: ${reason} after ${count(result.iterations, 'round')}, ${counts.join(', ')} (${result.planner} planner, ${result.ms} ms)`);
+  for (const failure of result.failures) {
+    const round = failure.iteration > 0 ? ` #${failure.iteration}` : '';
+    lines.push(`  ${failure.step}${round}: ${failure.reason}${failure.detail ? ` ${JSON.stringify(failure.detail)}` : ''}`);
+  }
   return lines.join('\n');
 }
 
@@ -46,12 +50,17 @@ function describe(event: AgenticTraceEvent): string {
       const expanded = (output.expandDocuments as unknown[] | undefined) ?? [];
       const rejected = (output.rejected as { query?: string; retriever?: string; result?: number; reason: string }[] | undefined) ?? [];
       if (output.error) return String(output.error);
-      const parts = [...planned.map((subQuery) => `${subQuery.retriever}: ${JSON.stringify(subQuery.query)}`), ...(expanded.length > 0 ? [`expand ${expanded.length} document(s)`] : [])];
-      const refused = rejected.map((entry) => (entry.query === undefined ? `result ${entry.result} (${entry.reason})` : `${entry.retriever}: ${JSON.stringify(entry.query)} (${entry.reason})`));
-      return [parts.join('; ') || 'nothing new to search', ...(refused.length > 0 ? [`rejected: ${refused.join('; ')}`] : [])].join('; ').replace(/^nothing new to search; /, '');
+      const parts = planned.map((subQuery) => `${subQuery.retriever}: ${JSON.stringify(subQuery.query)}`);
+      if (expanded.length > 0) parts.push(`expand ${expanded.length} document(s)`);
+      const refused = rejected.map((entry) =>
+        entry.query === undefined ? `result ${entry.result} (${entry.reason})` : `${entry.retriever}: ${JSON.stringify(entry.query)} (${entry.reason})`,
+      );
+      if (refused.length > 0) parts.push(`rejected: ${refused.join('; ')}`);
+      return parts.join('; ') || 'nothing new to search';
     }
     case 'retrieval':
-      return output.error ? `${input.retriever}: ${String(output.error)}` : `${input.retriever}: ${JSON.stringify(input.query)} → ${String(output.found)} found, ${String(output.new)} new`;
+      if (output.error) return `${input.retriever}: ${String(output.error)}`;
+      return `${input.retriever}: ${JSON.stringify(input.query)} → ${String(output.found)} found, ${String(output.new)} new`;
     case 'documentExpansion':
       return output.error ? String(output.error) : `${String(input.sourceName)} → ${String(output.chunks)} chunks`;
     case 'sufficiency':
@@ -59,6 +68,10 @@ function describe(event: AgenticTraceEvent): string {
     case 'guardrail':
       return `${String(input.stage)}: ${output.error ? String(output.error) : output.action === 'block' ? `block (${String(output.reason)})` : 'allow'}`;
   }
+}
+
+function count(value: number, singular: string, plural = `${singular}s`): string {
+  return `${value} ${value === 1 ? singular : plural}`;
 }
 
 function truncate(text: string, max: number): string {

@@ -34,7 +34,13 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
  * `axon ask --agentic`: the agentic retriever over the configured pipeline (its chat model plans and answers;
  * without one the offline planner plans and the answer is extractive). `--trace` prints each step as it ends.
  */
-async function runAgenticAsk(question: string, rag: Awaited<ReturnType<typeof loadPipeline>>['rag'], filter: Record<string, unknown> | undefined, options: CommandOptions, io: CommandIO): Promise<number> {
+async function runAgenticAsk(
+  question: string,
+  rag: Awaited<ReturnType<typeof loadPipeline>>['rag'],
+  filter: Record<string, unknown> | undefined,
+  options: CommandOptions,
+  io: CommandIO,
+): Promise<number> {
   const agent = new AgenticRetriever({
     retrievers: [{ name: 'documents', description: 'The indexed documents', rag, ...(filter ? { filter } : {}) }],
     chat: rag.components().chat,

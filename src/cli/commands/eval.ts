@@ -45,7 +45,15 @@ export interface EvalRun {
   /** With `--agentic`, also `all@10`: the share of queries with every relevant document in the top 10 ("both hops found"). */
   metrics: Record<string, number>;
   /** Agentic runs: sub-queries and searches per question, and how often each stop reason ended a run. */
-  agentic?: { subQueriesPerQuery: number; searchesPerQuery: number; stopReasons: Record<string, number>; answerExactMatch?: number; answerContainsGold?: number; answered?: number };
+  agentic?: {
+    subQueriesPerQuery: number;
+    searchesPerQuery: number;
+    stopReasons: Record<string, number>;
+    /** Model planner only: answers scored against `metadata.answers`. */
+    answered?: number;
+    answerExactMatch?: number;
+    answerContainsGold?: number;
+  };
   meanLatencyMs: number;
   medianLatencyMs: number;
   p95LatencyMs: number;
@@ -136,7 +144,12 @@ export async function runEval(positionals: string[], options: EvalCommandOptions
       const mode = runs[0].mode;
       runs.push(await evaluateAgentic(rags[0].rag, dataset, queries, topK, mode, io, 'offline'));
       if (rags[0].rag.components().chat !== undefined) runs.push(await evaluateAgentic(rags[0].rag, dataset, queries, topK, mode, io, 'model'));
-      else agenticWarnings.push(`The agentic model planner and its answer exact-match did not run: ${pipeline.source} has no chat model (add a "chat" section and pass --config). Only the offline planner ran.`);
+      else {
+        agenticWarnings.push(
+          `The agentic model planner and its answer exact-match did not run: ${pipeline.source} has no chat model ` +
+            '(add a "chat" section and pass --config). Only the offline planner ran.',
+        );
+      }
     }
 
     const report: EvalReport = {
@@ -255,7 +268,10 @@ async function indexCorpus(rag: RAG, dataset: BeirDataset, io: CommandIO): Promi
     const content = beirDocumentText(document);
     if (content.trim() === '') empty++;
     // The title is kept in metadata too: the agentic offline planner reads bridge entities from it.
-    else documents.push({ id: document.id, content, sourceType: 'beir', sourceName: dataset.name, metadata: document.title ? { ...document.metadata, title: document.title } : document.metadata });
+    else {
+      const metadata = document.title ? { ...document.metadata, title: document.title } : document.metadata;
+      documents.push({ id: document.id, content, sourceType: 'beir', sourceName: dataset.name, metadata });
+    }
   }
   const report = progressReporter(io, `indexing ${dataset.name}`, 'documents');
   let done = 0;
@@ -341,7 +357,9 @@ async function evaluateAgentic(
   run.metrics['all@10'] = round(allRelevantAt(rankings, dataset, 10), 4);
   const count = Math.max(1, evaluation.queryCount);
   run.agentic = { subQueriesPerQuery: round(subQueries / count, 2), searchesPerQuery: round(searches / count, 2), stopReasons };
-  if (planner === 'model' && answered > 0) Object.assign(run.agentic, { answered, answerExactMatch: round(exact / answered, 4), answerContainsGold: round(contains / answered, 4) });
+  if (planner === 'model' && answered > 0) {
+    Object.assign(run.agentic, { answered, answerExactMatch: round(exact / answered, 4), answerContainsGold: round(contains / answered, 4) });
+  }
   return run;
 }
 
@@ -388,7 +406,11 @@ function formatReport(report: EvalReport): string {
   const notes = report.runs.flatMap((run) => {
     if (run.agentic === undefined) return [];
     const stops = Object.entries(run.agentic.stopReasons).map(([reason, count]) => `${reason} ${count}`).join(', ');
-    const answers = run.agentic.answerExactMatch === undefined ? '' : `; answer exact match ${run.agentic.answerExactMatch.toFixed(4)}, contains gold ${run.agentic.answerContainsGold!.toFixed(4)} over ${run.agentic.answered} answered`;
+    const { answerExactMatch, answerContainsGold, answered } = run.agentic;
+    const answers =
+      answerExactMatch === undefined
+        ? ''
+        : `; answer exact match ${answerExactMatch.toFixed(4)}, contains gold ${answerContainsGold!.toFixed(4)} over ${answered} answered`;
     return [`${run.pipeline}: stop reasons ${stops}${answers}`];
   });
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
