@@ -1,4 +1,4 @@
-import { cloneDocument, type Document, type JsonValue } from '../document.ts';
+import type { Document, JsonValue } from '../document.ts';
 import { AxonError } from '../errors.ts';
 import type { Filter } from '../filter/index.ts';
 
@@ -68,19 +68,24 @@ const DAY_MS = 86_400_000;
 
 /**
  * The default redactor: replaces e-mail addresses, IBANs, payment card numbers, US social security numbers and
- * phone numbers with a bracketed placeholder. Pattern-based and best effort: plug in a real PII detector through
- * `EligibilityPolicy.redactor` where the data calls for one.
+ * phone numbers with a placeholder such as `EMAIL_REDACTED` (no brackets, so the text still reads as prose).
+ * Pattern-based and best effort: plug in a real PII detector through `EligibilityPolicy.redactor` where the data
+ * calls for one.
  */
 export const defaultPiiRedactor: Redactor = {
   name: 'axon-pii-patterns@1',
   redact(text: string): string {
-    return text
-      .replace(/[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu, '[email]')
-      .replace(/\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g, '[iban]')
-      .replace(/\b(?:\d[ -]?){12,18}\d\b/g, '[card]')
-      .replace(/\b\d{3}-\d{2}-\d{4}\b/g, '[ssn]')
-      // Nine digits or more, so dates (2026-01-31) and short numbers stay.
-      .replace(/(?<![\w-])\+?\d{1,3}[ .-]?\(?\d{2,4}\)?(?:[ .-]?\d{2,4}){2,3}(?![\w-])/g, (match) => (match.replace(/\D/g, '').length >= 9 ? '[phone]' : match));
+    return (
+      text
+        .replace(/[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu, 'EMAIL_REDACTED')
+        .replace(/\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g, 'IBAN_REDACTED')
+        .replace(/\b(?:\d[ -]?){12,18}\d\b/g, 'CARD_REDACTED')
+        .replace(/\b\d{3}-\d{2}-\d{4}\b/g, 'SSN_REDACTED')
+        // Nine digits or more, so dates (2026-01-31) and short numbers stay.
+        .replace(/(?<![\w-])\+?\d{1,3}[ .-]?\(?\d{2,4}\)?(?:[ .-]?\d{2,4}){2,3}(?![\w-])/g, (match) =>
+          match.replace(/\D/g, '').length >= 9 ? 'PHONE_REDACTED' : match,
+        )
+    );
   },
 };
 
@@ -152,9 +157,12 @@ export function checkEligibility(document: Document, caller: CallerContext, poli
 
   if (redaction === 'pii') {
     const redactor = policy.redactor ?? defaultPiiRedactor;
-    const redacted = cloneDocument(document);
-    redacted.content = redactor.redact(document.content);
-    redacted.metadata.redactedBy = redactor.name;
+    // A copy: the stored document (and whoever else holds it) keeps its own metadata.
+    const redacted: Document = {
+      ...document,
+      content: redactor.redact(document.content),
+      metadata: { ...structuredClone(document.metadata), redactedBy: redactor.name },
+    };
     return { eligible: true, document: redacted };
   }
   return { eligible: true, document };
@@ -176,13 +184,15 @@ function checkFreshness(metadata: Record<string, JsonValue>, now: Date, defaultM
   const rawUpdated = read(metadata, 'updatedAt');
   const updated = parseTime(rawUpdated);
   if (typeof declared === 'number') {
-    if (updated === undefined) return `maxAgeDays is ${declared} but updatedAt ${rawUpdated === undefined ? 'is missing' : `${JSON.stringify(rawUpdated)} is not a date`}`;
+    if (updated === undefined)
+      return `maxAgeDays is ${declared} but updatedAt ${rawUpdated === undefined ? 'is missing' : `${JSON.stringify(rawUpdated)} is not a date`}`;
   }
   const maxAge = typeof declared === 'number' ? declared : defaultMaxAge;
   if (maxAge === undefined || updated === undefined) return undefined;
   const ageDays = (now.getTime() - updated) / DAY_MS;
   if (ageDays > maxAge) {
-    return `updated ${new Date(updated).toISOString().slice(0, 10)}, ${Math.floor(ageDays)} days before ${now.toISOString().slice(0, 10)}; the maximum age is ${maxAge} days`;
+    const day = (time: number) => new Date(time).toISOString().slice(0, 10);
+    return `updated ${day(updated)}, ${Math.floor(ageDays)} days before ${day(now.getTime())}; the maximum age is ${maxAge} days`;
   }
   return undefined;
 }
@@ -223,13 +233,22 @@ function validateCaller(caller: CallerContext): CheckedCaller {
   }
   const { tenantId, roles = [], now = new Date() } = caller;
   if (tenantId !== undefined && (typeof tenantId !== 'string' || tenantId === '')) {
-    throw new AxonError('INVALID_ARGUMENT', 'caller.tenantId must be a non-empty string when given.', { component: COMPONENT, fix: 'Leave tenantId out for a caller of no tenant.' });
+    throw new AxonError('INVALID_ARGUMENT', 'caller.tenantId must be a non-empty string when given.', {
+      component: COMPONENT,
+      fix: 'Leave tenantId out for a caller of no tenant.',
+    });
   }
   if (!Array.isArray(roles) || roles.some((role) => typeof role !== 'string' || role === '')) {
-    throw new AxonError('INVALID_ARGUMENT', 'caller.roles must be an array of non-empty strings.', { component: COMPONENT, fix: 'Pass roles like ["support", "admin"].' });
+    throw new AxonError('INVALID_ARGUMENT', 'caller.roles must be an array of non-empty strings.', {
+      component: COMPONENT,
+      fix: 'Pass roles like ["support", "admin"].',
+    });
   }
   if (!(now instanceof Date) || Number.isNaN(now.getTime())) {
-    throw new AxonError('INVALID_ARGUMENT', 'caller.now must be a valid Date.', { component: COMPONENT, fix: 'Pass new Date("2026-01-31") or leave now out for the current time.' });
+    throw new AxonError('INVALID_ARGUMENT', 'caller.now must be a valid Date.', {
+      component: COMPONENT,
+      fix: 'Pass new Date("2026-01-31") or leave now out for the current time.',
+    });
   }
   return { tenantId, roles, now };
 }
