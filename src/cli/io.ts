@@ -34,6 +34,8 @@ export interface CommandOptions {
   context?: string;
   last?: boolean;
   diff?: boolean;
+  /** `ask`: run the agentic retriever; `eval`: also evaluate it. */
+  agentic?: boolean;
 }
 
 /** A mistake in how the command was called (exit code 2). */

@@ -40,6 +40,9 @@ Options:
                     decomposition, rewriting, hyde, multi-query
   --limit N         Evaluate only the first N judged queries (eval)
   --split NAME      Which qrels/<NAME>.tsv judges the queries (eval; default test)
+  --agentic         ask: plan sub-queries, retrieve in rounds, answer with span citations (--trace shows
+                    the events). eval: also run the agentic retriever and report All@10 (every relevant
+                    document in the top 10), sub-queries and searches per question
   --json [FILE]     With eval, the figures as JSON on stdout, or in FILE
 
 With no configuration Axon runs fully offline: the local hashing embedder, the file store under .axon/,
@@ -68,6 +71,7 @@ const OPTIONS = {
   'pre-processor': { type: 'string' },
   limit: { type: 'string' },
   split: { type: 'string' },
+  agentic: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } satisfies ParseArgsConfig['options'];

@@ -1,8 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { AgenticRetriever } from '../../agentic/agentic-retriever.ts';
+import type { AgenticResult } from '../../agentic/types.ts';
 import type { CallerContext } from '../../context/eligibility.ts';
 import { JsonlTraceStore } from '../../context/trace-store.ts';
 import { SEARCH_MODES, type ContextOptions, type SearchMode } from '../../rag.ts';
+import { formatAgenticEvent, formatAgenticResult } from '../agentic-format.ts';
 import { formatAnswer, formatPacket, formatTrace } from '../format.ts';
 import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
@@ -20,6 +23,7 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   const caller = parseCaller(options);
   const context = await readContextOption(options, io);
   const { rag, dataDirectory, configHash } = await loadPipeline(options, io);
+  if (options.agentic) return runAgenticAsk(question, rag, filter, caller, options, io);
   const traceStore = new JsonlTraceStore(dataDirectory);
   const answer = await rag.answer(question, {
     topK,
@@ -105,6 +109,42 @@ async function readContextOption(options: CommandOptions, io: CommandIO): Promis
   }
   if (maxTokens !== undefined) context = { ...context, maxTokens, reservedForOutput: Math.min(context?.reservedForOutput ?? 1000, maxTokens - 1) };
   return context;
+}
+
+/**
+ * `axon ask --agentic`: the agentic retriever over the configured pipeline (its chat model plans and answers;
+ * without one the offline planner plans and the answer is extractive). `--trace` prints each step as it ends.
+ */
+async function runAgenticAsk(
+  question: string,
+  rag: Awaited<ReturnType<typeof loadPipeline>>['rag'],
+  filter: Record<string, unknown> | undefined,
+  caller: CallerContext | undefined,
+  options: CommandOptions,
+  io: CommandIO,
+): Promise<number> {
+  const agent = new AgenticRetriever({
+    retrievers: [{ name: 'documents', description: 'The indexed documents', rag, ...(filter ? { filter } : {}) }],
+    chat: rag.components().chat,
+    ...(caller ? { userContext: caller } : {}),
+  });
+  let result: AgenticResult | undefined;
+  try {
+    for await (const event of agent.stream(question)) {
+      if (event.type === 'trace' && event.status !== 'inProgress' && options.trace && !options.json) io.out(formatAgenticEvent(event));
+      if (event.type === 'result') result = event.result;
+    }
+  } finally {
+    await rag.close();
+  }
+  if (result === undefined) return 1;
+  if (options.json) {
+    io.out(JSON.stringify(result, null, 2));
+    return 0;
+  }
+  if (options.trace) io.out('');
+  io.out(formatAgenticResult(result));
+  return result.status === 'blocked' ? 1 : 0;
 }
 
 function parseModeOption(text: string | undefined): SearchMode | undefined {

@@ -9,6 +9,7 @@ import type { VectorStore } from '../../contracts/vector-store.ts';
 import type { DocumentInput } from '../../document.ts';
 import { beirDocumentText, loadBeir, type BeirDataset } from '../../eval/beir.ts';
 import { evaluateRetrieval, type RetrievalEvaluation } from '../../eval/runner.ts';
+import { AgenticRetriever } from '../../agentic/agentic-retriever.ts';
 import { SEARCH_MODES, type RAG, type SearchMode } from '../../rag.ts';
 import { chunk } from '../../runtime/concurrency.ts';
 import { loadConfiguration, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions, type LoadedConfiguration } from '../io.ts';
@@ -23,6 +24,8 @@ export interface EvalCommandOptions extends CommandOptions {
   limit?: string;
   /** Which `qrels/<split>.tsv` to judge with (`train` to tune settings without touching `test`). */
   split?: string;
+  /** Also run the agentic retriever (offline planner; the model planner too when a chat model is configured). */
+  agentic?: boolean;
 }
 
 /** Where `--json` sends the figures: stdout, or the file named right after it. */
@@ -36,9 +39,21 @@ type PreProcessorChoice = keyof typeof EVAL_PRE_PROCESSORS;
 /** One evaluated configuration: a pipeline (its pre-processors) in one search mode. */
 export interface EvalRun {
   pipeline: string;
+  /** The search mode; for an agentic run, the mode of the pipeline its retriever searches through. */
   mode: SearchMode;
   queryCount: number;
+  /** With `--agentic`, also `all@10`: the share of queries with every relevant document in the top 10 ("both hops found"). */
   metrics: Record<string, number>;
+  /** Agentic runs: sub-queries and searches per question, and how often each stop reason ended a run. */
+  agentic?: {
+    subQueriesPerQuery: number;
+    searchesPerQuery: number;
+    stopReasons: Record<string, number>;
+    /** Model planner only: answers scored against `metadata.answers`. */
+    answered?: number;
+    answerExactMatch?: number;
+    answerContainsGold?: number;
+  };
   meanLatencyMs: number;
   medianLatencyMs: number;
   p95LatencyMs: number;
@@ -100,22 +115,40 @@ export async function runEval(positionals: string[], options: EvalCommandOptions
     const indexed = await indexCorpus(rags[0].rag, dataset, io);
 
     const runs: EvalRun[] = [];
+    const agenticWarnings: string[] = [];
     for (const { variant, rag } of rags) {
       for (const mode of modes) {
         // Without --mode, the pipeline's own default runs; the first result says which mode that is.
         let ranIn: SearchMode | undefined = mode;
+        const rankings = new Map<string, readonly string[]>();
         const evaluation = await evaluateRetrieval({
           queries,
           qrels: dataset.qrels,
           ks: [10, 100],
-          search: async (text) => {
+          search: async (text, query) => {
             const result = await rag.retrieve(text, { topK, searchMode: mode });
             ranIn = result.searchMode;
-            return result.documents.slice(0, topK).map((document) => document.id);
+            const ranking = result.documents.slice(0, topK).map((document) => document.id);
+            rankings.set(query.id, ranking);
+            return ranking;
           },
           onProgress: progressReporter(io, `${variant.label} · ${mode ?? 'configured mode'}`, 'queries'),
         });
-        runs.push(toRun(variant.label, ranIn ?? 'vector', evaluation));
+        const run = toRun(variant.label, ranIn ?? 'vector', evaluation);
+        if (options.agentic) run.metrics['all@10'] = round(allRelevantAt(rankings, dataset, 10), 4);
+        runs.push(run);
+      }
+    }
+    if (options.agentic) {
+      // The agentic retriever searches through the configured pipeline, in the mode the first run used.
+      const mode = runs[0].mode;
+      runs.push(await evaluateAgentic(rags[0].rag, dataset, queries, topK, mode, io, 'offline'));
+      if (rags[0].rag.components().chat !== undefined) runs.push(await evaluateAgentic(rags[0].rag, dataset, queries, topK, mode, io, 'model'));
+      else {
+        agenticWarnings.push(
+          `The agentic model planner and its answer exact-match did not run: ${pipeline.source} has no chat model ` +
+            '(add a "chat" section and pass --config). Only the offline planner ran.',
+        );
       }
     }
 
@@ -131,7 +164,7 @@ export async function runEval(positionals: string[], options: EvalCommandOptions
       indexMs: Math.round(indexed.ms),
       runs,
       unavailable,
-      warnings: [...dataset.warnings, ...indexed.warnings],
+      warnings: [...dataset.warnings, ...indexed.warnings, ...agenticWarnings],
     };
     if (json.kind === 'stdout') io.out(JSON.stringify(report, null, 2));
     else io.out(formatReport(report));
@@ -234,7 +267,11 @@ async function indexCorpus(rag: RAG, dataset: BeirDataset, io: CommandIO): Promi
   for (const document of dataset.corpus) {
     const content = beirDocumentText(document);
     if (content.trim() === '') empty++;
-    else documents.push({ id: document.id, content, sourceType: 'beir', sourceName: dataset.name, metadata: document.metadata });
+    // The title is kept in metadata too: the agentic offline planner reads bridge entities from it.
+    else {
+      const metadata = document.title ? { ...document.metadata, title: document.title } : document.metadata;
+      documents.push({ id: document.id, content, sourceType: 'beir', sourceName: dataset.name, metadata });
+    }
   }
   const report = progressReporter(io, `indexing ${dataset.name}`, 'documents');
   let done = 0;
@@ -265,6 +302,85 @@ function progressReporter(io: CommandIO, label: string, unit: string): (done: nu
   };
 }
 
+/**
+ * Evaluate the agentic retriever over the same index: each query's ranking is its final results (speculative
+ * retrieval, planned rounds, fused), cut at `topK`. The model planner also answers, and its answers are scored
+ * against `metadata.answers` where the queries have them.
+ */
+async function evaluateAgentic(
+  rag: RAG,
+  dataset: BeirDataset,
+  queries: BeirDataset['queries'],
+  topK: number,
+  mode: SearchMode,
+  io: CommandIO,
+  planner: 'offline' | 'model',
+): Promise<EvalRun> {
+  const chat = planner === 'model' ? rag.components().chat : undefined;
+  const agent = new AgenticRetriever({
+    retrievers: [{ name: 'corpus', description: `Passages of ${dataset.name}`, rag, maxResults: Math.min(topK, 100) }],
+    chat,
+    generateResponse: planner === 'model',
+    maxResults: Math.min(topK, 100),
+  });
+  const rankings = new Map<string, readonly string[]>();
+  let subQueries = 0;
+  let searches = 0;
+  let answered = 0;
+  let exact = 0;
+  let contains = 0;
+  const stopReasons: Record<string, number> = {};
+  const evaluation = await evaluateRetrieval({
+    queries,
+    qrels: dataset.qrels,
+    ks: [10, 100],
+    search: async (text, query) => {
+      const result = await agent.run(text);
+      subQueries += result.subQueries;
+      searches += result.searches;
+      stopReasons[result.stopReason] = (stopReasons[result.stopReason] ?? 0) + 1;
+      const gold = (query as { metadata?: { answers?: unknown } }).metadata?.answers;
+      if (planner === 'model' && Array.isArray(gold) && gold.length > 0 && result.answer !== undefined) {
+        answered++;
+        const answer = normalizeAnswer(result.answer);
+        const answers = gold.filter((item): item is string => typeof item === 'string').map(normalizeAnswer);
+        if (answers.includes(answer)) exact++;
+        if (answers.some((item) => item !== '' && answer.includes(item))) contains++;
+      }
+      const ranking = result.results.filter((item) => !item.expanded).map((item) => item.id);
+      rankings.set(query.id, ranking);
+      return ranking;
+    },
+    onProgress: progressReporter(io, `agentic · ${planner} planner`, 'queries'),
+  });
+  const run = toRun(`agentic-${planner}`, mode, evaluation);
+  run.metrics['all@10'] = round(allRelevantAt(rankings, dataset, 10), 4);
+  const count = Math.max(1, evaluation.queryCount);
+  run.agentic = { subQueriesPerQuery: round(subQueries / count, 2), searchesPerQuery: round(searches / count, 2), stopReasons };
+  if (planner === 'model' && answered > 0) {
+    Object.assign(run.agentic, { answered, answerExactMatch: round(exact / answered, 4), answerContainsGold: round(contains / answered, 4) });
+  }
+  return run;
+}
+
+/** Share of the judged queries whose every relevant document is in the first `k` of their ranking. */
+function allRelevantAt(rankings: Map<string, readonly string[]>, dataset: BeirDataset, k: number): number {
+  let complete = 0;
+  for (const [queryId, ranking] of rankings) {
+    const judgments = dataset.qrels.get(queryId);
+    if (!judgments) continue;
+    const relevant = [...judgments].filter(([, grade]) => grade > 0).map(([id]) => id);
+    const top = new Set(ranking.slice(0, k));
+    if (relevant.length > 0 && relevant.every((id) => top.has(id))) complete++;
+  }
+  return rankings.size === 0 ? 0 : complete / rankings.size;
+}
+
+/** SQuAD's answer normalisation: lower case, no punctuation, no articles, single spaces. */
+function normalizeAnswer(text: string): string {
+  return text.toLowerCase().replace(/[^\p{L}\p{N}\s]/gu, ' ').replace(/\b(a|an|the)\b/g, ' ').replace(/\s+/g, ' ').trim();
+}
+
 function toRun(pipeline: string, mode: SearchMode, evaluation: RetrievalEvaluation): EvalRun {
   return {
     pipeline,
@@ -278,8 +394,25 @@ function toRun(pipeline: string, mode: SearchMode, evaluation: RetrievalEvaluati
 }
 
 function formatReport(report: EvalReport): string {
-  const header = ['pipeline', 'mode', ...METRICS.map(([, title]) => title), 'ms/query'];
-  const rows = report.runs.map((run) => [run.pipeline, run.mode, ...METRICS.map(([key]) => run.metrics[key].toFixed(4)), run.meanLatencyMs.toFixed(1)]);
+  const agentic = report.runs.some((run) => run.agentic !== undefined);
+  const header = ['pipeline', 'mode', ...METRICS.map(([, title]) => title), ...(agentic ? ['All@10', 'sub-q/q', 'searches/q'] : []), 'ms/query'];
+  const rows = report.runs.map((run) => [
+    run.pipeline,
+    run.mode,
+    ...METRICS.map(([key]) => run.metrics[key].toFixed(4)),
+    ...(agentic ? [run.metrics['all@10'].toFixed(4), (run.agentic?.subQueriesPerQuery ?? 0).toFixed(2), (run.agentic?.searchesPerQuery ?? 1).toFixed(2)] : []),
+    run.meanLatencyMs.toFixed(1),
+  ]);
+  const notes = report.runs.flatMap((run) => {
+    if (run.agentic === undefined) return [];
+    const stops = Object.entries(run.agentic.stopReasons).map(([reason, count]) => `${reason} ${count}`).join(', ');
+    const { answerExactMatch, answerContainsGold, answered } = run.agentic;
+    const answers =
+      answerExactMatch === undefined
+        ? ''
+        : `; answer exact match ${answerExactMatch.toFixed(4)}, contains gold ${answerContainsGold!.toFixed(4)} over ${answered} answered`;
+    return [`${run.pipeline}: stop reasons ${stops}${answers}`];
+  });
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
   const line = (cells: string[]) => cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join('  ').trimEnd();
   return [
@@ -288,6 +421,7 @@ function formatReport(report: EvalReport): string {
     line(header),
     line(widths.map((width) => '-'.repeat(width))),
     ...rows.map(line),
+    ...(agentic ? ['', 'All@10: share of queries with every relevant document in the top 10 (both hops found).', ...notes] : []),
     ...report.warnings.map((warning) => `warning: ${warning}`),
   ].join('\n');
 }

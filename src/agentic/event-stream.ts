@@ -1,0 +1,71 @@
+import { abortError } from '../errors.ts';
+
+/** A task's start or end, as `concurrently` reports them. */
+export type TaskEvent<R> = { phase: 'start'; index: number } | { phase: 'end'; index: number; value: R } | { phase: 'fail'; index: number; error: unknown };
+
+/**
+ * Run `task` over `items` with at most `limit` in flight and report each start and end as it happens, so a
+ * generator can stream them. Failures are reported, not thrown; an abort rejects at once (tasks that ignore the
+ * signal are abandoned, not awaited).
+ */
+export async function* concurrently<T, R>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T, index: number) => Promise<R>,
+  signal: AbortSignal,
+  component: string,
+): AsyncGenerator<TaskEvent<R>> {
+  const queue: TaskEvent<R>[] = [];
+  let wake: (() => void) | undefined;
+  let next = 0;
+  let running = 0;
+  let finished = 0;
+  const notify = () => {
+    const waiting = wake;
+    wake = undefined;
+    waiting?.();
+  };
+  const launch = () => {
+    while (running < limit && next < items.length && !signal.aborted) {
+      const index = next++;
+      running++;
+      queue.push({ phase: 'start', index });
+      Promise.resolve()
+        .then(() => task(items[index], index))
+        .then(
+          (value) => queue.push({ phase: 'end', index, value }),
+          (error: unknown) => queue.push({ phase: 'fail', index, error }),
+        )
+        .finally(() => {
+          running--;
+          finished++;
+          launch();
+          notify();
+        });
+    }
+  };
+  launch();
+  while (finished < items.length || queue.length > 0) {
+    if (queue.length === 0) await untilAborted(new Promise<void>((resolve) => (wake = resolve)), signal, component);
+    while (queue.length > 0) yield queue.shift()!;
+  }
+}
+
+/** `promise`, or an `ABORTED` rejection as soon as `signal` fires, whichever comes first. */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, component: string): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortError(component, signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(component, signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

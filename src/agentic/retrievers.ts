@@ -1,0 +1,112 @@
+import { supportsKeywordSearch } from '../contracts/keyword-search.ts';
+import type { VectorStore } from '../contracts/vector-store.ts';
+import type { Document } from '../document.ts';
+import { AxonError } from '../errors.ts';
+import { compileFilter, type FilterPredicate } from '../filter/evaluate.ts';
+import { parseFilter } from '../filter/parse.ts';
+import type { Filter } from '../filter/types.ts';
+import { reciprocalRankFusion, type RankedList } from '../pipeline/fusion.ts';
+import { RAG } from '../rag.ts';
+import { embedAll } from '../runtime/embed.ts';
+import type { RetrieverSpec } from './types.ts';
+
+const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+const DEFAULT_MAX_RESULTS = 10;
+
+/** A retriever ready to search: its spec checked, its filter combined with the caller's eligibility filter. */
+export class BoundRetriever {
+  readonly name: string;
+  readonly description: string;
+  readonly maxResults: number;
+  readonly store: VectorStore;
+  /** The retriever's filter and the caller's eligibility filter, as applied inside every search. */
+  readonly filter: Filter | undefined;
+  /** The same filter in memory, for documents read back by source (which a store does not filter). */
+  readonly admits: FilterPredicate;
+
+  constructor(
+    private readonly spec: RetrieverSpec,
+    eligibility: Filter | undefined,
+    component: string,
+  ) {
+    this.name = spec.name;
+    this.description = spec.description;
+    this.maxResults = spec.maxResults ?? DEFAULT_MAX_RESULTS;
+    this.store = 'rag' in spec ? spec.rag.components().store : spec.store;
+    const parts = [spec.filter, eligibility].filter((part): part is Filter => part !== undefined);
+    this.filter = parts.length === 0 ? undefined : parts.length === 1 ? parts[0] : { $and: parts };
+    this.admits = this.filter === undefined ? () => true : compileFilter(parseFilter(this.filter, component));
+  }
+
+  /** The best `maxResults` documents for `query`, best first. */
+  async search(query: string, signal: AbortSignal): Promise<Document[]> {
+    const spec = this.spec;
+    if ('rag' in spec) {
+      const result = await spec.rag.retrieve(query, { filter: this.filter, signal });
+      return result.documents.slice(0, this.maxResults);
+    }
+    const lists: RankedList[] = [];
+    if (spec.embeddings !== undefined) {
+      const [vector] = await embedAll(spec.embeddings, [query], { inputType: 'query', signal });
+      lists.push({ name: 'vector', documents: await spec.store.search(vector, { topK: this.maxResults, filter: this.filter, signal }) });
+    }
+    if (supportsKeywordSearch(spec.store)) {
+      lists.push({ name: 'keyword', documents: await spec.store.keywordSearch(query, { topK: this.maxResults, filter: this.filter, signal }) });
+    }
+    const documents = lists.length === 1 ? lists[0].documents.slice() : reciprocalRankFusion(lists).documents;
+    return documents.slice(0, this.maxResults);
+  }
+}
+
+/** Check the retriever list: 1 to 5 retrievers, each with a valid unique name, a description and a source. */
+export function validateRetrievers(retrievers: unknown, component: string): RetrieverSpec[] {
+  if (!Array.isArray(retrievers) || retrievers.length < 1 || retrievers.length > 5) {
+    const got = Array.isArray(retrievers) ? `${retrievers.length}` : typeof retrievers;
+    throw new AxonError('INVALID_OPTION', `retrievers must be an array of 1 to 5 retrievers, got ${got}.`, {
+      component,
+      fix: 'Pass e.g. retrievers: [{ name: "docs", description: "Product documentation", rag }].',
+      details: { option: 'retrievers' },
+    });
+  }
+  const names = new Set<string>();
+  retrievers.forEach((retriever: Partial<RetrieverSpec> & Record<string, unknown>, position) => {
+    const where = `retrievers[${position}]`;
+    if (retriever === null || typeof retriever !== 'object') throw invalid(`${where} must be an object.`, component);
+    if (typeof retriever.name !== 'string' || !NAME_PATTERN.test(retriever.name)) {
+      throw invalid(`${where}.name must be 1 to 64 letters, digits, "-" or "_", got ${JSON.stringify(retriever.name)}.`, component);
+    }
+    if (names.has(retriever.name)) throw invalid(`${where}.name "${retriever.name}" is used by another retriever.`, component);
+    names.add(retriever.name);
+    if (typeof retriever.description !== 'string' || retriever.description.trim() === '') {
+      throw invalid(`${where}.description must be a non-empty string.`, component);
+    }
+    const hasRag = retriever.rag !== undefined;
+    const hasStore = retriever.store !== undefined;
+    if (hasRag === hasStore) throw invalid(`${where} must have exactly one of rag and store.`, component);
+    if (hasRag && !(retriever.rag instanceof RAG)) throw invalid(`${where}.rag must be a RAG instance.`, component);
+    if (hasStore && (typeof (retriever.store as VectorStore)?.search !== 'function' || typeof (retriever.store as VectorStore)?.getBySource !== 'function')) {
+      throw invalid(`${where}.store must be a vector store.`, component);
+    }
+    if (hasStore && retriever.embeddings === undefined && !supportsKeywordSearch(retriever.store as VectorStore)) {
+      throw new AxonError('CAPABILITY_MISSING', `Retriever "${retriever.name}" has a store without a keyword index and no embeddings, so it cannot search.`, {
+        component,
+        fix: 'Give the retriever `embeddings`, use a store with a keyword index, or pass a `rag` instead of a `store`.',
+        details: { capability: 'keywordSearch' },
+      });
+    }
+    const maxResults = retriever.maxResults;
+    if (maxResults !== undefined && (typeof maxResults !== 'number' || !Number.isInteger(maxResults) || maxResults < 1 || maxResults > 100)) {
+      throw invalid(`${where}.maxResults must be a whole number from 1 to 100, got ${String(maxResults)}.`, component);
+    }
+    if (retriever.filter !== undefined) parseFilter(retriever.filter, component);
+  });
+  return retrievers as RetrieverSpec[];
+}
+
+function invalid(message: string, component: string): AxonError {
+  return new AxonError('INVALID_OPTION', message, {
+    component,
+    fix: 'Each retriever is { name, description, rag or store, filter?, maxResults? }.',
+    details: { option: 'retrievers' },
+  });
+}

@@ -1,0 +1,190 @@
+import type { ChatProvider } from '../contracts/chat.ts';
+import type { EmbeddingsProvider } from '../contracts/embeddings.ts';
+import type { VectorStore } from '../contracts/vector-store.ts';
+import type { JsonValue } from '../document.ts';
+import type { Filter } from '../filter/types.ts';
+import type { RAG } from '../rag.ts';
+
+/** One place the agentic retriever can search: a whole pipeline (`rag`), or a bare store. */
+export type RetrieverSpec = RagRetrieverSpec | StoreRetrieverSpec;
+
+interface RetrieverSpecBase {
+  /** How the planner names this retriever in a sub-query. Letters, digits, `-` and `_`; unique. */
+  name: string;
+  /** What this retriever holds, shown to the planner so it can route sub-queries. */
+  description: string;
+  /** Metadata filter (SPEC §4) applied inside every search of this retriever. */
+  filter?: Filter;
+  /** Most results one search of this retriever contributes. @default 10 */
+  maxResults?: number;
+}
+
+/** Searched through the pipeline's own `retrieve`: its pre- and post-processors and search mode apply. */
+export interface RagRetrieverSpec extends RetrieverSpecBase {
+  rag: RAG;
+}
+
+/**
+ * Searched directly: by vector when `embeddings` is given, by BM25 when the store has a keyword index, fused
+ * by reciprocal rank fusion when both.
+ */
+export interface StoreRetrieverSpec extends RetrieverSpecBase {
+  store: VectorStore;
+  embeddings?: EmbeddingsProvider;
+}
+
+/** The steps a run reports, in the order they first occur. */
+export type AgenticStep = 'guardrail' | 'speculativeRetrieval' | 'planning' | 'retrieval' | 'documentExpansion' | 'sufficiency';
+
+export type AgenticStepStatus = 'inProgress' | 'succeeded' | 'failed';
+
+/**
+ * Why the loop stopped: the results were judged `sufficient`; `max_iterations` or `max_sub_queries` (the
+ * total cap) was reached; a round added `no_new_results` (or the planner proposed nothing); planning failed
+ * (`planning_failed`: malformed output twice, or only unknown retrievers); or a guardrail `blocked` the input
+ * or the answer. A cancelled run rejects with an `ABORTED` error whose details say `stopReason: 'aborted'`.
+ */
+export type StopReason = 'sufficient' | 'max_iterations' | 'max_sub_queries' | 'no_new_results' | 'planning_failed' | 'blocked';
+
+/** One step of the run, as it starts (`inProgress`) and as it ends (`succeeded` or `failed`). */
+export interface AgenticTraceEvent {
+  type: 'trace';
+  /** Shared by the `inProgress` event of a step and its closing event. */
+  stepId: number;
+  step: AgenticStep;
+  status: AgenticStepStatus;
+  /** 0 for the guardrail on the input and the speculative retrieval, then 1, 2, … per planned round. */
+  iteration: number;
+  input: Record<string, unknown>;
+  /** Set on the closing event. */
+  output?: Record<string, unknown>;
+  warnings: string[];
+  /** Milliseconds since the run started, when this event was emitted. */
+  atMs: number;
+  /** How long the step took (closing events). */
+  ms?: number;
+}
+
+/** A piece of the answer text, in order; the pieces concatenate to `result.answer` exactly (markers removed). */
+export interface AgenticResponseEvent {
+  type: 'response';
+  text: string;
+}
+
+export interface AgenticResultEvent {
+  type: 'result';
+  result: AgenticResult;
+}
+
+export type AgenticEvent = AgenticTraceEvent | AgenticResponseEvent | AgenticResultEvent;
+
+/** One search that found a result. */
+export interface Provenance {
+  step: 'speculativeRetrieval' | 'retrieval' | 'documentExpansion';
+  iteration: number;
+  /** The text searched (the question, for speculative retrieval; the source, for an expansion). */
+  query: string;
+  retriever: string;
+  /** 1-based rank in that search's results (1 for an expansion). */
+  rank: number;
+}
+
+/** One de-duplicated result: a chunk, or a whole document read back by source. */
+export interface AgenticResultItem {
+  /** The chunk id, or `source:<sourceType>:<sourceName>` for an expanded document. */
+  id: string;
+  content: string;
+  metadata: Record<string, JsonValue>;
+  sourceType: string;
+  sourceName: string;
+  /** The retriever that first found it. */
+  retriever: string;
+  /** Its reciprocal-rank-fusion score over every search that found it. */
+  score: number;
+  /** True for a whole document (its chunks, in order, joined by blank lines). */
+  expanded: boolean;
+  /** For an expanded document, the ids of its chunks in order. */
+  chunkIds?: string[];
+  /** Every search that found it, in the order they ran. */
+  provenance: Provenance[];
+}
+
+/** A span of the answer, `[startIndex, endIndex)` in characters, supported by these results. */
+export interface SpanCitation {
+  startIndex: number;
+  endIndex: number;
+  references: { resultIndex: number }[];
+}
+
+/** A citation the model made that could not be kept, and why. */
+export interface DroppedCitation {
+  startIndex: number;
+  endIndex: number;
+  references: { resultIndex: number }[];
+  reason: string;
+}
+
+/** A sub-query or expansion the loop refused, and why (an unknown retriever, a cap). */
+export interface AgenticFailure {
+  step: AgenticStep;
+  iteration: number;
+  reason: string;
+  detail?: Record<string, unknown>;
+}
+
+/**
+ * `answered`: an answer with at least one citation. `missing_evidence`: nothing retrieved, or nothing to
+ * quote. `blocked`: a guardrail refused the input or the answer. `not_generated`: `generateResponse: false`.
+ */
+export type AgenticStatus = 'answered' | 'missing_evidence' | 'blocked' | 'not_generated';
+
+/** What the chat model was asked, counted by Axon: the chat contract does not report token usage. */
+export interface AgenticUsage {
+  modelCalls: number;
+  promptCharacters: number;
+  completionCharacters: number;
+}
+
+/** The final event of a run, and what `run()` resolves to. */
+export interface AgenticResult {
+  runId: string;
+  question: string;
+  status: AgenticStatus;
+  results: AgenticResultItem[];
+  /** The answer text without citation markers; `undefined` when blocked or not generated. */
+  answer: string | undefined;
+  /** `generated` by the chat model, `extractive` (quoted sentences) without one, `none` when there is no answer. */
+  answerMode: 'generated' | 'extractive' | 'none';
+  citations: SpanCitation[];
+  droppedCitations: DroppedCitation[];
+  stopReason: StopReason;
+  /** Planned rounds run (speculative retrieval is round 0 and not counted). */
+  iterations: number;
+  /** Sub-queries searched, over every round. */
+  subQueries: number;
+  /** Searches run (speculative probes and sub-queries, per retriever). */
+  searches: number;
+  failures: AgenticFailure[];
+  /** Set when a guardrail blocked the run. */
+  blocked?: { stage: 'input' | 'output'; reason: string };
+  /** `offline` when no chat model planned the run (the deterministic planner). */
+  planner: 'model' | 'offline';
+  usage: AgenticUsage;
+  ms: number;
+}
+
+/** What a guardrail is asked about: the user's question (`input`) or the generated answer (`output`). */
+export interface GuardrailCheck {
+  stage: 'input' | 'output';
+  text: string;
+  question: string;
+  signal: AbortSignal;
+}
+
+export type GuardrailVerdict = { action: 'allow' } | { action: 'block'; reason: string };
+
+/** Called on the input before anything runs and on the answer before it is released. */
+export type Guardrail = (check: GuardrailCheck) => GuardrailVerdict | Promise<GuardrailVerdict>;
+
+/** The planner's and answerer's chat model, as the options take it. */
+export type AgenticChat = ChatProvider;
