@@ -1,11 +1,11 @@
 import type { z } from 'zod';
-import { CohereRerank, cohereRerankOptionsSchema } from '../../providers/cohere/cohere-rerank.ts';
+import { CohereRerankModel, cohereRerankModelOptionsSchema } from '../../providers/cohere/cohere-rerank.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { resolveApiKey } from '../../src/runtime/secret.ts';
 import { RerankerPostProcessor, rerankerSettingsShape } from './reranker-post-processor.ts';
 
-/** `CohereRerank`'s options (model, apiKey, baseURL, maxDocumentsPerCall, timeouts…) plus topN, onError, maxParallelCalls. */
-export const cohereRerankerOptionsSchema = cohereRerankOptionsSchema.extend(rerankerSettingsShape).strict();
+/** `CohereRerankModel`'s options (model, apiKey, baseURL, maxDocumentsPerCall, timeouts…) plus topN, onError, maxParallelCalls. */
+export const cohereRerankerOptionsSchema = cohereRerankModelOptionsSchema.extend(rerankerSettingsShape).strict();
 
 export type CohereRerankerOptions = z.input<typeof cohereRerankerOptionsSchema>;
 
@@ -21,7 +21,7 @@ const NAME = 'cohere-reranker';
 export class CohereReranker extends RerankerPostProcessor {
   constructor(options: CohereRerankerOptions = {}) {
     const { topN, onError, maxParallelCalls, apiKey, ...providerOptions } = parseOptions(cohereRerankerOptionsSchema, options, NAME);
-    const reranker = new CohereRerank({ ...providerOptions, apiKey: resolveApiKey(apiKey, { component: NAME, environmentVariable: 'COHERE_API_KEY' }) });
+    const reranker = new CohereRerankModel({ ...providerOptions, apiKey: resolveApiKey(apiKey, { component: NAME, environmentVariable: 'COHERE_API_KEY' }) });
     super({ name: NAME, reranker, topN, onError, maxParallelCalls });
   }
 }

@@ -1,11 +1,11 @@
 import type { z } from 'zod';
-import { JinaRerank, jinaRerankOptionsSchema } from '../../providers/jina/jina-rerank.ts';
+import { JinaRerankModel, jinaRerankModelOptionsSchema } from '../../providers/jina/jina-rerank.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { resolveApiKey } from '../../src/runtime/secret.ts';
 import { RerankerPostProcessor, rerankerSettingsShape } from './reranker-post-processor.ts';
 
-/** `JinaRerank`'s options (model, apiKey, baseURL, maxDocumentsPerCall, timeouts…) plus topN, onError, maxParallelCalls. */
-export const jinaRerankerOptionsSchema = jinaRerankOptionsSchema.extend(rerankerSettingsShape).strict();
+/** `JinaRerankModel`'s options (model, apiKey, baseURL, maxDocumentsPerCall, timeouts…) plus topN, onError, maxParallelCalls. */
+export const jinaRerankerOptionsSchema = jinaRerankModelOptionsSchema.extend(rerankerSettingsShape).strict();
 
 export type JinaRerankerOptions = z.input<typeof jinaRerankerOptionsSchema>;
 
@@ -21,7 +21,7 @@ const NAME = 'jina-reranker';
 export class JinaReranker extends RerankerPostProcessor {
   constructor(options: JinaRerankerOptions = {}) {
     const { topN, onError, maxParallelCalls, apiKey, ...providerOptions } = parseOptions(jinaRerankerOptionsSchema, options, NAME);
-    const reranker = new JinaRerank({ ...providerOptions, apiKey: resolveApiKey(apiKey, { component: NAME, environmentVariable: 'JINA_API_KEY' }) });
+    const reranker = new JinaRerankModel({ ...providerOptions, apiKey: resolveApiKey(apiKey, { component: NAME, environmentVariable: 'JINA_API_KEY' }) });
     super({ name: NAME, reranker, topN, onError, maxParallelCalls });
   }
 }

@@ -1,10 +1,10 @@
 import type { z } from 'zod';
-import { LocalAIRerank, localAIRerankOptionsSchema } from '../../providers/localai/localai-rerank.ts';
+import { LocalAIRerankModel, localAIRerankModelOptionsSchema } from '../../providers/localai/localai-rerank.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { RerankerPostProcessor, rerankerSettingsShape } from './reranker-post-processor.ts';
 
-/** `LocalAIRerank`'s options (model, host, apiKey, maxDocumentsPerCall, timeouts…) plus topN, onError, maxParallelCalls. */
-export const localAIRerankerOptionsSchema = localAIRerankOptionsSchema.extend(rerankerSettingsShape).strict();
+/** `LocalAIRerankModel`'s options (model, host, apiKey, maxDocumentsPerCall, timeouts…) plus topN, onError, maxParallelCalls. */
+export const localAIRerankerOptionsSchema = localAIRerankModelOptionsSchema.extend(rerankerSettingsShape).strict();
 
 export type LocalAIRerankerOptions = z.input<typeof localAIRerankerOptionsSchema>;
 
@@ -20,6 +20,6 @@ const NAME = 'localai-reranker';
 export class LocalAIReranker extends RerankerPostProcessor {
   constructor(options: LocalAIRerankerOptions = {}) {
     const { topN, onError, maxParallelCalls, ...providerOptions } = parseOptions(localAIRerankerOptionsSchema, options, NAME);
-    super({ name: NAME, reranker: new LocalAIRerank(providerOptions), topN, onError, maxParallelCalls });
+    super({ name: NAME, reranker: new LocalAIRerankModel(providerOptions), topN, onError, maxParallelCalls });
   }
 }
