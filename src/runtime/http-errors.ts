@@ -34,7 +34,10 @@ export function statusError(provider: string, status: number, details: StatusErr
     return new ProviderError(`The service rejected the API key${suffix}`, { ...base, fix: details.keyFix ?? 'Check the API key.' });
   }
   if (status === 403) {
-    return new ProviderError(`The API key is not allowed to do this${suffix}`, { ...base, fix: `${details.keyFix ?? 'Check the API key.'} Check its permissions for this model.` });
+    return new ProviderError(`The API key is not allowed to do this${suffix}`, {
+      ...base,
+      fix: `${details.keyFix ?? 'Check the API key.'} Check its permissions for this model.`,
+    });
   }
   if (status === 429) {
     const wait = details.retryAfterMs === undefined ? '' : ` The service asked to wait ${formatSeconds(details.retryAfterMs)}.`;
@@ -47,10 +50,19 @@ export function statusError(provider: string, status: number, details: StatusErr
   if (status === 404) return new ProviderError(`Not found${suffix}`, { ...base, fix: 'Check the model name and the base URL.' });
   if (status === 413) return new ProviderError(`The request is too large${suffix}`, { ...base, fix: 'Lower the batch size or shorten the texts.' });
   if (status === 408 || status === 409 || status === 425) {
-    return new ProviderError(`The service could not complete the request${suffix}`, { ...base, retryable: isRetryableStatus(status), fix: 'Axon retried; try again later.' });
+    return new ProviderError(`The service could not complete the request${suffix}`, {
+      ...base,
+      retryable: isRetryableStatus(status),
+      fix: 'Axon retried; try again later.',
+    });
   }
   if (status >= 500) {
-    return new ProviderError(`The service failed${suffix}`, { ...base, retryable: isRetryableStatus(status), fix: status === 501 ? 'The server does not implement this endpoint; check the base URL.' : 'Axon retried with backoff; try again later or raise maxRetries.' });
+    return new ProviderError(`The service failed${suffix}`, {
+      ...base,
+      retryable: isRetryableStatus(status),
+      fix:
+        status === 501 ? 'The server does not implement this endpoint; check the base URL.' : 'Axon retried with backoff; try again later or raise maxRetries.',
+    });
   }
   if (status >= 400) return new ProviderError(`The service rejected the request${suffix}`, { ...base, fix: 'Check the model name and the options sent.' });
   return new ProviderError(`Unexpected HTTP status${suffix}`, { ...base, fix: 'Check the base URL; a proxy may be in the way.' });
@@ -112,7 +124,8 @@ export function messageFromErrorBody(body: unknown): string | undefined {
   if (!body || typeof body !== 'object') return undefined;
   const record = body as Record<string, unknown>;
   const error = record.error;
-  if (error && typeof error === 'object' && typeof (error as Record<string, unknown>).message === 'string') return (error as Record<string, unknown>).message as string;
+  if (error && typeof error === 'object' && typeof (error as Record<string, unknown>).message === 'string')
+    return (error as Record<string, unknown>).message as string;
   if (typeof error === 'string') return error;
   if (typeof record.message === 'string') return record.message;
   if (typeof record.detail === 'string') return record.detail;

@@ -26,6 +26,10 @@ export const transportOptionsShape = {
 };
 
 /** The retry policy described by a provider's parsed transport options. */
-export function retryPolicyFrom(options: { maxRetries: number; retry?: Omit<z.input<typeof retryOptionsSchema>, 'maxRetries'>; retryPolicy?: RetryPolicy }): RetryPolicy {
+export function retryPolicyFrom(options: {
+  maxRetries: number;
+  retry?: Omit<z.input<typeof retryOptionsSchema>, 'maxRetries'>;
+  retryPolicy?: RetryPolicy;
+}): RetryPolicy {
   return options.retryPolicy ?? new RetryPolicy({ ...options.retry, maxRetries: options.maxRetries });
 }

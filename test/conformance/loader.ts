@@ -44,7 +44,11 @@ const PIECE_BYTES = 64 * 1024;
 const PLACEHOLDER = 'QQINVALIDQQ';
 
 /** A `LoaderSource` over bytes in memory, decoded as ingestion decodes UTF-8 (bad bytes become U+FFFD). */
-export function memorySource(bytes: Uint8Array, extension: string, options: { signal?: AbortSignal } = {}): LoaderSource & { warnings: string[]; wholeFileReads: () => number } {
+export function memorySource(
+  bytes: Uint8Array,
+  extension: string,
+  options: { signal?: AbortSignal } = {},
+): LoaderSource & { warnings: string[]; wholeFileReads: () => number } {
   const warnings: string[] = [];
   let wholeFileReads = 0;
   const decode = (part: Uint8Array, decoder = new TextDecoder('utf-8')) => decoder.decode(part, { stream: false });
@@ -122,7 +126,11 @@ export function describeLoaderConformance(name: string, subject: LoaderConforman
     : [
         {
           reason: `no encoder for .${subject.extension} files in the test`,
-          tests: ['yields the text of a valid file, with JSON metadata', 'reads a huge file without losing text (streaming loaders through lines() or textStream() only)', 'survives bad encoding: replacement characters keep the readable text'],
+          tests: [
+            'yields the text of a valid file, with JSON metadata',
+            'reads a huge file without losing text (streaming loaders through lines() or textStream() only)',
+            'survives bad encoding: replacement characters keep the readable text',
+          ],
         },
       ];
   const { test, assertAllKnown } = conformanceCases([...needsEncoder, ...(options.skip ?? [])]);

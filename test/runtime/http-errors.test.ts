@@ -9,7 +9,7 @@ describe('http errors', () => {
     expect(retryAfterFromHeaders(undefined)).toBeUndefined();
   });
 
-  it('finds the explanation in each service\'s error body', () => {
+  it("finds the explanation in each service's error body", () => {
     expect(messageFromErrorBody({ error: { message: 'openai style' } })).toBe('openai style');
     expect(messageFromErrorBody({ message: 'cohere style' })).toBe('cohere style');
     expect(messageFromErrorBody({ detail: 'jina style' })).toBe('jina style');
@@ -36,9 +36,10 @@ describe('http errors', () => {
   });
 
   it('names the system error code of a network failure, else its innermost message', () => {
-    expect(networkReason(new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }) }))).toBe('ECONNREFUSED');
+    expect(
+      networkReason(new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' }) })),
+    ).toBe('ECONNREFUSED');
     expect(networkReason(new TypeError('fetch failed', { cause: new Error('socket hang up') }))).toBe('socket hang up');
     expect(networkReason('not an error')).toBeUndefined();
   });
-
 });
