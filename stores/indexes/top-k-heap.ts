@@ -100,6 +100,8 @@ export class ScoredHeap {
  */
 export class TopKHeap {
   private readonly heap: ScoredHeap;
+  /** The worst kept score once full, in a plain field: most offers of a scan are turned away by this one comparison. */
+  private floor = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly capacity: number) {
     this.heap = new ScoredHeap(false, capacity);
@@ -108,8 +110,13 @@ export class TopKHeap {
   offer(score: number, number: number): void {
     if (this.capacity === 0) return;
     const heap = this.heap;
-    if (heap.size < this.capacity) heap.push(number, score);
-    else if (heap.topScore() < score || (heap.topScore() === score && heap.topNode() > number)) heap.replaceTop(number, score);
+    if (heap.size < this.capacity) {
+      heap.push(number, score);
+      if (heap.size === this.capacity) this.floor = heap.topScore();
+    } else if (score > this.floor || (score === this.floor && heap.topNode() > number)) {
+      heap.replaceTop(number, score);
+      this.floor = heap.topScore();
+    }
   }
 
   /** Everything kept, best first; the heap is left empty. */
