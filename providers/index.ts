@@ -3,8 +3,8 @@ export { LocalHashEmbeddings, localHashEmbeddingsOptionsSchema, type LocalHashEm
 export { OpenAIChat, openAIChatOptionsSchema, type OpenAIChatOptions } from './openai/openai-chat.ts';
 export { OpenAIEmbeddings, openAIEmbeddingsOptionsSchema, type OpenAIEmbeddingsOptions } from './openai/openai-embeddings.ts';
 export { CohereEmbeddings, cohereEmbeddingsOptionsSchema, type CohereEmbeddingsOptions } from './cohere/cohere-embeddings.ts';
-export { CohereRerank, cohereRerankOptionsSchema, type CohereRerankOptions } from './cohere/cohere-rerank.ts';
+export { CohereRerankModel, cohereRerankModelOptionsSchema, type CohereRerankModelOptions } from './cohere/cohere-rerank.ts';
 export { CohereChat, cohereChatOptionsSchema, type CohereChatOptions } from './cohere/cohere-chat.ts';
 export { JinaEmbeddings, jinaEmbeddingsOptionsSchema, type JinaEmbeddingsOptions } from './jina/jina-embeddings.ts';
-export { JinaRerank, jinaRerankOptionsSchema, type JinaRerankOptions } from './jina/jina-rerank.ts';
-export { LocalAIRerank, localAIRerankOptionsSchema, type LocalAIRerankOptions } from './localai/localai-rerank.ts';
+export { JinaRerankModel, jinaRerankModelOptionsSchema, type JinaRerankModelOptions } from './jina/jina-rerank.ts';
+export { LocalAIRerankModel, localAIRerankModelOptionsSchema, type LocalAIRerankModelOptions } from './localai/localai-rerank.ts';

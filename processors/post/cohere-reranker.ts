@@ -1,15 +1,18 @@
 import type { z } from 'zod';
-import { CohereRerank, cohereRerankOptionsSchema } from '../../providers/cohere/cohere-rerank.ts';
-import { parseOptions } from '../../src/runtime/options.ts';
-import { resolveApiKey } from '../../src/runtime/secret.ts';
-import { RerankerPostProcessor, rerankerSettingsShape } from './reranker-post-processor.ts';
+import { CohereRerankModel, cohereRerankModelOptionsSchema } from '../../providers/cohere/cohere-rerank.ts';
+import { defineRerankerPostProcessor } from './reranker-post-processor.ts';
 
-/** `CohereRerank`'s options (model, apiKey, baseURL, maxDocumentsPerCall, timeouts…) plus topN, onError, maxParallelCalls. */
-export const cohereRerankerOptionsSchema = cohereRerankOptionsSchema.extend(rerankerSettingsShape).strict();
+const cohere = defineRerankerPostProcessor({
+  name: 'cohere-reranker',
+  modelOptionsSchema: cohereRerankModelOptionsSchema,
+  apiKeyVariable: 'COHERE_API_KEY',
+  createModel: (options) => new CohereRerankModel(options),
+});
+
+/** `CohereRerankModel`'s options (model, apiKey, baseURL, maxDocumentsPerCall, timeouts…) plus topN, onError, maxParallelCalls. */
+export const cohereRerankerOptionsSchema = cohere.schema;
 
 export type CohereRerankerOptions = z.input<typeof cohereRerankerOptionsSchema>;
-
-const NAME = 'cohere-reranker';
 
 /**
  * Reranks retrieved documents with Cohere (v2 rerank, default model `rerank-v3.5`) and keeps the best `topN`
@@ -18,10 +21,4 @@ const NAME = 'cohere-reranker';
  * @example new CohereReranker({ topN: 5 })   // COHERE_API_KEY
  * @throws AxonError `MISSING_API_KEY` at construction when no key is given or found.
  */
-export class CohereReranker extends RerankerPostProcessor {
-  constructor(options: CohereRerankerOptions = {}) {
-    const { topN, onError, maxParallelCalls, apiKey, ...providerOptions } = parseOptions(cohereRerankerOptionsSchema, options, NAME);
-    const reranker = new CohereRerank({ ...providerOptions, apiKey: resolveApiKey(apiKey, { component: NAME, environmentVariable: 'COHERE_API_KEY' }) });
-    super({ name: NAME, reranker, topN, onError, maxParallelCalls });
-  }
-}
+export class CohereReranker extends cohere.Processor {}

@@ -1,15 +1,18 @@
 import type { z } from 'zod';
-import { JinaRerank, jinaRerankOptionsSchema } from '../../providers/jina/jina-rerank.ts';
-import { parseOptions } from '../../src/runtime/options.ts';
-import { resolveApiKey } from '../../src/runtime/secret.ts';
-import { RerankerPostProcessor, rerankerSettingsShape } from './reranker-post-processor.ts';
+import { JinaRerankModel, jinaRerankModelOptionsSchema } from '../../providers/jina/jina-rerank.ts';
+import { defineRerankerPostProcessor } from './reranker-post-processor.ts';
 
-/** `JinaRerank`'s options (model, apiKey, baseURL, maxDocumentsPerCall, timeouts…) plus topN, onError, maxParallelCalls. */
-export const jinaRerankerOptionsSchema = jinaRerankOptionsSchema.extend(rerankerSettingsShape).strict();
+const jina = defineRerankerPostProcessor({
+  name: 'jina-reranker',
+  modelOptionsSchema: jinaRerankModelOptionsSchema,
+  apiKeyVariable: 'JINA_API_KEY',
+  createModel: (options) => new JinaRerankModel(options),
+});
+
+/** `JinaRerankModel`'s options (model, apiKey, baseURL, maxDocumentsPerCall, timeouts…) plus topN, onError, maxParallelCalls. */
+export const jinaRerankerOptionsSchema = jina.schema;
 
 export type JinaRerankerOptions = z.input<typeof jinaRerankerOptionsSchema>;
-
-const NAME = 'jina-reranker';
 
 /**
  * Reranks retrieved documents with Jina (`POST {baseURL}/rerank`, default model
@@ -18,10 +21,4 @@ const NAME = 'jina-reranker';
  * @example new JinaReranker({ topN: 5 })   // JINA_API_KEY
  * @throws AxonError `MISSING_API_KEY` at construction when no key is given or found.
  */
-export class JinaReranker extends RerankerPostProcessor {
-  constructor(options: JinaRerankerOptions = {}) {
-    const { topN, onError, maxParallelCalls, apiKey, ...providerOptions } = parseOptions(jinaRerankerOptionsSchema, options, NAME);
-    const reranker = new JinaRerank({ ...providerOptions, apiKey: resolveApiKey(apiKey, { component: NAME, environmentVariable: 'JINA_API_KEY' }) });
-    super({ name: NAME, reranker, topN, onError, maxParallelCalls });
-  }
-}
+export class JinaReranker extends jina.Processor {}

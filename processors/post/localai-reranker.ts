@@ -1,14 +1,18 @@
 import type { z } from 'zod';
-import { LocalAIRerank, localAIRerankOptionsSchema } from '../../providers/localai/localai-rerank.ts';
-import { parseOptions } from '../../src/runtime/options.ts';
-import { RerankerPostProcessor, rerankerSettingsShape } from './reranker-post-processor.ts';
+import { LocalAIRerankModel, localAIRerankModelOptionsSchema } from '../../providers/localai/localai-rerank.ts';
+import { defineRerankerPostProcessor } from './reranker-post-processor.ts';
 
-/** `LocalAIRerank`'s options (model, host, apiKey, maxDocumentsPerCall, timeouts…) plus topN, onError, maxParallelCalls. */
-export const localAIRerankerOptionsSchema = localAIRerankOptionsSchema.extend(rerankerSettingsShape).strict();
+// No apiKeyVariable: LocalAI needs no key unless started with one, which the model resolves itself (LOCALAI_API_KEY).
+const localAI = defineRerankerPostProcessor({
+  name: 'localai-reranker',
+  modelOptionsSchema: localAIRerankModelOptionsSchema,
+  createModel: (options) => new LocalAIRerankModel(options),
+});
+
+/** `LocalAIRerankModel`'s options (model, host, apiKey, maxDocumentsPerCall, timeouts…) plus topN, onError, maxParallelCalls. */
+export const localAIRerankerOptionsSchema = localAI.schema;
 
 export type LocalAIRerankerOptions = z.input<typeof localAIRerankerOptionsSchema>;
-
-const NAME = 'localai-reranker';
 
 /**
  * Reranks retrieved documents with a model served by LocalAI (`POST {host}/v1/rerank`, default host
@@ -17,9 +21,4 @@ const NAME = 'localai-reranker';
  *
  * @example new LocalAIReranker({ host: 'http://localhost:8080', model: 'jina-reranker-v1-base-en' })
  */
-export class LocalAIReranker extends RerankerPostProcessor {
-  constructor(options: LocalAIRerankerOptions = {}) {
-    const { topN, onError, maxParallelCalls, ...providerOptions } = parseOptions(localAIRerankerOptionsSchema, options, NAME);
-    super({ name: NAME, reranker: new LocalAIRerank(providerOptions), topN, onError, maxParallelCalls });
-  }
-}
+export class LocalAIReranker extends localAI.Processor {}

@@ -7,6 +7,7 @@ import { AxonError } from '../../src/errors.ts';
 import { chunk, mapWithConcurrency } from '../../src/runtime/concurrency.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { rerankResultsFromResponse } from '../../src/runtime/provider-responses.ts';
+import { resolveApiKey, type ApiKeyInput } from '../../src/runtime/secret.ts';
 
 /** Options every reranker post-processor shares; spread into the Jina, Cohere and LocalAI schemas. */
 export const rerankerSettingsShape = {
@@ -110,6 +111,49 @@ export class RerankerPostProcessor implements PostProcessor {
     );
     return scored.flat().sort((left, right) => right.score - left.score || left.position - right.position);
   }
+}
+
+type RerankerSettings = z.output<z.ZodObject<typeof rerankerSettingsShape>>;
+
+/** What a post-processor with a built-in relevance model is made of: see `defineRerankerPostProcessor`. */
+export interface RerankerPostProcessorDefinition<ModelShape extends z.ZodRawShape> {
+  /** Name shown in the trace and in errors, e.g. `cohere-reranker`. */
+  name: string;
+  /** The model's options schema; the post-processor's schema adds `topN`, `onError` and `maxParallelCalls`. */
+  modelOptionsSchema: z.ZodObject<ModelShape>;
+  /** Resolve `apiKey` from this variable at construction, failing with `MISSING_API_KEY` under the post-processor's name. */
+  apiKeyVariable?: string;
+  /** Build the relevance model from its parsed options (with `apiKey` resolved when `apiKeyVariable` is set). */
+  createModel(options: z.output<z.ZodObject<ModelShape>>): Reranker;
+}
+
+/**
+ * The schema and class of a post-processor that reranks with one built-in relevance model: the Jina, Cohere
+ * and LocalAI rerankers are each one call of this.
+ *
+ * @example
+ * const cohere = defineRerankerPostProcessor({ name: 'cohere-reranker', modelOptionsSchema: cohereRerankModelOptionsSchema,
+ *   apiKeyVariable: 'COHERE_API_KEY', createModel: (options) => new CohereRerankModel(options) });
+ * export class CohereReranker extends cohere.Processor {}
+ */
+export function defineRerankerPostProcessor<ModelShape extends z.ZodRawShape>(definition: RerankerPostProcessorDefinition<ModelShape>) {
+  const schema = definition.modelOptionsSchema.extend(rerankerSettingsShape).strict();
+  type Options = z.input<typeof schema>;
+  class Processor extends RerankerPostProcessor {
+    constructor(options: Options = {} as Options) {
+      // The generic shape defeats inference here; the concrete schemas are checked where each post-processor is defined.
+      const parsed = parseOptions(schema, options, definition.name) as unknown as RerankerSettings & Record<string, unknown>;
+      const { topN, onError, maxParallelCalls, ...modelOptions } = parsed;
+      if (definition.apiKeyVariable !== undefined) {
+        modelOptions.apiKey = resolveApiKey(modelOptions.apiKey as ApiKeyInput | undefined, {
+          component: definition.name,
+          environmentVariable: definition.apiKeyVariable,
+        });
+      }
+      super({ name: definition.name, reranker: definition.createModel(modelOptions as unknown as z.output<z.ZodObject<ModelShape>>), topN, onError, maxParallelCalls });
+    }
+  }
+  return { schema, Processor };
 }
 
 // --- Internal helpers ---

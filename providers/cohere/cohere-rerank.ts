@@ -6,7 +6,7 @@ import { rerankResultsFromResponse } from '../../src/runtime/provider-responses.
 import { assertTexts, clampTopN } from '../shared/chat-input.ts';
 import { type CohereConnection, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
 
-export const cohereRerankOptionsSchema = z
+export const cohereRerankModelOptionsSchema = z
   .object({
     /** Rerank model, e.g. `rerank-v3.5`, `rerank-english-v3.0`, `rerank-multilingual-v3.0`. @default rerank-v3.5 */
     model: z.string().min(1).default('rerank-v3.5'),
@@ -20,7 +20,7 @@ export const cohereRerankOptionsSchema = z
   })
   .strict();
 
-export type CohereRerankOptions = z.input<typeof cohereRerankOptionsSchema>;
+export type CohereRerankModelOptions = z.input<typeof cohereRerankModelOptionsSchema>;
 
 const NAME = 'cohere-rerank';
 
@@ -28,15 +28,15 @@ const NAME = 'cohere-rerank';
  * Cohere's relevance model through `cohere-ai` (v2 rerank). Scores are relevance in [0, 1].
  * Use it through `CohereReranker`, the post-processor; this class is the raw `Reranker`.
  */
-export class CohereRerank implements Reranker {
+export class CohereRerankModel implements Reranker {
   readonly name = NAME;
   readonly model: string;
   readonly maxDocumentsPerCall: number;
   readonly #connection: CohereConnection;
   readonly #maxTokensPerDocument: number | undefined;
 
-  constructor(options: CohereRerankOptions = {}) {
-    const parsed = parseOptions(cohereRerankOptionsSchema, options, NAME);
+  constructor(options: CohereRerankModelOptions = {}) {
+    const parsed = parseOptions(cohereRerankModelOptionsSchema, options, NAME);
     this.#connection = connectCohere(NAME, parsed);
     this.model = parsed.model;
     this.maxDocumentsPerCall = parsed.maxDocumentsPerCall;

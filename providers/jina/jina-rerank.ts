@@ -7,7 +7,7 @@ import { assertTexts, clampTopN } from '../shared/chat-input.ts';
 import { rerankJinaFormat } from '../shared/jina-rerank-format.ts';
 import { connectJina } from './jina-client.ts';
 
-export const jinaRerankOptionsSchema = z
+export const jinaRerankModelOptionsSchema = z
   .object({
     /** Rerank model. @default jina-reranker-v2-base-multilingual */
     model: z.string().min(1).default('jina-reranker-v2-base-multilingual'),
@@ -23,7 +23,7 @@ export const jinaRerankOptionsSchema = z
   })
   .strict();
 
-export type JinaRerankOptions = z.input<typeof jinaRerankOptionsSchema>;
+export type JinaRerankModelOptions = z.input<typeof jinaRerankModelOptionsSchema>;
 
 const NAME = 'jina-rerank';
 
@@ -31,15 +31,15 @@ const NAME = 'jina-rerank';
  * Jina's relevance model over HTTP (`POST {baseURL}/rerank`). Scores are relevance in [0, 1].
  * Use it through `JinaReranker`, the post-processor; this class is the raw `Reranker`.
  */
-export class JinaRerank implements Reranker {
+export class JinaRerankModel implements Reranker {
   readonly name = NAME;
   readonly model: string;
   readonly baseURL: string;
   readonly maxDocumentsPerCall: number;
   readonly #http: HttpClient;
 
-  constructor(options: JinaRerankOptions = {}) {
-    const parsed = parseOptions(jinaRerankOptionsSchema, options, NAME);
+  constructor(options: JinaRerankModelOptions = {}) {
+    const parsed = parseOptions(jinaRerankModelOptionsSchema, options, NAME);
     ({ http: this.#http, baseURL: this.baseURL } = connectJina(NAME, parsed));
     this.model = parsed.model;
     this.maxDocumentsPerCall = parsed.maxDocumentsPerCall;

@@ -6,7 +6,7 @@ import { apiKeySchema, resolveApiKey } from '../../src/runtime/secret.ts';
 import { assertTexts, clampTopN } from '../shared/chat-input.ts';
 import { rerankJinaFormat } from '../shared/jina-rerank-format.ts';
 
-export const localAIRerankOptionsSchema = z
+export const localAIRerankModelOptionsSchema = z
   .object({
     /** Name of the rerank model as configured in LocalAI. @default cross-encoder */
     model: z.string().min(1).default('cross-encoder'),
@@ -20,7 +20,7 @@ export const localAIRerankOptionsSchema = z
   })
   .strict();
 
-export type LocalAIRerankOptions = z.input<typeof localAIRerankOptionsSchema>;
+export type LocalAIRerankModelOptions = z.input<typeof localAIRerankModelOptionsSchema>;
 
 const NAME = 'localai-rerank';
 
@@ -28,15 +28,15 @@ const NAME = 'localai-rerank';
  * A self-hosted reranker served by LocalAI (`POST {host}/v1/rerank`, Jina-compatible). The score scale is the
  * model's: cross-encoders often return logits rather than probabilities, so set thresholds after looking at them.
  */
-export class LocalAIRerank implements Reranker {
+export class LocalAIRerankModel implements Reranker {
   readonly name = NAME;
   readonly model: string;
   readonly host: string;
   readonly maxDocumentsPerCall: number;
   readonly #http: HttpClient;
 
-  constructor(options: LocalAIRerankOptions = {}) {
-    const parsed = parseOptions(localAIRerankOptionsSchema, options, NAME);
+  constructor(options: LocalAIRerankModelOptions = {}) {
+    const parsed = parseOptions(localAIRerankModelOptionsSchema, options, NAME);
     this.model = parsed.model;
     this.host = (parsed.host || process.env.LOCALAI_HOST || 'http://localhost:8080').replace(/\/+$/, '');
     this.maxDocumentsPerCall = parsed.maxDocumentsPerCall;

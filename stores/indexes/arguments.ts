@@ -7,7 +7,10 @@ import { AxonError } from '../../src/errors.ts';
 /** Throw `INVALID_TOP_K` unless `topK` is a positive integer. */
 export function assertTopK(topK: unknown, component: string): asserts topK is number {
   if (typeof topK !== 'number' || !Number.isSafeInteger(topK) || topK < 1) {
-    throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, { component, fix: 'Pass topK as 1, 2, 3, … (the store default is 50).' });
+    throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, {
+      component,
+      fix: 'Pass topK as 1, 2, 3, … (the store default is 50).',
+    });
   }
 }
 

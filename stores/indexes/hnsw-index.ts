@@ -3,9 +3,10 @@ import { parseOptions } from '../../src/runtime/options.ts';
 import { AxonError } from '../../src/errors.ts';
 import { decodeHnsw, encodeHnsw } from './hnsw-index-format.ts';
 import { WASM_MEMORY_LIMIT_BYTES } from './simd/simd-index.ts';
-import { alignTo, formatBytes, pagedBytes, planWithinLimit, regionAllocator, WASM_PAGE_BYTES } from './simd/space-layout.ts';
+import { formatBytes, pagedBytes, planGraph, planWithinLimit, WASM_PAGE_BYTES, type GraphLayout } from './simd/space-layout.ts';
 import { createMemory, instantiateKernel, type SearchKernel, type WasmMemory } from './simd/wasm-runtime.ts';
 import { assertEf, assertTopK } from './arguments.ts';
+import { ScoredHeap } from './top-k-heap.ts';
 
 export const hnswIndexOptionsSchema = z
   .object({
@@ -53,35 +54,6 @@ export interface HnswHits {
   readonly scores: Float64Array;
 }
 
-/** Where each region of an index lives in its WebAssembly memory (byte offsets, 64-byte aligned). */
-interface GraphLayout {
-  /** Nodes that fit. */
-  readonly capacity: number;
-  /** Bytes from one vector to the next: the dimensions rounded up to 16 floats, zero-padded. */
-  readonly stride: number;
-  /** Entries of each scratch list: enough for a search's candidates and a full neighbour list plus one. */
-  readonly scratch: number;
-  readonly query: number;
-  /** A copied upper-layer neighbour list. */
-  readonly listRows: number;
-  /** Rows and scores a kernel call writes. */
-  readonly foundRows: number;
-  readonly foundScores: number;
-  /** Candidates (rows, float32 scores) handed to the neighbour-selection heuristic, or rows re-scored exactly. */
-  readonly candidateRows: number;
-  readonly candidateScores: number;
-  /** Rows the heuristic keeps. */
-  readonly keptRows: number;
-  /** Float64 scores of the rows re-scored exactly. */
-  readonly exactScores: number;
-  /** One visit mark (i32) per node. */
-  readonly visitMarks: number;
-  /** Per node: a count, then up to 2m neighbours (i32). */
-  readonly layerZero: number;
-  readonly vectors: number;
-  /** Total size, with slack so that no pointer the kernel forms reaches 2^32 and wraps. */
-  readonly bytes: number;
-}
 
 /**
  * Approximate nearest neighbours by dot product (the cosine for unit vectors) with a hierarchical navigable
@@ -723,108 +695,6 @@ export class HnswIndex {
   }
 }
 
-/**
- * Plan a memory for `capacity` nodes. The scratch lists hold a search's `efConstruction` candidates or a
- * full layer-0 list plus one (the pool `connect` prunes); the final re-score goes through them in chunks.
- */
-function planGraph(capacity: number, dimensions: number, m: number, efConstruction: number): GraphLayout {
-  const stride = alignTo(dimensions * 4, 64);
-  const scratch = Math.max(efConstruction, 2 * m + 1, 64);
-  const regions = regionAllocator();
-  const take = regions.take;
-  const query = take(stride);
-  const listRows = take(scratch * 4);
-  const foundRows = take(scratch * 4);
-  const foundScores = take(scratch * 4);
-  const candidateRows = take(scratch * 4);
-  const candidateScores = take(scratch * 4);
-  const keptRows = take(scratch * 4);
-  const exactScores = take(scratch * 8);
-  const visitMarks = take(capacity * 4);
-  const layerZero = take(capacity * (2 * m + 1) * 4);
-  const vectors = take(capacity * stride);
-  return { capacity, stride, scratch, query, listRows, foundRows, foundScores, candidateRows, candidateScores, keptRows, exactScores, visitMarks, layerZero, vectors, bytes: regions.end + 64 };
-}
-
-/**
- * A binary heap of (node, score) in two parallel typed arrays that grow when full: a max-heap when
- * `bestOnTop`, else a min-heap (the worst kept result on top, ready to be dropped). Equal scores rank the
- * lower node better, so results do not depend on the order nodes were offered in.
- */
-class ScoredHeap {
-  size = 0;
-  private nodes = new Int32Array(256);
-  private scores = new Float64Array(256);
-  constructor(private readonly bestOnTop: boolean) {}
-
-  get byteLength(): number {
-    return this.nodes.byteLength + this.scores.byteLength;
-  }
-
-  clear(): void {
-    this.size = 0;
-  }
-
-  topScore(): number {
-    return this.scores[0];
-  }
-
-  push(node: number, score: number): void {
-    if (this.size === this.nodes.length) {
-      const nodes = new Int32Array(2 * this.size);
-      nodes.set(this.nodes);
-      this.nodes = nodes;
-      const scores = new Float64Array(2 * this.size);
-      scores.set(this.scores);
-      this.scores = scores;
-    }
-    let position = this.size++;
-    while (position > 0) {
-      const parent = (position - 1) >> 1;
-      if (!this.above(score, node, this.scores[parent], this.nodes[parent])) break;
-      this.nodes[position] = this.nodes[parent];
-      this.scores[position] = this.scores[parent];
-      position = parent;
-    }
-    this.nodes[position] = node;
-    this.scores[position] = score;
-  }
-
-  /** Remove the top and return its node. */
-  pop(): number {
-    const top = this.nodes[0];
-    const last = --this.size;
-    if (last > 0) this.siftDown(this.nodes[last], this.scores[last]);
-    return top;
-  }
-
-  /** Replace the top with (node, score): a push and a pop in one sift. */
-  replaceTop(node: number, score: number): void {
-    this.siftDown(node, score);
-  }
-
-  private siftDown(node: number, score: number): void {
-    const size = this.size;
-    let position = 0;
-    for (;;) {
-      let child = 2 * position + 1;
-      if (child >= size) break;
-      if (child + 1 < size && this.above(this.scores[child + 1], this.nodes[child + 1], this.scores[child], this.nodes[child])) child++;
-      if (!this.above(this.scores[child], this.nodes[child], score, node)) break;
-      this.nodes[position] = this.nodes[child];
-      this.scores[position] = this.scores[child];
-      position = child;
-    }
-    this.nodes[position] = node;
-    this.scores[position] = score;
-  }
-
-  /** Whether (leftScore, leftNode) belongs nearer the top than (rightScore, rightNode). */
-  private above(leftScore: number, leftNode: number, rightScore: number, rightNode: number): boolean {
-    if (leftScore !== rightScore) return this.bestOnTop ? leftScore > rightScore : leftScore < rightScore;
-    return this.bestOnTop ? leftNode < rightNode : leftNode > rightNode;
-  }
-}
 
 function corruptData(component: string, problem: string): AxonError {
   return new AxonError('STORE_CORRUPT', `The HNSW index data is inconsistent: ${problem}.`, { component, fix: 'Rebuild the index from the stored vectors.' });

@@ -7,6 +7,12 @@ export { describeVectorStoreConformance, doc, type VectorStoreConformanceOptions
 export { describeEmbeddingsConformance, type EmbeddingsConformanceOptions } from './embeddings.ts';
 export { describeRerankerConformance } from './reranker.ts';
 export { describeChatConformance, type ChatConformanceOptions } from './chat.ts';
-export { describePostProcessorConformance, postProcessorDocuments, conformanceRunContext, POST_PROCESSOR_QUESTION, type PostProcessorConformanceOptions } from './post-processor.ts';
+export {
+  describePostProcessorConformance,
+  postProcessorDocuments,
+  conformanceRunContext,
+  POST_PROCESSOR_QUESTION,
+  type PostProcessorConformanceOptions,
+} from './post-processor.ts';
 export { describePreProcessorConformance, type ModelResponder, type PreProcessorConformanceOptions } from './pre-processor.ts';
 export { describeLoaderConformance, memorySource, type LoaderConformanceOptions, type LoaderConformanceSubject } from './loader.ts';

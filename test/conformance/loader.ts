@@ -10,7 +10,8 @@
  * ```
  *
  * The files are built in memory (no fixtures on disk) and served through an in-memory `LoaderSource` that
- * decodes as ingestion does. `encode` writes a valid file of the format holding the given paragraphs (short
+ * decodes UTF-8, invalid bytes becoming U+FFFD (ingestion itself reads invalid UTF-8 as Windows-1252; a loader
+ * must survive either). `encode` writes a valid file of the format holding the given paragraphs (short
  * sentences of plain words); a format a test cannot write skips the cases that need it, with the reason.
  */
 import { describe, expect } from 'vitest';
@@ -43,8 +44,12 @@ const PIECE_BYTES = 64 * 1024;
 /** ASCII every format writes as is; the bad-encoding case replaces its bytes with invalid UTF-8. */
 const PLACEHOLDER = 'QQINVALIDQQ';
 
-/** A `LoaderSource` over bytes in memory, decoded as ingestion decodes UTF-8 (bad bytes become U+FFFD). */
-export function memorySource(bytes: Uint8Array, extension: string, options: { signal?: AbortSignal } = {}): LoaderSource & { warnings: string[]; wholeFileReads: () => number } {
+/** A `LoaderSource` over bytes in memory, decoded as UTF-8 (invalid bytes become U+FFFD). */
+export function memorySource(
+  bytes: Uint8Array,
+  extension: string,
+  options: { signal?: AbortSignal } = {},
+): LoaderSource & { warnings: string[]; wholeFileReads: () => number } {
   const warnings: string[] = [];
   let wholeFileReads = 0;
   const decode = (part: Uint8Array, decoder = new TextDecoder('utf-8')) => decoder.decode(part, { stream: false });
@@ -122,7 +127,11 @@ export function describeLoaderConformance(name: string, subject: LoaderConforman
     : [
         {
           reason: `no encoder for .${subject.extension} files in the test`,
-          tests: ['yields the text of a valid file, with JSON metadata', 'reads a huge file without losing text (streaming loaders through lines() or textStream() only)', 'survives bad encoding: replacement characters keep the readable text'],
+          tests: [
+            'yields the text of a valid file, with JSON metadata',
+            'reads a huge file without losing text (streaming loaders through lines() or textStream() only)',
+            'survives bad encoding: replacement characters keep the readable text',
+          ],
         },
       ];
   const { test, assertAllKnown } = conformanceCases([...needsEncoder, ...(options.skip ?? [])]);

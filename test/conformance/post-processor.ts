@@ -63,7 +63,11 @@ export function conformanceRunContext(signal: AbortSignal = new AbortController(
   };
 }
 
-export function describePostProcessorConformance(name: string, create: () => PostProcessor | Promise<PostProcessor>, options: PostProcessorConformanceOptions = {}): void {
+export function describePostProcessorConformance(
+  name: string,
+  create: () => PostProcessor | Promise<PostProcessor>,
+  options: PostProcessorConformanceOptions = {},
+): void {
   const { test, assertAllKnown } = conformanceCases(options.skip);
   const run = async (documents: Document[], context = conformanceRunContext()) => {
     const processor = await create();
@@ -111,7 +115,9 @@ export function describePostProcessorConformance(name: string, create: () => Pos
       const controller = new AbortController();
       controller.abort(new Error('the user left'));
       const processor = await create();
-      await expect(processor.process(POST_PROCESSOR_QUESTION, postProcessorDocuments(), conformanceRunContext(controller.signal))).rejects.toMatchObject({ code: 'ABORTED' });
+      await expect(processor.process(POST_PROCESSOR_QUESTION, postProcessorDocuments(), conformanceRunContext(controller.signal))).rejects.toMatchObject({
+        code: 'ABORTED',
+      });
     });
 
     test('answers an empty input with an empty array and no drops', async () => {

@@ -40,7 +40,11 @@ function tagCounts(text: string): Map<string, number> {
   return counts;
 }
 
-export function describePreProcessorConformance(name: string, create: (respond: ModelResponder) => PreProcessor | Promise<PreProcessor>, options: PreProcessorConformanceOptions = {}): void {
+export function describePreProcessorConformance(
+  name: string,
+  create: (respond: ModelResponder) => PreProcessor | Promise<PreProcessor>,
+  options: PreProcessorConformanceOptions = {},
+): void {
   const { test, assertAllKnown } = conformanceCases(options.skip);
   const run = async (respond: ModelResponder, text = QUESTION, runContext = context()) => {
     const prompts: string[] = [];

@@ -35,23 +35,44 @@ const escapeHtml = (text: string) => text.replace(/[&<>]/g, (character) => ({ '&
 const csvField = (text: string) => `"${text.replace(/"/g, '""')}"`;
 
 describeLoaderConformance('text-loader', { create: () => new TextLoader(), extension: 'txt', encode: (texts) => texts.join('\n\n') });
-describeLoaderConformance('markdown-loader', { create: () => new MarkdownLoader(), extension: 'md', encode: (texts) => `# Notes\n\n${texts.map((text, index) => (index % 3 === 0 ? `## Part ${index}\n\n${text}` : text)).join('\n\n')}\n` });
+describeLoaderConformance('markdown-loader', {
+  create: () => new MarkdownLoader(),
+  extension: 'md',
+  encode: (texts) => `# Notes\n\n${texts.map((text, index) => (index % 3 === 0 ? `## Part ${index}\n\n${text}` : text)).join('\n\n')}\n`,
+});
 describeLoaderConformance('html-loader', {
   create: () => new HtmlLoader(),
   extension: 'html',
-  encode: (texts) => `<!doctype html><html><head><title>Notes</title></head><body>${texts.map((text) => `<p>${escapeHtml(text)}</p>`).join('\n')}</body></html>`,
+  encode: (texts) =>
+    `<!doctype html><html><head><title>Notes</title></head><body>${texts.map((text) => `<p>${escapeHtml(text)}</p>`).join('\n')}</body></html>`,
 });
-describeLoaderConformance('json-loader', { create: () => new JsonLoader('json'), extension: 'json', encode: (texts) => JSON.stringify(texts.map((text, index) => ({ id: index, text }))) });
-describeLoaderConformance('jsonl-loader', { create: () => new JsonLoader('jsonl'), extension: 'jsonl', encode: (texts) => texts.map((text, index) => JSON.stringify({ id: index, text })).join('\n') });
-describeLoaderConformance('csv-loader', { create: () => new CsvLoader(), extension: 'csv', encode: (texts) => `id,text\n${texts.map((text, index) => `${index},${csvField(text)}`).join('\r\n')}\r\n` });
+describeLoaderConformance('json-loader', {
+  create: () => new JsonLoader('json'),
+  extension: 'json',
+  encode: (texts) => JSON.stringify(texts.map((text, index) => ({ id: index, text }))),
+});
+describeLoaderConformance('jsonl-loader', {
+  create: () => new JsonLoader('jsonl'),
+  extension: 'jsonl',
+  encode: (texts) => texts.map((text, index) => JSON.stringify({ id: index, text })).join('\n'),
+});
+describeLoaderConformance('csv-loader', {
+  create: () => new CsvLoader(),
+  extension: 'csv',
+  encode: (texts) => `id,text\n${texts.map((text, index) => `${index},${csvField(text)}`).join('\r\n')}\r\n`,
+});
 describeLoaderConformance(
   'pdf-loader',
   { create: () => new PdfLoader(), extension: 'pdf', encode: pdfOf },
   {
     skip: [
       {
-        reason: 'PDF is binary: it is read whole by design (bounded by ingestion maxFileBytes), and its strings are not UTF-8, so invalid UTF-8 has no meaning for it',
-        tests: ['reads a huge file without losing text (streaming loaders through lines() or textStream() only)', 'survives bad encoding: replacement characters keep the readable text'],
+        reason:
+          'PDF is binary: it is read whole by design (bounded by ingestion maxFileBytes), and its strings are not UTF-8, so invalid UTF-8 has no meaning for it',
+        tests: [
+          'reads a huge file without losing text (streaming loaders through lines() or textStream() only)',
+          'survives bad encoding: replacement characters keep the readable text',
+        ],
       },
     ],
   },

@@ -1,7 +1,7 @@
 import { describe } from 'vitest';
 import { CohereChat } from '../../providers/cohere/cohere-chat.ts';
 import { CohereEmbeddings } from '../../providers/cohere/cohere-embeddings.ts';
-import { CohereRerank } from '../../providers/cohere/cohere-rerank.ts';
+import { CohereRerankModel } from '../../providers/cohere/cohere-rerank.ts';
 import { describeChatConformance } from '../conformance/chat.ts';
 import { describeEmbeddingsConformance } from '../conformance/embeddings.ts';
 import { describeRerankerConformance } from '../conformance/reranker.ts';
@@ -11,8 +11,8 @@ describe.skipIf(!process.env.COHERE_API_KEY)('live: Cohere', () => {
   describe('CohereEmbeddings', () => {
     describeEmbeddingsConformance(() => new CohereEmbeddings({ maxBatchSize: 8 }), { live: true });
   });
-  describe('CohereRerank', () => {
-    describeRerankerConformance(() => new CohereRerank({ maxDocumentsPerCall: 20 }));
+  describe('CohereRerankModel', () => {
+    describeRerankerConformance(() => new CohereRerankModel({ maxDocumentsPerCall: 20 }));
   });
   describe('CohereChat', () => {
     describeChatConformance(() => new CohereChat({ temperature: 0 }), { live: true });

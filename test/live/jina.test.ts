@@ -1,6 +1,6 @@
 import { describe } from 'vitest';
 import { JinaEmbeddings } from '../../providers/jina/jina-embeddings.ts';
-import { JinaRerank } from '../../providers/jina/jina-rerank.ts';
+import { JinaRerankModel } from '../../providers/jina/jina-rerank.ts';
 import { describeEmbeddingsConformance } from '../conformance/embeddings.ts';
 import { describeRerankerConformance } from '../conformance/reranker.ts';
 
@@ -9,7 +9,7 @@ describe.skipIf(!process.env.JINA_API_KEY)('live: Jina', () => {
   describe('JinaEmbeddings', () => {
     describeEmbeddingsConformance(() => new JinaEmbeddings({ maxBatchSize: 8 }), { live: true });
   });
-  describe('JinaRerank', () => {
-    describeRerankerConformance(() => new JinaRerank({ maxDocumentsPerCall: 20 }));
+  describe('JinaRerankModel', () => {
+    describeRerankerConformance(() => new JinaRerankModel({ maxDocumentsPerCall: 20 }));
   });
 });

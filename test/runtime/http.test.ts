@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HttpClient, joinUrl, messageFromErrorBody, request, retryAfterFromHeaders, statusError, streamRequest } from '../../src/runtime/http.ts';
+import { HttpClient, joinUrl, request, streamRequest } from '../../src/runtime/http.ts';
 import { RetryPolicy } from '../../src/runtime/retry.ts';
 import { Secret } from '../../src/runtime/secret.ts';
 import { expectNoSecret, recordingRetryPolicy, rejectionOf, TEST_KEY } from '../helpers/provider-test-helpers.ts';
@@ -120,33 +120,6 @@ describe('request and streamRequest', () => {
 });
 
 describe('helpers', () => {
-  it('reads retry-after-ms before Retry-After', () => {
-    expect(retryAfterFromHeaders(new Headers({ 'retry-after-ms': '1500', 'retry-after': '9' }))).toBe(1500);
-    expect(retryAfterFromHeaders(new Headers({ 'retry-after': '9' }))).toBe(9000);
-    expect(retryAfterFromHeaders(new Headers())).toBeUndefined();
-    expect(retryAfterFromHeaders(undefined)).toBeUndefined();
-  });
-
-  it('finds the explanation in each service\'s error body', () => {
-    expect(messageFromErrorBody({ error: { message: 'openai style' } })).toBe('openai style');
-    expect(messageFromErrorBody({ message: 'cohere style' })).toBe('cohere style');
-    expect(messageFromErrorBody({ detail: 'jina style' })).toBe('jina style');
-    expect(messageFromErrorBody({ detail: [{ msg: 'field required' }] })).toBe('[{"msg":"field required"}]');
-    expect(messageFromErrorBody({ error: 'plain' })).toBe('plain');
-    expect(messageFromErrorBody({})).toBeUndefined();
-  });
-
-  it('maps statuses to retryable or not, with a fix', () => {
-    expect(statusError('p', 429)).toMatchObject({ retryable: true, status: 429 });
-    expect(statusError('p', 500)).toMatchObject({ retryable: true });
-    expect(statusError('p', 503)).toMatchObject({ retryable: true });
-    expect(statusError('p', 408)).toMatchObject({ retryable: true });
-    expect(statusError('p', 501)).toMatchObject({ retryable: false });
-    expect(statusError('p', 400)).toMatchObject({ retryable: false });
-    expect(statusError('p', 403, { keyFix: 'Check KEY.' }).fix).toBe('Check KEY. Check its permissions for this model.');
-    expect(statusError('p', 404).message).toBe('[axon] [p] Not found. (HTTP 404) Check the model name and the base URL.');
-  });
-
   it('joins URLs with exactly one slash', () => {
     expect(joinUrl('http://h/v1/', '/rerank')).toBe('http://h/v1/rerank');
     expect(joinUrl('http://h', 'v1/rerank')).toBe('http://h/v1/rerank');

@@ -7,9 +7,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CohereChat } from '../../providers/cohere/cohere-chat.ts';
 import { CohereEmbeddings } from '../../providers/cohere/cohere-embeddings.ts';
-import { CohereRerank } from '../../providers/cohere/cohere-rerank.ts';
+import { CohereRerankModel } from '../../providers/cohere/cohere-rerank.ts';
 import { JinaEmbeddings } from '../../providers/jina/jina-embeddings.ts';
-import { JinaRerank } from '../../providers/jina/jina-rerank.ts';
+import { JinaRerankModel } from '../../providers/jina/jina-rerank.ts';
 import { OpenAIChat } from '../../providers/openai/openai-chat.ts';
 import { OpenAIEmbeddings } from '../../providers/openai/openai-embeddings.ts';
 import { expectNoSecret } from '../helpers/provider-test-helpers.ts';
@@ -45,9 +45,9 @@ const adapters: [string, () => LoopbackServer, () => Promise<unknown>][] = [
   ['cohere-chat complete', () => cohere, () => new CohereChat({ ...transport, baseURL: cohere.url }).complete(question)],
   ['cohere-chat stream', () => cohere, () => drain(new CohereChat({ ...transport, baseURL: cohere.url }).stream(question))],
   ['cohere-embeddings', () => cohere, () => new CohereEmbeddings({ ...transport, baseURL: cohere.url, model: 'embed-test' }).embed(['hi'], query)],
-  ['cohere-rerank', () => cohere, () => new CohereRerank({ ...transport, baseURL: cohere.url }).rerank('q', ['a', 'b'], { topN: 2 })],
+  ['cohere-rerank', () => cohere, () => new CohereRerankModel({ ...transport, baseURL: cohere.url }).rerank('q', ['a', 'b'], { topN: 2 })],
   ['jina-embeddings', () => jina, () => new JinaEmbeddings({ ...transport, baseURL: jina.url }).embed(['hi'], query)],
-  ['jina-rerank', () => jina, () => new JinaRerank({ ...transport, baseURL: jina.url }).rerank('q', ['a', 'b'], { topN: 2 })],
+  ['jina-rerank', () => jina, () => new JinaRerankModel({ ...transport, baseURL: jina.url }).rerank('q', ['a', 'b'], { topN: 2 })],
 ];
 
 const FAULTS: FailureMode[] = [

@@ -23,7 +23,8 @@ export function random(seed: number): () => number {
 export function temporaryDirectories(prefix: string): () => Promise<string> {
   const made: string[] = [];
   afterEach(async () => {
-    for (const directory of made.splice(0)) await rm(directory, { recursive: true, force: true });
+    // Retried: a store a test left open may still be finishing a background snapshot in the folder (ENOTEMPTY).
+    for (const directory of made.splice(0)) await rm(directory, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   });
   return async () => {
     const directory = await mkdtemp(join(tmpdir(), prefix));

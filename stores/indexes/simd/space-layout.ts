@@ -51,6 +51,59 @@ export function planLayout(rows: number, dimensions: number, int8: boolean): Spa
   return { capacity, floatStride, codeStride, query, queryCodes, heapRows, heapScores, candidates, exactScores, scales, vectors, codes, bytes: regions.end + 64 };
 }
 
+/** Where each region of an HNSW graph (`HnswIndex`) lives in its WebAssembly memory (byte offsets, 64-byte aligned). */
+export interface GraphLayout {
+  /** Nodes that fit. */
+  readonly capacity: number;
+  /** Bytes from one vector to the next: the dimensions rounded up to 16 floats, zero-padded. */
+  readonly stride: number;
+  /** Entries of each scratch list: enough for a search's candidates and a full neighbour list plus one. */
+  readonly scratch: number;
+  readonly query: number;
+  /** A copied upper-layer neighbour list. */
+  readonly listRows: number;
+  /** Rows and scores a kernel call writes. */
+  readonly foundRows: number;
+  readonly foundScores: number;
+  /** Candidates (rows, float32 scores) handed to the neighbour-selection heuristic, or rows re-scored exactly. */
+  readonly candidateRows: number;
+  readonly candidateScores: number;
+  /** Rows the heuristic keeps. */
+  readonly keptRows: number;
+  /** Float64 scores of the rows re-scored exactly. */
+  readonly exactScores: number;
+  /** One visit mark (i32) per node. */
+  readonly visitMarks: number;
+  /** Per node: a count, then up to 2m neighbours (i32). */
+  readonly layerZero: number;
+  readonly vectors: number;
+  /** Total size, with slack so that no pointer the kernel forms reaches 2^32 and wraps. */
+  readonly bytes: number;
+}
+
+/**
+ * Plan an HNSW graph's memory for `capacity` nodes. The scratch lists hold a search's `efConstruction` candidates or a
+ * full layer-0 list plus one (the pool `connect` prunes); the final re-score goes through them in chunks.
+ */
+export function planGraph(capacity: number, dimensions: number, m: number, efConstruction: number): GraphLayout {
+  const stride = alignTo(dimensions * 4, 64);
+  const scratch = Math.max(efConstruction, 2 * m + 1, 64);
+  const regions = regionAllocator();
+  const take = regions.take;
+  const query = take(stride);
+  const listRows = take(scratch * 4);
+  const foundRows = take(scratch * 4);
+  const foundScores = take(scratch * 4);
+  const candidateRows = take(scratch * 4);
+  const candidateScores = take(scratch * 4);
+  const keptRows = take(scratch * 4);
+  const exactScores = take(scratch * 8);
+  const visitMarks = take(capacity * 4);
+  const layerZero = take(capacity * (2 * m + 1) * 4);
+  const vectors = take(capacity * stride);
+  return { capacity, stride, scratch, query, listRows, foundRows, foundScores, candidateRows, candidateScores, keptRows, exactScores, visitMarks, layerZero, vectors, bytes: regions.end + 64 };
+}
+
 /**
  * Byte offset, from the start of the codes region, of the 8 codes of `row` that begin at `position` (a
  * multiple of 8). A block of four rows holds, for each 8 positions, row 0's codes, then rows 1, 2 and 3's,

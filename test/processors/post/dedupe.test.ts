@@ -10,7 +10,11 @@ describe('Dedupe', () => {
     const sameContent = { ...c, id: 'other', content: `  ${c.content.toUpperCase()} ` };
     const context = recordingContext();
     const kept = await new Dedupe().process('q', [a, b, repeatedId, c, sameContent], context);
-    expect(kept.map((document) => [document.id, document.score])).toEqual([['d0', 0.9], ['d1', 0.3], ['d2', 0.2]]);
+    expect(kept.map((document) => [document.id, document.score])).toEqual([
+      ['d0', 0.9],
+      ['d1', 0.3],
+      ['d2', 0.2],
+    ]);
     expect(context.dropped.get('other')).toBe('same content as d2');
   });
 });

@@ -5,10 +5,14 @@ import { describePreProcessorConformance } from '../../conformance/pre-processor
 import { ScriptedChat } from '../../helpers/scripted-chat.ts';
 
 for (const strategy of QUERY_TRANSFORMATION_STRATEGIES) {
-  describePreProcessorConformance(`query-transformation (${strategy})`, (respond) => new QueryTransformation({ strategy, chat: new ScriptedChat((call) => respond(call.prompt)) }));
+  describePreProcessorConformance(
+    `query-transformation (${strategy})`,
+    (respond) => new QueryTransformation({ strategy, chat: new ScriptedChat((call) => respond(call.prompt)) }),
+  );
 }
-describePreProcessorConformance('query-transformation (MULTI_QUERY, includeOriginal)', (respond) =>
-  new QueryTransformation({ strategy: 'MULTI_QUERY', includeOriginal: true, chat: new ScriptedChat((call) => respond(call.prompt)) }),
+describePreProcessorConformance(
+  'query-transformation (MULTI_QUERY, includeOriginal)',
+  (respond) => new QueryTransformation({ strategy: 'MULTI_QUERY', includeOriginal: true, chat: new ScriptedChat((call) => respond(call.prompt)) }),
 );
 
 describe('pre-processor conformance coverage', () => {

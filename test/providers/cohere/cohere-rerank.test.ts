@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CohereRerank } from '../../../providers/cohere/cohere-rerank.ts';
+import { CohereRerankModel } from '../../../providers/cohere/cohere-rerank.ts';
 import { describeRerankerConformance } from '../../conformance/reranker.ts';
 import { describeTransportBehaviour } from '../../conformance/transport.ts';
 import { rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
@@ -12,16 +12,16 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const create = () => new CohereRerank({ apiKey: TEST_KEY, baseURL: server.url, maxDocumentsPerCall: 10 });
+const create = () => new CohereRerankModel({ apiKey: TEST_KEY, baseURL: server.url, maxDocumentsPerCall: 10 });
 
-describe('CohereRerank against a loopback Cohere server', () => {
+describe('CohereRerankModel against a loopback Cohere server', () => {
   describeRerankerConformance(create);
 
   describeTransportBehaviour({
     server: () => server,
     path: '/v2/rerank',
-    create: (transport) => new CohereRerank({ apiKey: TEST_KEY, baseURL: server.url, ...transport }),
-    call: (provider, signal) => (provider as CohereRerank).rerank('capital', ['Paris is the capital.'], { topN: 1, signal }),
+    create: (transport) => new CohereRerankModel({ apiKey: TEST_KEY, baseURL: server.url, ...transport }),
+    call: (provider, signal) => (provider as CohereRerankModel).rerank('capital', ['Paris is the capital.'], { topN: 1, signal }),
   });
 
   it('sends model, query, documents and top_n exactly, and maps relevance scores by index', async () => {
@@ -36,7 +36,7 @@ describe('CohereRerank against a loopback Cohere server', () => {
 
   it('clamps top_n to the number of documents and sends max_tokens_per_doc when set', async () => {
     server.reset();
-    await new CohereRerank({ apiKey: TEST_KEY, baseURL: server.url, maxTokensPerDocument: 512, model: 'rerank-english-v3.0' }).rerank('q', ['a', 'b'], { topN: 10 });
+    await new CohereRerankModel({ apiKey: TEST_KEY, baseURL: server.url, maxTokensPerDocument: 512, model: 'rerank-english-v3.0' }).rerank('q', ['a', 'b'], { topN: 10 });
     expect(server.requests[0].body).toEqual({ model: 'rerank-english-v3.0', query: 'q', documents: ['a', 'b'], top_n: 2, max_tokens_per_doc: 512 });
   });
 

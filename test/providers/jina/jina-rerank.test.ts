@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JinaRerank } from '../../../providers/jina/jina-rerank.ts';
+import { JinaRerankModel } from '../../../providers/jina/jina-rerank.ts';
 import { describeRerankerConformance } from '../../conformance/reranker.ts';
 import { describeTransportBehaviour } from '../../conformance/transport.ts';
 import { rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
@@ -13,16 +13,16 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const baseURL = () => `${server.url}/v1`;
-const create = () => new JinaRerank({ apiKey: TEST_KEY, baseURL: baseURL(), maxDocumentsPerCall: 10 });
+const create = () => new JinaRerankModel({ apiKey: TEST_KEY, baseURL: baseURL(), maxDocumentsPerCall: 10 });
 
-describe('JinaRerank against a loopback Jina server', () => {
+describe('JinaRerankModel against a loopback Jina server', () => {
   describeRerankerConformance(create);
 
   describeTransportBehaviour({
     server: () => server,
     path: '/v1/rerank',
-    create: (transport) => new JinaRerank({ apiKey: TEST_KEY, baseURL: baseURL(), ...transport }),
-    call: (provider, signal) => (provider as JinaRerank).rerank('capital', ['Paris is the capital.'], { topN: 1, signal }),
+    create: (transport) => new JinaRerankModel({ apiKey: TEST_KEY, baseURL: baseURL(), ...transport }),
+    call: (provider, signal) => (provider as JinaRerankModel).rerank('capital', ['Paris is the capital.'], { topN: 1, signal }),
   });
 
   it('posts {model, query, documents, top_n, return_documents: false} to {baseURL}/rerank', async () => {

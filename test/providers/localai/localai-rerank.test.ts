@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { LocalAIRerank } from '../../../providers/localai/localai-rerank.ts';
+import { LocalAIRerankModel } from '../../../providers/localai/localai-rerank.ts';
 import { describeRerankerConformance } from '../../conformance/reranker.ts';
 import { describeTransportBehaviour } from '../../conformance/transport.ts';
 import { rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
@@ -12,23 +12,23 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const create = () => new LocalAIRerank({ host: server.url, maxDocumentsPerCall: 10 });
+const create = () => new LocalAIRerankModel({ host: server.url, maxDocumentsPerCall: 10 });
 
-describe('LocalAIRerank against a loopback LocalAI server', () => {
+describe('LocalAIRerankModel against a loopback LocalAI server', () => {
   describeRerankerConformance(create);
 
   describeTransportBehaviour({
     server: () => server,
     path: '/v1/rerank',
-    create: (transport) => new LocalAIRerank({ host: server.url, apiKey: TEST_KEY, ...transport }),
-    call: (provider, signal) => (provider as LocalAIRerank).rerank('capital', ['Paris is the capital.'], { topN: 1, signal }),
+    create: (transport) => new LocalAIRerankModel({ host: server.url, apiKey: TEST_KEY, ...transport }),
+    call: (provider, signal) => (provider as LocalAIRerankModel).rerank('capital', ['Paris is the capital.'], { topN: 1, signal }),
   });
 
   it('posts the Jina-compatible body to {host}/v1/rerank with the default model cross-encoder, without a key', async () => {
     server.reset();
     vi.stubEnv('LOCALAI_API_KEY', '');
     try {
-      const results = await new LocalAIRerank({ host: `${server.url}/` }).rerank('red apples', ['green pears', 'red apples and red cherries', 'apples'], { topN: 3 });
+      const results = await new LocalAIRerankModel({ host: `${server.url}/` }).rerank('red apples', ['green pears', 'red apples and red cherries', 'apples'], { topN: 3 });
       expect(server.requests[0].path).toBe('/v1/rerank');
       expect(server.requests[0].headers.authorization).toBeUndefined();
       expect(server.requests[0].body).toEqual({ model: 'cross-encoder', query: 'red apples', documents: ['green pears', 'red apples and red cherries', 'apples'], top_n: 3, return_documents: false });
@@ -45,13 +45,13 @@ describe('LocalAIRerank against a loopback LocalAI server', () => {
   it('defaults the host to LOCALAI_HOST, then http://localhost:8080', () => {
     vi.stubEnv('LOCALAI_HOST', 'http://gpu-box:9090');
     try {
-      expect(new LocalAIRerank().host).toBe('http://gpu-box:9090');
+      expect(new LocalAIRerankModel().host).toBe('http://gpu-box:9090');
     } finally {
       vi.unstubAllEnvs();
     }
     vi.stubEnv('LOCALAI_HOST', '');
     try {
-      expect(new LocalAIRerank().host).toBe('http://localhost:8080');
+      expect(new LocalAIRerankModel().host).toBe('http://localhost:8080');
     } finally {
       vi.unstubAllEnvs();
     }
@@ -61,7 +61,7 @@ describe('LocalAIRerank against a loopback LocalAI server', () => {
     const closed = await LoopbackServer.start({ routes: {}, errorBody: () => ({}) });
     const host = closed.url;
     await closed.close();
-    const error = await rejectionOf(new LocalAIRerank({ host, maxRetries: 0 }).rerank('q', ['a'], { topN: 1 }));
+    const error = await rejectionOf(new LocalAIRerankModel({ host, maxRetries: 0 }).rerank('q', ['a'], { topN: 1 }));
     expect(error).toMatchObject({ code: 'PROVIDER_ERROR' });
     expect(error.message).toContain(`[axon] [localai-rerank] Could not reach the service at ${host}/v1/rerank (ECONNREFUSED).`);
   });

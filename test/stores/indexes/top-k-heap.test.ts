@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TopKHeap } from '../../../stores/indexes/top-k-heap.ts';
+import { ScoredHeap, TopKHeap } from '../../../stores/indexes/top-k-heap.ts';
 
 describe('TopKHeap', () => {
   it('keeps the best k, best first, ties to the lower number', () => {
@@ -30,5 +30,30 @@ describe('TopKHeap', () => {
     for (const item of [...items].reverse()) heap.offer(item.score, item.number);
     const expected = [...items].sort((left, right) => right.score - left.score || left.number - right.number).slice(0, 25);
     expect(heap.drain()).toEqual(expected);
+  });
+});
+
+describe('ScoredHeap', () => {
+  it('pops best first as a max-heap and worst first as a min-heap, ties by node, growing past its first capacity', () => {
+    const entries = Array.from({ length: 40 }, (_, node) => ({ node, score: (node * 7) % 5 }));
+    const best = new ScoredHeap(true, 4);
+    const worst = new ScoredHeap(false, 4);
+    for (const { node, score } of entries) {
+      best.push(node, score);
+      worst.push(node, score);
+    }
+    const byBest = [...entries].sort((left, right) => right.score - left.score || left.node - right.node).map((entry) => entry.node);
+    const popped = (heap: ScoredHeap) => Array.from({ length: heap.size }, () => heap.pop());
+    expect(popped(best)).toEqual(byBest);
+    expect(popped(worst)).toEqual([...byBest].reverse());
+  });
+
+  it('replaceTop swaps the top for a new entry in one sift', () => {
+    const heap = new ScoredHeap(false);
+    for (const [node, score] of [[1, 0.5], [2, 0.1], [3, 0.9]] as const) heap.push(node, score);
+    expect([heap.topNode(), heap.topScore()]).toEqual([2, 0.1]);
+    heap.replaceTop(4, 0.7);
+    expect([heap.topNode(), heap.topScore()]).toEqual([1, 0.5]);
+    expect(heap.size).toBe(3);
   });
 });
