@@ -64,11 +64,11 @@ export function toSqlCondition(node: FilterNode, parameters: SqlParameters): str
       const value = metadataValue(node.path, parameters);
       const bound = parameters.add(String(node.value), 'numeric');
       const operator = COMPARISON_SQL[node.operator];
-      // CASE keeps jsonb_array_elements away from scalars, and the cast away from anything but numbers.
+      // CASE keeps jsonb_array_elements away from scalars and the cast away from anything but numbers (AND has no evaluation order).
       return (
         `(CASE jsonb_typeof(${value}) WHEN 'number' THEN (${value})::numeric ${operator} ${bound} ` +
         `WHEN 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements(${value}) AS element(value) ` +
-        `WHERE jsonb_typeof(element.value) = 'number' AND element.value::numeric ${operator} ${bound}) ELSE false END)`
+        `WHERE CASE WHEN jsonb_typeof(element.value) = 'number' THEN element.value::numeric ${operator} ${bound} ELSE false END) ELSE false END)`
       );
     }
     case 'contains': {

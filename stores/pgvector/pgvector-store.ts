@@ -542,10 +542,10 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     }
     const dimensions = Number(/^vector\((\d+)\)$/.exec(type)?.[1] ?? entry.dimensions);
     const keyword = entry.keyword !== null && entry.keyword !== undefined;
-    if (keyword && this.#tokenizer && JSON.stringify(entry.keyword) !== JSON.stringify(this.#tokenizer.options)) {
+    if (keyword && this.#tokenizer && canonicalJson(entry.keyword) !== canonicalJson(this.#tokenizer.options)) {
       throw new AxonError('CONFIG_INVALID', `Table "${this.table}" was indexed with other keyword tokenizer options; its keyword search would not match this store's queries.`, {
         component: NAME,
-        fix: `Use the table's tokenizer options (${JSON.stringify(entry.keyword)}), or re-index into a new table.`,
+        fix: `Use the table's tokenizer options (${canonicalJson(entry.keyword)}), or re-index into a new table.`,
       });
     }
     return { dimensions, keyword };
@@ -638,6 +638,8 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
       let broken: Error | undefined;
       try {
         client = await pool.connect();
+        // A connection that drops while checked out emits 'error' besides failing the query; unheard, it would crash the process.
+        client.on('error', ignoreError);
         await client.query('BEGIN');
         const result = await body(client);
         await client.query('COMMIT');
@@ -657,6 +659,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
         if (!(retryable && connectionLost && attempt < this.#options.maxRetries)) throw this.#describeError(operation, error, attempt + 1);
       } finally {
         // A connection that failed mid-transaction is destroyed, not returned to the pool.
+        client?.off('error', ignoreError);
         client?.release(broken);
       }
     }
@@ -737,6 +740,8 @@ function resolveConnectionUrl(input: z.output<typeof apiKeySchema> | undefined):
   });
 }
 
+function ignoreError(): void {}
+
 function upsertParameters(rows: PreparedRow[]): unknown[] {
   return [
     rows.map((row) => row.id),
@@ -768,6 +773,16 @@ function tsqueryTerm(term: string): string {
 /** Terms a tsvector can hold: not empty, at most 2046 bytes, text Postgres can store. */
 function isLexeme(term: string): boolean {
   return term.length > 0 && Buffer.byteLength(term) <= MAX_LEXEME_BYTES && isPostgresText(term);
+}
+
+/** JSON with object keys sorted (jsonb does not keep key order), for comparing stored options. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
 }
 
 function isConnectionError(error: unknown): boolean {

@@ -4,7 +4,9 @@
  *
  * PGlite is one session underneath: with several client connections, SETs, temporary tables and open
  * transactions would be shared, and a large Bind arriving in several TCP chunks can interleave with another
- * client's Parse. So the server takes one connection, and the tests share one `pg.Pool` with `max: 1`.
+ * client's Parse. So the tests share one `pg.Pool` with `max: 1` and run one after another; the server takes a few
+ * connections only so that a test can open a second, separate client (a store with its own url) while the
+ * shared one sits idle.
  *
  * initdb costs seconds on a busy machine, so the first start saves the fresh data directory as a tarball in the
  * system's temporary folder and later starts load it (about half a second).
@@ -52,7 +54,7 @@ async function openDatabase(): Promise<PGlite> {
 
 export async function startPgliteServer(): Promise<PgliteServer> {
   const database = await openDatabase();
-  let server = new PGLiteSocketServer({ db: database, host: '127.0.0.1', port: 0, maxConnections: 1 });
+  let server = new PGLiteSocketServer({ db: database, host: '127.0.0.1', port: 0, maxConnections: 4 });
   await server.start();
   const port = Number(server.getServerConn().split(':').pop());
   const host = '127.0.0.1';
@@ -68,7 +70,7 @@ export async function startPgliteServer(): Promise<PgliteServer> {
       await server.stop();
     },
     async resume() {
-      server = new PGLiteSocketServer({ db: database, host, port, maxConnections: 1 });
+      server = new PGLiteSocketServer({ db: database, host, port, maxConnections: 4 });
       await server.start();
     },
     async close() {
