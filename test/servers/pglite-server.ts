@@ -35,16 +35,17 @@ export interface PgliteServer {
 
 const SNAPSHOT = join(tmpdir(), 'axon-pglite-0.5.14-pgvector.tar');
 
-async function openDatabase(): Promise<PGlite> {
+async function openDatabase(withVector: boolean): Promise<PGlite> {
+  const extensions: Record<string, typeof vector> = withVector ? { vector } : {};
   const saved = await readFile(SNAPSHOT).catch(() => undefined);
   if (saved) {
     try {
-      return await PGlite.create({ loadDataDir: new Blob([saved]), extensions: { vector } });
+      return await PGlite.create({ loadDataDir: new Blob([saved]), extensions });
     } catch {
       // A damaged snapshot: fall through to a fresh initdb, which rewrites it.
     }
   }
-  const database = await PGlite.create({ extensions: { vector } });
+  const database = await PGlite.create({ extensions });
   const dump = await database.dumpDataDir('none');
   const temporary = `${SNAPSHOT}.${randomUUID()}`;
   await writeFile(temporary, new Uint8Array(await dump.arrayBuffer()));
@@ -52,8 +53,9 @@ async function openDatabase(): Promise<PGlite> {
   return database;
 }
 
-export async function startPgliteServer(): Promise<PgliteServer> {
-  const database = await openDatabase();
+/** Start PGlite on a loopback port; `vector: false` leaves the pgvector extension out (CREATE EXTENSION then fails). */
+export async function startPgliteServer(options: { vector?: boolean } = {}): Promise<PgliteServer> {
+  const database = await openDatabase(options.vector ?? true);
   let server = new PGLiteSocketServer({ db: database, host: '127.0.0.1', port: 0, maxConnections: 4 });
   await server.start();
   const port = Number(server.getServerConn().split(':').pop());

@@ -1,9 +1,14 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRag } from '../../../src/config/create-rag.ts';
 import { compileFilter, parseFilter, type Filter } from '../../../src/filter/index.ts';
 import { MemoryStore } from '../../../stores/memory/memory-store.ts';
 import { PgVectorStore, PGVECTOR_REGISTRY_TABLE, type PgVectorStoreOptions } from '../../../stores/pgvector/pgvector-store.ts';
 import { doc } from '../../conformance/vector-store.ts';
+import { runAxon } from '../../helpers/cli.ts';
 import { startPgliteServer, type PgliteServer } from '../../servers/pglite-server.ts';
 import { mulberry32, randomDocument, randomFilter, type Random } from '../qdrant/qdrant-filter-generator.ts';
 import { random as seeded } from '../support.ts';
@@ -421,3 +426,61 @@ async function unusedPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+describe('pgvector-store on a Postgres without the vector extension', () => {
+  let bare: PgliteServer;
+  beforeAll(async () => {
+    bare = await startPgliteServer({ vector: false });
+  }, 60_000);
+  afterAll(async () => {
+    await bare?.close();
+  });
+
+  it('says to install pgvector and run CREATE EXTENSION vector, and writes nothing', async () => {
+    const store = new PgVectorStore({ pool: bare.pool, table: 'no_extension' });
+    const error = await store.add([doc('a', [1, 0, 0])]).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ name: 'ProviderError', message: /vector extension is not available/, fix: /CREATE EXTENSION vector/ });
+    expect((await bare.pool.query(`SELECT to_regclass('no_extension') IS NOT NULL AS found`)).rows[0].found).toBe(false);
+  });
+});
+
+describe('pgvector-store through configuration and the CLI', () => {
+  it('builds from { "store": { "type": "pgvector", "url": { "env": … } } } and answers hybrid queries', async () => {
+    const table = open().table;
+    const rag = createRag(
+      { store: { type: 'pgvector', url: { env: 'AXON_TEST_PGVECTOR_URL' }, table }, searchMode: 'hybrid' },
+      { environment: { AXON_TEST_PGVECTOR_URL: server.url } },
+    );
+    try {
+      expect(rag.components().store).toBeInstanceOf(PgVectorStore);
+      await rag.addDocuments([
+        { id: 'refunds', content: 'Refunds for duplicate charges take five business days.', sourceType: 'manual', sourceName: 'billing.md', metadata: {} },
+        { id: 'password', content: 'To reset your password, open Settings and choose Security.', sourceType: 'manual', sourceName: 'account.md', metadata: {} },
+      ]);
+      const result = await rag.retrieve('How long do refunds take?');
+      expect(result.searchMode).toBe('hybrid');
+      expect(result.documents[0].id).toBe('refunds');
+    } finally {
+      await rag.close();
+    }
+  });
+
+  it('axon ingest and ask work against it unchanged', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'axon-pgvector-cli-'));
+    try {
+      const table = open().table;
+      await mkdir(join(directory, 'notes'));
+      await writeFile(join(directory, 'notes', 'billing.md'), '# Billing\n\nRefunds for duplicate charges take five business days.\n');
+      await writeFile(join(directory, 'notes', 'account.md'), '# Account\n\nTo reset your password, open Settings and choose Security.\n');
+      await writeFile(join(directory, 'axon.config.json'), JSON.stringify({ store: { type: 'pgvector', url: server.url, table } }));
+      const ingest = await runAxon(directory, ['ingest', 'notes']);
+      expect(ingest.code, ingest.stderr).toBe(0);
+      expect(await new PgVectorStore({ pool: server.pool, table }).count()).toBeGreaterThanOrEqual(2);
+      const ask = await runAxon(directory, ['ask', 'How long do refunds take?', '--json']);
+      expect(ask.code, ask.stderr).toBe(0);
+      expect(ask.stdout).toContain('five business days');
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+});
