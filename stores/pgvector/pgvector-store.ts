@@ -131,7 +131,7 @@ interface Row {
   source_type: string;
   source_name: string;
   metadata: Record<string, JsonValue>;
-  embedding: string;
+  embedding: Buffer;
   score?: number;
 }
 
@@ -232,7 +232,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     const query = parameters.add(vectorLiteral(vector), 'vector');
     const limit = parameters.add(topK, 'integer');
     const sql =
-      `SELECT id, content, source_type, source_name, metadata, embedding::text AS embedding, 1 - (embedding <=> ${query}) AS score ` +
+      `SELECT ${DOCUMENT_COLUMNS}, 1 - (embedding <=> ${query}) AS score ` +
       `FROM ${this.#quotedTable()} ${where} ORDER BY embedding <=> ${query} LIMIT ${limit}`;
     const approximate = (await this.searchMethod({ filter: options.filter, exact: options.exact })) === 'ann' && topK <= MAX_EF_SEARCH;
     const run = (exact: boolean) =>
@@ -287,18 +287,20 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     const limit = parameters.add(topK, 'integer');
     const filtered = where === '' ? `WHERE keyword_lexemes @@ ${anyTerm}` : `${where} AND keyword_lexemes @@ ${anyTerm}`;
     // idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5)); tf / (tf + k1 · (1 − b + b · |d| / avgdl)), as Bm25Index.
+    // Scores are summed per id over narrow rows; only the topK winners are joined back for their columns.
+    // MATERIALIZED: computed once, not inlined into the join, where the document-frequency subquery would run per row.
     const sql =
-      `WITH collection AS (SELECT count(*)::float8 AS documents, avg(keyword_length)::float8 AS average_length FROM ${table}), ` +
-      `query_terms AS (SELECT term, weight, (SELECT count(*) FROM ${table} WHERE keyword_lexemes @@ term_query::tsquery)::float8 AS frequency ` +
+      `WITH collection AS MATERIALIZED (SELECT count(*)::float8 AS documents, avg(keyword_length)::float8 AS average_length FROM ${table}), ` +
+      `query_terms AS MATERIALIZED (SELECT term, weight, (SELECT count(*) FROM ${table} WHERE keyword_lexemes @@ term_query::tsquery)::float8 AS frequency ` +
       `FROM unnest(${termList}, ${weightList}, ${termQueries}) AS given(term, weight, term_query)), ` +
-      `candidates AS (SELECT id, content, source_type, source_name, metadata, embedding, keyword_frequencies, keyword_length FROM ${table} ${filtered}) ` +
-      `SELECT candidates.id, candidates.content, candidates.source_type, candidates.source_name, candidates.metadata, candidates.embedding::text AS embedding, ` +
-      `sum(query_terms.weight * ln(1 + (collection.documents - query_terms.frequency + 0.5) / (query_terms.frequency + 0.5)) * ` +
+      `candidates AS (SELECT id, keyword_frequencies, keyword_length FROM ${table} ${filtered}), ` +
+      `scored AS (SELECT candidates.id, sum(query_terms.weight * ln(1 + (collection.documents - query_terms.frequency + 0.5) / (query_terms.frequency + 0.5)) * ` +
       `(candidates.keyword_frequencies ->> query_terms.term)::float8 / ((candidates.keyword_frequencies ->> query_terms.term)::float8 + ` +
       `${k1} * (1 - ${b} + ${b} * candidates.keyword_length / collection.average_length))) AS score ` +
       `FROM candidates CROSS JOIN collection JOIN query_terms ON candidates.keyword_frequencies ? query_terms.term ` +
-      `GROUP BY candidates.id, candidates.content, candidates.source_type, candidates.source_name, candidates.metadata, candidates.embedding ` +
-      `ORDER BY score DESC, candidates.id LIMIT ${limit}`;
+      `GROUP BY candidates.id ORDER BY score DESC, candidates.id LIMIT ${limit}) ` +
+      `SELECT document.id, document.content, document.source_type, document.source_name, document.metadata, vector_send(document.embedding) AS embedding, scored.score ` +
+      `FROM scored JOIN ${table} AS document ON document.id = scored.id ORDER BY scored.score DESC, scored.id`;
     const rows = await this.#transaction('keyword search', true, options.signal, async (client) => (await client.query<Row>(sql, parameters.values)).rows);
     return rows.map((row) => this.#toDocument(row));
   }
@@ -446,7 +448,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
   }
 
   #toDocument(row: Row): Document {
-    const embedding = JSON.parse(row.embedding) as number[];
+    const embedding = decodeVector(row.embedding, this.table);
     return {
       id: row.id,
       content: row.content,
@@ -729,7 +731,8 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
   }
 }
 
-const DOCUMENT_COLUMNS = 'id, content, source_type, source_name, metadata, embedding::text AS embedding';
+/** The columns of a document; the embedding as pgvector's binary form (exact float32, no text formatting on the server). */
+const DOCUMENT_COLUMNS = 'id, content, source_type, source_name, metadata, vector_send(embedding) AS embedding';
 
 function resolveConnectionUrl(input: z.output<typeof apiKeySchema> | undefined): Secret {
   const secret = resolveApiKey(input, { component: NAME, environmentVariable: 'DATABASE_URL', required: false });
@@ -758,6 +761,17 @@ function upsertParameters(rows: PreparedRow[]): unknown[] {
 function sourceCondition(sourceType: string, sourceName: string | undefined): [string, unknown[]] {
   if (sourceName === undefined) return ['source_type = $1', [sourceType]];
   return ['source_type = $1 AND source_name = $2', [sourceType, sourceName]];
+}
+
+/** pgvector's binary form (`vector_send`): uint16 dimensions, uint16 unused, then big-endian float32s. */
+function decodeVector(bytes: Buffer, table: string): number[] {
+  const dimensions = bytes.length >= 4 ? bytes.readUInt16BE(0) : -1;
+  if (dimensions < 0 || bytes.length !== 4 + dimensions * 4) {
+    throw new ProviderError(`PostgreSQL returned an embedding of table "${table}" in an unexpected binary form.`, { provider: NAME, code: 'PROVIDER_RESPONSE_INVALID', fix: 'Check the pgvector version (0.5 or later).' });
+  }
+  const vector = new Array<number>(dimensions);
+  for (let index = 0; index < dimensions; index++) vector[index] = bytes.readFloatBE(4 + index * 4);
+  return vector;
 }
 
 /** pgvector's text form, `[1,2,3]`; float32 values print exactly through their float64 value. */
