@@ -46,10 +46,10 @@ function containsFilter(random: Random): Filter {
 
 describe('pgvector-store', () => {
   describe('filters', () => {
-    it('selects exactly what MemoryStore selects, for 240 random filters over documents of every value shape', async () => {
+    it('selects exactly what MemoryStore selects, for 200 random filters over documents of every value shape', async () => {
       const random = mulberry32(20_251_201);
       const documents = Array.from({ length: 48 }, (_, index) => randomDocument(index, random));
-      const filters = [...Array.from({ length: 200 }, () => randomFilter(random, 0)), ...Array.from({ length: 40 }, () => containsFilter(random))];
+      const filters = [...Array.from({ length: 160 }, () => randomFilter(random, 0)), ...Array.from({ length: 40 }, () => containsFilter(random))];
       const store = open({ index: 'none' });
       const memory = new MemoryStore();
       await store.add(documents);
@@ -65,7 +65,7 @@ describe('pgvector-store', () => {
         if (expected.length > 0 && expected.length < documents.length) nonTrivial++;
       }
       // The generator must exercise real selections, not only all-or-nothing ones.
-      expect(nonTrivial).toBeGreaterThan(100);
+      expect(nonTrivial).toBeGreaterThan(80);
     });
 
     it('compares numbers as numbers and strings as strings', async () => {
