@@ -115,6 +115,8 @@ const NAME = 'pgvector-store';
 const MINIMUM_NORM = 1e-6;
 /** pgvector's largest `hnsw.ef_search`; a larger `topK` is served by an exact scan. */
 const MAX_EF_SEARCH = 1000;
+/** Most dimensions pgvector's HNSW and IVFFlat indexes take for the `vector` type. */
+const MAX_INDEXED_DIMENSIONS = 2000;
 /** Longest lexeme a tsvector holds, in bytes. */
 const MAX_LEXEME_BYTES = 2046;
 /** Connection-level failures: the transaction did not finish on this connection, and may be retried on another. */
@@ -308,6 +310,8 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
   async deleteBySource(sourceType: string, sourceName?: string, options: StoreOperationOptions = {}): Promise<number> {
     throwIfAborted(options.signal, NAME);
     assertSourceArguments(sourceType, sourceName, NAME);
+    // Text Postgres cannot hold is in no row; sent, it would be a driver error instead of "none".
+    if (!isPostgresText(sourceType) || (sourceName !== undefined && !isPostgresText(sourceName))) return 0;
     if (!(await this.#describeTable('delete documents', options.signal))) return 0;
     const [condition, values] = sourceCondition(sourceType, sourceName);
     // Not retried: a commit lost with the connection would make the second attempt count 0.
@@ -336,6 +340,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
   async getBySource(sourceType: string, sourceName?: string, options: StoreOperationOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
     assertSourceArguments(sourceType, sourceName, NAME);
+    if (!isPostgresText(sourceType) || (sourceName !== undefined && !isPostgresText(sourceName))) return [];
     if (!(await this.#describeTable('read documents', options.signal))) return [];
     const [condition, values] = sourceCondition(sourceType, sourceName);
     const rows = await this.#transaction('read documents', true, options.signal, async (client) => (await client.query<Row>(`SELECT ${DOCUMENT_COLUMNS} FROM ${this.#quotedTable()} WHERE ${condition}`, values)).rows);
@@ -558,6 +563,14 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     if (!this.#options.createTable) {
       throw new AxonError('CONFIG_INVALID', `Table "${this.table}" does not exist and createTable is false.`, { component: NAME, fix: 'Create it (see docs/pgvector.md), or set createTable: true.' });
     }
+    const index = this.#options.index;
+    if (index !== 'none' && dimensions > MAX_INDEXED_DIMENSIONS) {
+      throw new AxonError('CONFIG_INVALID', `pgvector's ${index.type} index takes vectors of at most ${MAX_INDEXED_DIMENSIONS} dimensions; these have ${dimensions}. Nothing was written.`, {
+        component: NAME,
+        fix: 'Use index: "none" (exact scans), or an embeddings model (or dimensions option) of at most 2000 dimensions.',
+        details: { table: this.table, dimensions },
+      });
+    }
     await this.#ensureExtension(signal);
     const table = this.#quotedTable();
     const shape = await this.#transaction('create the table', true, signal, async (client) => {
@@ -574,7 +587,6 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
       );
       await client.query(`CREATE INDEX "${this.table}_source_idx" ON ${table} (source_type, source_name)`);
       await client.query(`CREATE INDEX "${this.table}_keyword_idx" ON ${table} USING gin (keyword_lexemes)`);
-      const index = this.#options.index;
       if (index !== 'none' && index.type === 'hnsw') {
         await client.query(`CREATE INDEX "${this.table}_embedding_idx" ON ${table} USING hnsw (embedding vector_cosine_ops) WITH (m = ${index.m}, ef_construction = ${index.efConstruction})`);
       } else if (index !== 'none') {

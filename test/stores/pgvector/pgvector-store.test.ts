@@ -249,6 +249,24 @@ describe('pgvector-store', () => {
       expect(await fresh.count()).toBe(1);
     });
 
+    it('refuses an indexed table above pgvector\'s 2000 dimensions before any DDL, and takes it without an index', async () => {
+      const wide = Array.from({ length: 2001 }, (_, index) => (index === 0 ? 1 : 0));
+      const indexed = open();
+      await expect(indexed.add([doc('a', wide)])).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: /at most 2000 dimensions/ });
+      expect(await tableExists(indexed.table)).toBe(false);
+      const plain = open({ index: 'none' });
+      await plain.add([doc('a', wide)]);
+      expect((await plain.search(wide, { topK: 1 }))[0].score).toBeCloseTo(1, 5);
+    });
+
+    it('reads and deletes nothing for source names Postgres cannot hold', async () => {
+      const store = open();
+      await store.add([doc('a', [1, 0, 0])]);
+      expect(await store.getBySource('test\u0000')).toEqual([]);
+      expect(await store.deleteBySource('test', 'suite\u0000')).toBe(0);
+      expect(await store.getByIds(['a\u0000', 'a'])).toHaveLength(1);
+    });
+
     it('with createTable false, uses only an existing table', async () => {
       const store = open({ createTable: false });
       await expect(store.add([doc('a', [1, 0, 0])])).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: /createTable is false/ });
