@@ -46,7 +46,8 @@ async function main(): Promise<void> {
   const queries = dataset.queries.slice(0, Number(flags.queries));
   const judged = new Set(queries.flatMap((query) => [...(dataset.qrels.get(query.id)?.keys() ?? [])]));
   const limit = Math.max(Number(flags.limit), judged.size);
-  const corpus = [...dataset.corpus.filter((document) => judged.has(document.id)), ...dataset.corpus.filter((document) => !judged.has(document.id))].slice(0, limit);
+  const judgedFirst = [...dataset.corpus.filter((document) => judged.has(document.id)), ...dataset.corpus.filter((document) => !judged.has(document.id))];
+  const corpus = judgedFirst.slice(0, limit);
   const embedder = new LocalHashEmbeddings();
   const documents: Document[] = corpus.map((document) => ({
     id: document.id,

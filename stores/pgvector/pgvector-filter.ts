@@ -74,7 +74,7 @@ export function toSqlCondition(node: FilterNode, parameters: SqlParameters): str
     case 'contains': {
       assertExpressible(node.value, `${node.path}.$contains`);
       if (isReserved(node.path)) {
-        return typeof node.value === 'string' ? `(strpos(${RESERVED_COLUMNS[node.path as keyof typeof RESERVED_COLUMNS]}, ${parameters.add(node.value, 'text')}) > 0)` : 'false';
+        return typeof node.value === 'string' ? `(strpos(${reservedColumn(node.path)}, ${parameters.add(node.value, 'text')}) > 0)` : 'false';
       }
       const value = metadataValue(node.path, parameters);
       const needle = parameters.add(JSON.stringify(node.value), 'jsonb');
@@ -95,7 +95,7 @@ export function toSqlCondition(node: FilterNode, parameters: SqlParameters): str
 
 function equals(path: string, value: Primitive, parameters: SqlParameters): string {
   assertExpressible(value, path);
-  if (isReserved(path)) return typeof value === 'string' ? `(${RESERVED_COLUMNS[path as keyof typeof RESERVED_COLUMNS]} = ${parameters.add(value, 'text')})` : 'false';
+  if (isReserved(path)) return typeof value === 'string' ? `(${reservedColumn(path)} = ${parameters.add(value, 'text')})` : 'false';
   // jsonb containment of a primitive: equal to a scalar, or equal to a top-level element of an array.
   return `COALESCE(${metadataValue(path, parameters)} @> ${parameters.add(JSON.stringify(value), 'jsonb')}, false)`;
 }
@@ -104,7 +104,7 @@ function oneOf(path: string, values: Primitive[], parameters: SqlParameters): st
   for (const value of values) assertExpressible(value, path);
   if (isReserved(path)) {
     const strings = values.filter((value): value is string => typeof value === 'string');
-    return strings.length === 0 ? 'false' : `(${RESERVED_COLUMNS[path as keyof typeof RESERVED_COLUMNS]} = ANY(${parameters.add(strings, 'text[]')}))`;
+    return strings.length === 0 ? 'false' : `(${reservedColumn(path)} = ANY(${parameters.add(strings, 'text[]')}))`;
   }
   return `COALESCE(${metadataValue(path, parameters)} @> ANY(${parameters.add(values.map((value) => JSON.stringify(value)), 'jsonb[]')}), false)`;
 }
@@ -114,6 +114,10 @@ function metadataValue(path: string, parameters: SqlParameters): string {
   const segments = path.split('.');
   for (const segment of segments) assertExpressible(segment, path);
   return `(metadata${segments.map((segment) => ` -> ${parameters.add(segment, 'text')}`).join('')})`;
+}
+
+function reservedColumn(path: string): string {
+  return RESERVED_COLUMNS[path as keyof typeof RESERVED_COLUMNS];
 }
 
 function isReserved(path: string): boolean {

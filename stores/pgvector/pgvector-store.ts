@@ -120,7 +120,10 @@ const MAX_INDEXED_DIMENSIONS = 2000;
 /** Longest lexeme a tsvector holds, in bytes. */
 const MAX_LEXEME_BYTES = 2046;
 /** Connection-level failures: the transaction did not finish on this connection, and may be retried on another. */
-const CONNECTION_ERROR_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+const CONNECTION_ERROR_CODES = new Set([
+  ...['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT'],
+  ...['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006'],
+]);
 
 interface TableShape {
   dimensions: number;
@@ -267,7 +270,9 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
         fix: 'Build the store with keywordIndex: true (the default), or use searchMode "vector".',
       });
     }
-    if (typeof query !== 'string') throw new AxonError('INVALID_ARGUMENT', `keywordSearch() takes the query as a string, got ${typeof query}.`, { component: NAME });
+    if (typeof query !== 'string') {
+      throw new AxonError('INVALID_ARGUMENT', `keywordSearch() takes the query as a string, got ${typeof query}.`, { component: NAME });
+    }
     const topK = options.topK ?? this.topK;
     assertTopK(topK, NAME);
     const parameters = new SqlParameters();
@@ -296,12 +301,14 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
       `query_terms AS MATERIALIZED (SELECT term, weight, (SELECT count(*) FROM ${table} WHERE keyword_lexemes @@ term_query::tsquery)::float8 AS frequency ` +
       `FROM unnest(${termList}, ${weightList}, ${termQueries}) AS given(term, weight, term_query)), ` +
       `candidates AS (SELECT id, keyword_frequencies, keyword_length FROM ${table} ${filtered}), ` +
-      `scored AS (SELECT candidates.id, sum(query_terms.weight * ln(1 + (collection.documents - query_terms.frequency + 0.5) / (query_terms.frequency + 0.5)) * ` +
+      `scored AS (SELECT candidates.id, ` +
+      `sum(query_terms.weight * ln(1 + (collection.documents - query_terms.frequency + 0.5) / (query_terms.frequency + 0.5)) * ` +
       `(candidates.keyword_frequencies ->> query_terms.term)::float8 / ((candidates.keyword_frequencies ->> query_terms.term)::float8 + ` +
       `${k1} * (1 - ${b} + ${b} * candidates.keyword_length / collection.average_length))) AS score ` +
       `FROM candidates CROSS JOIN collection JOIN query_terms ON candidates.keyword_frequencies ? query_terms.term ` +
       `GROUP BY candidates.id ORDER BY score DESC, candidates.id LIMIT ${limit}) ` +
-      `SELECT document.id, document.content, document.source_type, document.source_name, document.metadata, vector_send(document.embedding) AS embedding, scored.score ` +
+      `SELECT document.id, document.content, document.source_type, document.source_name, document.metadata, ` +
+      `vector_send(document.embedding) AS embedding, scored.score ` +
       `FROM scored JOIN ${table} AS document ON document.id = scored.id ORDER BY scored.score DESC, scored.id`;
     const rows = await this.#transaction('keyword search', true, options.signal, async (client) => (await client.query<Row>(sql, parameters.values)).rows);
     return rows.map((row) => this.#toDocument(row));
@@ -315,7 +322,8 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     if (!(await this.#describeTable('delete documents', options.signal))) return 0;
     const [condition, values] = sourceCondition(sourceType, sourceName);
     // Not retried: a commit lost with the connection would make the second attempt count 0.
-    return this.#transaction('delete documents', false, options.signal, async (client) => (await client.query(`DELETE FROM ${this.#quotedTable()} WHERE ${condition}`, values)).rowCount ?? 0);
+    const sql = `DELETE FROM ${this.#quotedTable()} WHERE ${condition}`;
+    return this.#transaction('delete documents', false, options.signal, async (client) => (await client.query(sql, values)).rowCount ?? 0);
   }
 
   async getByIds(ids: string[], options: StoreOperationOptions = {}): Promise<Document[]> {
@@ -343,14 +351,16 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     if (!isPostgresText(sourceType) || (sourceName !== undefined && !isPostgresText(sourceName))) return [];
     if (!(await this.#describeTable('read documents', options.signal))) return [];
     const [condition, values] = sourceCondition(sourceType, sourceName);
-    const rows = await this.#transaction('read documents', true, options.signal, async (client) => (await client.query<Row>(`SELECT ${DOCUMENT_COLUMNS} FROM ${this.#quotedTable()} WHERE ${condition}`, values)).rows);
+    const sql = `SELECT ${DOCUMENT_COLUMNS} FROM ${this.#quotedTable()} WHERE ${condition}`;
+    const rows = await this.#transaction('read documents', true, options.signal, async (client) => (await client.query<Row>(sql, values)).rows);
     return rows.map((row) => this.#toDocument(row)).sort(compareForSource);
   }
 
   async count(options: StoreOperationOptions = {}): Promise<number> {
     throwIfAborted(options.signal, NAME);
     if (!(await this.#describeTable('count documents', options.signal))) return 0;
-    const rows = await this.#transaction('count documents', true, options.signal, async (client) => (await client.query<{ count: string }>(`SELECT count(*) AS count FROM ${this.#quotedTable()}`)).rows);
+    const sql = `SELECT count(*) AS count FROM ${this.#quotedTable()}`;
+    const rows = await this.#transaction('count documents', true, options.signal, async (client) => (await client.query<{ count: string }>(sql)).rows);
     return Number(rows[0]?.count ?? 0);
   }
 
@@ -417,11 +427,17 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
         throw new AxonError('INVALID_DOCUMENT', `${where} needs string sourceType and sourceName.`, { component: NAME });
       }
       if (seen.has(document.id)) {
-        throw new AxonError('DUPLICATE_ID', `${where} repeats the id "${document.id}" within one add.`, { component: NAME, fix: 'Give every document of a batch its own id.' });
+        throw new AxonError('DUPLICATE_ID', `${where} repeats the id "${document.id}" within one add.`, {
+          component: NAME,
+          fix: 'Give every document of a batch its own id.',
+        });
       }
       seen.add(document.id);
       if (document.embedding === undefined || document.embedding === null) {
-        throw new AxonError('MISSING_EMBEDDINGS', `${where} ("${document.id}") has no embedding.`, { component: NAME, fix: 'Embed documents before adding them to a store.' });
+        throw new AxonError('MISSING_EMBEDDINGS', `${where} ("${document.id}") has no embedding.`, {
+          component: NAME,
+          fix: 'Embed documents before adding them to a store.',
+        });
       }
       const metadata: unknown = document.metadata ?? {};
       if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) {
@@ -483,7 +499,10 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     for (let index = 0; index < vector.length; index++) squares += Math.fround(vector[index]) ** 2;
     // pgvector stores float32: a vector that is finite in float64 but not in float32 would be refused by the server.
     if (!Number.isFinite(squares) || vector.some((value) => !Number.isFinite(Math.fround(value)))) {
-      throw new AxonError('INVALID_VECTOR', `${label} has components beyond the float32 range pgvector stores.`, { component: NAME, fix: 'Check the embeddings provider.' });
+      throw new AxonError('INVALID_VECTOR', `${label} has components beyond the float32 range pgvector stores.`, {
+        component: NAME,
+        fix: 'Check the embeddings provider.',
+      });
     }
     if (Math.sqrt(squares) < MINIMUM_NORM) {
       throw new AxonError('INVALID_VECTOR', `${label} is all zeros (or nearly); cosine similarity is undefined for it.`, {
@@ -531,18 +550,23 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     // A failed statement would abort the transaction, so the registry's existence is checked, not caught.
     const registryExists = (await client.query(`SELECT to_regclass($1) IS NOT NULL AS found`, [PGVECTOR_REGISTRY_TABLE])).rows[0]?.found === true;
     const registry = registryExists
-      ? await client.query<{ schema_version: number; dimensions: number; keyword: unknown }>(`SELECT schema_version, dimensions, keyword FROM ${PGVECTOR_REGISTRY_TABLE} WHERE table_name = $1`, [this.table])
+      ? await client.query<{ schema_version: number; dimensions: number; keyword: unknown }>(
+          `SELECT schema_version, dimensions, keyword FROM ${PGVECTOR_REGISTRY_TABLE} WHERE table_name = $1`,
+          [this.table],
+        )
       : { rows: [] };
     const entry = registry.rows[0];
     const type = table.rows[0].type;
     if (!entry || !type?.startsWith('vector(')) {
-      throw new AxonError('CONFIG_INVALID', `Table "${this.table}" exists but was not made by the pgvector store (no embedding vector column or no entry in ${PGVECTOR_REGISTRY_TABLE}).`, {
+      const missing = `no embedding vector column or no entry in ${PGVECTOR_REGISTRY_TABLE}`;
+      throw new AxonError('CONFIG_INVALID', `Table "${this.table}" exists but was not made by the pgvector store (${missing}).`, {
         component: NAME,
         fix: 'Point the store at another table name; it will be created with the right layout.',
       });
     }
     if (entry.schema_version > PGVECTOR_SCHEMA_VERSION) {
-      throw new AxonError('CONFIG_INVALID', `Table "${this.table}" has schema version ${entry.schema_version}; this Axon reads version ${PGVECTOR_SCHEMA_VERSION}.`, {
+      const versions = `schema version ${entry.schema_version}; this Axon reads version ${PGVECTOR_SCHEMA_VERSION}`;
+      throw new AxonError('CONFIG_INVALID', `Table "${this.table}" has ${versions}.`, {
         component: NAME,
         fix: 'Upgrade axon-rag, or use another table.',
       });
@@ -550,7 +574,8 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     const dimensions = Number(/^vector\((\d+)\)$/.exec(type)?.[1] ?? entry.dimensions);
     const keyword = entry.keyword !== null && entry.keyword !== undefined;
     if (keyword && this.#tokenizer && canonicalJson(entry.keyword) !== canonicalJson(this.#tokenizer.options)) {
-      throw new AxonError('CONFIG_INVALID', `Table "${this.table}" was indexed with other keyword tokenizer options; its keyword search would not match this store's queries.`, {
+      const problem = 'was indexed with other keyword tokenizer options; its keyword search would not match this store\'s queries';
+      throw new AxonError('CONFIG_INVALID', `Table "${this.table}" ${problem}.`, {
         component: NAME,
         fix: `Use the table's tokenizer options (${canonicalJson(entry.keyword)}), or re-index into a new table.`,
       });
@@ -561,11 +586,15 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
   /** Create the extension, the registry, the table and its indexes, under an advisory lock so concurrent writers agree. */
   async #createTable(dimensions: number, signal: AbortSignal | undefined): Promise<TableShape> {
     if (!this.#options.createTable) {
-      throw new AxonError('CONFIG_INVALID', `Table "${this.table}" does not exist and createTable is false.`, { component: NAME, fix: 'Create it (see docs/pgvector.md), or set createTable: true.' });
+      throw new AxonError('CONFIG_INVALID', `Table "${this.table}" does not exist and createTable is false.`, {
+        component: NAME,
+        fix: 'Create it (see docs/pgvector.md), or set createTable: true.',
+      });
     }
     const index = this.#options.index;
     if (index !== 'none' && dimensions > MAX_INDEXED_DIMENSIONS) {
-      throw new AxonError('CONFIG_INVALID', `pgvector's ${index.type} index takes vectors of at most ${MAX_INDEXED_DIMENSIONS} dimensions; these have ${dimensions}. Nothing was written.`, {
+      const limit = `takes vectors of at most ${MAX_INDEXED_DIMENSIONS} dimensions; these have ${dimensions}`;
+      throw new AxonError('CONFIG_INVALID', `pgvector's ${index.type} index ${limit}. Nothing was written.`, {
         component: NAME,
         fix: 'Use index: "none" (exact scans), or an embeddings model (or dimensions option) of at most 2000 dimensions.',
         details: { table: this.table, dimensions },
@@ -588,7 +617,10 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
       await client.query(`CREATE INDEX "${this.table}_source_idx" ON ${table} (source_type, source_name)`);
       await client.query(`CREATE INDEX "${this.table}_keyword_idx" ON ${table} USING gin (keyword_lexemes)`);
       if (index !== 'none' && index.type === 'hnsw') {
-        await client.query(`CREATE INDEX "${this.table}_embedding_idx" ON ${table} USING hnsw (embedding vector_cosine_ops) WITH (m = ${index.m}, ef_construction = ${index.efConstruction})`);
+        await client.query(
+          `CREATE INDEX "${this.table}_embedding_idx" ON ${table} USING hnsw (embedding vector_cosine_ops) ` +
+            `WITH (m = ${index.m}, ef_construction = ${index.efConstruction})`,
+        );
       } else if (index !== 'none') {
         await client.query(`CREATE INDEX "${this.table}_embedding_idx" ON ${table} USING ivfflat (embedding vector_cosine_ops) WITH (lists = ${index.lists})`);
       }
@@ -605,7 +637,8 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
   }
 
   async #ensureExtension(signal: AbortSignal | undefined): Promise<void> {
-    const installed = await this.#transaction('check the vector extension', true, signal, async (client) => (await client.query(`SELECT 1 FROM pg_extension WHERE extname = 'vector'`)).rows.length > 0);
+    const check = `SELECT 1 FROM pg_extension WHERE extname = 'vector'`;
+    const installed = await this.#transaction('check the vector extension', true, signal, async (client) => (await client.query(check)).rows.length > 0);
     if (installed) return;
     try {
       await this.#transaction('create the vector extension', false, signal, async (client) => {
@@ -615,7 +648,8 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
       const cause = (error as AxonError).cause as { code?: string } | undefined;
       // 0A000 / 58P01: not installed on the server; 42501: no right to create it.
       if (cause?.code === '0A000' || cause?.code === '58P01' || cause?.code === '42501') {
-        throw new ProviderError(`The vector extension is not available in this database (${cause.code === '42501' ? 'permission denied' : 'not installed on the server'}).`, {
+        const reason = cause.code === '42501' ? 'permission denied' : 'not installed on the server';
+        throw new ProviderError(`The vector extension is not available in this database (${reason}).`, {
           provider: NAME,
           cause: error,
           fix: 'Install pgvector on the server and run CREATE EXTENSION vector; as a superuser (or a database owner on Postgres 13+).',
@@ -629,7 +663,11 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     if (this.#pool) return this.#pool;
     this.#poolPromise ??= (async () => {
       const { default: pg } = await import('pg');
-      const pool = new pg.Pool({ connectionString: this.#url!.reveal(), max: this.#options.maxConnections, connectionTimeoutMillis: this.#options.connectionTimeoutMs });
+      const pool = new pg.Pool({
+        connectionString: this.#url!.reveal(),
+        max: this.#options.maxConnections,
+        connectionTimeoutMillis: this.#options.connectionTimeoutMs,
+      });
       // An idle connection that drops emits here; without a listener Node would crash the process. The next query reconnects.
       pool.on('error', () => undefined);
       this.#pool = pool;
@@ -701,10 +739,15 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
       });
     }
     if (code === '3D000') {
-      return new ProviderError(`PostgreSQL${target} has no such database (${where}).`, { provider: NAME, cause: error, fix: 'Create the database, or correct the database name of the url option.' });
+      return new ProviderError(`PostgreSQL${target} has no such database (${where}).`, {
+        provider: NAME,
+        cause: error,
+        fix: 'Create the database, or correct the database name of the url option.',
+      });
     }
     if (isConnectionError(error) || /Connection terminated|connection timeout/i.test(reason)) {
-      return new ProviderError(`The connection to PostgreSQL${target} was lost during ${where}${tried}: ${reason}. The transaction was rolled back or did not reach a commit.`, {
+      const outcome = 'The transaction was rolled back or did not reach a commit.';
+      return new ProviderError(`The connection to PostgreSQL${target} was lost during ${where}${tried}: ${reason}. ${outcome}`, {
         provider: NAME,
         retryable: true,
         cause: error,
@@ -779,7 +822,11 @@ function sourceCondition(sourceType: string, sourceName: string | undefined): [s
 function decodeVector(bytes: Buffer, table: string): number[] {
   const dimensions = bytes.length >= 4 ? bytes.readUInt16BE(0) : -1;
   if (dimensions < 0 || bytes.length !== 4 + dimensions * 4) {
-    throw new ProviderError(`PostgreSQL returned an embedding of table "${table}" in an unexpected binary form.`, { provider: NAME, code: 'PROVIDER_RESPONSE_INVALID', fix: 'Check the pgvector version (0.5 or later).' });
+    throw new ProviderError(`PostgreSQL returned an embedding of table "${table}" in an unexpected binary form.`, {
+      provider: NAME,
+      code: 'PROVIDER_RESPONSE_INVALID',
+      fix: 'Check the pgvector version (0.8 or later).',
+    });
   }
   const vector = new Array<number>(dimensions);
   for (let index = 0; index < dimensions; index++) vector[index] = bytes.readFloatBE(4 + index * 4);

@@ -75,15 +75,17 @@ describe.skipIf(!url)('pgvector-store against a live PostgreSQL (PG_URL)', () =>
     await Promise.all(writers.map((writer, number) => writer.add([doc('shared', [1, number, 0], { content: `from ${number}` })])));
     expect(await writers[0].count()).toBe(161);
     // Parallel searches on several connections each see their own SET LOCAL settings.
-    const results = await Promise.all(writers.map((writer, number) => writer.search([1, number, 0], { topK: 5, ef: 10 + number, filter: { sourceType: 'test' } })));
+    const searches = writers.map((writer, number) => writer.search([1, number, 0], { topK: 5, ef: 10 + number, filter: { sourceType: 'test' } }));
+    const results = await Promise.all(searches);
     for (const result of results) expect(result).toHaveLength(5);
   });
 
   it('keeps topK under a 1%-selective filter through HNSW', async () => {
     const random = mulberry32(7);
     const store = liveStore({ index: { type: 'hnsw', m: 8, efConstruction: 16, efSearch: 10 } });
-    await store.add(Array.from({ length: 2000 }, (_, index) => doc(`d${index}`, Array.from({ length: 16 }, () => random() - 0.5), { metadata: { group: index % 100 === 0 ? 'rare' : 'common' } })));
-    const results = await store.search(Array.from({ length: 16 }, () => random() - 0.5), { topK: 20, filter: { group: 'rare' } });
+    const vector = () => Array.from({ length: 16 }, () => random() - 0.5);
+    await store.add(Array.from({ length: 2000 }, (_, index) => doc(`d${index}`, vector(), { metadata: { group: index % 100 === 0 ? 'rare' : 'common' } })));
+    const results = await store.search(vector(), { topK: 20, filter: { group: 'rare' } });
     expect(results).toHaveLength(20);
     expect(results.every((result) => result.metadata.group === 'rare')).toBe(true);
   });

@@ -166,7 +166,11 @@ describe('pgvector-store', () => {
       const hostile = `'); DROP TABLE ${PGVECTOR_REGISTRY_TABLE}; --`;
       const quoteKey = `a'b"c\\d`;
       await store.add([
-        doc('evil', [1, 0, 0], { content: `${hostile} $1 $$ '' \\`, sourceName: hostile, metadata: { [quoteKey]: hostile, [hostile]: 1, nested: { [hostile]: ['x', hostile] } } }),
+        doc('evil', [1, 0, 0], {
+          content: `${hostile} $1 $$ '' \\`,
+          sourceName: hostile,
+          metadata: { [quoteKey]: hostile, [hostile]: 1, nested: { [hostile]: ['x', hostile] } },
+        }),
         doc('plain', [0, 1, 0], { metadata: { [quoteKey]: 'ordinary' } }),
       ]);
       const ids = async (filter: Filter) => (await store.search([1, 1, 0], { filter })).map((result) => result.id).sort();
@@ -233,7 +237,8 @@ describe('pgvector-store', () => {
       const { rows } = await server.pool.query(`SELECT schema_version, dimensions FROM ${PGVECTOR_REGISTRY_TABLE} WHERE table_name = $1`, [store.table]);
       expect(rows).toEqual([{ schema_version: 1, dimensions: 3 }]);
       await server.pool.query(`UPDATE ${PGVECTOR_REGISTRY_TABLE} SET schema_version = 99 WHERE table_name = $1`, [store.table]);
-      await expect(new PgVectorStore({ pool: server.pool, table: store.table }).count()).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: /schema version 99/ });
+      const reopened = new PgVectorStore({ pool: server.pool, table: store.table });
+      await expect(reopened.count()).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: /schema version 99/ });
     });
 
     it('refuses a table it did not make, and a table of other dimensions', async () => {
@@ -302,7 +307,8 @@ describe('pgvector-store', () => {
         await failing.add([doc('seed', [0, 0, 1])]);
         proxy.dropOnInsert(2);
         const error = await failing.add(documents).catch((caught: unknown) => caught);
-        expect(error).toMatchObject({ name: 'ProviderError', code: 'PROVIDER_ERROR', retryable: true, message: /connection to PostgreSQL at 127\.0\.0\.1:\d+\/postgres was lost/ });
+        const lost = /connection to PostgreSQL at 127\.0\.0\.1:\d+\/postgres was lost/;
+        expect(error).toMatchObject({ name: 'ProviderError', code: 'PROVIDER_ERROR', retryable: true, message: lost });
         expect((error as Error).message).not.toContain('proxy-password-93');
         expect(proxy.drops).toBe(1);
         // The first batch had reached the server inside the transaction: it was rolled back with it.
@@ -326,7 +332,8 @@ describe('pgvector-store', () => {
       const closed = await unusedPort();
       const store = new PgVectorStore({ url: `postgres://axon:hunter2-secret@127.0.0.1:${closed}/rag`, table: 'never_made', connectionTimeoutMs: 2000 });
       const error = await store.count().catch((caught: unknown) => caught);
-      expect(error).toMatchObject({ name: 'ProviderError', retryable: true, message: new RegExp(`Could not connect to PostgreSQL at 127\\.0\\.0\\.1:${closed}/rag .*ECONNREFUSED`) });
+      const refused = new RegExp(`Could not connect to PostgreSQL at 127\\.0\\.0\\.1:${closed}/rag .*ECONNREFUSED`);
+      expect(error).toMatchObject({ name: 'ProviderError', retryable: true, message: refused });
       expect(JSON.stringify((error as { toJSON(): unknown }).toJSON())).not.toContain('hunter2');
       expect(String((error as Error).message)).not.toContain('hunter2');
       await store.close();
