@@ -4,6 +4,7 @@
  * nDCG@10 of the store's BM25-in-SQL against Axon's own BM25 (FileStore's keyword index).
  *
  *   npx tsx bench/pgvector-scifact.ts [--queries 100] [--limit 1000]      # --limit 5183 --queries 300: all of SciFact
+ *   npx tsx bench/pgvector-scifact.ts --keyword-only --limit 5183         # keyword rows only, no HNSW index (cheaper)
  *
  * By default a subset, to stay within about two minutes of CPU on PGlite: the first 100 judged test queries, every
  * document judged for them, then the corpus in order up to 1000 documents. Retrieval is easier on the subset
@@ -29,7 +30,10 @@ import { PgVectorStore } from '../stores/pgvector/pgvector-store.ts';
 import { startPgliteServer } from '../test/servers/pglite-server.ts';
 import { median, sharedEvalPath, startClock } from './helpers.ts';
 
-const { values: flags } = parseArgs({ options: { queries: { type: 'string', default: '100' }, limit: { type: 'string', default: '1000' } } });
+const { values: flags } = parseArgs({
+  options: { queries: { type: 'string', default: '100' }, limit: { type: 'string', default: '1000' }, 'keyword-only': { type: 'boolean', default: false } },
+});
+const keywordOnly = flags['keyword-only'];
 const folder = sharedEvalPath('scifact');
 
 interface Searcher {
@@ -66,9 +70,11 @@ async function main(): Promise<void> {
   const server = await startPgliteServer();
   try {
     const fileStore = new FileStore({ directory });
-    const pgStore = new PgVectorStore({ pool: server.pool, table: `bench_${Date.now().toString(36)}`, index: { type: 'hnsw', m: 16, efConstruction: 64 } });
+    const index = keywordOnly ? 'none' : { type: 'hnsw' as const, m: 16, efConstruction: 64 };
+    const pgStore = new PgVectorStore({ pool: server.pool, table: `bench_${Date.now().toString(36)}`, index });
+    const pgName = keywordOnly ? 'PgVectorStore (PGlite, no vector index)' : 'PgVectorStore (PGlite, HNSW m 16, ef_construction 64)';
     const ingest: string[][] = [];
-    for (const [name, store] of [['FileStore (exact)', fileStore], ['PgVectorStore (PGlite, HNSW m 16, ef_construction 64)', pgStore]] as const) {
+    for (const [name, store] of [['FileStore (exact)', fileStore], [pgName, pgStore]] as const) {
       const clock = startClock();
       for (let start = 0; start < documents.length; start += 500) await store.add(documents.slice(start, start + 500));
       const { wallMs, cpuMs } = clock();
@@ -76,7 +82,7 @@ async function main(): Promise<void> {
     }
     printTable(['ingest', 'documents/s', 'wall s', 'CPU s'], ingest);
 
-    const searchers: Searcher[] = [
+    const allSearchers: Searcher[] = [
       { name: 'FileStore exact', search: (vector) => fileStore.search(vector, { topK: 10 }) },
       { name: 'PgVectorStore exact', search: (vector) => pgStore.search(vector, { topK: 10, exact: true }) },
       { name: 'PgVectorStore HNSW ef 40', search: (vector) => pgStore.search(vector, { topK: 10, ef: 40 }) },
@@ -84,6 +90,7 @@ async function main(): Promise<void> {
       { name: 'FileStore BM25 (keyword)', search: (_vector, text) => fileStore.keywordSearch(text, { topK: 100 }) },
       { name: 'PgVectorStore BM25 in SQL (keyword)', search: (_vector, text) => pgStore.keywordSearch(text, { topK: 100 }) },
     ];
+    const searchers = keywordOnly ? allSearchers.filter((searcher) => searcher.name.includes('keyword')) : allSearchers;
     const exactTop10 = new Map<string, string[]>();
     const rows: string[][] = [];
     for (const searcher of searchers) {
