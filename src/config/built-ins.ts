@@ -18,6 +18,7 @@ import { TopN, topNOptionsSchema } from '../../processors/post/top-n.ts';
 import { QueryTransformation, queryTransformationOptionsSchema } from '../../processors/pre/query-transformation.ts';
 import { FileStore, fileStoreOptionsSchema } from '../../stores/file-store/file-store.ts';
 import { MemoryStore, memoryStoreOptionsSchema } from '../../stores/memory/memory-store.ts';
+import { PgVectorStore, pgVectorStoreOptionsSchema } from '../../stores/pgvector/pgvector-store.ts';
 import { QdrantStore, qdrantStoreOptionsSchema } from '../../stores/qdrant/qdrant-store.ts';
 import type { ChatProvider } from '../contracts/chat.ts';
 import { ComponentRegistry, defineComponent } from './registry.ts';
@@ -69,6 +70,7 @@ export const BUILT_IN_COMPONENTS = [
   }),
   defineComponent({ kind: 'store', name: 'memory', description: 'in-process memory (tests, demos)', options: memoryStoreOptionsSchema, create: (options) => new MemoryStore(options) }),
   defineComponent({ kind: 'store', name: 'qdrant', description: 'a Qdrant server', options: qdrantStoreOptionsSchema, create: (options) => new QdrantStore(options) }),
+  defineComponent({ kind: 'store', name: 'pgvector', description: 'PostgreSQL with pgvector (hybrid search in SQL)', options: pgVectorStoreOptionsSchema, create: (options) => new PgVectorStore(options) }),
 
   defineComponent({
     kind: 'pre-processor',

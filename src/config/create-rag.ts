@@ -134,7 +134,7 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
   parts.searchMode = pipeline.searchMode ?? suited?.searchMode;
   parts.hybridWeights = pipeline.hybridWeights ?? suited?.hybridWeights;
   if (parts.searchMode !== undefined && parts.searchMode !== 'vector' && !supportsKeywordSearch(parts.store)) {
-    throw new ConfigError([{ path: 'searchMode', message: `"${parts.searchMode}" needs a store with a keyword index; the "${pipeline.store.type}" store has none (use the file or memory store, with keywordIndex on, or "vector")` }], { source: options.source });
+    throw new ConfigError([{ path: 'searchMode', message: `"${parts.searchMode}" needs a store with a keyword index; the "${pipeline.store.type}" store has none (use the file, memory or pgvector store, with keywordIndex on, or "vector")` }], { source: options.source });
   }
 
   const { Container } = await inversify.load();

@@ -36,7 +36,10 @@ export const pipelineConfigSchema = z
     embeddings: providerEntrySchema.default({ provider: 'local' }),
     /** The model that writes answers (and serves query transformation and the LLM reranker). Without it, answers are extractive. */
     chat: providerEntrySchema.optional(),
-    /** Where documents live. @default { "type": "file", "directory": ".axon" } */
+    /**
+     * Where documents live: `file`, `memory`, `qdrant`, `pgvector` (`{ "type": "pgvector", "url": { "env": "DATABASE_URL" } }`)
+     * or a registered store. @default { "type": "file", "directory": ".axon" }
+     */
     store: typedEntrySchema.default({ type: 'file' }),
     /** Query-side stages, in order. @default [] */
     preProcessors: z.array(typedEntrySchema).default([]),

@@ -37,6 +37,7 @@ const minimalOptions: Record<string, Record<string, unknown>> = {
   'chat:cohere': { apiKey: 'co-test' },
   'post-processor:jina-reranker': { apiKey: 'jina-test' },
   'post-processor:cohere-reranker': { apiKey: 'co-test' },
+  'store:pgvector': { url: 'postgres://axon@127.0.0.1:5432/axon' },
 };
 
 describe('createRag', () => {
