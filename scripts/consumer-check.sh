@@ -36,7 +36,7 @@ step "the tarball holds only dist/, bin/ and the top-level files" bash -c "
 
 app="$work/app"
 mkdir -p "$app"
-cp "$here/app.mjs" "$here/app.ts" "$here/type-error.ts" "$here/tsconfig.json" "$app/"
+cp "$here/app.mjs" "$here/app.ts" "$here/type-error.ts" "$here/tsconfig.json" "$here/loaded-packages.mjs" "$here/record-packages.mjs" "$app/"
 cat > "$app/package.json" <<'JSON'
 { "name": "consumer-app", "private": true, "type": "module" }
 JSON
@@ -48,6 +48,7 @@ cd "$app"
 step "npm install the tarball into an empty app" npm install --no-audit --no-fund --prefer-offline "$tarball"
 step "install the app's own TypeScript and esbuild" npm install --no-audit --no-fund --prefer-offline --save-dev "typescript@$ts_version" "@types/node@$types_version" "esbuild@$esbuild_version"
 step "no tsx came with axon-rag" test ! -e node_modules/tsx
+step "importing each entry loads only what it uses (no SDK, store client or container in the core)" node loaded-packages.mjs
 
 step "1. node app.mjs (plain Node ESM, offline)" node app.mjs
 step "2a. the app's tsc --noEmit (strict, nodenext, skipLibCheck false)" npx --no-install tsc -p tsconfig.json
@@ -73,6 +74,7 @@ step "5. node -e \"require('axon-rag')\" (Node >= 20.19)" node -e "
   if (major === 20 && minor < 19) { console.log('skipped: require(esm) needs Node 20.19+'); process.exit(0); }
   const axon = require('axon-rag'); const stores = require('axon-rag/stores'); const config = require('axon-rag/config');
   if (typeof axon.RAG !== 'function' || typeof stores.FileStore !== 'function' || typeof config.createRag !== 'function') process.exit(1);
+  for (const entry of ['processors', 'providers', 'indexes', 'context', 'agentic']) require('axon-rag/' + entry);
   if (typeof Reflect.getMetadata !== 'undefined') { console.error('a global was installed on import'); process.exit(1); }"
 
 echo "consumer check: $passed passed, $failed failed"

@@ -280,7 +280,7 @@ console.log(renderMessages(packet)[0].content);
 With a \`RAG\`, pass the caller and the packet's options to \`answer\` or \`stream\`:
 
 \`\`\`ts
-import { EmbeddedRAG } from 'axon-rag';
+import { EmbeddedRAG } from 'axon-rag/config';
 
 const rag = new EmbeddedRAG({ directory: '.axon' });
 const answer = await rag.answer('How long do refunds take?', {

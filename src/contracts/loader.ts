@@ -38,7 +38,7 @@ export interface LoaderSource {
  * loader that throws as a `parse-error` of that file without stopping the run. A loader must yield only
  * string contents with JSON metadata, yield nothing (or only blank text) for an empty file, and, when it
  * declares `streaming`, read through `lines()`/`textStream()` only. The conformance suite checks all of it
- * (`describeLoaderConformance`, test/conformance/loader.ts).
+ * (`describeLoaderConformance`, testing/loader.ts).
  */
 export interface Loader {
   /** Short name shown in reports, e.g. `pdf-loader`. */

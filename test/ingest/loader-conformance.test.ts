@@ -6,7 +6,7 @@ import { JsonLoader } from '../../src/ingest/loaders/json-loader.ts';
 import { MarkdownLoader } from '../../src/ingest/loaders/markdown-loader.ts';
 import { PdfLoader } from '../../src/ingest/loaders/pdf-loader.ts';
 import { TextLoader } from '../../src/ingest/loaders/text-loader.ts';
-import { describeLoaderConformance } from '../conformance/loader.ts';
+import { describeLoaderConformance } from '../../testing/loader.ts';
 
 /** A minimal one-page PDF 1.4 showing each paragraph on its own line, with a correct cross-reference table. */
 function pdfOf(paragraphs: string[]): Uint8Array {

@@ -1,8 +1,8 @@
 import { describe } from 'vitest';
 import { OpenAIChat } from '../../providers/openai/openai-chat.ts';
 import { OpenAIEmbeddings } from '../../providers/openai/openai-embeddings.ts';
-import { describeChatConformance } from '../conformance/chat.ts';
-import { describeEmbeddingsConformance } from '../conformance/embeddings.ts';
+import { describeChatConformance } from '../../testing/chat.ts';
+import { describeEmbeddingsConformance } from '../../testing/embeddings.ts';
 
 // Runs against the real OpenAI API only when OPENAI_API_KEY is set; reported as skipped otherwise.
 describe.skipIf(!process.env.OPENAI_API_KEY)('live: OpenAI', () => {

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileFilter, parseFilter } from '../../src/filter/index.ts';
 import { PgVectorStore, type PgVectorStoreOptions } from '../../stores/pgvector/pgvector-store.ts';
-import { describeVectorStoreConformance, doc } from '../conformance/vector-store.ts';
+import { describeVectorStoreConformance, doc } from '../../testing/vector-store.ts';
 import { mulberry32, randomDocument, randomFilter } from '../stores/qdrant/qdrant-filter-generator.ts';
 import { dropTable } from '../stores/pgvector/support.ts';
 

@@ -12,7 +12,7 @@ import { QdrantClient } from '@qdrant/js-client-rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileFilter, parseFilter } from '../../src/filter/index.ts';
 import { QdrantStore, type QdrantStoreOptions } from '../../stores/qdrant/qdrant-store.ts';
-import { describeVectorStoreConformance } from '../conformance/vector-store.ts';
+import { describeVectorStoreConformance } from '../../testing/vector-store.ts';
 import { mulberry32, randomDocument, randomFilter } from '../stores/qdrant/qdrant-filter-generator.ts';
 
 const url = process.env.QDRANT_URL;

@@ -10,7 +10,7 @@ import { MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH, parseFilter } from '../../src/
 import { FileStore } from '../../stores/file-store/file-store.ts';
 import { MemoryStore } from '../../stores/memory/memory-store.ts';
 import { QdrantStore } from '../../stores/qdrant/qdrant-store.ts';
-import { doc } from '../conformance/vector-store.ts';
+import { doc } from '../../testing/vector-store.ts';
 import { startQdrantServer, type QdrantLoopbackServer } from '../servers/qdrant-server.ts';
 import { temporaryDirectories } from './support.ts';
 

@@ -12,7 +12,7 @@ import { TopN } from '../../../processors/post/top-n.ts';
 import { BUILT_IN_COMPONENTS } from '../../../src/config/built-ins.ts';
 import type { Reranker, RerankOptions, RerankResult } from '../../../src/contracts/reranker.ts';
 import { throwIfAborted } from '../../../src/errors.ts';
-import { describePostProcessorConformance } from '../../conformance/post-processor.ts';
+import { describePostProcessorConformance } from '../../../testing/post-processor.ts';
 import { documentIdsIn, ScriptedChat } from '../../helpers/scripted-chat.ts';
 import { TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import { startCohereServer } from '../../servers/cohere-server.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CohereChat } from '../../../providers/cohere/cohere-chat.ts';
-import { describeChatConformance } from '../../conformance/chat.ts';
+import { describeChatConformance } from '../../../testing/chat.ts';
 import { describeTransportBehaviour } from '../../conformance/transport.ts';
 import { rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import { startCohereServer } from '../../servers/cohere-server.ts';

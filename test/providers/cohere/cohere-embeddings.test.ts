@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CohereEmbeddings } from '../../../providers/cohere/cohere-embeddings.ts';
 import { embedAll } from '../../../src/runtime/embed.ts';
-import { describeEmbeddingsConformance } from '../../conformance/embeddings.ts';
+import { describeEmbeddingsConformance } from '../../../testing/embeddings.ts';
 import { describeTransportBehaviour } from '../../conformance/transport.ts';
 import { rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import { startCohereServer } from '../../servers/cohere-server.ts';

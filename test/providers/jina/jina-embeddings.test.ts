@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { JinaEmbeddings } from '../../../providers/jina/jina-embeddings.ts';
-import { describeEmbeddingsConformance } from '../../conformance/embeddings.ts';
+import { describeEmbeddingsConformance } from '../../../testing/embeddings.ts';
 import { describeTransportBehaviour } from '../../conformance/transport.ts';
 import { rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import { startJinaServer } from '../../servers/jina-server.ts';

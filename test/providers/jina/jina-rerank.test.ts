@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JinaRerankModel } from '../../../providers/jina/jina-rerank.ts';
-import { describeRerankerConformance } from '../../conformance/reranker.ts';
+import { describeRerankerConformance } from '../../../testing/reranker.ts';
 import { describeTransportBehaviour } from '../../conformance/transport.ts';
 import { rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import { startJinaServer } from '../../servers/jina-server.ts';

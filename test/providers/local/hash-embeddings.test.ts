@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LocalHashEmbeddings } from '../../../providers/local/hash-embeddings.ts';
 import { ConfigError } from '../../../src/errors.ts';
-import { describeEmbeddingsConformance } from '../../conformance/embeddings.ts';
+import { describeEmbeddingsConformance } from '../../../testing/embeddings.ts';
 
 function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0;

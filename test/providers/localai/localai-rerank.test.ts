@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LocalAIRerankModel } from '../../../providers/localai/localai-rerank.ts';
-import { describeRerankerConformance } from '../../conformance/reranker.ts';
+import { describeRerankerConformance } from '../../../testing/reranker.ts';
 import { describeTransportBehaviour } from '../../conformance/transport.ts';
 import { rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import { startLocalAIServer } from '../../servers/localai-server.ts';

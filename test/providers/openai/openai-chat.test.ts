@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAIChat } from '../../../providers/openai/openai-chat.ts';
-import { describeChatConformance } from '../../conformance/chat.ts';
+import { describeChatConformance } from '../../../testing/chat.ts';
 import { describeTransportBehaviour } from '../../conformance/transport.ts';
 import { recordingRetryPolicy, rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import type { LoopbackServer } from '../../servers/loopback-server.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OpenAIEmbeddings } from '../../../providers/openai/openai-embeddings.ts';
 import { embedAll } from '../../../src/runtime/embed.ts';
-import { describeEmbeddingsConformance } from '../../conformance/embeddings.ts';
+import { describeEmbeddingsConformance } from '../../../testing/embeddings.ts';
 import { describeTransportBehaviour } from '../../conformance/transport.ts';
 import { expectNoSecret, rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import { type LoopbackServer, fakeEmbedding } from '../../servers/loopback-server.ts';

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Document } from '../../../src/document.ts';
 import { FileStore, type FileStoreOptions } from '../../../stores/file-store/file-store.ts';
 import { HnswIndex } from '../../../stores/indexes/hnsw-index.ts';
-import { describeVectorStoreConformance, doc } from '../../conformance/vector-store.ts';
+import { describeVectorStoreConformance, doc } from '../../../testing/vector-store.ts';
 import { random, runCrashWriter, temporaryDirectories } from '../support.ts';
 
 const temporaryDirectory = temporaryDirectories('axon-file-store-ann-');

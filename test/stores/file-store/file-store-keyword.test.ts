@@ -8,7 +8,7 @@ import { Bm25Index } from '../../../stores/indexes/bm25-index.ts';
 import { FileStore, type FileStoreOptions } from '../../../stores/file-store/file-store.ts';
 import { readManifest, writeManifest } from '../../../stores/file-store/file-store-format.ts';
 import { MemoryStore } from '../../../stores/memory/memory-store.ts';
-import { doc } from '../../conformance/vector-store.ts';
+import { doc } from '../../../testing/vector-store.ts';
 import { runCrashWriter, temporaryDirectories } from '../support.ts';
 
 const temporaryDirectory = temporaryDirectories('axon-file-store-keyword-');

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../../stores/file-store/file-store.ts';
 import { parseManifest, readManifest, writeManifest, writeSegment, type Manifest } from '../../../stores/file-store/file-store-format.ts';
-import { doc } from '../../conformance/vector-store.ts';
+import { doc } from '../../../testing/vector-store.ts';
 import { propertyRuns } from '../../helpers/property.ts';
 import { runCrashWriter, temporaryDirectories } from '../support.ts';
 

@@ -3,7 +3,7 @@ import { readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileStore, planCompaction } from '../../../stores/file-store/file-store.ts';
-import { describeVectorStoreConformance, doc } from '../../conformance/vector-store.ts';
+import { describeVectorStoreConformance, doc } from '../../../testing/vector-store.ts';
 import { runCrashWriter, temporaryDirectories } from '../support.ts';
 
 const temporaryDirectory = temporaryDirectories('axon-file-store-');

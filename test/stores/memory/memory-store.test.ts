@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../../stores/memory/memory-store.ts';
-import { describeVectorStoreConformance, doc } from '../../conformance/vector-store.ts';
+import { describeVectorStoreConformance, doc } from '../../../testing/vector-store.ts';
 
 describeVectorStoreConformance('memory-store', async () => ({ store: new MemoryStore() }), { keywordSearch: true });
 // The int8 scan re-scores its candidates exactly, so the whole contract must hold with it too.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
 import { PgVectorStore } from '../../../stores/pgvector/pgvector-store.ts';
-import { describeVectorStoreConformance } from '../../conformance/vector-store.ts';
+import { describeVectorStoreConformance } from '../../../testing/vector-store.ts';
 import { startPgliteServer, type PgliteServer } from '../../servers/pglite-server.ts';
 import { dropTable } from './support.ts';
 

@@ -7,7 +7,7 @@ import { createRag } from '../../../src/config/create-rag.ts';
 import { compileFilter, parseFilter, type Filter } from '../../../src/filter/index.ts';
 import { MemoryStore } from '../../../stores/memory/memory-store.ts';
 import { PgVectorStore, PGVECTOR_REGISTRY_TABLE, type PgVectorStoreOptions } from '../../../stores/pgvector/pgvector-store.ts';
-import { doc } from '../../conformance/vector-store.ts';
+import { doc } from '../../../testing/vector-store.ts';
 import { runAxon } from '../../helpers/cli.ts';
 import { startPgliteServer, type PgliteServer } from '../../servers/pglite-server.ts';
 import { mulberry32, randomDocument, randomFilter, type Random } from '../qdrant/qdrant-filter-generator.ts';

@@ -5,7 +5,7 @@ import { isRetryableStatus, statusError } from '../../../src/runtime/http.ts';
 import { RetryPolicy } from '../../../src/runtime/retry.ts';
 import { Secret } from '../../../src/runtime/secret.ts';
 import { AXON_POINT_ID_NAMESPACE, QdrantStore, qdrantPointId, uuidV5, type QdrantStoreOptions } from '../../../stores/qdrant/qdrant-store.ts';
-import { describeVectorStoreConformance, doc } from '../../conformance/vector-store.ts';
+import { describeVectorStoreConformance, doc } from '../../../testing/vector-store.ts';
 import { startQdrantServer, type QdrantLoopbackServer, type RecordedRequest } from '../../servers/qdrant-server.ts';
 
 const SECRET = 'qdrant-secret-key-7f3a';

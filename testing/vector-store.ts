@@ -11,10 +11,10 @@
  * to run its cases as well; for the others they show as skipped. Either way the declaration is checked.
  */
 import { afterEach, describe, expect, } from 'vitest';
-import { supportsKeywordSearch } from '../../src/contracts/keyword-search.ts';
-import type { VectorStore } from '../../src/contracts/vector-store.ts';
-import type { Document, JsonValue } from '../../src/document.ts';
-import type { Filter } from '../../src/filter/types.ts';
+import { supportsKeywordSearch } from '../src/contracts/keyword-search.ts';
+import type { VectorStore } from '../src/contracts/vector-store.ts';
+import type { Document, JsonValue } from '../src/document.ts';
+import type { Filter } from '../src/filter/types.ts';
 import { conformanceCases, type ConformanceSkip } from './skip.ts';
 
 export interface VectorStoreHandle {

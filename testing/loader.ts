@@ -15,7 +15,7 @@
  * sentences of plain words); a format a test cannot write skips the cases that need it, with the reason.
  */
 import { describe, expect } from 'vitest';
-import type { LoadedDocument, Loader, LoaderSource } from '../../src/contracts/loader.ts';
+import type { LoadedDocument, Loader, LoaderSource } from '../src/contracts/loader.ts';
 import { conformanceCases, type ConformanceSkip } from './skip.ts';
 
 export interface LoaderConformanceSubject {

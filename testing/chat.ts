@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage, ChatProvider } from '../../src/contracts/chat.ts';
+import type { ChatMessage, ChatProvider } from '../src/contracts/chat.ts';
 
 const MESSAGES: ChatMessage[] = [
   { role: 'system', content: 'You answer with exactly the word the user asks for, and nothing else.' },

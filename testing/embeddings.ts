@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
-import type { EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
-import type { Vector } from '../../src/document.ts';
+import type { EmbeddingsProvider } from '../src/contracts/embeddings.ts';
+import type { Vector } from '../src/document.ts';
 import { conformanceCases, type ConformanceSkip } from './skip.ts';
 
 export interface EmbeddingsConformanceOptions {

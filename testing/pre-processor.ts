@@ -11,8 +11,8 @@
  * about model replies then hold trivially).
  */
 import { describe, expect } from 'vitest';
-import type { PreProcessor, SearchQuery } from '../../src/contracts/pre-processor.ts';
-import type { RunContext } from '../../src/contracts/run-context.ts';
+import type { PreProcessor, SearchQuery } from '../src/contracts/pre-processor.ts';
+import type { RunContext } from '../src/contracts/run-context.ts';
 import { conformanceCases, type ConformanceSkip } from './skip.ts';
 
 export interface PreProcessorConformanceOptions {

@@ -9,9 +9,9 @@
  * The documents carry scores, contents and unit embeddings, so processors that need embeddings (MMR) run too.
  */
 import { describe, expect } from 'vitest';
-import type { PostProcessor } from '../../src/contracts/post-processor.ts';
-import type { RunContext } from '../../src/contracts/run-context.ts';
-import type { Document } from '../../src/document.ts';
+import type { PostProcessor } from '../src/contracts/post-processor.ts';
+import type { RunContext } from '../src/contracts/run-context.ts';
+import type { Document } from '../src/document.ts';
 import { conformanceCases, type ConformanceSkip } from './skip.ts';
 
 export interface PostProcessorConformanceOptions {

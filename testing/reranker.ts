@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Reranker } from '../../src/contracts/reranker.ts';
+import type { Reranker } from '../src/contracts/reranker.ts';
 
 const QUERY = 'What is the capital of France?';
 const DOCUMENTS = [

@@ -1,0 +1,26 @@
+// For each entry point, import it in a fresh Node process and list the packages that got loaded: the core must
+// not load a provider SDK, a store client or the container; SDKs load on first use, not on import.
+import { spawnSync } from 'node:child_process';
+
+const HEAVY = ['openai', 'cohere-ai', '@qdrant/js-client-rest', 'pg', 'inversify', 'htmlparser2', 'yaml', 'unpdf', '@opentelemetry/api'];
+const allowed = {
+  'axon-rag': ['axon-rag', 'zod', '@opentelemetry/api'],
+  'axon-rag/stores': ['axon-rag', 'zod', '@opentelemetry/api'],
+  'axon-rag/processors': ['axon-rag', 'zod', '@opentelemetry/api'],
+  'axon-rag/providers': ['axon-rag', 'zod', '@opentelemetry/api'],
+  'axon-rag/config': ['axon-rag', 'zod', '@opentelemetry/api'],
+};
+let failed = false;
+for (const [entry, permitted] of Object.entries(allowed)) {
+  const run = spawnSync(process.execPath, ['--import', './record-packages.mjs', '--input-type=module', '-e', `await import('${entry}')`], { encoding: 'utf8' });
+  if (run.status !== 0) {
+    console.log(`${entry}: exited ${run.status}\n${run.stderr}`);
+    failed = true;
+    continue;
+  }
+  const packages = [...new Set(run.stdout.split('\n').filter(Boolean))].sort();
+  const unexpected = packages.filter((name) => !permitted.includes(name) && HEAVY.includes(name));
+  console.log(`${entry}: ${packages.join(', ')}${unexpected.length ? `  <- unexpected: ${unexpected.join(', ')}` : ''}`);
+  if (unexpected.length) failed = true;
+}
+process.exit(failed ? 1 : 0);
