@@ -27,6 +27,7 @@ import { parseFilter } from './filter/parse.ts';
 import type { Filter } from './filter/types.ts';
 import { deduplicate } from './pipeline/dedupe.ts';
 import { reciprocalRankFusion, type RankedList } from './pipeline/fusion.ts';
+import { prepareTelemetry } from './pipeline/telemetry.ts';
 import { TraceRecorder, type RunTrace, type StageRecord } from './pipeline/trace.ts';
 import { assertVector, embedAll } from './runtime/embed.ts';
 
@@ -673,6 +674,7 @@ export abstract class RAG {
     const { embeddings, store, preProcessors, postProcessors } = this.components();
     const mode = resolveSearchMode(options.searchMode ?? this.searchMode(), store);
     const weights = resolveHybridWeights({ ...this.hybridWeights(), ...options.hybridWeights });
+    await prepareTelemetry();
     const recorder = new TraceRecorder(question, options.runId);
     holder.recorder = recorder;
 

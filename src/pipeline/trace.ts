@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { context as telemetryContext, SpanStatusCode, trace as telemetry, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import type { Attributes, Context, Span } from '@opentelemetry/api';
 import type { RunContext } from '../contracts/run-context.ts';
+import { NO_SPAN, telemetryApi } from './telemetry.ts';
 import type { Document } from '../document.ts';
 
 /** The kinds of stage a run goes through, in order. */
@@ -46,21 +47,23 @@ export const TELEMETRY_TRACER = 'axon-rag';
 
 /**
  * Collects the stage records of one run. Each run is also an OpenTelemetry span (`axon.run`) with one child span
- * per stage (`axon.<stage>`), through `@opentelemetry/api`: no-ops unless the application installs an SDK.
+ * per stage (`axon.<stage>`), through `@opentelemetry/api`: no-ops unless the application installs an SDK (the
+ * API is loaded by `prepareTelemetry()`, which each run awaits first, only once an SDK has registered).
  * Attributes are the run id, the component and counts (never the question or document text).
  */
 export class TraceRecorder {
   readonly trace: RunTrace;
   private readonly started = performance.now();
   private readonly runSpan: Span;
-  private readonly spanContext: Context;
+  private readonly spanContext: Context | undefined;
   private readonly openSpans = new Set<Span>();
   private finished = false;
 
   constructor(question: string, runId: string = randomUUID()) {
     this.trace = { runId, question, startedAt: new Date().toISOString(), stages: [], ms: 0 };
-    this.runSpan = telemetry.getTracer(TELEMETRY_TRACER).startSpan('axon.run', { attributes: { 'axon.run_id': runId } });
-    this.spanContext = telemetry.setSpan(telemetryContext.active(), this.runSpan);
+    const api = telemetryApi();
+    this.runSpan = api ? api.trace.getTracer(TELEMETRY_TRACER).startSpan('axon.run', { attributes: { 'axon.run_id': runId } }) : NO_SPAN;
+    this.spanContext = api ? api.trace.setSpan(api.context.active(), this.runSpan) : undefined;
   }
 
   /** Open a record; the returned handle gives the stage its `RunContext` and closes the record. */
@@ -71,7 +74,9 @@ export class TraceRecorder {
 
   /** @internal A child span of the run, ended by `endSpan` (or by `fail`). */
   startSpan(name: string, attributes: Attributes): Span {
-    const span = telemetry.getTracer(TELEMETRY_TRACER).startSpan(name, { attributes: { 'axon.run_id': this.trace.runId, ...attributes } }, this.spanContext);
+    const api = telemetryApi();
+    if (!api || this.spanContext === undefined) return NO_SPAN;
+    const span = api.trace.getTracer(TELEMETRY_TRACER).startSpan(name, { attributes: { 'axon.run_id': this.trace.runId, ...attributes } }, this.spanContext);
     this.openSpans.add(span);
     return span;
   }
@@ -115,7 +120,7 @@ export class TraceRecorder {
     if (this.finished) return;
     for (const span of [...this.openSpans, this.runSpan]) {
       span.recordException(error instanceof Error ? error : String(error));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      span.setStatus({ code: telemetryApi()?.SpanStatusCode.ERROR ?? 2, message: error instanceof Error ? error.message : String(error) });
       span.end();
     }
     this.openSpans.clear();
