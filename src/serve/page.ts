@@ -94,6 +94,8 @@ const api = (path, init) => fetch(path, { ...init, headers: { ...(init && init.h
 const STAGE_COLORS = { "pre-process": "#a78bfa", embed: "#60a5fa", search: "#34d399", fusion: "#fbbf24", dedupe: "#f472b6", "post-process": "#fb923c", eligibility: "#94a3b8", context: "#22d3ee", generate: "#4ade80" };
 let current = null;
 
+const ms = (value) => (value < 10 ? value.toFixed(1) : Math.round(value)) + " ms";
+
 function setStatus(text) { $("status").textContent = text; }
 
 function sourceLabel(run, id) { return (run.sources && run.sources[id]) || id.slice(0, 12); }
@@ -143,23 +145,26 @@ function renderTrace(run) {
   timeline.textContent = "";
   let previous = {};
   for (const stage of run.stages) {
-    timeline.append(el("span", { style: "width:" + (100 * stage.ms / total) + "%;background:" + (STAGE_COLORS[stage.stage] || "#999"), title: stage.stage + " " + stage.name + ": " + stage.ms + " ms" }));
+    timeline.append(el("span", { style: "width:" + (100 * stage.ms / total) + "%;background:" + (STAGE_COLORS[stage.stage] || "#999"), title: stage.stage + " " + stage.name + ": " + ms(stage.ms) }));
     const dropped = new Map(stage.dropped.map((d) => [d.id, d.reason]));
     const ids = [...stage.outputIds, ...stage.inputIds.filter((id) => !stage.outputIds.includes(id))];
     const score = (id) => (id in stage.scores ? stage.scores[id] : previous[id]);
     const values = ids.map(score).filter((v) => typeof v === "number");
     const cutMatch = stage.dropped.map((d) => CUT.exec(d.reason)).find(Boolean);
     const cut = cutMatch ? { threshold: Number(cutMatch[1]), median: Number(cutMatch[2]), multiplier: Number(cutMatch[3]), mad: Number(cutMatch[4]) } : null;
-    const max = Math.max(...values.map(Math.abs), cut ? cut.threshold : 0, 1e-9);
+    // Each stage on its own scale, from its lowest score (or 0) to its highest, so negative scores still show.
+    const low = Math.min(0, ...values, cut ? cut.threshold : 0);
+    const high = Math.max(...values, cut ? cut.threshold : 0, low + 1e-9);
+    const position = (value) => (100 * (value - low)) / (high - low);
     const column = el("div", { class: "stage", "data-stage": stage.stage, "data-name": stage.name },
       el("h3", { text: stage.stage + " · " + stage.name }),
-      el("div", { class: "meta", text: stage.inputIds.length + " in → " + stage.outputIds.length + " out · " + stage.ms + " ms" + (stage.queries && stage.queries.length ? " · " + stage.queries.join(" | ") : "") }));
+      el("div", { class: "meta", text: stage.inputIds.length + " in → " + stage.outputIds.length + " out · " + ms(stage.ms) + (stage.queries && stage.queries.length ? " · " + stage.queries.join(" | ") : "") }));
     if (cut) column.append(el("div", { class: "cutlabel", "data-threshold": String(cut.threshold), text: "cut " + cut.threshold.toFixed(4) + " = median " + cut.median.toFixed(4) + " − " + cut.multiplier + " × MAD " + cut.mad.toFixed(4) }));
     for (const id of ids.slice(0, 40)) {
       const value = score(id);
       const reason = dropped.get(id);
-      const track = el("div", { class: "track" }, el("div", { class: "fill", style: "width:" + (typeof value === "number" ? Math.max(0, 100 * value / max) : 0) + "%" }));
-      if (cut) track.append(el("div", { class: "cut", style: "left:" + (100 * cut.threshold / max) + "%", title: "adaptive threshold " + cut.threshold }));
+      const track = el("div", { class: "track" }, el("div", { class: "fill", style: "width:" + (typeof value === "number" ? position(value) : 0) + "%" }));
+      if (cut) track.append(el("div", { class: "cut", style: "left:" + position(cut.threshold) + "%", title: "adaptive threshold " + cut.threshold }));
       const row = el("div", { class: "row" + (reason ? " dropped" : ""), "data-id": id, title: id + (typeof value === "number" ? " score " + value : "") },
         el("span", { class: "name", text: sourceLabel(run, id) }), track);
       if (reason) row.append(el("div", { class: "reason", text: reason }));
@@ -194,7 +199,7 @@ function showRun(run) {
   renderAnswer(run);
   renderTrace(run);
   renderPacket(run);
-  setStatus(run.status + " · " + run.stopReason + " · " + run.ms + " ms · run " + run.runId.slice(0, 8));
+  setStatus(run.status + (run.stopReason !== run.status ? " (" + run.stopReason + ")" : "") + " · " + ms(run.ms) + " · run " + run.runId.slice(0, 8));
 }
 
 async function loadRuns() {
