@@ -34,16 +34,18 @@ export const PAGE_HTML = `<!doctype html>
   #chunk { border: 1px solid var(--accent); border-radius: 4px; padding: 10px; margin-bottom: 12px; background: #f8faff; }
   #chunk pre { white-space: pre-wrap; margin: 6px 0 0; font: 13px/1.45 ui-monospace, monospace; max-height: 260px; overflow: auto; }
   #chunk .close { float: right; }
-  .stages { display: flex; gap: 10px; overflow-x: auto; padding-bottom: 8px; }
+  .stages { display: flex; align-items: flex-start; gap: 10px; overflow-x: auto; padding-bottom: 8px; }
   .stage { flex: 0 0 230px; border: 1px solid var(--line); border-radius: 4px; padding: 6px; position: relative; }
   .stage h3 { font-size: 12px; margin: 0 0 2px; }
   .stage .meta { font-size: 11px; color: var(--muted); margin-bottom: 6px; }
-  .row { display: grid; grid-template-columns: 1fr 70px; gap: 4px; font-size: 11px; align-items: center; margin: 2px 0; }
+  .row { display: grid; grid-template-columns: 1fr 26px 70px; gap: 4px; font-size: 11px; align-items: center; margin: 2px 0; }
   .row .name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
   .row .track { position: relative; height: 9px; background: #eef1f4; border-radius: 2px; }
   .row .fill { position: absolute; left: 0; top: 0; bottom: 0; background: var(--bar); border-radius: 2px; }
   .row.dropped .name { color: var(--muted); text-decoration: line-through; }
   .row.dropped .fill { background: var(--drop); }
+  .move { font-size: 10px; text-align: right; color: var(--muted); }
+  .move.up { color: #15803d; } .move.down { color: #b91c1c; }
   .reason { grid-column: 1 / -1; color: var(--muted); font-size: 10.5px; margin: -1px 0 3px; }
   .cut { position: absolute; top: -2px; bottom: -2px; width: 2px; background: var(--cut); }
   .cutlabel { font-size: 11px; color: var(--cut); margin-bottom: 4px; }
@@ -144,6 +146,7 @@ function renderTrace(run) {
   const timeline = $("timeline");
   timeline.textContent = "";
   let previous = {};
+  let previousOrder = null;
   for (const stage of run.stages) {
     timeline.append(el("span", { style: "width:" + (100 * stage.ms / total) + "%;background:" + (STAGE_COLORS[stage.stage] || "#999"), title: stage.stage + " " + stage.name + ": " + ms(stage.ms) }));
     const dropped = new Map(stage.dropped.map((d) => [d.id, d.reason]));
@@ -166,7 +169,7 @@ function renderTrace(run) {
       const track = el("div", { class: "track" }, el("div", { class: "fill", style: "width:" + (typeof value === "number" ? position(value) : 0) + "%" }));
       if (cut) track.append(el("div", { class: "cut", style: "left:" + position(cut.threshold) + "%", title: "adaptive threshold " + cut.threshold }));
       const row = el("div", { class: "row" + (reason ? " dropped" : ""), "data-id": id, title: id + (typeof value === "number" ? " score " + value : "") },
-        el("span", { class: "name", text: sourceLabel(run, id) }), track);
+        el("span", { class: "name", text: sourceLabel(run, id) }), moveBadge(previousOrder, stage.outputIds, id), track);
       if (reason) row.append(el("div", { class: "reason", text: reason }));
       column.append(row);
     }
@@ -174,7 +177,17 @@ function renderTrace(run) {
     for (const warning of stage.warnings) column.append(el("div", { class: "reason", text: "⚠ " + warning }));
     stages.append(column);
     previous = { ...previous, ...stage.scores };
+    if (stage.outputIds.length) previousOrder = stage.outputIds;
   }
+}
+
+// How far a document moved against the last stage that ordered documents (a reranker or fusion reorders).
+function moveBadge(before, after, id) {
+  const from = before ? before.indexOf(id) : -1;
+  const to = after.indexOf(id);
+  if (from === -1 || to === -1 || from === to) return el("span", { class: "move" });
+  const up = to < from;
+  return el("span", { class: "move " + (up ? "up" : "down"), title: "rank " + (from + 1) + " → " + (to + 1), text: (up ? "▲" : "▼") + Math.abs(from - to) });
 }
 
 function renderPacket(run) {
