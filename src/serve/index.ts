@@ -1,6 +1,8 @@
 export { PAGE_HTML } from './page.ts';
 export {
+  agenticView,
   answerView,
+  type AgenticRunView,
   askRequestSchema,
   isLoopback,
   serve,

@@ -50,10 +50,17 @@ export const PAGE_HTML = `<!doctype html>
   .cut { position: absolute; top: -2px; bottom: -2px; width: 2px; background: var(--cut); }
   .cutlabel { font-size: 11px; color: var(--cut); margin-bottom: 4px; }
   .timeline { display: flex; height: 14px; border-radius: 3px; overflow: hidden; margin: 6px 0 10px; border: 1px solid var(--line); }
+  .timeline:empty { display: none; }
   .timeline span { display: block; height: 100%; min-width: 2px; }
   table { border-collapse: collapse; font-size: 12px; }
   td, th { border-bottom: 1px solid var(--line); padding: 3px 8px; text-align: left; }
   .hidden { display: none; }
+  .option { display: block; margin: 6px 0 0; font-size: 13px; color: var(--muted); }
+  .step { font-size: 11.5px; border-top: 1px solid var(--line); padding: 3px 0; }
+  .step .kind { font-weight: 600; }
+  .step.inProgress { color: var(--muted); font-style: italic; }
+  .step.failed .kind { color: #b91c1c; }
+  mark { background: #fff3bf; }
   @media (max-width: 760px) { main { grid-template-columns: 1fr; } nav { border-right: 0; border-bottom: 1px solid var(--line); max-height: 180px; } form { flex-direction: column; } }
 </style>
 </head>
@@ -67,11 +74,13 @@ export const PAGE_HTML = `<!doctype html>
       <textarea id="question" name="question" placeholder="Ask a question (Ctrl+Enter to send)" required></textarea>
       <button class="primary" type="submit" id="send">Ask</button>
     </form>
+    <label class="option"><input type="checkbox" id="agentic"> Agentic: plan sub-queries and retrieve in rounds</label>
     <section aria-label="Answer"><div id="answer" aria-live="polite"></div><div id="citations"></div></section>
     <section id="chunk" class="hidden" aria-label="Cited chunk" tabindex="-1">
       <button class="cite close" type="button" id="chunk-close" aria-label="Close the chunk">×</button>
       <strong id="chunk-source"></strong> <span id="chunk-page"></span><pre id="chunk-text"></pre>
     </section>
+    <section id="agentic-view" class="hidden" aria-label="Agentic iterations"><h2>Iterations</h2><div id="iterations" class="stages"></div></section>
     <section aria-label="Trace"><h2>Trace</h2><div id="timeline" class="timeline" aria-label="Stage timings"></div><div id="stages" class="stages"></div></section>
     <section aria-label="Context packet"><h2>Context packet</h2><div id="packet"></div></section>
   </div>
@@ -233,6 +242,7 @@ async function openRun(id) {
   if (!response.ok) return setStatus(body.error);
   $("question").value = body.question;
   $("chunk").classList.add("hidden");
+  $("agentic-view").classList.add("hidden");
   showRun(body);
 }
 
@@ -241,10 +251,14 @@ async function ask(question) {
   $("answer").textContent = "";
   $("citations").textContent = "";
   $("stages").textContent = "";
+  $("timeline").textContent = "";
+  $("packet").textContent = "";
+  $("iterations").textContent = "";
+  $("agentic-view").classList.add("hidden");
   $("chunk").classList.add("hidden");
   setStatus("Asking…");
   try {
-    const response = await api("/api/ask", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ question }) });
+    const response = await api("/api/ask", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ question, ...($("agentic").checked ? { agentic: true } : {}) }) });
     if (!response.ok || !response.body) {
       const body = await response.json().catch(() => ({}));
       return setStatus("Error: " + (body.error || response.status));
@@ -272,7 +286,58 @@ async function ask(question) {
   }
 }
 
+// Agentic runs: one column per iteration, each step as it starts (in progress) and again when it ends.
+function onAgenticStep(event) {
+  $("agentic-view").classList.remove("hidden");
+  let column = document.querySelector('#iterations .stage[data-iteration="' + event.iteration + '"]');
+  if (!column) {
+    column = el("div", { class: "stage", "data-iteration": String(event.iteration) }, el("h3", { text: event.iteration === 0 ? "Round 0 (probe)" : "Round " + event.iteration }));
+    $("iterations").append(column);
+  }
+  const summary = event.input.query || (event.output && event.output.subQueries ? JSON.stringify(event.output.subQueries.map((q) => q.query || q)) : "")
+    || (event.output && "sufficient" in event.output ? (event.output.sufficient ? "sufficient" : "not sufficient: " + (event.output.missing || "")) : "")
+    || (event.output && "results" in event.output ? event.output.results + " results" : "");
+  const row = el("div", { class: "step " + event.status, "data-step": event.step, "data-status": event.status },
+    el("span", { class: "kind", text: event.step }), document.createTextNode(" · " + event.status + (event.ms !== undefined ? " · " + ms(event.ms) : "") + (summary ? " · " + summary : "")));
+  for (const warning of event.warnings) row.append(el("div", { class: "reason", text: "⚠ " + warning }));
+  const existing = column.querySelector('[data-step-id="' + event.stepId + '"]');
+  row.setAttribute("data-step-id", String(event.stepId));
+  if (existing) existing.replaceWith(row); else column.append(row);
+}
+
+function showAgenticResult(run) {
+  const box = $("answer");
+  box.textContent = "";
+  const list = $("citations");
+  list.textContent = "";
+  const open = (index) => {
+    const item = run.results[index];
+    $("chunk").classList.remove("hidden");
+    $("chunk-source").textContent = item.sourceName;
+    $("chunk-page").textContent = item.pageNumber !== undefined ? "page " + item.pageNumber : "";
+    $("chunk-text").textContent = item.content;
+    $("chunk").focus();
+  };
+  let at = 0;
+  for (const citation of [...run.citations].sort((a, b) => a.startIndex - b.startIndex)) {
+    if (citation.startIndex < at) continue;
+    box.append(document.createTextNode(run.answer.slice(at, citation.startIndex)), el("mark", { text: run.answer.slice(citation.startIndex, citation.endIndex) }));
+    for (const reference of citation.references) {
+      box.append(el("button", { type: "button", class: "cite", "aria-label": "Open result " + (reference.resultIndex + 1), text: "[" + (reference.resultIndex + 1) + "]", onclick: () => open(reference.resultIndex) }));
+    }
+    at = citation.endIndex;
+  }
+  box.append(document.createTextNode(run.answer.slice(at)));
+  run.results.forEach((item, index) => {
+    const found = item.provenance.map((p) => "round " + p.iteration + " “" + p.query + "” #" + p.rank).join("; ");
+    list.append(el("button", { type: "button", class: "cite", title: found, text: "[" + (index + 1) + "] " + item.sourceName, onclick: () => open(index) }));
+  });
+  setStatus(run.status + " (" + run.stopReason + ") · " + run.iterations + " rounds · " + run.subQueries + " sub-queries · " + run.searches + " searches · planner " + run.planner + " · " + ms(run.ms));
+}
+
 function onEvent(type, data) {
+  if (type === "agentic") return onAgenticStep(data);
+  if (type === "agentic-result") return showAgenticResult(data);
   if (type === "stage") setStatus("… " + data.stage + " (" + data.name + ") done in " + data.ms + " ms");
   else if (type === "delta") $("answer").append(document.createTextNode(data.text));
   else if (type === "result") showRun(data);

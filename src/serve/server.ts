@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import type { AgenticResult, AgenticResultItem } from '../agentic/types.ts';
 import type { ContextPacket } from '../context/packet.ts';
 import type { PipelineVersion, StoredTrace, TraceStore } from '../context/trace-store.ts';
 import type { Document } from '../document.ts';
@@ -55,6 +56,8 @@ export const askRequestSchema = z
     topK: z.number().int().min(1).max(1000).optional(),
     searchMode: z.enum(SEARCH_MODES).optional(),
     filter: z.record(z.string(), z.unknown()).optional(),
+    /** Run the agentic retriever (planned sub-queries in rounds) over the pipeline instead of one `stream`. */
+    agentic: z.boolean().optional(),
   })
   .strict();
 
@@ -148,7 +151,8 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
     response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
     const send = (event: string, data: unknown) => response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     try {
-      const { question, ...retrieval } = parsed.data;
+      const { question, agentic, ...retrieval } = parsed.data;
+      if (agentic) return await askAgentic(question, retrieval.filter, controller.signal, send);
       for await (const event of rag.stream(question, { ...retrieval, signal: controller.signal, traceStore, pipelineVersion })) {
         if (event.type === 'stage') send('stage', event.record);
         else if (event.type === 'delta') send('delta', { text: event.text });
@@ -159,6 +163,20 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
     } finally {
       controllers.delete(controller);
       response.end();
+    }
+  }
+
+  // The agentic retriever is loaded only when a run asks for it.
+  async function askAgentic(question: string, filter: Record<string, unknown> | undefined, signal: AbortSignal, send: (event: string, data: unknown) => void) {
+    const { AgenticRetriever } = await import('../agentic/agentic-retriever.ts');
+    const agent = new AgenticRetriever({
+      retrievers: [{ name: 'documents', description: 'The indexed documents', rag, ...(filter ? { filter } : {}) }],
+      chat: rag.components().chat,
+    });
+    for await (const event of agent.stream(question, { signal })) {
+      if (event.type === 'trace') send('agentic', event);
+      else if (event.type === 'response') send('delta', { text: event.text });
+      else send('agentic-result', agenticView(event.result));
     }
   }
 
@@ -283,6 +301,49 @@ export function storedRunView(trace: StoredTrace): RunView {
     sources,
     packet: packetView(trace.packet),
     ms: trace.ms,
+  };
+}
+
+/** An agentic run as the page shows it: its results with where each was found, and the span citations. */
+export interface AgenticRunView {
+  runId: string;
+  question: string;
+  status: string;
+  stopReason: string;
+  answer: string;
+  citations: AgenticResult['citations'];
+  results: (Pick<AgenticResultItem, 'id' | 'sourceName' | 'sourceType' | 'score' | 'expanded' | 'provenance' | 'content'> & { pageNumber?: number })[];
+  iterations: number;
+  subQueries: number;
+  searches: number;
+  planner: AgenticResult['planner'];
+  ms: number;
+}
+
+/** The agentic result without the usage figures and failures' internals; result text is what retrieval returned (redacted). */
+export function agenticView(result: AgenticResult): AgenticRunView {
+  return {
+    runId: result.runId,
+    question: result.question,
+    status: result.status,
+    stopReason: result.stopReason,
+    answer: result.answer ?? '',
+    citations: result.citations,
+    results: result.results.map((item) => ({
+      id: item.id,
+      sourceName: item.sourceName,
+      sourceType: item.sourceType,
+      score: item.score,
+      expanded: item.expanded,
+      provenance: item.provenance,
+      content: item.content,
+      ...(typeof item.metadata.pageNumber === 'number' ? { pageNumber: item.metadata.pageNumber } : {}),
+    })),
+    iterations: result.iterations,
+    subQueries: result.subQueries,
+    searches: result.searches,
+    planner: result.planner,
+    ms: result.ms,
   };
 }
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import type { RunningServer, RunView } from '../../src/serve/index.ts';
 import { serve } from '../../src/serve/index.ts';
-import { ANSWER, fixturePipeline } from './fixture.ts';
+import { ANSWER, fixturePipeline, SUB_QUERY } from './fixture.ts';
 
 /** Chromium from $AXON_CHROMIUM or the PATH (Debian's `chromium` package; `.ci/run` installs it). */
 function findChromium(): string | undefined {
@@ -96,6 +96,26 @@ suite(chromium ? 'axon serve in Chromium' : 'axon serve in Chromium — SKIPPED:
     expect(await page.locator('.stage').count()).toBeGreaterThan(3);
     await page.setViewportSize({ width: 480, height: 800 });
     await page.screenshot({ path: join(shots, 'serve-narrow.png'), fullPage: true });
+  }, 60_000);
+
+  it('shows an agentic run: its rounds and steps as they arrive, the answer with span citations', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(server.url);
+    await page.locator('#agentic').check();
+    await page.locator('#question').fill('How do I reset my password?');
+    await page.locator('#send').click();
+    await expect.poll(() => page.locator('#status').textContent()).toContain('1 rounds');
+    const round = page.locator('#iterations .stage[data-iteration="1"]');
+    expect(await round.locator('h3').textContent()).toBe('Round 1');
+    expect(await round.locator('[data-step="planning"]').getAttribute('data-status')).toBe('succeeded');
+    expect(await round.locator('[data-step="retrieval"]').textContent()).toContain(SUB_QUERY);
+    expect(await round.locator('[data-step="sufficiency"]').textContent()).toContain('sufficient');
+    expect(await page.locator('#iterations .step.inProgress').count()).toBe(0);
+    expect(await page.locator('#answer mark').textContent()).toBe(ANSWER.replace(' [1]', ''));
+    await page.locator('#answer .cite').first().click();
+    expect(await page.locator('#chunk-source').textContent()).toBe('help/account.md');
+    expect(await page.locator('#chunk-page').textContent()).toBe('page 3');
+    await page.screenshot({ path: join(shots, 'serve-agentic.png'), fullPage: true });
   }, 60_000);
 
   it('made no request outside its own origin', () => {

@@ -7,6 +7,7 @@ import { JsonlTraceStore } from '../../src/context/trace-store.ts';
 import type { DocumentInput } from '../../src/document.ts';
 import { RAG, type SearchMode } from '../../src/rag.ts';
 import { MemoryStore } from '../../stores/memory/memory-store.ts';
+import { callKind } from '../agentic/fixtures.ts';
 import { ScriptedChat } from '../helpers/scripted-chat.ts';
 
 /** A small help-desk corpus: one chunk carries an e-mail address (pii) and one is secret, so tests can check neither leaks. */
@@ -19,6 +20,9 @@ export const CORPUS: DocumentInput[] = [
   { content: 'Two-factor authentication protects your account with a code from your phone.', sourceType: 'file', sourceName: 'help/account.md', metadata: { chunkIndex: 1, pageNumber: 4 } },
   { content: 'The office kitchen is cleaned every Friday afternoon.', sourceType: 'file', sourceName: 'misc/office.md', metadata: { chunkIndex: 0 } },
 ];
+
+/** The sub-query the scripted model plans in an agentic run. */
+export const SUB_QUERY = 'reset password in Settings Security';
 
 /** What the scripted model answers, citing the first evidence. */
 export const ANSWER = 'Open Settings, then Security, and choose Reset password [1].';
@@ -47,7 +51,16 @@ class FixtureRAG extends RAG {
 
 /** The fixture pipeline, filled, with a trace store in a fresh temporary folder. */
 export async function fixturePipeline(): Promise<{ rag: RAG; traceStore: JsonlTraceStore; directory: string; chat: ScriptedChat }> {
-  const chat = new ScriptedChat(() => ANSWER, { chunkSize: 5 });
+  // One model for both kinds of run: the agentic retriever's planning and sufficiency calls get JSON, answers get ANSWER.
+  const chat = new ScriptedChat(
+    (call) => {
+      const kind = callKind(call);
+      if (kind === 'plan') return JSON.stringify({ subQueries: [{ query: SUB_QUERY, retriever: 'documents' }] });
+      if (kind === 'sufficiency') return JSON.stringify({ sufficient: true, missing: '' });
+      return ANSWER;
+    },
+    { chunkSize: 5 },
+  );
   const rag = new FixtureRAG(chat);
   await rag.addDocuments(CORPUS);
   const directory = await mkdtemp(join(tmpdir(), 'axon-serve-'));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StageRecord } from '../../src/pipeline/trace.ts';
-import { isLoopback, serve, type RunningServer, type RunView } from '../../src/serve/index.ts';
-import { ANSWER, fixturePipeline, parseEvents } from './fixture.ts';
+import { isLoopback, serve, type AgenticRunView, type RunningServer, type RunView } from '../../src/serve/index.ts';
+import { ANSWER, fixturePipeline, parseEvents, SUB_QUERY } from './fixture.ts';
 
 let server: RunningServer;
 let pipeline: Awaited<ReturnType<typeof fixturePipeline>>;
@@ -75,6 +75,20 @@ describe('serve: the API', () => {
       expect(body).not.toContain('SECRET-ZEBRA-42');
       expect(body).not.toContain('alice.admin@example.com');
     }
+  });
+
+  it('streams an agentic run: each step as it starts and ends, the answer, then the result with span citations', async () => {
+    const events = parseEvents(await (await ask({ question: 'How do I reset my password?', agentic: true })).text());
+    const steps = events.filter((event) => event.event === 'agentic').map((event) => event.data as { step: string; status: string; iteration: number; input: { query?: string } });
+    expect(steps.some((step) => step.step === 'planning' && step.status === 'inProgress')).toBe(true);
+    expect(steps.find((step) => step.step === 'retrieval' && step.iteration === 1)?.input.query).toBe(SUB_QUERY);
+    expect(events.at(-1)!.event).toBe('agentic-result');
+    const result = events.at(-1)!.data as AgenticRunView;
+    expect(result.iterations).toBe(1);
+    expect(result.planner).toBe('model');
+    expect(result.answer).toBe(ANSWER.replace(' [1]', ''));
+    expect(result.citations[0].references[0].resultIndex).toBe(0);
+    expect(events.filter((event) => event.event === 'delta').map((event) => (event.data as { text: string }).text).join('')).toBe(result.answer);
   });
 
   it('lists past runs, newest first, and returns one by id with the chunks it cited', async () => {
