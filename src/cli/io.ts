@@ -36,6 +36,10 @@ export interface CommandOptions {
   diff?: boolean;
   /** `ask`: run the agentic retriever; `eval`: also evaluate it. */
   agentic?: boolean;
+  /** `serve`: the port, the interface, and whether a non-loopback interface is allowed. */
+  port?: string;
+  host?: string;
+  'allow-remote'?: boolean;
 }
 
 /** A mistake in how the command was called (exit code 2). */

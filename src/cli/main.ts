@@ -12,6 +12,8 @@ Usage:
   axon ask "<question>"       Answer from the stored documents, with citations
   axon trace <run-id>         Print the stored trace of an earlier ask (a unique prefix is enough;
                               --last for the latest, --diff <a> <b> to compare two runs)
+  axon serve                  Ask in a browser and see each stage's kept and dropped documents
+                              (--port N, default 7777; --host, default 127.0.0.1)
   axon eval <beir-folder>     Measure retrieval quality on a BEIR benchmark (nDCG@10, Recall@10/100, MRR@10, MAP)
   axon --help | --version
 
@@ -43,6 +45,9 @@ Options:
   --agentic         ask: plan sub-queries, retrieve in rounds, answer with span citations (--trace shows
                     the events). eval: also run the agentic retriever and report All@10 (every relevant
                     document in the top 10), sub-queries and searches per question
+  --port N          serve: the port (default 7777; 0 picks a free one)
+  --host HOST       serve: the interface (default 127.0.0.1; another needs --allow-remote)
+  --allow-remote    serve: listen on a non-loopback interface on purpose (prints a warning)
   --json [FILE]     With eval, the figures as JSON on stdout, or in FILE
 
 With no configuration Axon runs fully offline: the local hashing embedder, the file store under .axon/,
@@ -72,6 +77,9 @@ const OPTIONS = {
   limit: { type: 'string' },
   split: { type: 'string' },
   agentic: { type: 'boolean' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'allow-remote': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } satisfies ParseArgsConfig['options'];
@@ -97,6 +105,8 @@ export async function main(argv: string[], io: CommandIO = processIO()): Promise
         return await (await import('./commands/ask.ts')).runAsk(rest, values, io);
       case 'trace':
         return await (await import('./commands/trace.ts')).runTrace(rest, values, io);
+      case 'serve':
+        return await (await import('./commands/serve.ts')).runServe(rest, values, io);
       case 'eval': {
         const { runEval, splitJsonTarget } = await import('./commands/eval.ts');
         // `--json FILE` for eval: the positional right after --json is the file, not a folder.
@@ -120,7 +130,7 @@ function parseArguments(argv: string[]) {
 }
 
 /** Flags whose value is a positive whole number. */
-const NUMBER_FLAGS = new Set(['top-k', 'ef', 'limit']);
+const NUMBER_FLAGS = new Set(['top-k', 'ef', 'limit', 'port']);
 
 /**
  * One line naming the fix, in place of `parseArgs`'s several (which end in `'--top-k=-XYZ'..`). Only the

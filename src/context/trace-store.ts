@@ -72,6 +72,8 @@ export interface TraceStore {
   get(prefix: string): Promise<StoredTrace>;
   /** The most recently saved trace, if any. */
   last(): Promise<StoredTrace | undefined>;
+  /** Every stored trace, newest first (optional: `axon serve` lists past runs with it where a store has it). */
+  list?(): Promise<StoredTrace[]>;
 }
 
 /** The default trace store: one JSON line per run in `<directory>/traces.jsonl`. */
@@ -113,6 +115,10 @@ export class JsonlTraceStore implements TraceStore {
 
   async last(): Promise<StoredTrace | undefined> {
     return (await this.readAll()).at(-1);
+  }
+
+  async list(): Promise<StoredTrace[]> {
+    return (await this.readAll()).reverse();
   }
 
   private async readAll(): Promise<StoredTrace[]> {
