@@ -26,6 +26,8 @@ const { values: flags } = parseArgs({
     b: { type: 'string', default: '0.4' },
     topK: { type: 'string', default: '100' },
     'axon-only': { type: 'boolean', default: false },
+    /** Also search the index as read back from its snapshot (Bm25Index.deserialize(serialize())), which must score identically. */
+    reload: { type: 'boolean', default: false },
   },
 });
 const folder = sharedEvalPath(flags.dataset);
@@ -89,11 +91,12 @@ async function main(): Promise<void> {
 
 function buildAxon(dataset: BeirDataset): Retriever {
   const started = performance.now();
-  const index = new Bm25Index({ k1, b, tokenizer: tokenizerOptions });
-  index.add(dataset.corpus.map((document) => ({ id: document.id, content: beirDocumentText(document) })));
+  const built = new Bm25Index({ k1, b, tokenizer: tokenizerOptions });
+  built.add(dataset.corpus.map((document) => ({ id: document.id, content: beirDocumentText(document) })));
+  const index = flags.reload ? Bm25Index.deserialize(built.serialize()) : built;
   const buildMs = performance.now() - started;
   return {
-    name: 'axon Bm25Index',
+    name: flags.reload ? 'axon Bm25Index (read back from its snapshot)' : 'axon Bm25Index',
     config: `k1=${k1} b=${b}, tokenizer ${JSON.stringify(tokenizerOptions)}, topK ${topK}`,
     buildMs,
     search: (query) => index.search(query, { topK }).map((hit) => hit.id),

@@ -84,8 +84,20 @@ export interface LoadedDerivedIndex<T> {
 }
 
 /**
+ * Thrown by `loadDerivedIndex` (when asked to) if the snapshot `manifest` names is gone because another
+ * process published a newer manifest: the caller should load the store again and take the newer snapshot,
+ * which costs a read, rather than index every document again.
+ */
+export class SnapshotSuperseded extends Error {
+  constructor(readonly generation: number) {
+    super(`the snapshot was replaced by manifest generation ${generation}`);
+  }
+}
+
+/**
  * Load a derived index for the documents of `vectors` (the store as loaded from `manifest`), from its
- * snapshot when that is usable, else by indexing every stored document.
+ * snapshot when that is usable, else by indexing every stored document. With `reloadIfSuperseded`, a
+ * snapshot that another process replaced (and deleted) throws `SnapshotSuperseded` instead of a rebuild.
  */
 export async function loadDerivedIndex<T>(
   kind: DerivedIndexKind<T>,
@@ -94,6 +106,7 @@ export async function loadDerivedIndex<T>(
   vectors: VectorIndex,
   segmentOfId: ReadonlyMap<string, string>,
   component: string,
+  reloadIfSuperseded = false,
 ): Promise<LoadedDerivedIndex<T>> {
   const rebuild = (reason: string | undefined, damaged = false): LoadedDerivedIndex<T> => {
     const index = kind.create();
@@ -111,10 +124,14 @@ export async function loadDerivedIndex<T>(
     bytes = await readFile(join(directory, entry.file));
   } catch (error) {
     if (errorCode(error) !== 'ENOENT') throw error;
-    // A writer in another process published a newer snapshot and removed this one: what this process holds
-    // is still consistent, so index it, but leave writing to the process that is up to date.
+    // A writer in another process published a newer snapshot and removed this one. Loading the store again
+    // takes that snapshot; else what this process holds is still consistent, so index it, but leave writing
+    // to the process that is up to date.
     const latest = await readManifest(directory, component);
-    if (latest && latest.generation !== manifest.generation) return rebuild(undefined);
+    if (latest && latest.generation !== manifest.generation) {
+      if (reloadIfSuperseded) throw new SnapshotSuperseded(latest.generation);
+      return rebuild(undefined);
+    }
     return rebuild(`its file ${entry.file} is missing`, true);
   }
   if (bytes.length !== entry.bytes || sha256(bytes) !== entry.sha256) return rebuild(`its file ${entry.file} does not match its checksum`, true);

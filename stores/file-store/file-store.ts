@@ -25,7 +25,7 @@ import {
 import { recoverManifest, type RecoveryReport } from './file-store-recovery.ts';
 import { type AnnGraph, annIndexKind, annOptionSchema, annSettings, searchWithAnn, type AnnSettings } from './file-store-ann.ts';
 import { keywordIndexKind } from './file-store-keyword.ts';
-import { coverMergedSegments, loadDerivedIndex, snapshotDue, staleness, writeSnapshot, type DerivedIndexKind, type LoadedDerivedIndex, type StoreChange } from './file-store-snapshot.ts';
+import { coverMergedSegments, loadDerivedIndex, SnapshotSuperseded, snapshotDue, staleness, writeSnapshot, type DerivedIndexKind, type LoadedDerivedIndex, type StoreChange } from './file-store-snapshot.ts';
 import type { Bm25Index } from '../indexes/bm25-index.ts';
 import { keywordIndexDisabled, keywordIndexOptionSchema, searchKeywordIndex } from '../indexes/keyword-index-support.ts';
 import { assertEf, assertIdList, assertSourceArguments, assertTopK } from '../indexes/arguments.ts';
@@ -63,6 +63,8 @@ export const fileStoreOptionsSchema = z
 export type FileStoreOptions = z.input<typeof fileStoreOptionsSchema>;
 
 const NAME = 'file-store';
+/** How many times a read loads the store again to take a derived index's newer snapshot before it rebuilds the index instead. */
+const MAX_RELOADS_FOR_SNAPSHOT = 3;
 /** Above this many segments every write merges them all, whatever their sizes. */
 const MAX_SEGMENTS = 32;
 
@@ -173,13 +175,14 @@ export class FileStore implements VectorStore, KeywordSearchable {
   }
 
   /**
-   * Wait for pending writes, save the ANN graph if this process kept it ahead of its snapshot (so the next
-   * load need not link those vectors again), and drop the in-memory copy; the next call loads it again.
-   * A failure to save is a process warning, not an error: the next load catches up instead.
+   * Wait for pending writes, save the derived indexes (keyword index, ANN graph) this process kept ahead of
+   * their snapshots (so the next load need not index those documents again), and drop the in-memory copy;
+   * the next call loads it again. A store that another process wrote since is left to that process, without
+   * taking the lock. A failure to save is a process warning, not an error: the next load catches up instead.
    */
   async close(): Promise<void> {
     await this.idle();
-    if (this.state) await this.saveGraphsBehind(this.state);
+    if (this.state) await this.saveSnapshotsBehind(this.state);
     // Writes queued meanwhile finish on the state they started with, before it is dropped.
     await this.idle();
     this.state = undefined;
@@ -323,23 +326,32 @@ export class FileStore implements VectorStore, KeywordSearchable {
    * would miss that write's change.
    */
   private async derivedForRead<T>(kind: DerivedIndexKind<T>): Promise<{ state: LoadedState; loaded: LoadedDerivedIndex<T> }> {
-    for (;;) {
+    for (let reloads = 0; ; ) {
       const state = await this.ready();
-      if (state.derived.has(kind.key)) return { state, loaded: await this.derivedOf(state, kind) };
-      await this.idle();
-      // Registered synchronously after the writes went idle, so a later write finds it and waits for it.
-      if (this.state === state) return { state, loaded: await this.derivedOf(state, kind) };
+      // A snapshot that another process replaced is taken by loading the store again (a read), not rebuilt
+      // (indexing every document); a few times at most, against a writer that keeps replacing it.
+      const reload = reloads < MAX_RELOADS_FOR_SNAPSHOT;
+      try {
+        if (state.derived.has(kind.key)) return { state, loaded: await this.derivedOf(state, kind, reload) };
+        await this.idle();
+        // Registered synchronously after the writes went idle, so a later write finds it and waits for it.
+        if (this.state === state) return { state, loaded: await this.derivedOf(state, kind, reload) };
+      } catch (error) {
+        if (!(error instanceof SnapshotSuperseded)) throw error;
+        reloads++;
+        if (this.state === state) this.state = undefined;
+      }
     }
   }
 
   /** A derived index of a loaded state, loading (or building) it on first use. */
-  private derivedOf<T>(state: LoadedState, kind: DerivedIndexKind<T>): Promise<LoadedDerivedIndex<T>> {
+  private derivedOf<T>(state: LoadedState, kind: DerivedIndexKind<T>, reloadIfSuperseded = false): Promise<LoadedDerivedIndex<T>> {
     let loading = state.derived.get(kind.key) as Promise<LoadedDerivedIndex<T>> | undefined;
     if (loading === undefined) {
-      const started = loadDerivedIndex(kind, this.directory, state.manifest, state.index, state.segmentOfId, NAME).catch((error) => {
-        // Let the next call try again rather than remember a transient IO failure.
+      const started = loadDerivedIndex(kind, this.directory, state.manifest, state.index, state.segmentOfId, NAME, reloadIfSuperseded).catch((error) => {
+        // Let the next call try again rather than remember a transient IO failure (or a superseded snapshot).
         if (state.derived.get(kind.key) === started) state.derived.delete(kind.key);
-        throw AxonError.isInstance(error) ? error : ioError(this.directory, error);
+        throw AxonError.isInstance(error) || error instanceof SnapshotSuperseded ? error : ioError(this.directory, error);
       });
       loading = started;
       state.derived.set(kind.key, started as Promise<LoadedDerivedIndex<unknown>>);
@@ -364,29 +376,34 @@ export class FileStore implements VectorStore, KeywordSearchable {
     return maintained;
   }
 
-  /** Save the derived indexes that are costly to catch up (the graph) when this process holds them ahead of their snapshots. */
-  private async saveGraphsBehind(state: LoadedState): Promise<void> {
+  /** Save the derived indexes that are costly to catch up when this process holds them ahead of their snapshots. */
+  private async saveSnapshotsBehind(state: LoadedState): Promise<void> {
     const behind = this.derivedKinds().filter((kind) => kind.saveAfterCatchUp && state.derived.has(kind.key) && staleness(state.manifest, kind.key).stale > 0);
     if (behind.length === 0) return;
-    await this.write(async (current) => {
-      // Another process committed since: it, or the next load, brings the graph up to date.
-      if (current !== state) return;
-      for (const kind of behind) (await current.derived.get(kind.key)!).saveReason ??= 'it was behind when the store was closed';
-      await this.publish(current, { ...structuredClone(current.manifest), generation: current.manifest.generation + 1 }, {}, []);
-    }).catch((error) => {
-      process.emitWarning(`[axon] [${NAME}] The ANN index of ${this.directory} could not be saved on close; the next load will catch it up: ${(error as Error).message}`);
-    });
+    try {
+      // Another process committed since: it, or the next load, brings the indexes up to date. Checked without
+      // the lock, so an out-of-date reader neither waits for a writer nor loads the segments again to find out.
+      if (!(await this.isCurrent(state))) return;
+      await this.write(async (current) => {
+        for (const kind of behind) (await current.derived.get(kind.key)!).saveReason ??= 'it was behind when the store was closed';
+        await this.publish(current, { ...structuredClone(current.manifest), generation: current.manifest.generation + 1 }, {}, []);
+      }, state);
+    } catch (error) {
+      const labels = behind.map((kind) => kind.label).join(' and ');
+      process.emitWarning(`[axon] [${NAME}] The ${labels} of ${this.directory} could not be saved on close; the next load will catch up: ${(error as Error).message}`);
+    }
   }
 
   /** Save a derived index that was rebuilt or caught up on load, in the background: reads must not wait for it, or fail with it. */
   private writeBack(kind: DerivedIndexKind<unknown>): void {
     if (this.writeBacksQueued.has(kind.key)) return;
     this.writeBacksQueued.add(kind.key);
+    const from = this.state;
     this.write(async (state) => {
       const loaded = await state.derived.get(kind.key);
       if (loaded?.saveReason === undefined) return;
       await this.publish(state, { ...structuredClone(state.manifest), generation: state.manifest.generation + 1 }, {}, []);
-    })
+    }, from)
       .catch((error) => {
         process.emitWarning(`[axon] [${NAME}] The ${kind.label} of ${this.directory} could not be saved; the next load will rebuild or catch it up again: ${(error as Error).message}`);
       })
@@ -445,9 +462,11 @@ export class FileStore implements VectorStore, KeywordSearchable {
 
   /**
    * Run a write: one at a time in this process, under the directory's lock across processes, on a state
-   * reloaded first if another process committed since we loaded. IO failures become `STORE_IO`.
+   * reloaded first if another process committed since we loaded. IO failures become `STORE_IO`. With
+   * `onlyOn`, a write that only matters for that state (saving its derived indexes) is skipped, without
+   * loading anything, when the store moved on from it.
    */
-  private write<T>(operation: (state: LoadedState) => Promise<T>): Promise<T> {
+  private write<T>(operation: (state: LoadedState) => Promise<T>, onlyOn?: LoadedState): Promise<T> {
     const run = async (): Promise<T> => {
       await mkdir(this.directory, { recursive: true }).catch((error) => {
         throw ioError(this.directory, error);
@@ -457,6 +476,8 @@ export class FileStore implements VectorStore, KeywordSearchable {
       });
       try {
         let onDisk = await readManifest(this.directory, NAME);
+        // Only the operations that return nothing pass `onlyOn`.
+        if (onlyOn !== undefined && (this.state !== onlyOn || onDisk?.generation !== onlyOn.manifest.generation)) return undefined as T;
         if (onDisk === undefined) {
           // A new store publishes its (empty) manifest before any segment, so a folder holding segments but
           // no manifest can only be damage, never a first write cut short (see readManifest).

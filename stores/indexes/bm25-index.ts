@@ -3,7 +3,7 @@ import type { JsonValue } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
 import { compileFilter, parseFilter, type Filter, type FilterPredicate, type FilterableDocument } from '../../src/filter/index.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
-import { decodeBm25Snapshot, encodeBm25Snapshot } from './bm25-format.ts';
+import { bm25SnapshotVersion, decodeBm25Snapshot, decodeSearchableBm25Snapshot, encodeSearchableBm25Snapshot, snapshotDocument, type Bm25SearchableSnapshot } from './bm25-format.ts';
 import { TextTokenizer, textTokenizerOptionsSchema } from './text-tokenizer.ts';
 import { TopKHeap } from './top-k-heap.ts';
 
@@ -62,6 +62,10 @@ const NAME = 'bm25-index';
  *
  * Adding an id that is already present replaces it. Removed documents are tombstoned and the postings are
  * compacted once a quarter of them are dead.
+ *
+ * An index read from a snapshot searches the snapshot's own layout (sorted vocabulary, postings term after
+ * term, each document's fields parsed when first needed), so loading costs one copy of the bytes and checks
+ * linear in them; the first change (add, remove) unpacks it into the structures above.
  */
 export class Bm25Index {
   readonly name = NAME;
@@ -104,6 +108,10 @@ export class Bm25Index {
   private lengthNormsValid = false;
   private scores = new Float64Array(0);
   private touched = new Uint32Array(0);
+  /** Set while the index is the snapshot it was read from, unchanged: terms and documents are looked up in it. */
+  private frozen: Bm25SearchableSnapshot | undefined;
+  /** Documents parsed from `frozen` so far, by number. */
+  private frozenDocuments: (FilterableDocument | undefined)[] = [];
 
   constructor(options: Bm25IndexOptions = {}) {
     const resolved = parseOptions(bm25IndexOptionsSchema, options, NAME);
@@ -119,18 +127,21 @@ export class Bm25Index {
   }
 
   has(id: string): boolean {
+    this.thaw();
     return this.documentNumbers.has(id);
   }
 
   /** The ids of every document the index holds. */
   ids(): IterableIterator<string> {
+    this.thaw();
     return this.documentNumbers.keys();
   }
 
   /** Sizes of the collection, for traces and diagnostics. */
   statistics(): { documentCount: number; termCount: number; averageDocumentLength: number } {
     let termCount = 0;
-    for (let term = 0; term < this.terms.length; term++) if (this.documentFrequencies[term] > 0) termCount++;
+    const terms = this.frozen ? this.frozen.termOffsets.length - 1 : this.terms.length;
+    for (let term = 0; term < terms; term++) if (this.documentFrequencies[term] > 0) termCount++;
     return { documentCount: this.liveCount, termCount, averageDocumentLength: this.liveCount === 0 ? 0 : this.totalLength / this.liveCount };
   }
 
@@ -142,6 +153,8 @@ export class Bm25Index {
   add(documents: readonly Bm25DocumentInput[]): void {
     if (!Array.isArray(documents)) throw invalidArgument('documents', 'add() takes an array of documents.');
     documents.forEach(validateDocument);
+    if (documents.length === 0) return;
+    this.thaw();
     const batchIds = new Set<string>();
     documents.forEach((document, position) => {
       if (batchIds.has(document.id)) {
@@ -162,6 +175,8 @@ export class Bm25Index {
 
   /** Remove documents by id; unknown ids are ignored. Returns how many were removed. */
   remove(ids: readonly string[]): number {
+    if (ids.length === 0) return 0;
+    this.thaw();
     let removed = 0;
     for (const id of ids) {
       const number = this.documentNumbers.get(id);
@@ -175,6 +190,7 @@ export class Bm25Index {
 
   /** Remove every document of a source type, or of one source when `sourceName` is given. Returns their ids. */
   removeBySource(sourceType: string, sourceName?: string): string[] {
+    this.thaw();
     const ids: string[] = [];
     for (const document of this.documents) {
       if (document && document.sourceType === sourceType && (sourceName === undefined || document.sourceName === sourceName)) ids.push(document.id);
@@ -185,6 +201,7 @@ export class Bm25Index {
 
   /** Remove everything. */
   clear(): void {
+    this.frozen = undefined;
     this.restore([], [], new Uint32Array(0), new Uint32Array(1), new Uint32Array(0));
   }
 
@@ -229,24 +246,25 @@ export class Bm25Index {
         const document = touched[index];
         const score = scores[document];
         scores[document] = 0;
-        if (predicate && !predicate(this.documents[document]!)) continue;
+        if (predicate && !predicate(this.documentAt(document))) continue;
         heap.offer(score, document);
       }
     } finally {
       // A throwing predicate must not leave scores behind for the next query, which reuses the buffer.
       for (; index < touchedCount; index++) scores[touched[index]] = 0;
     }
-    return heap.drain().map(({ score, number }) => ({ id: this.documents[number]!.id, score }));
+    return heap.drain().map(({ score, number }) => ({ id: this.documentAt(number).id, score }));
   }
 
   /**
-   * The index as bytes, for persistence: options, vocabulary, document fields and the forward index.
-   * Postings are rebuilt on load, which is linear in their size.
+   * The index as bytes, for persistence (format version 2): options, the sorted vocabulary, postings term
+   * after term and each document's fields, laid out so that `deserialize` decodes nothing per posting.
    */
   serialize(): Uint8Array {
+    if (this.frozen) return this.frozen.bytes.slice();
     this.compact();
     const documents = this.documents as FilterableDocument[];
-    return encodeBm25Snapshot({
+    return encodeSearchableBm25Snapshot({
       k1: this.k1,
       b: this.b,
       topK: this.topK,
@@ -254,8 +272,9 @@ export class Bm25Index {
       terms: this.terms,
       documents,
       lengths: this.documentLengths.subarray(0, documents.length),
-      starts: this.forwardStarts.subarray(0, documents.length + 1),
-      forward: this.forward.subarray(0, this.forwardSize),
+      postingStarts: this.postingStarts,
+      postingSizes: this.postingSizes,
+      postings: this.postings,
     });
   }
 
@@ -266,7 +285,7 @@ export class Bm25Index {
    * @throws AxonError `STORE_CORRUPT` when the bytes are not a complete index of a known version.
    */
   static deserialize(bytes: Uint8Array): Bm25Index {
-    const snapshot = decodeBm25Snapshot(bytes);
+    const snapshot = bm25SnapshotVersion(bytes) === 2 ? decodeSearchableBm25Snapshot(bytes) : decodeBm25Snapshot(bytes);
     let index: Bm25Index;
     try {
       index = new Bm25Index({ k1: snapshot.k1, b: snapshot.b, topK: snapshot.topK, tokenizer: snapshot.tokenizer });
@@ -277,11 +296,95 @@ export class Bm25Index {
         cause: error,
       });
     }
-    index.restore(snapshot.documents, snapshot.terms, snapshot.lengths, snapshot.starts, snapshot.forward);
+    if ('dictionary' in snapshot) index.freeze(snapshot);
+    else index.restore(snapshot.documents, snapshot.terms, snapshot.lengths, snapshot.starts, snapshot.forward);
     return index;
   }
 
   // --- Internal helpers ---
+
+  /** Take a version 2 snapshot as the index's state: only the per-term and per-document numbers are built (O(terms + documents)). */
+  private freeze(snapshot: Bm25SearchableSnapshot): void {
+    const count = snapshot.documentCount;
+    const termCount = snapshot.termOffsets.length - 1;
+    this.frozen = snapshot;
+    this.frozenDocuments = new Array(count);
+    this.postings = snapshot.postings;
+    this.postingStarts = new Uint32Array(termCount);
+    this.postingSizes = new Uint32Array(termCount);
+    this.documentFrequencies = new Uint32Array(termCount);
+    for (let term = 0; term < termCount; term++) {
+      const first = snapshot.postingStarts[term];
+      const size = snapshot.postingStarts[term + 1] - first;
+      this.postingStarts[term] = first * 2;
+      this.postingSizes[term] = size;
+      this.documentFrequencies[term] = size;
+    }
+    this.documentLengths = snapshot.lengths;
+    this.live = new Uint8Array(count).fill(1);
+    this.liveCount = count;
+    this.totalLength = 0;
+    for (let number = 0; number < count; number++) this.totalLength += snapshot.lengths[number];
+    this.lengthNormsValid = false;
+  }
+
+  /** Unpack a snapshot-backed index into the changeable structures, before the first change (or a lookup by id). */
+  private thaw(): void {
+    const snapshot = this.frozen;
+    if (snapshot === undefined) return;
+    const count = snapshot.documentCount;
+    const termCount = snapshot.termOffsets.length - 1;
+    const documents = Array.from({ length: count }, (_, number) => this.documentAt(number));
+    const ids = new Set<string>();
+    for (const document of documents) {
+      if (ids.has(document.id)) throw corruptSnapshot('it holds a document id twice');
+      ids.add(document.id);
+    }
+    const terms = Array.from({ length: termCount }, (_, term) => snapshot.dictionary.slice(snapshot.termOffsets[term], snapshot.termOffsets[term + 1]));
+    // The forward index, from the postings: per document, (term, frequency) pairs.
+    const starts = new Uint32Array(count + 1);
+    const { postings } = snapshot;
+    for (let at = 0; at < postings.length; at += 2) starts[postings[at] + 1] += 2;
+    for (let number = 0; number < count; number++) starts[number + 1] += starts[number];
+    const forward = new Uint32Array(postings.length);
+    const filled = starts.slice(0, count);
+    for (let term = 0; term < termCount; term++) {
+      for (let at = snapshot.postingStarts[term] * 2; at < snapshot.postingStarts[term + 1] * 2; at += 2) {
+        const slot = filled[postings[at]];
+        forward[slot] = term;
+        forward[slot + 1] = postings[at + 1];
+        filled[postings[at]] = slot + 2;
+      }
+    }
+    this.frozen = undefined;
+    this.frozenDocuments = [];
+    this.restore(documents, terms, snapshot.lengths, starts, forward);
+  }
+
+  /** The filterable fields of document `number`, parsed from the snapshot on first use when the index is one. */
+  private documentAt(number: number): FilterableDocument {
+    if (this.frozen === undefined) return this.documents[number]!;
+    let document = this.frozenDocuments[number];
+    if (document === undefined) this.frozenDocuments[number] = document = snapshotDocument(this.frozen, number);
+    return document;
+  }
+
+  /** The number of a term, or undefined when no document holds it. */
+  private lookupTerm(text: string): number | undefined {
+    const snapshot = this.frozen;
+    if (snapshot === undefined) return this.termNumbers.get(text);
+    const { dictionary, termOffsets } = snapshot;
+    let low = 0;
+    let high = termOffsets.length - 2;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      const term = dictionary.slice(termOffsets[middle], termOffsets[middle + 1]);
+      if (term === text) return middle;
+      if (term < text) low = middle + 1;
+      else high = middle - 1;
+    }
+    return undefined;
+  }
 
   /** Replace the whole state from a forward index (used by deserialize, clear and compaction). */
   private restore(documents: FilterableDocument[], terms: string[], lengths: Uint32Array, starts: Uint32Array, forward: Uint32Array): void {
@@ -456,13 +559,13 @@ export class Bm25Index {
   }
 
   private ensureLengthNorms(): void {
-    const count = this.documents.length;
+    const count = this.frozen ? this.frozen.documentCount : this.documents.length;
     if (this.scores.length < count) {
-      this.scores = new Float64Array(this.documentLengths.length);
-      this.touched = new Uint32Array(this.documentLengths.length);
+      this.scores = new Float64Array(Math.max(count, this.documentLengths.length));
+      this.touched = new Uint32Array(Math.max(count, this.documentLengths.length));
     }
     if (this.lengthNormsValid && this.lengthNorms.length >= count) return;
-    if (this.lengthNorms.length < count) this.lengthNorms = new Float64Array(this.documentLengths.length);
+    if (this.lengthNorms.length < count) this.lengthNorms = new Float64Array(Math.max(count, this.documentLengths.length));
     const averageLength = this.liveCount === 0 || this.totalLength === 0 ? 1 : this.totalLength / this.liveCount;
     for (let number = 0; number < count; number++) {
       this.lengthNorms[number] = this.k1 * (1 - this.b + (this.b * this.documentLengths[number]) / averageLength);
@@ -475,7 +578,7 @@ export class Bm25Index {
     const result: { term: number; weight: number }[] = [];
     const seen = new Map<number, { term: number; weight: number }>();
     for (const text of this.tokenizer.tokenize(query)) {
-      const term = this.termNumbers.get(text);
+      const term = this.lookupTerm(text);
       if (term === undefined || this.documentFrequencies[term] === 0) continue;
       const entry = seen.get(term);
       if (entry) entry.weight++;
@@ -515,6 +618,13 @@ function growTo<T extends Uint32Array>(array: T, needed: number): T {
   const grown = new Uint32Array(Math.max(needed, array.length * 2, 4));
   grown.set(array);
   return grown as T;
+}
+
+function corruptSnapshot(reason: string): AxonError {
+  return new AxonError('STORE_CORRUPT', `The stored keyword index is unusable: ${reason}.`, {
+    component: NAME,
+    fix: 'Rebuild it by adding the stored documents to a new Bm25Index (the documents themselves are unaffected).',
+  });
 }
 
 function isEmpty(object: object): boolean {

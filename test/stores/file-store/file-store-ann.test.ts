@@ -1,4 +1,5 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Document } from '../../../src/document.ts';
@@ -171,6 +172,53 @@ describe('FileStore ANN index', () => {
     await store.search(clustered(1, 36, 'small')[0].embedding!, { topK: 1 });
     await store.close();
     expect((await store.manifest()).generation).toBe(saved.generation);
+  });
+
+  it('a reader whose graph snapshot another process replaced loads the newer snapshot instead of rebuilding', async () => {
+    const directory = await temporaryDirectory();
+    const first = await open(directory);
+    await first.add(clustered(100, 37));
+    await first.close();
+    const reader = await open(directory);
+    expect(await reader.count()).toBe(100);
+    const writer = await open(directory);
+    await writer.add(clustered(50, 38, 'new'));
+    await writer.close();
+    // The writer replaced the generation-1 snapshot the reader's manifest names, and deleted it.
+    expect((await readdir(directory)).filter((name) => name.startsWith('ann-index-'))).toEqual([(await annEntry(writer)).file]);
+    const links = vi.spyOn(HnswIndex.prototype, 'add');
+    const warnings = vi.spyOn(process, 'emitWarning');
+    const probe = clustered(50, 38, 'new')[7].embedding!;
+    expect((await reader.search(probe, { topK: 1 }))[0].id).toBe('new7');
+    // Nothing linked again: the reader took the writer's graph, and with it the writer's documents.
+    expect(links).not.toHaveBeenCalled();
+    expect(await reader.count()).toBe(150);
+    expect(await reader.searchMethod()).toBe('ann');
+    expect(warnings).not.toHaveBeenCalled();
+    expect(await recallAgainstExact(reader, queries(10, 39), 5, 200)).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('close() on a reader that another process overtook neither takes the lock nor saves', async () => {
+    const directory = await temporaryDirectory();
+    const store = await open(directory, { lockTimeoutMs: 100 });
+    await store.add(clustered(100, 40));
+    await store.add(clustered(1, 40, 'small'));
+    // The graph is ahead of its snapshot (1 of 101 is under 2%), so close() would save it if it were current.
+    expect(await annEntry(store)).toMatchObject({ documents: 100 });
+    const other = await open(directory);
+    await other.add(clustered(1, 41, 'other'));
+    const generation = (await other.manifest()).generation;
+    // A live process holds the lock: taking it would wait, then fail with STORE_LOCKED (a warning from close()).
+    const lock = join(directory, 'write.lock');
+    const held = JSON.stringify({ pid: process.pid, hostname: hostname(), token: 'test', acquiredAt: new Date().toISOString() });
+    await writeFile(lock, held);
+    const warnings = vi.spyOn(process, 'emitWarning');
+    await store.close();
+    expect(warnings).not.toHaveBeenCalled();
+    expect(await readFile(lock, 'utf8')).toBe(held);
+    await unlink(lock);
+    const reopened = await open(directory);
+    expect((await reopened.manifest()).generation).toBe(generation);
   });
 
   it('a damaged snapshot is rebuilt from the vectors, with a warning', async () => {

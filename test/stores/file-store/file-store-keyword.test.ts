@@ -100,6 +100,37 @@ describe('FileStore keyword index', () => {
     expect(loads).toHaveBeenCalledTimes(1);
   });
 
+  it('saves an index that is behind its snapshot on close, so the next load indexes nothing', async () => {
+    const directory = await temporaryDirectory();
+    const store = await open(directory);
+    for (let batch = 1; batch <= 4; batch++) await store.add(batchOf(batch, 4));
+    await store.add(batchOf(5, 1));
+    // 1 of 17 is under a quarter: the snapshot stays behind until close().
+    expect(await keywordEntry(store)).toMatchObject({ documents: 16 });
+    await store.close();
+    expect(await keywordEntry(store)).toMatchObject({ documents: 17 });
+    const indexed = vi.spyOn(Bm25Index.prototype, 'add');
+    const reopened = await open(directory);
+    expect((await reopened.keywordSearch('echo')).map((document) => document.id)).toEqual(['b5-0']);
+    expect(indexed.mock.calls.every(([documents]) => documents.length === 0)).toBe(true);
+  });
+
+  it('a reader whose snapshot another process replaced loads the newer one instead of rebuilding', async () => {
+    const directory = await temporaryDirectory();
+    const first = await open(directory);
+    await first.add(batchOf(1, 4));
+    await first.close();
+    const reader = await open(directory);
+    const writer = await open(directory);
+    await writer.add(batchOf(2, 4));
+    await writer.close();
+    expect((await readdir(directory)).filter((name) => name.startsWith('keyword-index-'))).toEqual([(await keywordEntry(writer)).file]);
+    const indexed = vi.spyOn(Bm25Index.prototype, 'add');
+    expect((await reader.keywordSearch('bravo')).map((document) => document.id).sort()).toEqual(['b2-0', 'b2-1', 'b2-2', 'b2-3']);
+    expect(indexed.mock.calls.every(([documents]) => documents.length === 0)).toBe(true);
+    expect(await reader.count()).toBe(8);
+  });
+
   it('keeps the snapshot through a compaction that merges only covered segments', async () => {
     const directory = await temporaryDirectory();
     const store = await open(directory);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AxonError, ConfigError, FilterError } from '../../../src/errors.ts';
 import { compileFilter, parseFilter } from '../../../src/filter/index.ts';
 import { Bm25Index } from '../../../stores/indexes/bm25-index.ts';
+import { encodeBm25Snapshot } from '../../../stores/indexes/bm25-format.ts';
 
 /** No stemming or stopwords, so the hand computations below count exactly the words written. */
 const PLAIN = { stopwords: 'none', stemmer: 'none' } as const;
@@ -250,6 +251,65 @@ describe('Bm25Index persistence', () => {
     expect(copy.search('invoices')).toEqual(index.search('invoices'));
   });
 
+  it('reads format version 1 snapshots (written before version 2) with identical scores', () => {
+    const contents = ['apple banana apple', 'banana cherry', 'cherry cherry cherry durian', 'apple durian elder'];
+    const index = new Bm25Index({ tokenizer: PLAIN });
+    index.add(contents.map((content, number) => ({ id: `d${number}`, content, metadata: { n: number } })));
+    // The forward index of version 1, built the way Bm25Index built it: terms numbered by first appearance.
+    const terms: string[] = [];
+    const starts = [0];
+    const forward: number[] = [];
+    const lengths: number[] = [];
+    for (const content of contents) {
+      const { terms: words, length } = index.tokenizer.analyze(content);
+      const counts = new Map<number, number>();
+      for (const word of words) {
+        if (!terms.includes(word)) terms.push(word);
+        counts.set(terms.indexOf(word), (counts.get(terms.indexOf(word)) ?? 0) + 1);
+      }
+      for (const [term, count] of counts) forward.push(term, count);
+      starts.push(forward.length);
+      lengths.push(length);
+    }
+    const bytes = encodeBm25Snapshot({
+      k1: index.k1,
+      b: index.b,
+      topK: index.topK,
+      tokenizer: index.tokenizer.options,
+      terms,
+      documents: contents.map((_, number) => ({ id: `d${number}`, sourceType: '', sourceName: '', metadata: { n: number } })),
+      lengths: Uint32Array.from(lengths),
+      starts: Uint32Array.from(starts),
+      forward: Uint32Array.from(forward),
+    });
+    expect(new DataView(bytes.buffer).getUint32(4, true)).toBe(1);
+    const old = Bm25Index.deserialize(bytes);
+    for (const query of ['apple', 'cherry durian', 'banana banana elder', 'nothing']) expect(old.search(query)).toEqual(index.search(query));
+    expect(old.search('apple', { filter: { n: { $gte: 1 } } })).toEqual(index.search('apple', { filter: { n: { $gte: 1 } } }));
+    // Saved again, it is written as version 2, with the same results.
+    const saved = old.serialize();
+    expect(new DataView(saved.buffer, saved.byteOffset).getUint32(4, true)).toBe(2);
+    expect(Bm25Index.deserialize(saved).search('cherry durian')).toEqual(index.search('cherry durian'));
+  });
+
+  it('searches a loaded snapshot as is, and unpacks it on the first change', () => {
+    const index = tinyIndex();
+    const bytes = index.serialize();
+    const copy = Bm25Index.deserialize(bytes);
+    bytes.fill(0); // the index owns its copy
+    expect(copy.serialize()).toEqual(index.serialize());
+    expect(copy.statistics()).toEqual(index.statistics());
+    expect(copy.search('cherry banana')).toEqual(index.search('cherry banana'));
+    expect(copy.has('d2')).toBe(true);
+    expect([...copy.ids()].sort()).toEqual(['d1', 'd2', 'd3']);
+    copy.add([{ id: 'd4', content: 'apple apple apple' }]);
+    index.add([{ id: 'd4', content: 'apple apple apple' }]);
+    copy.remove(['d2']);
+    index.remove(['d2']);
+    for (const query of ['apple', 'cherry', 'banana durian']) expect(copy.search(query)).toEqual(index.search(query));
+    expect(Bm25Index.deserialize(copy.serialize()).search('apple cherry')).toEqual(index.search('apple cherry'));
+  });
+
   it('round-trips an empty index', () => {
     const copy = Bm25Index.deserialize(new Bm25Index().serialize());
     expect(copy.count()).toBe(0);
@@ -264,9 +324,28 @@ describe('Bm25Index persistence', () => {
     const flipped = bytes.slice();
     flipped[20] ^= 0xff; // inside the JSON header
     expect(corrupt(flipped)).toThrow(expect.objectContaining({ code: 'STORE_CORRUPT' }));
-    const badTerm = bytes.slice();
-    new DataView(badTerm.buffer).setUint32(badTerm.length - 8, 9999, true); // the last posting's term number
-    expect(corrupt(badTerm)).toThrow(/unknown term/);
+    // Format version 2: after the header, the sections lengths (N), termOffsets and postingStarts (T + 1 each), postings.
+    const view = new DataView(bytes.buffer, bytes.byteOffset);
+    const headerLength = view.getUint32(8, true);
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + headerLength)));
+    expect(header).toMatchObject({ version: 2, documentCount: 3, termCount: 4 });
+    const firstPosting = 12 + ((headerLength + 3) & ~3) + 4 * header.documentCount + 8 * (header.termCount + 1);
+    const badDocument = bytes.slice();
+    new DataView(badDocument.buffer).setUint32(firstPosting, 9999, true);
+    expect(corrupt(badDocument)).toThrow(/unknown document/);
+    const zeroFrequency = bytes.slice();
+    new DataView(zeroFrequency.buffer).setUint32(firstPosting + 4, 0, true);
+    expect(corrupt(zeroFrequency)).toThrow(/unknown document/);
+    const unsorted = bytes.slice();
+    const dictionary = new TextDecoder().decode(unsorted).indexOf('applebanana');
+    unsorted.set(new TextEncoder().encode('bananaapple'), dictionary); // offsets now cut 'banan' | 'aapple': out of order
+    expect(corrupt(unsorted)).toThrow(/not sorted/);
+    const badField = bytes.slice();
+    const field = new TextDecoder().decode(badField).lastIndexOf('["d3"');
+    badField[field] = 0x7b; // '{': document 2's fields are no longer an array
+    const loaded = Bm25Index.deserialize(badField);
+    // Fields are parsed when a hit needs them: the damage is STORE_CORRUPT then, never a wrong result.
+    expect(() => loaded.search('durian')).toThrow(expect.objectContaining({ code: 'STORE_CORRUPT' }));
     const text = new TextDecoder().decode(bytes);
     const badOptions = new TextEncoder().encode(text.replace('"b":0.4', '"b":4.0'));
     expect(corrupt(badOptions)).toThrow(/its options are invalid/);
