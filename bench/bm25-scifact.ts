@@ -72,7 +72,10 @@ async function main(): Promise<void> {
       ks: [10, 100],
       search: async (text) => retriever.search(text),
     });
-    const throughput = measureThroughput(retriever, dataset.queries.map((query) => query.text));
+    const throughput = measureThroughput(
+      retriever,
+      dataset.queries.map((query) => query.text),
+    );
     rows.push([
       retriever.name,
       quality.metrics['ndcg@10'].toFixed(4),
@@ -119,7 +122,11 @@ function buildMiniSearchSameAnalyzer(MiniSearch: MiniSearchConstructor, dataset:
     name: 'minisearch (same analyzer)',
     config: `bm25 k=${k1} b=${b} d=0, Axon tokenizer, all hits (no topK)`,
     buildMs,
-    search: (query) => engine.search(query).slice(0, topK).map((hit) => String(hit.id)),
+    search: (query) =>
+      engine
+        .search(query)
+        .slice(0, topK)
+        .map((hit) => String(hit.id)),
   };
 }
 
@@ -133,7 +140,11 @@ function buildMiniSearchDefaults(MiniSearch: MiniSearchConstructor, dataset: Bei
     name: 'minisearch (defaults)',
     config: 'bm25+ k=1.2 b=0.7 d=0.5, own tokenizer, all hits (no topK)',
     buildMs,
-    search: (query) => engine.search(query).slice(0, topK).map((hit) => String(hit.id)),
+    search: (query) =>
+      engine
+        .search(query)
+        .slice(0, topK)
+        .map((hit) => String(hit.id)),
   };
 }
 

@@ -207,7 +207,9 @@ function report(label: string, count: number, buildMs: number, results: ChildRes
   const m = (pick: (result: ChildResult) => number) => median(results.map(pick));
   const cold = m((result) => result.openMs + result.firstKeywordMs + result.firstVectorMs);
   const warm = m((result) => result.warmMs);
-  console.log(`\n${label}: ${count.toLocaleString('en')} chunks × ${DIMENSIONS}, built in ${(buildMs / 1000).toFixed(1)} s; median of ${results.length} fresh processes (wall ms)`);
+  console.log(
+    `\n${label}: ${count.toLocaleString('en')} chunks × ${DIMENSIONS}, built in ${(buildMs / 1000).toFixed(1)} s; median of ${results.length} fresh processes (wall ms)`,
+  );
   console.log('| step | ms |');
   console.log('|---|---:|');
   console.log(`| read the manifest | ${m((result) => result.manifestMs).toFixed(1)} |`);

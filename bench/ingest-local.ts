@@ -45,7 +45,9 @@ const textField = flags['text-field'].split(',');
 const embeddings = new LocalHashEmbeddings();
 const results: Array<{ chunks: number; totalMs: number; embedMs: number; storeMs: number; noopMs: number }> = [];
 
-console.log(`SciFact corpus, ${embeddings.name} (${embeddings.dimensions} dimensions) into file-store; chunkSize ${splitter.chunkSize}, overlap ${splitter.chunkOverlap}, text ${textField.join(' + ')}`);
+console.log(
+  `SciFact corpus, ${embeddings.name} (${embeddings.dimensions} dimensions) into file-store; chunkSize ${splitter.chunkSize}, overlap ${splitter.chunkOverlap}, text ${textField.join(' + ')}`,
+);
 for (let round = 1; round <= rounds; round++) {
   const directory = await mkdtemp(join(tmpdir(), 'axon-bench-ingest-'));
   try {
@@ -70,7 +72,9 @@ for (let round = 1; round <= rounds; round++) {
   }
 }
 const rates = results.map((result) => (result.chunks * 1000) / result.totalMs);
-console.log(`median: ${Math.round(median(rates))} chunks/s over ${rounds} round${rounds === 1 ? '' : 's'}; unchanged re-run median ${median(results.map((result) => result.noopMs))} ms`);
+console.log(
+  `median: ${Math.round(median(rates))} chunks/s over ${rounds} round${rounds === 1 ? '' : 's'}; unchanged re-run median ${median(results.map((result) => result.noopMs))} ms`,
+);
 
 /** The provider, with the time spent inside `embed` added to `timing.embed`. */
 function timedEmbeddings(provider: EmbeddingsProvider, timing: { embed: number }): EmbeddingsProvider {

@@ -49,14 +49,25 @@ async function main(): Promise<void> {
 
   const { child, url } = await startServerProcess(latencyMs, dimensions);
 
-  const texts = Array.from({ length: chunks }, (_, index) => `Chunk ${index}: ${'retrieval augmented generation keeps answers grounded in documents. '.repeat(7)}`);
-  console.log(`Embedding ${chunks.toLocaleString('en-US')} chunks (${dimensions} dimensions, ${encodingFormat} encoding) through a loopback OpenAI-compatible server answering after ${latencyMs} ms.`);
-  console.log(`Node ${process.version}, ${process.platform}/${process.arch}, ${availableParallelism()} CPUs, load average ${loadavg().map((load) => load.toFixed(1)).join(' ')}.\n`);
+  const texts = Array.from(
+    { length: chunks },
+    (_, index) => `Chunk ${index}: ${'retrieval augmented generation keeps answers grounded in documents. '.repeat(7)}`,
+  );
+  console.log(
+    `Embedding ${chunks.toLocaleString('en-US')} chunks (${dimensions} dimensions, ${encodingFormat} encoding) through a loopback OpenAI-compatible server answering after ${latencyMs} ms.`,
+  );
+  console.log(
+    `Node ${process.version}, ${process.platform}/${process.arch}, ${availableParallelism()} CPUs, load average ${loadavg()
+      .map((load) => load.toFixed(1))
+      .join(' ')}.\n`,
+  );
 
   // Warm up the JIT and the connection pool so the first case does not pay for them.
   await run(url, texts.slice(0, 64), 8, 4, dimensions, encodingFormat);
 
-  const rows: string[][] = [['batch', 'concurrency', 'chunks run', 'requests', 'Axon wall', 'ideal', 'Axon ÷ ideal', 'bare fetch wall', 'Axon ÷ bare fetch', 'note']];
+  const rows: string[][] = [
+    ['batch', 'concurrency', 'chunks run', 'requests', 'Axon wall', 'ideal', 'Axon ÷ ideal', 'bare fetch wall', 'Axon ÷ bare fetch', 'note'],
+  ];
   for (const batch of [1, 32, 96]) {
     for (const concurrency of [1, 4]) {
       // Batch 1 means one request per chunk: 10,000 × 50 ms is over 8 minutes at concurrency 1. Unless --full,
@@ -115,15 +126,23 @@ async function main(): Promise<void> {
       await runBareFetch(instant.url, input, batch, 1, dimensions, encodingFormat);
       if (round >= 10) totals.bare += performance.now() - started;
     }
-    console.log(`  batch ${String(batch).padStart(2)}: Axon ${(totals.axon / 50).toFixed(2)} ms, bare fetch ${(totals.bare / 50).toFixed(2)} ms, difference ${((totals.axon - totals.bare) / 50).toFixed(2)} ms`);
+    console.log(
+      `  batch ${String(batch).padStart(2)}: Axon ${(totals.axon / 50).toFixed(2)} ms, bare fetch ${(totals.bare / 50).toFixed(2)} ms, difference ${((totals.axon - totals.bare) / 50).toFixed(2)} ms`,
+    );
   }
   instant.child.disconnect();
-  console.log(`\nLoad average at the end: ${loadavg().map((load) => load.toFixed(1)).join(' ')} (figures from a busy machine overstate the overhead).`);
+  console.log(
+    `\nLoad average at the end: ${loadavg()
+      .map((load) => load.toFixed(1))
+      .join(' ')} (figures from a busy machine overstate the overhead).`,
+  );
 }
 
 /** The loopback server in a child process, so its work does not share the client's event loop. */
 async function startServerProcess(latencyMs: number, dimensions: number) {
-  const child = fork(fileURLToPath(import.meta.url), ['--serve', '--latency', String(latencyMs), '--dimensions', String(dimensions)], { execArgv: process.execArgv });
+  const child = fork(fileURLToPath(import.meta.url), ['--serve', '--latency', String(latencyMs), '--dimensions', String(dimensions)], {
+    execArgv: process.execArgv,
+  });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('message', (message) => resolve((message as { url: string }).url));
     child.once('error', reject);
@@ -132,7 +151,14 @@ async function startServerProcess(latencyMs: number, dimensions: number) {
 }
 
 async function run(url: string, texts: string[], batch: number, concurrency: number, dimensions: number, encodingFormat: 'base64' | 'float') {
-  const provider = new OpenAIEmbeddings({ baseURL: `${url}/v1`, model: 'bench-embedding', maxBatchSize: batch, maxParallelCalls: concurrency, dimensions, encodingFormat });
+  const provider = new OpenAIEmbeddings({
+    baseURL: `${url}/v1`,
+    model: 'bench-embedding',
+    maxBatchSize: batch,
+    maxParallelCalls: concurrency,
+    dimensions,
+    encodingFormat,
+  });
   return embedAll(provider, texts, { inputType: 'document' });
 }
 
@@ -149,7 +175,9 @@ async function runBareFetch(url: string, texts: string[], batch: number, concurr
     });
     const body = (await response.json()) as { data: Array<{ embedding: string | number[] }> };
     if (body.data.length !== input.length) throw new Error('wrong number of vectors');
-    return body.data.map(({ embedding }) => (typeof embedding === 'string' ? new Float32Array(new Uint8Array(Buffer.from(embedding, 'base64')).buffer) : embedding));
+    return body.data.map(({ embedding }) =>
+      typeof embedding === 'string' ? new Float32Array(new Uint8Array(Buffer.from(embedding, 'base64')).buffer) : embedding,
+    );
   });
 }
 

@@ -55,9 +55,13 @@ const off = median(timings.off);
 const on = median(timings.on);
 console.log(`SciFact corpus, ${chunks} chunks, ${embeddings.name}, median of ${rounds} round${rounds === 1 ? '' : 's'}:`);
 console.log(`  keywordIndex false: ${(off / 1000).toFixed(2)} s (${Math.round((chunks * 1000) / off)} chunks/s), ${mb(sizes.off.total)} on disk`);
-console.log(`  keywordIndex true:  ${(on / 1000).toFixed(2)} s (${Math.round((chunks * 1000) / on)} chunks/s), ${mb(sizes.on.total)} on disk, of which the keyword snapshot ${mb(sizes.on.keyword)}`);
+console.log(
+  `  keywordIndex true:  ${(on / 1000).toFixed(2)} s (${Math.round((chunks * 1000) / on)} chunks/s), ${mb(sizes.on.total)} on disk, of which the keyword snapshot ${mb(sizes.on.keyword)}`,
+);
 console.log(`  overhead: +${(((on - off) / off) * 100).toFixed(0)}% ingestion time`);
-console.log(`  reopen: first vector search ${reopen.vectorMs.toFixed(0)} ms; first keyword search after that ${reopen.keywordMs.toFixed(0)} ms (loads the snapshot)`);
+console.log(
+  `  reopen: first vector search ${reopen.vectorMs.toFixed(0)} ms; first keyword search after that ${reopen.keywordMs.toFixed(0)} ms (loads the snapshot)`,
+);
 
 async function folderSize(directory: string): Promise<{ total: number; keyword: number }> {
   let total = 0;

@@ -74,7 +74,10 @@ async function main(): Promise<void> {
     const pgStore = new PgVectorStore({ pool: server.pool, table: `bench_${Date.now().toString(36)}`, index });
     const pgName = keywordOnly ? 'PgVectorStore (PGlite, no vector index)' : 'PgVectorStore (PGlite, HNSW m 16, ef_construction 64)';
     const ingest: string[][] = [];
-    for (const [name, store] of [['FileStore (exact)', fileStore], [pgName, pgStore]] as const) {
+    for (const [name, store] of [
+      ['FileStore (exact)', fileStore],
+      [pgName, pgStore],
+    ] as const) {
       const clock = startClock();
       for (let start = 0; start < documents.length; start += 500) await store.add(documents.slice(start, start + 500));
       const { wallMs, cpuMs } = clock();

@@ -53,7 +53,9 @@ for (const threshold of [0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.65]) {
   const kept = relevant.filter((score) => score >= threshold).length / relevant.length;
   const noise = nonRelevantTop10.filter((score) => score >= threshold).length / nonRelevantTop10.length;
   const answered = best.filter((score) => score >= threshold).length / best.length;
-  console.log(`threshold ${threshold.toFixed(2)}: relevant kept ${(kept * 100).toFixed(1)}%  top-10 non-relevant let through ${(noise * 100).toFixed(1)}%  queries with a result ${(answered * 100).toFixed(1)}%`);
+  console.log(
+    `threshold ${threshold.toFixed(2)}: relevant kept ${(kept * 100).toFixed(1)}%  top-10 non-relevant let through ${(noise * 100).toFixed(1)}%  queries with a result ${(answered * 100).toFixed(1)}%`,
+  );
 }
 
 function dot(left: Float32Array, right: Float32Array): number {

@@ -34,7 +34,11 @@ const rows: Array<{ name: string; args: string[]; target?: number }> = [
   { name: "import('axon-rag')", args: ['--input-type=module', '-e', "await import('axon-rag')"], target: 150 },
   {
     name: "import('axon-rag/config') + createRag (offline default)",
-    args: ['--input-type=module', '-e', `const { createRag } = await import('axon-rag/config'); createRag({ store: { type: 'file', path: ${JSON.stringify(store)} } });`],
+    args: [
+      '--input-type=module',
+      '-e',
+      `const { createRag } = await import('axon-rag/config'); createRag({ store: { type: 'file', path: ${JSON.stringify(store)} } });`,
+    ],
     target: 300,
   },
   { name: "import('axon-rag/stores')", args: ['--input-type=module', '-e', "await import('axon-rag/stores')"] },

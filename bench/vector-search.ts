@@ -125,13 +125,18 @@ const noEmbedder = {
 const requirePeer = createRequire(resolve(projectRoot, 'bench/package.json'));
 
 async function main(): Promise<void> {
-  console.log(`node ${process.version}, ${process.arch}; top-K ${TOP_K}; median of ${ROUNDS} interleaved rounds; ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average ${formatLoad()} at start`);
+  console.log(
+    `node ${process.version}, ${process.arch}; top-K ${TOP_K}; median of ${ROUNDS} interleaved rounds; ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), load average ${formatLoad()} at start`,
+  );
   const peers = {
     hnswlib: await loadPeer<HnswlibModule>('hnswlib-node', async () => requirePeer('hnswlib-node') as HnswlibModule),
     usearch: await loadPeer<UsearchModule>('usearch', async () => requirePeer('usearch') as UsearchModule),
     langchain: await loadPeer<LangChainModule>('@langchain/classic', () => importPeer<LangChainModule>('@langchain/classic/vectorstores/memory')),
     llamaindex: await loadPeer<LlamaIndexModules>('llamaindex', async () => {
-      const [stores, schema] = await Promise.all([importPeer<Pick<LlamaIndexModules, 'SimpleVectorStore'>>('llamaindex/vector-store'), importPeer<Pick<LlamaIndexModules, 'TextNode'>>('@llamaindex/core/schema')]);
+      const [stores, schema] = await Promise.all([
+        importPeer<Pick<LlamaIndexModules, 'SimpleVectorStore'>>('llamaindex/vector-store'),
+        importPeer<Pick<LlamaIndexModules, 'TextNode'>>('@llamaindex/core/schema'),
+      ]);
       return { SimpleVectorStore: stores.SimpleVectorStore, TextNode: schema.TextNode };
     }),
   };
@@ -196,7 +201,10 @@ async function benchCorpus(
 
     const methods: Method[] = [
       { name: 'Axon FileStore.search (exact)', run: async (query) => (await store.search(query, { topK: TOP_K })).map((document) => rowOf(document.id)) },
-      { name: 'Axon VectorIndex scan (raw, exact)', run: (query) => Array.from(index.searchRows(query, { topK: TOP_K }).rows, (row) => rowOf(index.storedDocumentAt(row).id)) },
+      {
+        name: 'Axon VectorIndex scan (raw, exact)',
+        run: (query) => Array.from(index.searchRows(query, { topK: TOP_K }).rows, (row) => rowOf(index.storedDocumentAt(row).id)),
+      },
       { name: 'Axon SimdVectorSpace.search (exact)', run: (query) => space.search(query, TOP_K).rows },
       { name: 'Axon int8 searchApproximate', run: (query) => space.searchApproximate(query, TOP_K).rows },
     ];
@@ -206,7 +214,10 @@ async function benchCorpus(
     if (built.store) {
       const annStore = built.store;
       for (const ef of [160, 400]) {
-        methods.push({ name: `Axon FileStore.search (ann, m 32, ef ${ef})`, run: async (query) => (await annStore.search(query, { topK: TOP_K, ef })).map((document) => rowOf(document.id)) });
+        methods.push({
+          name: `Axon FileStore.search (ann, m 32, ef ${ef})`,
+          run: async (query) => (await annStore.search(query, { topK: TOP_K, ef })).map((document) => rowOf(document.id)),
+        });
       }
     }
     methods.push(
@@ -242,32 +253,58 @@ async function benchCorpus(
     if ('module' in peers.usearch) {
       const { exactSearch } = peers.usearch.module;
       // exactSearch mis-reads a subarray that does not start at offset 0, so it gets whole arrays only.
-      methods.push({ name: 'usearch exactSearch (1 thread)', kind: 'native', run: (query) => Array.from(exactSearch(vectors, query, dimensions, TOP_K, 'ip', 1).keys, Number) });
+      methods.push({
+        name: 'usearch exactSearch (1 thread)',
+        kind: 'native',
+        run: (query) => Array.from(exactSearch(vectors, query, dimensions, TOP_K, 'ip', 1).keys, Number),
+      });
     } else unavailable.push(`usearch exactSearch: not available: ${peers.usearch.reason}`);
     // Both peers take plain number arrays; they share them, and neither writes to them.
     // The JavaScript libraries are left out of the structured corpus: they scan like on random vectors, and
     // 200k vectors as plain arrays would take over a gigabyte of heap.
     const withLibraries = structure === 'random';
     if (!withLibraries) unavailable.push('LangChain.js and LlamaIndex.TS: not run on this corpus (their exact scans cost as on random vectors; see above)');
-    const plainVectors = withLibraries && ('module' in peers.langchain || 'module' in peers.llamaindex) ? Array.from({ length: count }, (_, row) => Array.from(vectors.subarray(row * dimensions, (row + 1) * dimensions))) : [];
+    const plainVectors =
+      withLibraries && ('module' in peers.langchain || 'module' in peers.llamaindex)
+        ? Array.from({ length: count }, (_, row) => Array.from(vectors.subarray(row * dimensions, (row + 1) * dimensions)))
+        : [];
     const slowNote = `${SLOW_QUERIES} queries`;
     if (!withLibraries) {
       // reported above
     } else if ('module' in peers.langchain) {
       const langchain = new peers.langchain.module.MemoryVectorStore(noEmbedder);
-      await timed('LangChain addVectors', () => langchain.addVectors(plainVectors, ids.map((id, row) => ({ id, pageContent: `Document ${row}`, metadata: { bucket: row % 100 } }))));
-      methods.push({ name: 'LangChain.js MemoryVectorStore', queryCount: SLOW_QUERIES, note: slowNote, run: async (query) => (await langchain.similaritySearchVectorWithScore(Array.from(query), TOP_K)).map(([document]) => rowOf(document.id ?? '')) });
+      await timed('LangChain addVectors', () =>
+        langchain.addVectors(
+          plainVectors,
+          ids.map((id, row) => ({ id, pageContent: `Document ${row}`, metadata: { bucket: row % 100 } })),
+        ),
+      );
+      methods.push({
+        name: 'LangChain.js MemoryVectorStore',
+        queryCount: SLOW_QUERIES,
+        note: slowNote,
+        run: async (query) => (await langchain.similaritySearchVectorWithScore(Array.from(query), TOP_K)).map(([document]) => rowOf(document.id ?? '')),
+      });
     } else unavailable.push(`LangChain.js MemoryVectorStore: not available: ${peers.langchain.reason}`);
     if (!withLibraries) {
       // reported above
     } else if ('module' in peers.llamaindex) {
       const { SimpleVectorStore, TextNode } = peers.llamaindex.module;
       const llamaindex = new SimpleVectorStore({ embedModel: noEmbedder });
-      await timed('LlamaIndex add', () => llamaindex.add(ids.map((id, row) => new TextNode({ id_: id, text: `Document ${row}`, embedding: plainVectors[row] }))));
-      methods.push({ name: 'LlamaIndex.TS SimpleVectorStore', queryCount: SLOW_QUERIES, note: slowNote, run: async (query) => (await llamaindex.query({ queryEmbedding: Array.from(query), similarityTopK: TOP_K, mode: 'default' })).ids.map(rowOf) });
+      await timed('LlamaIndex add', () =>
+        llamaindex.add(ids.map((id, row) => new TextNode({ id_: id, text: `Document ${row}`, embedding: plainVectors[row] }))),
+      );
+      methods.push({
+        name: 'LlamaIndex.TS SimpleVectorStore',
+        queryCount: SLOW_QUERIES,
+        note: slowNote,
+        run: async (query) => (await llamaindex.query({ queryEmbedding: Array.from(query), similarityTopK: TOP_K, mode: 'default' })).ids.map(rowOf),
+      });
     } else unavailable.push(`LlamaIndex.TS SimpleVectorStore: not available: ${peers.llamaindex.reason}`);
 
-    console.log(`## ${count.toLocaleString('en')} × ${dimensions}, ${structure === 'random' ? 'random unit vectors' : 'structured (32-dimensional latent, 10% noise)'}, ${queries.length} queries (load average ${formatLoad()})`);
+    console.log(
+      `## ${count.toLocaleString('en')} × ${dimensions}, ${structure === 'random' ? 'random unit vectors' : 'structured (32-dimensional latent, 10% noise)'}, ${queries.length} queries (load average ${formatLoad()})`,
+    );
     console.log(`setup: ${setup.join('; ')}`);
     for (const line of unavailable) console.log(line);
 
@@ -281,7 +318,8 @@ async function benchCorpus(
       recalls.push(found / (used.length * TOP_K));
     }
     for (const query of queries.slice(0, 3)) {
-      if (space.search(query, TOP_K).rows.join() !== scanTopK(vectors, dimensions, query, null, count, TOP_K).rows.join()) throw new Error('SimdVectorSpace.search disagrees with scanTopK; the benchmark is invalid.');
+      if (space.search(query, TOP_K).rows.join() !== scanTopK(vectors, dimensions, query, null, count, TOP_K).rows.join())
+        throw new Error('SimdVectorSpace.search disagrees with scanTopK; the benchmark is invalid.');
     }
 
     const { cpu, wall } = await timeMethods(methods, queries);
@@ -300,7 +338,9 @@ async function benchCorpus(
       ]),
     );
     const floatCpu = cpu[2];
-    console.log(`SIMD float32 reads ${(count * dimensions * 4) / 1e6} MB a query: ${((count * dimensions * 4) / (floatCpu / 1000) / 1e9).toFixed(1)} GB/s (CPU time).`);
+    console.log(
+      `SIMD float32 reads ${(count * dimensions * 4) / 1e6} MB a query: ${((count * dimensions * 4) / (floatCpu / 1000) / 1e9).toFixed(1)} GB/s (CPU time).`,
+    );
     console.log(`int8 recall@50 by candidates re-scored: ${recallByCandidates(space, vectors, dimensions, queries, TOP_K)}\n`);
 
     await benchFiltered(store, index, space, vectors, dimensions, queries, rowOf);
@@ -316,7 +356,15 @@ async function benchCorpus(
  * as repeated filters are), VectorIndex.search with the cache off (the filter evaluated on every document
  * every time), and the scans over the same rows preselected: scanTopK, SIMD float32 and SIMD int8.
  */
-async function benchFiltered(store: FileStore, index: VectorIndex, space: SimdVectorSpace, vectors: Float32Array, dimensions: number, queries: Float32Array[], rowOf: (id: string) => number): Promise<void> {
+async function benchFiltered(
+  store: FileStore,
+  index: VectorIndex,
+  space: SimdVectorSpace,
+  vectors: Float32Array,
+  dimensions: number,
+  queries: Float32Array[],
+  rowOf: (id: string) => number,
+): Promise<void> {
   const count = vectors.length / dimensions;
   const methods: Method[] = [];
   const selectivities = [
@@ -328,15 +376,22 @@ async function benchFiltered(store: FileStore, index: VectorIndex, space: SimdVe
     const selected = Int32Array.from(Array.from({ length: count }, (_, row) => row).filter(keep));
     const group: Method[] = [
       { name: `scanTopK, ${label} preselected rows`, run: (query) => scanTopK(vectors, dimensions, query, selected, selected.length, TOP_K).rows },
-      { name: `FileStore.search, filter ${label} (repeated)`, run: async (query) => (await store.search(query, { topK: TOP_K, filter })).map((document) => rowOf(document.id)) },
-      { name: `VectorIndex.search, filter ${label} (no cache)`, run: (query) => index.search(query, { topK: TOP_K, filter }).map((document) => rowOf(document.id)) },
+      {
+        name: `FileStore.search, filter ${label} (repeated)`,
+        run: async (query) => (await store.search(query, { topK: TOP_K, filter })).map((document) => rowOf(document.id)),
+      },
+      {
+        name: `VectorIndex.search, filter ${label} (no cache)`,
+        run: (query) => index.search(query, { topK: TOP_K, filter }).map((document) => rowOf(document.id)),
+      },
       { name: `SIMD float32, ${label} preselected rows`, run: (query) => space.search(query, TOP_K, selected).rows },
       { name: `SIMD int8, ${label} preselected rows`, run: (query) => space.searchApproximate(query, TOP_K, { rows: selected }).rows },
     ];
     for (const query of queries.slice(0, 3)) {
       const expected = Array.from(group[0].run(query) as Int32Array).join();
       for (const method of group.slice(1, 4)) {
-        if (Array.from(await method.run(query)).join() !== expected) throw new Error(`${method.name} disagrees with scanTopK over the same rows; the benchmark is invalid.`);
+        if (Array.from(await method.run(query)).join() !== expected)
+          throw new Error(`${method.name} disagrees with scanTopK over the same rows; the benchmark is invalid.`);
       }
     }
     methods.push(...group);
@@ -344,7 +399,12 @@ async function benchFiltered(store: FileStore, index: VectorIndex, space: SimdVe
   const { cpu, wall } = await timeMethods(methods, queries);
   printTable(
     ['filtered search, top-50', 'CPU ms/query', 'wall ms/query', 'speed-up over scanTopK'],
-    methods.map((method, position) => [method.name, formatMs(cpu[position]), formatMs(wall[position]), (cpu[position - (position % 5)] / cpu[position]).toFixed(1)]),
+    methods.map((method, position) => [
+      method.name,
+      formatMs(cpu[position]),
+      formatMs(wall[position]),
+      (cpu[position - (position % 5)] / cpu[position]).toFixed(1),
+    ]),
   );
   console.log('');
 }
@@ -401,7 +461,9 @@ async function benchSciFact(): Promise<void> {
   const count = dataset.corpus.length;
   const space = new SimdVectorSpace({ dimensions, quantization: 'int8', initialCapacity: count });
   space.append(vectors);
-  console.log(`## SciFact: ${count.toLocaleString('en')} documents × ${dimensions} (LocalHashEmbeddings, embedded in ${Math.round(embedMs)} ms), ${queries.length} test queries`);
+  console.log(
+    `## SciFact: ${count.toLocaleString('en')} documents × ${dimensions} (LocalHashEmbeddings, embedded in ${Math.round(embedMs)} ms), ${queries.length} test queries`,
+  );
   console.log(`int8 recall@10 by candidates re-scored: ${recallByCandidates(space, vectors, dimensions, queries, 10)}`);
   console.log(`int8 recall@50 by candidates re-scored: ${recallByCandidates(space, vectors, dimensions, queries, 50)}`);
   const rows: string[][] = [];
@@ -419,7 +481,13 @@ async function benchSciFact(): Promise<void> {
   }
   printTable(['SciFact', 'value'], rows);
   console.log('');
-  await benchHnsw(dataset.corpus.map((document) => document.id), vectors, dimensions, queries, space);
+  await benchHnsw(
+    dataset.corpus.map((document) => document.id),
+    vectors,
+    dimensions,
+    queries,
+    space,
+  );
 }
 
 /** HNSW on SciFact: build time and memory, then recall@10 against the exact scan and speed per `ef`. */
@@ -437,8 +505,11 @@ async function benchHnsw(ids: string[], vectors: Float32Array, dimensions: numbe
     const bytes = index.serialize();
     const copy = HnswIndex.deserialize(bytes);
     const roundTripMs = performance.now() - started;
-    if (copy.search(queries[0], 10).ids.join() !== index.search(queries[0], 10).ids.join()) throw new Error('The deserialized HNSW index answers differently; the benchmark is invalid.');
-    console.log(`## HNSW on SciFact, m ${m}, efConstruction 200: built in ${(buildMs / 1000).toFixed(1)} s (${(buildMs / count).toFixed(2)} ms a vector); typed arrays and WebAssembly memory ${(index.memoryBytes / 2 ** 20).toFixed(1)} MiB (vectors ${((count * dimensions * 4) / 2 ** 20).toFixed(1)} MiB of it), JS heap growth ${heapMiB.toFixed(1)} MiB; serialized ${(bytes.length / 2 ** 20).toFixed(1)} MiB, round trip ${Math.round(roundTripMs)} ms`);
+    if (copy.search(queries[0], 10).ids.join() !== index.search(queries[0], 10).ids.join())
+      throw new Error('The deserialized HNSW index answers differently; the benchmark is invalid.');
+    console.log(
+      `## HNSW on SciFact, m ${m}, efConstruction 200: built in ${(buildMs / 1000).toFixed(1)} s (${(buildMs / count).toFixed(2)} ms a vector); typed arrays and WebAssembly memory ${(index.memoryBytes / 2 ** 20).toFixed(1)} MiB (vectors ${((count * dimensions * 4) / 2 ** 20).toFixed(1)} MiB of it), JS heap growth ${heapMiB.toFixed(1)} MiB; serialized ${(bytes.length / 2 ** 20).toFixed(1)} MiB, round trip ${Math.round(roundTripMs)} ms`,
+    );
     const rows: string[][] = [];
     for (const ef of [10, 40, 80, 160, 320]) {
       let found = 0;
@@ -508,7 +579,9 @@ function handWrittenTopK(vectors: Float32Array, dimensions: number, query: Float
       heapRows[position] = row;
     }
   }
-  const order = Array.from({ length: size }, (_, position) => position).sort((left, right) => heapScores[right] - heapScores[left] || heapRows[left] - heapRows[right]);
+  const order = Array.from({ length: size }, (_, position) => position).sort(
+    (left, right) => heapScores[right] - heapScores[left] || heapRows[left] - heapRows[right],
+  );
   return order.map((position) => heapRows[position]);
 }
 
@@ -621,7 +694,8 @@ function randomGenerator(seed: number): () => number {
 
 function printTable(header: string[], rows: string[][]): void {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
-  const line = (cells: string[]) => `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join(' | ')} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join(' | ')} |`;
   console.log(line(header));
   console.log(`|${widths.map((width, column) => (column === 0 ? '-'.repeat(width + 2) : `${'-'.repeat(width + 1)}:`)).join('|')}|`);
   for (const row of rows) console.log(line(row));

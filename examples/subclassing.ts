@@ -20,9 +20,24 @@ class HelpDesk extends RAG {
 
 const desk = new HelpDesk();
 await desk.addDocuments([
-  { content: 'To reset your password, open Settings, choose Security, then Reset password. A link arrives by e-mail within five minutes.', sourceType: 'file', sourceName: 'help/account.md', metadata: { chunkIndex: 0 } },
-  { content: 'Invoices are issued on the first day of each month and can be downloaded as PDF from the Billing page.', sourceType: 'file', sourceName: 'help/billing.md', metadata: { chunkIndex: 0 } },
-  { content: 'Refunds for duplicate charges are processed within five business days.', sourceType: 'file', sourceName: 'help/billing.md', metadata: { chunkIndex: 1 } },
+  {
+    content: 'To reset your password, open Settings, choose Security, then Reset password. A link arrives by e-mail within five minutes.',
+    sourceType: 'file',
+    sourceName: 'help/account.md',
+    metadata: { chunkIndex: 0 },
+  },
+  {
+    content: 'Invoices are issued on the first day of each month and can be downloaded as PDF from the Billing page.',
+    sourceType: 'file',
+    sourceName: 'help/billing.md',
+    metadata: { chunkIndex: 0 },
+  },
+  {
+    content: 'Refunds for duplicate charges are processed within five business days.',
+    sourceType: 'file',
+    sourceName: 'help/billing.md',
+    metadata: { chunkIndex: 1 },
+  },
 ]);
 
 const answer = await desk.answer('How do I reset my password?');

@@ -79,7 +79,10 @@ async function render(chat: ChatProvider | undefined): Promise<string> {
   const lines: string[] = [];
   let result = '';
   for await (const event of agent.stream(QUESTION, { runId: chat ? 'example-model' : 'example-offline' })) {
-    if (event.type === 'result') result = formatResult(shorten({ ...event.result, results: event.result.results.map(({ metadata: _metadata, ...rest }) => rest) }) as Record<string, unknown>);
+    if (event.type === 'result')
+      result = formatResult(
+        shorten({ ...event.result, results: event.result.results.map(({ metadata: _metadata, ...rest }) => rest) }) as Record<string, unknown>,
+      );
     else lines.push(JSON.stringify(shorten(event as AgenticEvent)));
   }
   return `Events, one per line:\n\n\`\`\`json\n${lines.join('\n')}\n\`\`\`\n\nThe final \`result\` event (each result's metadata left out here):\n\n\`\`\`json\n${result}\n\`\`\``;

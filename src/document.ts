@@ -68,13 +68,19 @@ export function defaultDocumentId(input: { content: string; sourceType: string; 
 export function normalizeDocument(input: DocumentInput, position: number, component = 'rag'): Document {
   const where = `documents[${position}]`;
   if (input === null || typeof input !== 'object') {
-    throw new AxonError('INVALID_DOCUMENT', `${where} is not an object.`, { component, fix: 'Pass objects of the form { content, sourceType?, sourceName?, metadata? }.' });
+    throw new AxonError('INVALID_DOCUMENT', `${where} is not an object.`, {
+      component,
+      fix: 'Pass objects of the form { content, sourceType?, sourceName?, metadata? }.',
+    });
   }
   if (typeof input.content !== 'string' || input.content.trim() === '') {
     throw new AxonError('INVALID_DOCUMENT', `${where}.content must be a non-empty string.`, { component, fix: 'Skip empty texts before adding them.' });
   }
   if (input.id !== undefined && (typeof input.id !== 'string' || input.id === '')) {
-    throw new AxonError('INVALID_DOCUMENT', `${where}.id must be a non-empty string when given.`, { component, fix: 'Leave id out to have one derived from the source and content.' });
+    throw new AxonError('INVALID_DOCUMENT', `${where}.id must be a non-empty string when given.`, {
+      component,
+      fix: 'Leave id out to have one derived from the source and content.',
+    });
   }
   for (const field of ['sourceType', 'sourceName'] as const) {
     if (input[field] !== undefined && typeof input[field] !== 'string') {
@@ -145,4 +151,3 @@ function assertJsonValue(value: unknown, path: string, component: string, depth:
   }
   ancestors.delete(value as object);
 }
-

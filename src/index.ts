@@ -1,6 +1,16 @@
 // The core: RAG, contracts, documents, errors, filters, the pipeline and its trace, ingestion.
 // It loads no provider SDK, no store client and no container; createRag and the built-ins are in `axon-rag/config`.
-export { RAG, type RagComponents, type RetrieveOptions, type AnswerOptions, type RetrievalResult, type Answer, type AnswerStatus, type RagEvent, type AddDocumentsOptions } from './rag.ts';
+export {
+  RAG,
+  type RagComponents,
+  type RetrieveOptions,
+  type AnswerOptions,
+  type RetrievalResult,
+  type Answer,
+  type AnswerStatus,
+  type RagEvent,
+  type AddDocumentsOptions,
+} from './rag.ts';
 export type { Document, DocumentInput, Citation, JsonValue, Vector } from './document.ts';
 export { contentHash } from './document.ts';
 export type * from './contracts/index.ts';
@@ -9,7 +19,17 @@ export { parseFilter, compileFilter } from './filter/index.ts';
 export type { RunTrace, StageRecord, StageKind, DroppedDocument } from './pipeline/trace.ts';
 export { AxonError, FilterError, ConfigError, ProviderError, IndexEmptyError, SearchTimeoutError, type AxonErrorCode, type ConfigIssue } from './errors.ts';
 export { formatCitation } from './context/evidence.ts';
-export { AgentRetriever, agentRetrieverOptionsSchema, SEARCH_TYPES, type AgentRetrieverOptions, type AgentRetrievalRequest, type AgentRetrievalResponse, type AgentRetrievalItem, type RetrievalCitation, type SearchType } from './retrieval/agent-retriever.ts';
+export {
+  AgentRetriever,
+  agentRetrieverOptionsSchema,
+  SEARCH_TYPES,
+  type AgentRetrieverOptions,
+  type AgentRetrievalRequest,
+  type AgentRetrievalResponse,
+  type AgentRetrievalItem,
+  type RetrievalCitation,
+  type SearchType,
+} from './retrieval/agent-retriever.ts';
 export { reciprocalRankFusion, type RankedList, type FusionContribution, type FusionOptions, type FusionResult } from './pipeline/fusion.ts';
 export * from './ingest/index.ts';
 export * from './eval/index.ts';

@@ -250,7 +250,7 @@ export abstract class RAG {
   }
   /** The system instructions given to the chat model, before Axon's evidence rules. */
   protected instructions(): string {
-    return 'You are a helpful assistant that answers questions about the user\'s documents accurately and concisely.';
+    return "You are a helpful assistant that answers questions about the user's documents accurately and concisely.";
   }
   /** The rules eligibility is judged by (SPEC §7). @default {} (untenanted documents shared, no default maximum age) */
   protected eligibilityPolicy(): EligibilityPolicy {
@@ -343,11 +343,17 @@ export abstract class RAG {
     // Built once here only to reject budget options that do not fit together before any work is done.
     new ContextBuilder(settings);
     if (options.guardrail !== undefined && typeof options.guardrail !== 'function') {
-      throw new AxonError('INVALID_OPTION', `guardrail must be a function, got ${typeof options.guardrail}.`, { component: COMPONENT, details: { option: 'guardrail' } });
+      throw new AxonError('INVALID_OPTION', `guardrail must be a function, got ${typeof options.guardrail}.`, {
+        component: COMPONENT,
+        details: { option: 'guardrail' },
+      });
     }
     if (options.conflictCheck !== undefined && options.conflictCheck !== 'metadata' && options.conflictCheck !== 'model') {
       const given = JSON.stringify(options.conflictCheck);
-      throw new AxonError('INVALID_OPTION', `conflictCheck must be "metadata" or "model", got ${given}.`, { component: COMPONENT, details: { option: 'conflictCheck' } });
+      throw new AxonError('INVALID_OPTION', `conflictCheck must be "metadata" or "model", got ${given}.`, {
+        component: COMPONENT,
+        details: { option: 'conflictCheck' },
+      });
     }
     const holder: { recorder?: TraceRecorder } = {};
     try {
@@ -410,7 +416,10 @@ export abstract class RAG {
     const base = { evidence, packet, omitted: packet.omitted, trace: recorder.trace };
     const refusal = await options.guardrail?.({ question: result.trace.question, caller: options.caller, packet });
     const budgetRefusal = packet.degradations.find((degradation) => ['refusal', 'escalation', 'clarifying_question'].includes(degradation.kind));
-    let conflicts = detectConflicts(evidence.map((item) => item.document), result.trace.question);
+    let conflicts = detectConflicts(
+      evidence.map((item) => item.document),
+      result.trace.question,
+    );
     const conflictCheck = options.conflictCheck ?? this.conflictCheck();
     if (conflictCheck === 'model' && chat && conflicts.length === 0 && refusal === undefined && !budgetRefusal && evidence.length >= 2) {
       const check = await detectConflictsWithModel(chat, result.trace.question, evidence, signal);
@@ -637,7 +646,11 @@ export abstract class RAG {
     const { embeddings } = this.components();
     const missing = documents.filter((document) => document.embedding === undefined);
     if (missing.length > 0) {
-      const vectors = await embedAll(embeddings, missing.map((document) => document.content), { inputType: 'document', signal: options.signal, onProgress: options.onProgress });
+      const vectors = await embedAll(
+        embeddings,
+        missing.map((document) => document.content),
+        { inputType: 'document', signal: options.signal, onProgress: options.onProgress },
+      );
       missing.forEach((document, index) => (document.embedding = vectors[index]));
     }
     const dimensions = embeddings.dimensions ?? documents[0]?.embedding?.length;
@@ -655,14 +668,21 @@ export abstract class RAG {
     holder: { recorder?: TraceRecorder },
   ): AsyncGenerator<StageRecord, { result: RetrievalResult; recorder: TraceRecorder; signal: AbortSignal }, undefined> {
     if (typeof question !== 'string' || question.trim() === '') {
-      throw new AxonError('INVALID_QUESTION', `The question must be a non-empty string, got ${question === '' ? 'an empty string' : typeof question === 'string' ? 'only whitespace' : typeof question}.`, {
-        component: COMPONENT,
-        fix: 'Pass the user\'s question as text.',
-      });
+      throw new AxonError(
+        'INVALID_QUESTION',
+        `The question must be a non-empty string, got ${question === '' ? 'an empty string' : typeof question === 'string' ? 'only whitespace' : typeof question}.`,
+        {
+          component: COMPONENT,
+          fix: "Pass the user's question as text.",
+        },
+      );
     }
     const { topK } = options;
     if (topK !== undefined && (typeof topK !== 'number' || !Number.isInteger(topK) || topK <= 0)) {
-      throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, { component: COMPONENT, fix: 'Use a whole number of at least 1, e.g. 50.' });
+      throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, {
+        component: COMPONENT,
+        fix: 'Use a whole number of at least 1, e.g. 50.',
+      });
     }
     if (options.filter !== undefined) parseFilter(options.filter, COMPONENT);
     const policy = this.eligibilityPolicy();
@@ -701,7 +721,11 @@ export abstract class RAG {
     let vectors: Vector[] = [];
     if (mode !== 'keyword') {
       const embedStage = recorder.begin('embed', embeddings.name, { queries: queries.map((query) => query.text) }, signal);
-      vectors = await embedAll(embeddings, queries.map((query) => query.text), { inputType: 'query', signal });
+      vectors = await embedAll(
+        embeddings,
+        queries.map((query) => query.text),
+        { inputType: 'query', signal },
+      );
       yield embedStage.end({ detail: { dimensions: vectors[0]?.length } });
     }
 
@@ -719,15 +743,32 @@ export abstract class RAG {
         const stage = recorder.begin('search', mode === 'hybrid' ? `${store.name}:vector` : store.name, { queries: [queries[index].text] }, signal);
         const found = await store.search(vectors[index], { topK, filter, ef: options.ef, exact: options.exact, signal });
         remember(found);
-        lists.push({ name: mode === 'hybrid' ? `${prefix} vector`.trim() : prefix || 'vector', documents: found, weight: mode === 'hybrid' ? weights.vector : 1 });
+        lists.push({
+          name: mode === 'hybrid' ? `${prefix} vector`.trim() : prefix || 'vector',
+          documents: found,
+          weight: mode === 'hybrid' ? weights.vector : 1,
+        });
         const method = await store.searchMethod?.({ filter, exact: options.exact });
-        yield stage.end({ documents: found, detail: { ...searchDetail, retriever: 'vector', scale: 'cosine', ...(method ? { method } : {}), ...(method === 'ann' && options.ef !== undefined ? { ef: options.ef } : {}) } });
+        yield stage.end({
+          documents: found,
+          detail: {
+            ...searchDetail,
+            retriever: 'vector',
+            scale: 'cosine',
+            ...(method ? { method } : {}),
+            ...(method === 'ann' && options.ef !== undefined ? { ef: options.ef } : {}),
+          },
+        });
       }
       if (mode !== 'vector' && supportsKeywordSearch(store)) {
         const stage = recorder.begin('search', `${store.name}:keyword`, { queries: [queries[index].text] }, signal);
         const found = await store.keywordSearch(queries[index].text, { topK, filter, signal });
         remember(found);
-        lists.push({ name: mode === 'hybrid' ? `${prefix} keyword`.trim() : prefix || 'keyword', documents: found, weight: mode === 'hybrid' ? weights.keyword : 1 });
+        lists.push({
+          name: mode === 'hybrid' ? `${prefix} keyword`.trim() : prefix || 'keyword',
+          documents: found,
+          weight: mode === 'hybrid' ? weights.keyword : 1,
+        });
         yield stage.end({ documents: found, detail: { ...searchDetail, retriever: 'keyword', scale: 'bm25' } });
       }
     }
@@ -744,7 +785,9 @@ export abstract class RAG {
       if (mode === 'hybrid') {
         // Every fused document's score in each list it came from, on that list's own scale (cosine, BM25).
         detail.weights = weights;
-        detail.originalScores = Object.fromEntries(documents.map((document) => [document.id, Object.fromEntries(fused.contributions.get(document.id)!.map((entry) => [entry.list, entry.score]))]));
+        detail.originalScores = Object.fromEntries(
+          documents.map((document) => [document.id, Object.fromEntries(fused.contributions.get(document.id)!.map((entry) => [entry.list, entry.score]))]),
+        );
       }
       yield stage.end({ documents, detail });
     } else {
@@ -883,11 +926,15 @@ function validateProcessorOutput(output: unknown, name: string): Document[] {
       });
     }
     if (typeof document.score !== 'number' || !Number.isFinite(document.score)) {
-      throw new AxonError('INVALID_PROCESSOR_OUTPUT', `Post-processor set the score of "${document.id}" to ${String(document.score)}; scores must be finite numbers.`, {
-        component: name,
-        fix: 'Check the scoring code of this post-processor (a division by zero or a missing field gives NaN).',
-        details: { processor: name, position: index, id: document.id },
-      });
+      throw new AxonError(
+        'INVALID_PROCESSOR_OUTPUT',
+        `Post-processor set the score of "${document.id}" to ${String(document.score)}; scores must be finite numbers.`,
+        {
+          component: name,
+          fix: 'Check the scoring code of this post-processor (a division by zero or a missing field gives NaN).',
+          details: { processor: name, position: index, id: document.id },
+        },
+      );
     }
   });
   return output as Document[];

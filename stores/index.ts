@@ -4,5 +4,11 @@ export { FileStore, fileStoreOptionsSchema, type FileStoreOptions } from './file
 export type { RecoveryReport } from './file-store/file-store-recovery.ts';
 export { QdrantStore, qdrantStoreOptionsSchema, qdrantPointId, AXON_POINT_ID_NAMESPACE, type QdrantStoreOptions } from './qdrant/qdrant-store.ts';
 export { toQdrantFilter, qdrantPayloadKey, type QdrantFilter, type QdrantCondition } from './qdrant/qdrant-filter.ts';
-export { PgVectorStore, pgVectorStoreOptionsSchema, PGVECTOR_SCHEMA_VERSION, PGVECTOR_REGISTRY_TABLE, type PgVectorStoreOptions } from './pgvector/pgvector-store.ts';
+export {
+  PgVectorStore,
+  pgVectorStoreOptionsSchema,
+  PGVECTOR_SCHEMA_VERSION,
+  PGVECTOR_REGISTRY_TABLE,
+  type PgVectorStoreOptions,
+} from './pgvector/pgvector-store.ts';
 export { keywordIndexOptionSchema, type KeywordIndexOption } from './indexes/keyword-index-support.ts';

@@ -36,9 +36,27 @@ class TopicEmbeddings implements EmbeddingsProvider {
 
 /** Topic vectors: incident-011 [0, 1, 0.5], incident-012 [0, 2, 0.5], billing [0, 3, 0.5], password [2, 0, 0.5]. */
 const CORPUS: DocumentInput[] = [
-  { id: 'incident-011', content: 'INC-2023-Q4-011 postmortem: the cache expired and refunds were late.', sourceType: 'file', sourceName: 'incidents.md', metadata: { team: 'ops' } },
-  { id: 'incident-012', content: 'INC-2023-Q4-012 postmortem: invoice refunds were delayed.', sourceType: 'file', sourceName: 'incidents.md', metadata: { team: 'ops' } },
-  { id: 'billing', content: 'Billing refunds for duplicate charges take five days.', sourceType: 'file', sourceName: 'billing.md', metadata: { team: 'finance' } },
+  {
+    id: 'incident-011',
+    content: 'INC-2023-Q4-011 postmortem: the cache expired and refunds were late.',
+    sourceType: 'file',
+    sourceName: 'incidents.md',
+    metadata: { team: 'ops' },
+  },
+  {
+    id: 'incident-012',
+    content: 'INC-2023-Q4-012 postmortem: invoice refunds were delayed.',
+    sourceType: 'file',
+    sourceName: 'incidents.md',
+    metadata: { team: 'ops' },
+  },
+  {
+    id: 'billing',
+    content: 'Billing refunds for duplicate charges take five days.',
+    sourceType: 'file',
+    sourceName: 'billing.md',
+    metadata: { team: 'finance' },
+  },
   { id: 'password', content: 'Reset your password from the login page.', sourceType: 'file', sourceName: 'account.md', metadata: { team: 'identity' } },
 ];
 /** Topic vector [0, 3, 0.5]: cosine 1 with billing, 0.9968 with incident-012, 0.9558 with incident-011. */
@@ -150,7 +168,13 @@ describe('search modes through RAG.retrieve', () => {
   it('traces hybrid: a search stage per retriever and a fusion stage keeping both original scores', async () => {
     const rag = await filled({ mode: 'hybrid' });
     const result = await rag.retrieve(QUESTION, { topK: 3 });
-    expect(stagesOf(result.trace.stages)).toEqual(['embed:topic-embeddings', 'search:memory-store:vector', 'search:memory-store:keyword', 'fusion:reciprocal-rank-fusion', 'dedupe:dedupe']);
+    expect(stagesOf(result.trace.stages)).toEqual([
+      'embed:topic-embeddings',
+      'search:memory-store:vector',
+      'search:memory-store:keyword',
+      'fusion:reciprocal-rank-fusion',
+      'dedupe:dedupe',
+    ]);
     const [, vector, keyword, fusion] = result.trace.stages;
     expect(vector.detail).toMatchObject({ retriever: 'vector', scale: 'cosine', topK: 3 });
     expect(keyword.queries).toEqual([QUESTION]);
@@ -188,7 +212,13 @@ describe('search modes through RAG.retrieve', () => {
     expect(fusion).toHaveLength(1);
     expect(fusion[0].detail).toMatchObject({ lists: 4 });
     const contributions = fusion[0].detail!.contributions as Record<string, { list: string }[]>;
-    expect(new Set(Object.values(contributions).flat().map((entry) => entry.list))).toEqual(new Set(['query 1 vector', 'query 1 keyword', 'query 2 vector', 'query 2 keyword']));
+    expect(
+      new Set(
+        Object.values(contributions)
+          .flat()
+          .map((entry) => entry.list),
+      ),
+    ).toEqual(new Set(['query 1 vector', 'query 1 keyword', 'query 2 vector', 'query 2 keyword']));
     // The identifier only appears in the second query, and only BM25 can use it.
     expect(Object.keys((fusion[0].detail!.originalScores as Record<string, Record<string, number>>)['incident-011'])).toContain('query 2 keyword');
   });
@@ -217,15 +247,38 @@ describe('search modes through RAG.retrieve', () => {
         expect((error as AxonError).fix).toBe('Use FileStore or MemoryStore (with keywordIndex left on), or searchMode "vector".');
       }
       // A store that does not implement keyword search at all fails the same way.
-      const bare: VectorStore = { name: 'bare-store', topK: 50, add: async () => undefined, search: async () => [], deleteBySource: async () => 0, getByIds: async () => [], getBySource: async () => [], count: async () => 1 };
-      await expect(new TopicRAG({ store: bare }).retrieve('x', { searchMode: 'keyword' })).rejects.toMatchObject({ code: 'CAPABILITY_MISSING', component: 'bare-store' });
+      const bare: VectorStore = {
+        name: 'bare-store',
+        topK: 50,
+        add: async () => undefined,
+        search: async () => [],
+        deleteBySource: async () => 0,
+        getByIds: async () => [],
+        getBySource: async () => [],
+        count: async () => 1,
+      };
+      await expect(new TopicRAG({ store: bare }).retrieve('x', { searchMode: 'keyword' })).rejects.toMatchObject({
+        code: 'CAPABILITY_MISSING',
+        component: 'bare-store',
+      });
     });
 
     it('reads the declared capability, not the methods a store happens to have', async () => {
-      const base = { topK: 50, add: async () => undefined, search: async () => [], deleteBySource: async () => 0, getByIds: async () => [], getBySource: async () => [], count: async () => 1 };
+      const base = {
+        topK: 50,
+        add: async () => undefined,
+        search: async () => [],
+        deleteBySource: async () => 0,
+        getByIds: async () => [],
+        getBySource: async () => [],
+        count: async () => 1,
+      };
       // A keywordSearch method without the declaration is not used.
       const undeclared = { ...base, name: 'undeclared-store', keywordSearch: async () => [] };
-      await expect(new TopicRAG({ store: undeclared }).retrieve('x', { searchMode: 'keyword' })).rejects.toMatchObject({ code: 'CAPABILITY_MISSING', component: 'undeclared-store' });
+      await expect(new TopicRAG({ store: undeclared }).retrieve('x', { searchMode: 'keyword' })).rejects.toMatchObject({
+        code: 'CAPABILITY_MISSING',
+        component: 'undeclared-store',
+      });
       // A declaration without the method is the store's bug, reported as such.
       const unimplemented: VectorStore = { ...base, name: 'unimplemented-store', capabilities: { keywordSearch: true } };
       expect(() => supportsKeywordSearch(unimplemented)).toThrow(expect.objectContaining({ code: 'INTERNAL', component: 'unimplemented-store' }));
@@ -236,7 +289,12 @@ describe('search modes through RAG.retrieve', () => {
 
     it('rejects an unknown mode and bad weights', async () => {
       const rag = await filled();
-      await expect(rag.retrieve('x', { searchMode: 'fuzzy' as SearchMode })).rejects.toMatchObject({ code: 'INVALID_OPTION', component: 'rag', details: { option: 'searchMode' }, message: expect.stringContaining('"vector", "keyword", "hybrid"') });
+      await expect(rag.retrieve('x', { searchMode: 'fuzzy' as SearchMode })).rejects.toMatchObject({
+        code: 'INVALID_OPTION',
+        component: 'rag',
+        details: { option: 'searchMode' },
+        message: expect.stringContaining('"vector", "keyword", "hybrid"'),
+      });
       for (const weights of [{ vector: -1 }, { keyword: Number.NaN }, { vector: 0, keyword: 0 }]) {
         await expect(rag.retrieve('x', { searchMode: 'hybrid', hybridWeights: weights })).rejects.toMatchObject({ code: 'INVALID_OPTION', component: 'rag' });
       }
@@ -260,18 +318,33 @@ describe('search mode defaults', () => {
 
     const weighted = await createRag({ store: { type: 'memory' }, searchMode: 'hybrid', hybridWeights: { vector: 0.25 } });
     await weighted.addDocuments(CORPUS);
-    expect((await weighted.retrieve(QUESTION)).trace.stages.find((stage) => stage.stage === 'fusion')!.detail).toMatchObject({ weights: { vector: 0.25, keyword: 1 } });
+    expect((await weighted.retrieve(QUESTION)).trace.stages.find((stage) => stage.stage === 'fusion')!.detail).toMatchObject({
+      weights: { vector: 0.25, keyword: 1 },
+    });
 
     await expect(createRag({ store: { type: 'memory' }, searchMode: 'fuzzy' })).rejects.toThrow(/searchMode/);
     await expect(createRag({ store: { type: 'memory' }, hybridWeights: { vector: -1 } })).rejects.toThrow(/hybridWeights\.vector/);
-    await expect(createRag({ store: { type: 'memory' }, hybridWeights: { vector: 0, keyword: 0 } })).rejects.toThrow(/hybridWeights: at least one weight must be above 0/);
-    await expect(createRag({ store: { type: 'qdrant', url: 'http://127.0.0.1:9', collection: 'docs' }, searchMode: 'hybrid' })).rejects.toThrow(/searchMode: "hybrid" needs a store with a keyword index; the "qdrant" store has none/);
-    await expect(createRag({ store: { type: 'memory', keywordIndex: false }, searchMode: 'keyword' })).rejects.toThrow(/searchMode: "keyword" needs a store with a keyword index/);
+    await expect(createRag({ store: { type: 'memory' }, hybridWeights: { vector: 0, keyword: 0 } })).rejects.toThrow(
+      /hybridWeights: at least one weight must be above 0/,
+    );
+    await expect(createRag({ store: { type: 'qdrant', url: 'http://127.0.0.1:9', collection: 'docs' }, searchMode: 'hybrid' })).rejects.toThrow(
+      /searchMode: "hybrid" needs a store with a keyword index; the "qdrant" store has none/,
+    );
+    await expect(createRag({ store: { type: 'memory', keywordIndex: false }, searchMode: 'keyword' })).rejects.toThrow(
+      /searchMode: "keyword" needs a store with a keyword index/,
+    );
   });
 
   it('BM25-led hybrid weights follow the declared lexical capability, not the embedder class', () => {
     const store = new MemoryStore();
-    const lexical: EmbeddingsProvider = { name: 'my-lexical', dimensions: 4, maxBatchSize: 8, maxParallelCalls: 1, capabilities: { lexical: true }, embed: async (texts) => texts.map(() => [1, 0, 0, 0]) };
+    const lexical: EmbeddingsProvider = {
+      name: 'my-lexical',
+      dimensions: 4,
+      maxBatchSize: 8,
+      maxParallelCalls: 1,
+      capabilities: { lexical: true },
+      embed: async (texts) => texts.map(() => [1, 0, 0, 0]),
+    };
     expect(retrievalDefaultsFor({ embeddings: lexical, store })).toEqual({ searchMode: 'hybrid', hybridWeights: LOCAL_EMBEDDINGS_HYBRID_WEIGHTS });
     expect(retrievalDefaultsFor({ embeddings: { ...lexical, capabilities: { lexical: false } }, store })).toBeUndefined();
     expect(retrievalDefaultsFor({ embeddings: new TopicEmbeddings(), store })).toBeUndefined();

@@ -13,10 +13,30 @@ import { MemoryStore } from '../stores/memory/memory-store.ts';
 import { ScriptedChat } from './helpers/scripted-chat.ts';
 
 const corpus: DocumentInput[] = [
-  { content: 'To reset your password, open Settings, then Security, then choose Reset password.', sourceType: 'file', sourceName: 'help/account.md', metadata: { chunkIndex: 0, team: 'identity' } },
-  { content: 'Invoices are issued monthly and can be downloaded from the Billing page.', sourceType: 'file', sourceName: 'help/billing.md', metadata: { chunkIndex: 0, team: 'finance' } },
-  { content: 'Refunds for duplicate charges are processed within five business days.', sourceType: 'file', sourceName: 'help/billing.md', metadata: { chunkIndex: 1, team: 'finance' } },
-  { content: 'Two-factor authentication protects your account with a code from your phone.', sourceType: 'file', sourceName: 'help/account.md', metadata: { chunkIndex: 1, team: 'identity' } },
+  {
+    content: 'To reset your password, open Settings, then Security, then choose Reset password.',
+    sourceType: 'file',
+    sourceName: 'help/account.md',
+    metadata: { chunkIndex: 0, team: 'identity' },
+  },
+  {
+    content: 'Invoices are issued monthly and can be downloaded from the Billing page.',
+    sourceType: 'file',
+    sourceName: 'help/billing.md',
+    metadata: { chunkIndex: 0, team: 'finance' },
+  },
+  {
+    content: 'Refunds for duplicate charges are processed within five business days.',
+    sourceType: 'file',
+    sourceName: 'help/billing.md',
+    metadata: { chunkIndex: 1, team: 'finance' },
+  },
+  {
+    content: 'Two-factor authentication protects your account with a code from your phone.',
+    sourceType: 'file',
+    sourceName: 'help/account.md',
+    metadata: { chunkIndex: 1, team: 'identity' },
+  },
 ];
 
 interface Parts {
@@ -79,7 +99,12 @@ describe('RAG subclass', () => {
     expect(documents[0].sourceName).toBe('help/account.md');
     expect(documents[0].metadata.chunkIndex).toBe(0);
     expect(queries).toEqual([{ text: 'How do I reset my password?', producedBy: [] }]);
-    expect(trace.stages.map((stage) => `${stage.stage}:${stage.name}`)).toEqual(['embed:local-hash-embeddings', 'search:memory-store', 'dedupe:dedupe', 'post-process:top-n']);
+    expect(trace.stages.map((stage) => `${stage.stage}:${stage.name}`)).toEqual([
+      'embed:local-hash-embeddings',
+      'search:memory-store',
+      'dedupe:dedupe',
+      'post-process:top-n',
+    ]);
     const search = trace.stages[1];
     expect(search.outputIds).toHaveLength(4);
     expect(search.scores[documents[0].id]).toBeCloseTo(documents[0].score, 5);
@@ -182,7 +207,12 @@ describe('RAG subclass', () => {
     expect(fusion?.outputIds).toHaveLength(4);
     expect(new Set(documents.map((document) => document.id)).size).toBe(4);
     // each query's best document leads the fused list
-    expect(documents.slice(0, 2).map((document) => document.sourceName).sort()).toEqual(['help/account.md', 'help/billing.md']);
+    expect(
+      documents
+        .slice(0, 2)
+        .map((document) => document.sourceName)
+        .sort(),
+    ).toEqual(['help/account.md', 'help/billing.md']);
   });
 
   it('falls back to the incoming query when a pre-processor returns nothing usable', async () => {
@@ -195,7 +225,14 @@ describe('RAG subclass', () => {
 
   it('removes documents with the same content under different ids and says which was kept', async () => {
     const rag = await filled();
-    await rag.addDocuments([{ id: 'copy', content: '  to reset your PASSWORD, open settings, then security, then choose reset password. ', sourceType: 'file', sourceName: 'copy.md' }]);
+    await rag.addDocuments([
+      {
+        id: 'copy',
+        content: '  to reset your PASSWORD, open settings, then security, then choose reset password. ',
+        sourceType: 'file',
+        sourceName: 'copy.md',
+      },
+    ]);
     const { documents, trace } = await rag.retrieve('reset password');
     const dedupe = trace.stages.find((stage) => stage.stage === 'dedupe');
     expect(dedupe?.dropped).toHaveLength(1);
@@ -226,7 +263,9 @@ describe('RAG subclass', () => {
 
   it('replaces a source with reindexBySource and removes it with deleteBySource', async () => {
     const rag = await filled();
-    const result = await rag.reindexBySource([{ content: 'Billing moved to the Payments page.', sourceType: 'file', sourceName: 'help/billing.md', metadata: { chunkIndex: 0 } }]);
+    const result = await rag.reindexBySource([
+      { content: 'Billing moved to the Payments page.', sourceType: 'file', sourceName: 'help/billing.md', metadata: { chunkIndex: 0 } },
+    ]);
     expect(result).toEqual({ removed: 2, added: 1 });
     expect((await rag.store.getBySource('file', 'help/billing.md')).map((document) => document.content)).toEqual(['Billing moved to the Payments page.']);
     expect(await rag.deleteBySource('file', 'help/account.md')).toBe(2);
@@ -258,7 +297,14 @@ describe('RAG bad input', () => {
     expect(await codeOf(rag.addDocuments([{ content: 'fine', embedding: [1, 2, 3] }]))).toBe('DIMENSION_MISMATCH');
     const nan = Array.from({ length: 512 }, (_, index) => (index === 7 ? Number.NaN : 0.1));
     expect(await codeOf(rag.addDocuments([{ content: 'fine' }, { content: 'bad', embedding: nan }]))).toBe('INVALID_VECTOR');
-    expect(await codeOf(rag.addDocuments([{ id: 'x', content: 'a' }, { id: 'x', content: 'b' }]))).toBe('DUPLICATE_ID');
+    expect(
+      await codeOf(
+        rag.addDocuments([
+          { id: 'x', content: 'a' },
+          { id: 'x', content: 'b' },
+        ]),
+      ),
+    ).toBe('DUPLICATE_ID');
     expect(await codeOf(rag.addDocuments('text' as unknown as DocumentInput[]))).toBe('INVALID_INPUT');
     expect(await codeOf(rag.addDocuments([{ content: 'a', metadata: { when: new Date() as unknown as string } }]))).toBe('INVALID_DOCUMENT');
     expect(await rag.store.count()).toBe(before);
@@ -272,7 +318,10 @@ describe('RAG bad input', () => {
   });
 
   it('fails the run, naming the post-processor, when it returns a NaN score', async () => {
-    const broken: PostProcessor = { name: 'broken-scorer', process: async (_question: string, documents: Document[]) => documents.map((document) => ({ ...document, score: Number.NaN })) };
+    const broken: PostProcessor = {
+      name: 'broken-scorer',
+      process: async (_question: string, documents: Document[]) => documents.map((document) => ({ ...document, score: Number.NaN })),
+    };
     const rag = await filled({ post: [broken] });
     const error = (await rag.retrieve('password').catch((caught: unknown) => caught)) as AxonError;
     expect(error.component).toBe('broken-scorer');
@@ -282,8 +331,14 @@ describe('RAG bad input', () => {
 
   it('fails the run with INVALID_PROCESSOR_OUTPUT when a post-processor returns no array or a non-document', async () => {
     const notArray: PostProcessor = { name: 'not-array', process: async () => ({}) as unknown as Document[] };
-    const notDocument: PostProcessor = { name: 'not-document', process: async (_question: string, documents: Document[]) => [documents[0], { id: 7 } as unknown as Document] };
-    for (const [post, details] of [[notArray, { processor: 'not-array' }], [notDocument, { processor: 'not-document', position: 1 }]] as const) {
+    const notDocument: PostProcessor = {
+      name: 'not-document',
+      process: async (_question: string, documents: Document[]) => [documents[0], { id: 7 } as unknown as Document],
+    };
+    for (const [post, details] of [
+      [notArray, { processor: 'not-array' }],
+      [notDocument, { processor: 'not-document', position: 1 }],
+    ] as const) {
       const rag = await filled({ post: [post] });
       const error = await rag.retrieve('password').catch((caught: unknown) => caught);
       expect(AxonError.hasCode(error, 'INVALID_PROCESSOR_OUTPUT')).toBe(true);
@@ -309,7 +364,12 @@ describe('RAG bad input', () => {
         return documents;
       },
     };
-    const never: PostProcessor = { name: 'never', process: async () => { throw new Error('must not run'); } };
+    const never: PostProcessor = {
+      name: 'never',
+      process: async () => {
+        throw new Error('must not run');
+      },
+    };
     const rag = await filled({ post: [abortingStage, never] });
     expect(await codeOf(rag.retrieve('password', { signal: controller.signal }))).toBe('ABORTED');
   });

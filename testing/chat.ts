@@ -51,11 +51,13 @@ export function describeChatConformance(create: () => ChatProvider, options: Cha
       controller.abort();
       await expect(create().complete(MESSAGES, { signal: controller.signal })).rejects.toMatchObject({ code: 'ABORTED' });
       const stream = create().stream(MESSAGES, { signal: controller.signal });
-      await expect((async () => {
-        for await (const _delta of stream) {
-          // draining
-        }
-      })()).rejects.toMatchObject({ code: 'ABORTED' });
+      await expect(
+        (async () => {
+          for await (const _delta of stream) {
+            // draining
+          }
+        })(),
+      ).rejects.toMatchObject({ code: 'ABORTED' });
     });
   });
 }

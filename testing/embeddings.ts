@@ -15,7 +15,9 @@ export interface EmbeddingsConformanceOptions {
  * after the suite's `beforeAll` hooks, so it may read a loopback server's URL.
  */
 export function describeEmbeddingsConformance(create: () => EmbeddingsProvider, options: EmbeddingsConformanceOptions = {}): void {
-  const live: ConformanceSkip[] = options.live ? [{ reason: 'against a real service, where a full extra batch costs money', tests: ['embeds more than one full batch, batch by batch, in order'] }] : [];
+  const live: ConformanceSkip[] = options.live
+    ? [{ reason: 'against a real service, where a full extra batch costs money', tests: ['embeds more than one full batch, batch by batch, in order'] }]
+    : [];
   const { test: it, assertAllKnown } = conformanceCases([...live, ...(options.skip ?? [])]);
   describe('embeddings conformance', () => {
     it('declares its name and capabilities', () => {
@@ -55,7 +57,9 @@ export function describeEmbeddingsConformance(create: () => EmbeddingsProvider, 
     it('places a question nearer its answer than an unrelated text', async () => {
       const provider = create();
       const [query] = await provider.embed(['What is the capital of France?'], { inputType: 'query' });
-      const [answer, unrelated] = await provider.embed(['Paris is the capital of France.', 'Bananas are a yellow fruit rich in potassium.'], { inputType: 'document' });
+      const [answer, unrelated] = await provider.embed(['Paris is the capital of France.', 'Bananas are a yellow fruit rich in potassium.'], {
+        inputType: 'document',
+      });
       expect(cosine(query, answer)).toBeGreaterThan(cosine(query, unrelated));
     });
 

@@ -30,7 +30,8 @@ export function describeRerankerConformance(create: () => Reranker): void {
         expect(Number.isInteger(result.index) && result.index >= 0 && result.index < DOCUMENTS.length).toBe(true);
         expect(Number.isFinite(result.relevanceScore)).toBe(true);
       }
-      for (let position = 1; position < results.length; position++) expect(results[position - 1].relevanceScore).toBeGreaterThanOrEqual(results[position].relevanceScore);
+      for (let position = 1; position < results.length; position++)
+        expect(results[position - 1].relevanceScore).toBeGreaterThanOrEqual(results[position].relevanceScore);
     });
 
     it('returns no more results than documents when topN is larger', async () => {

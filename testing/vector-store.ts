@@ -10,7 +10,7 @@
  * Stores that declare keyword search (`capabilities.keywordSearch`, `KeywordSearchable`) pass `keywordSearch: true`
  * to run its cases as well; for the others they show as skipped. Either way the declaration is checked.
  */
-import { afterEach, describe, expect, } from 'vitest';
+import { afterEach, describe, expect } from 'vitest';
 import { supportsKeywordSearch } from '../src/contracts/keyword-search.ts';
 import type { VectorStore } from '../src/contracts/vector-store.ts';
 import type { Document, JsonValue } from '../src/document.ts';
@@ -248,7 +248,9 @@ export function describeVectorStoreConformance(name: string, factory: () => Prom
         const store = await open();
         // 95 documents close to the query that do not match, 5 far ones that do.
         const documents = Array.from({ length: 100 }, (_, index) =>
-          index < 95 ? doc(`near${index}`, [1, index / 95, 0], { metadata: { group: 'near' } }) : doc(`far${index}`, [-1, index / 100, 0.1], { metadata: { group: 'far' } }),
+          index < 95
+            ? doc(`near${index}`, [1, index / 95, 0], { metadata: { group: 'near' } })
+            : doc(`far${index}`, [-1, index / 100, 0.1], { metadata: { group: 'far' } }),
         );
         await store.add(documents);
         const results = await store.search([1, 0, 0], { topK: 5, filter: { group: 'far' } });
@@ -303,12 +305,23 @@ export function describeVectorStoreConformance(name: string, factory: () => Prom
       test('keyword: finds an exact identifier and returns every field with the embedding', async () => {
         const store = await keywordStore();
         await store.add([
-          doc('incident', [0, 2, 0], { content: 'Postmortem of INC-2023-Q4-011: the cache expired early.', sourceType: 'file', sourceName: 'incidents.md', metadata: { chunkIndex: 4 } }),
+          doc('incident', [0, 2, 0], {
+            content: 'Postmortem of INC-2023-Q4-011: the cache expired early.',
+            sourceType: 'file',
+            sourceName: 'incidents.md',
+            metadata: { chunkIndex: 4 },
+          }),
           doc('other', [0, 2, 1], { content: 'Postmortem of INC-2022-Q1-003: a disk filled up.' }),
           doc('unrelated', [1, 0, 0], { content: 'Release notes for version 4.' }),
         ]);
         const results = await store.keywordSearch('what happened in INC-2023-Q4-011?');
-        expect(results[0]).toMatchObject({ id: 'incident', content: 'Postmortem of INC-2023-Q4-011: the cache expired early.', sourceType: 'file', sourceName: 'incidents.md', metadata: { chunkIndex: 4 } });
+        expect(results[0]).toMatchObject({
+          id: 'incident',
+          content: 'Postmortem of INC-2023-Q4-011: the cache expired early.',
+          sourceType: 'file',
+          sourceName: 'incidents.md',
+          metadata: { chunkIndex: 4 },
+        });
         expect(results[0].score).toBeGreaterThan(results[1]?.score ?? 0);
         expect(results.map((result) => result.id)).not.toContain('unrelated');
         expect(cosine(Array.from(results[0].embedding!), [0, 2, 0])).toBeCloseTo(1, 5);
@@ -347,7 +360,9 @@ export function describeVectorStoreConformance(name: string, factory: () => Prom
         const store = await keywordStore();
         await store.add(FILTER_DOCUMENTS.map((document) => ({ ...document, content: `shared ${document.id}` })));
         expect((await store.keywordSearch('shared', { topK: 10, filter: { lang: 'en' } })).map((result) => result.id).sort()).toEqual(['d1', 'd3']);
-        expect((await store.keywordSearch('shared', { topK: 10, filter: { 'author.name': 'Ada', sourceType: 'file' } })).map((result) => result.id).sort()).toEqual(['d1', 'd4']);
+        expect(
+          (await store.keywordSearch('shared', { topK: 10, filter: { 'author.name': 'Ada', sourceType: 'file' } })).map((result) => result.id).sort(),
+        ).toEqual(['d1', 'd4']);
         await expect(store.keywordSearch('shared', { filter: { lang: { $regex: 'e' } } })).rejects.toMatchObject({ code: 'FILTER_INVALID' });
       });
 
@@ -436,9 +451,21 @@ export const FILTER_DOCUMENTS: Document[] = [
     sourceName: 'a.md',
     metadata: { lang: 'en', year: 2019, tags: ['billing', 'api'], title: 'Billing guide', author: { name: 'Ada', age: 36 }, draft: true },
   }),
-  doc('d2', [0, 1, 0, 0], { sourceType: 'file', sourceName: 'b.md', metadata: { lang: 'fr', year: 2021, tags: ['api'], title: 'API reference', author: { name: 'Grace' }, draft: false } }),
-  doc('d3', [0, 0, 1, 0], { sourceType: 'url', sourceName: 'https://example.com', metadata: { lang: 'en', year: 2023, tags: [], title: 'Release notes', rating: null } }),
-  doc('d4', [0, 0, 0, 1], { sourceType: 'file', sourceName: 'a.md', metadata: { lang: 'de', year: '2020', title: 'Old billing FAQ', author: { name: 'Ada' } } }),
+  doc('d2', [0, 1, 0, 0], {
+    sourceType: 'file',
+    sourceName: 'b.md',
+    metadata: { lang: 'fr', year: 2021, tags: ['api'], title: 'API reference', author: { name: 'Grace' }, draft: false },
+  }),
+  doc('d3', [0, 0, 1, 0], {
+    sourceType: 'url',
+    sourceName: 'https://example.com',
+    metadata: { lang: 'en', year: 2023, tags: [], title: 'Release notes', rating: null },
+  }),
+  doc('d4', [0, 0, 0, 1], {
+    sourceType: 'file',
+    sourceName: 'a.md',
+    metadata: { lang: 'de', year: '2020', title: 'Old billing FAQ', author: { name: 'Ada' } },
+  }),
   doc('d5', [1, 1, 0, 0], { sourceType: 'manual', sourceName: '', metadata: {} }),
 ];
 

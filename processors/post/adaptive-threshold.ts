@@ -53,7 +53,10 @@ export class AdaptiveThreshold implements PostProcessor {
     return documents.filter((document) => {
       const keep = document.score >= threshold;
       if (!keep) {
-        context.drop(document.id, `score ${document.score.toFixed(4)} < adaptive threshold ${threshold.toFixed(4)} (median ${center.toFixed(4)} − ${this.multiplier} × MAD ${mad.toFixed(4)})`);
+        context.drop(
+          document.id,
+          `score ${document.score.toFixed(4)} < adaptive threshold ${threshold.toFixed(4)} (median ${center.toFixed(4)} − ${this.multiplier} × MAD ${mad.toFixed(4)})`,
+        );
       }
       return keep;
     });

@@ -104,7 +104,12 @@ export class RerankerPostProcessor implements PostProcessor {
           { topN, signal },
         );
         // Checked again here because any Reranker can be plugged in, not only the validated built-in ones.
-        const valid = rerankResultsFromResponse(this.reranker.name, undefined, results, { documentCount: batch.length, topN, scoreField: 'relevanceScore', path: 'rerank()' });
+        const valid = rerankResultsFromResponse(this.reranker.name, undefined, results, {
+          documentCount: batch.length,
+          topN,
+          scoreField: 'relevanceScore',
+          path: 'rerank()',
+        });
         return valid.map((result) => ({ ...batch[result.index], score: result.relevanceScore }));
       },
       { signal, component: this.name },
@@ -150,7 +155,13 @@ export function defineRerankerPostProcessor<ModelShape extends z.ZodRawShape>(de
           environmentVariable: definition.apiKeyVariable,
         });
       }
-      super({ name: definition.name, reranker: definition.createModel(modelOptions as unknown as z.output<z.ZodObject<ModelShape>>), topN, onError, maxParallelCalls });
+      super({
+        name: definition.name,
+        reranker: definition.createModel(modelOptions as unknown as z.output<z.ZodObject<ModelShape>>),
+        topN,
+        onError,
+        maxParallelCalls,
+      });
     }
   }
   return { schema, Processor };
@@ -160,7 +171,13 @@ export function defineRerankerPostProcessor<ModelShape extends z.ZodRawShape>(de
 
 function isReranker(value: unknown): value is Reranker {
   const candidate = value as Partial<Reranker> | null;
-  return !!candidate && typeof candidate.name === 'string' && typeof candidate.rerank === 'function' && typeof candidate.maxDocumentsPerCall === 'number' && candidate.maxDocumentsPerCall >= 1;
+  return (
+    !!candidate &&
+    typeof candidate.name === 'string' &&
+    typeof candidate.rerank === 'function' &&
+    typeof candidate.maxDocumentsPerCall === 'number' &&
+    candidate.maxDocumentsPerCall >= 1
+  );
 }
 
 function isCancellation(error: unknown, signal: AbortSignal | undefined): boolean {

@@ -43,7 +43,9 @@ export function parseQueryLines(output: string, options: { maxQueries: number })
  * label, wrapping quotes or closing note. Returns `''` when nothing usable is left.
  */
 export function parsePassage(output: string): string {
-  const lines = stripCodeFences(output).split(/\r?\n/).map((line) => line.trim());
+  const lines = stripCodeFences(output)
+    .split(/\r?\n/)
+    .map((line) => line.trim());
   while (lines.length > 0 && (lines[0] === '' || isPassagePreamble(lines[0]))) lines.shift();
   while (lines.length > 0 && (lines[lines.length - 1] === '' || /^(?:\*\*)?notes?\b\s*[:\-–]/i.test(lines[lines.length - 1]))) lines.pop();
   const label = /^(?:hypothetical\s+)?(?:passage|answer|document)\s*:\s*/i;
@@ -55,19 +57,27 @@ export function parsePassage(output: string): string {
 
 /** Two queries are the same search when they differ only in case, spacing, or end punctuation. */
 export function comparisonKey(query: string): string {
-  return query.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').replace(/[\s?.!;:,]+$/u, '').trim();
+  return query
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .replace(/[\s?.!;:,]+$/u, '')
+    .trim();
 }
 
 // --- Internal helpers ---
 
 /** A list marker at the start of a line: bullets, `1.` `1)` `(1)` `[1]` `a)`, or a label such as `Q1:`. */
-const LIST_MARKER = /^(?:[-*•+–—·▪◦‣]|\(?\d{1,3}\s*[.):\]]|\(\d{1,3}\)|\[\d{1,3}\]|[a-h]\)|#\d{1,3}[.:)]?|(?:q|question|query|sub-?question|sub-?query|paraphrase|rewrite)\s*#?\d{1,3}\s*[.):\-–]?)\s+/i;
+const LIST_MARKER =
+  /^(?:[-*•+–—·▪◦‣]|\(?\d{1,3}\s*[.):\]]|\(\d{1,3}\)|\[\d{1,3}\]|[a-h]\)|#\d{1,3}[.:)]?|(?:q|question|query|sub-?question|sub-?query|paraphrase|rewrite)\s*#?\d{1,3}\s*[.):\-–]?)\s+/i;
 
 /** Opening words of a line that talks about the answer instead of being part of it. */
 const PREAMBLE = /^(?:sure|certainly|okay|ok|of course|absolutely|great|here\s+(?:are|is)|below\s+(?:are|is)|the\s+following)\b/i;
-const EXPLANATION = /^(?:notes?\b|explanation\b|these\b|this\b|each\b|together\b|i\s+(?:have|hope|broke|split|rewrote)\b|i've\b|by\s+(?:splitting|breaking|searching|rewriting)\b|the\s+(?:above|sub-?questions|queries|paraphrases)\b)/i;
+const EXPLANATION =
+  /^(?:notes?\b|explanation\b|these\b|this\b|each\b|together\b|i\s+(?:have|hope|broke|split|rewrote)\b|i've\b|by\s+(?:splitting|breaking|searching|rewriting)\b|the\s+(?:above|sub-?questions|queries|paraphrases)\b)/i;
 const REFUSAL = /^(?:i'?m\s+sorry|i\s+am\s+sorry|sorry\b|i\s+(?:cannot|can'?t|am\s+unable|'m\s+unable|won'?t)\b|as\s+an\s+ai\b)/i;
-const LABEL = /^(?:(?:rewritten|improved|search|reformulated|alternative|final)\s+)?(?:query|question|sub-?question|sub-?query|paraphrase|rewrite)(?:\s*#?\d{1,3})?\s*[:\-–]\s*/i;
+const LABEL =
+  /^(?:(?:rewritten|improved|search|reformulated|alternative|final)\s+)?(?:query|question|sub-?question|sub-?query|paraphrase|rewrite)(?:\s*#?\d{1,3})?\s*[:\-–]\s*/i;
 
 function stripCodeFences(text: string): string {
   return text
@@ -121,7 +131,10 @@ function isPassagePreamble(line: string): boolean {
 }
 
 function cleanQuery(raw: string): string {
-  let query = raw.replace(/\*\*|__/g, '').replace(/\s+/g, ' ').trim();
+  let query = raw
+    .replace(/\*\*|__/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   query = unwrapQuotes(query.replace(LABEL, ''));
   return query.replace(/\s+/g, ' ').trim();
 }

@@ -134,7 +134,9 @@ export class QueryTransformation implements PreProcessor {
     throwIfAborted(context.signal, NAME);
     const texts = typeof output === 'string' ? this.parse(output, context) : [];
     if (texts.length === 0) {
-      context.warn(`${strategy}: the chat model "${chat.name}" returned no usable ${strategy === 'HYDE' ? 'passage' : 'query'}; searched with the query unchanged.`);
+      context.warn(
+        `${strategy}: the chat model "${chat.name}" returned no usable ${strategy === 'HYDE' ? 'passage' : 'query'}; searched with the query unchanged.`,
+      );
       return [query];
     }
     const producedBy = [...query.producedBy, `${NAME}:${strategy}`];

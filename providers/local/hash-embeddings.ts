@@ -110,7 +110,13 @@ export class LocalHashEmbeddings implements EmbeddingsProvider {
 
 /** Lowercased runs of letters and digits, Unicode-aware; accents are folded so "café" matches "cafe". */
 function wordsOf(text: string): string[] {
-  return text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return (
+    text
+      .normalize('NFKD')
+      .replace(/\p{M}+/gu, '')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  );
 }
 
 function fnv1a(text: string): number {

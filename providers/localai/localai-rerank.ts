@@ -58,6 +58,12 @@ export class LocalAIRerankModel implements Reranker {
   async rerank(query: string, documents: string[], options: RerankOptions): Promise<RerankResult[]> {
     assertTexts(documents, this.maxDocumentsPerCall, 'documents', NAME);
     if (documents.length === 0) return [];
-    return rerankJinaFormat(this.#http, 'v1/rerank', NAME, { model: this.model, query, documents, topN: clampTopN(options.topN, documents.length), signal: options.signal });
+    return rerankJinaFormat(this.#http, 'v1/rerank', NAME, {
+      model: this.model,
+      query,
+      documents,
+      topN: clampTopN(options.topN, documents.length),
+      signal: options.signal,
+    });
   }
 }

@@ -102,7 +102,11 @@ export function isOfficialEndpoint(baseURL: string): boolean {
 
 const openAISdk = lazyModule('openai', 'openai', () => import('openai'));
 
-function describeOpenAIError(component: string, error: unknown, context: { apiKey: Secret | undefined; keyFix: string; baseURL: string; timeoutMs: number }): ProviderError {
+function describeOpenAIError(
+  component: string,
+  error: unknown,
+  context: { apiKey: Secret | undefined; keyFix: string; baseURL: string; timeoutMs: number },
+): ProviderError {
   // An SDK error can only exist once the SDK was loaded; before that, nothing here is the SDK's.
   const OpenAI = openAISdk.loaded()?.default;
   if (OpenAI === undefined) return requestFailedError(component, error, context.apiKey);

@@ -92,7 +92,10 @@ export class OpenAIEmbeddings implements EmbeddingsProvider {
     const { data, response } = await request(this.#connection.context(options.signal), (signal) =>
       client.embeddings.create(body, this.#connection.requestOptions(signal)).withResponse(),
     );
-    const vectors = vectorsFromIndexedData(NAME, response.status, (data as { data?: unknown } | null)?.data, { count: texts.length, dimensions: this.#dimensions });
+    const vectors = vectorsFromIndexedData(NAME, response.status, (data as { data?: unknown } | null)?.data, {
+      count: texts.length,
+      dimensions: this.#dimensions,
+    });
     this.#dimensions ??= vectors[0]?.length;
     return vectors;
   }

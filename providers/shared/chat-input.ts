@@ -49,10 +49,11 @@ export function assertTexts(texts: unknown, limit: number, label: string, compon
     });
   }
   texts.forEach((text: unknown, position) => {
-    if (typeof text !== 'string') throw new AxonError('INVALID_INPUT', `${label}[${position}] is not a string.`, {
-      component,
-      details: { argument: label, position },
-    });
+    if (typeof text !== 'string')
+      throw new AxonError('INVALID_INPUT', `${label}[${position}] is not a string.`, {
+        component,
+        details: { argument: label, position },
+      });
   });
 }
 

@@ -16,5 +16,9 @@ export async function rerankJinaFormat(
   const body = { model: request.model, query: request.query, documents: request.documents, top_n: request.topN, return_documents: false };
   const response = await http.postJson(path, body, { signal: request.signal });
   const results = (response.body as { results?: unknown } | null)?.results;
-  return rerankResultsFromResponse(provider, response.status, results, { documentCount: request.documents.length, topN: request.topN, scoreField: 'relevance_score' });
+  return rerankResultsFromResponse(provider, response.status, results, {
+    documentCount: request.documents.length,
+    topN: request.topN,
+    scoreField: 'relevance_score',
+  });
 }

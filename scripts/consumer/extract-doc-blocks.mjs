@@ -12,7 +12,13 @@ import { join } from 'node:path';
 
 const [root, out] = process.argv.slice(2);
 mkdirSync(out, { recursive: true });
-const sources = ['README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
+const sources = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
 const runnable = [];
 let extracted = 0;
 let partial = 0;
@@ -26,11 +32,11 @@ for (const source of sources) {
     const body = lines.slice(start, end);
     index = end;
     const marker = body[0]?.trim();
-    if (marker?.startsWith("// partial")) {
+    if (marker?.startsWith('// partial')) {
       partial += 1;
       continue;
     }
-    const name = `${source.replace(/\//g, "_")}_L${start + 1}.ts`;
+    const name = `${source.replace(/\//g, '_')}_L${start + 1}.ts`;
     // `export {}` makes every block a module, so top-level await and local names behave as in a file of its own.
     writeFileSync(join(out, name), `// ${source}:${start + 1}\n${body.join('\n')}\nexport {};\n`);
     if (marker === '// runnable') runnable.push(name);

@@ -37,9 +37,11 @@ export const agenticRetrieverOptionsSchema = z
     /** 1 to 5 places to search, each `{ name, description, rag or store, filter?, maxResults? }`. */
     retrievers: z.array(z.any()),
     /** Plans, judges sufficiency and answers. Without one, the offline planner plans and the answer is extractive. @default undefined */
-    chat: z.custom<ChatProvider>((value) => typeof (value as ChatProvider)?.complete === 'function' && typeof (value as ChatProvider)?.stream === 'function', {
-      message: 'must be a chat provider (an object with complete() and stream())',
-    }).optional(),
+    chat: z
+      .custom<ChatProvider>((value) => typeof (value as ChatProvider)?.complete === 'function' && typeof (value as ChatProvider)?.stream === 'function', {
+        message: 'must be a chat provider (an object with complete() and stream())',
+      })
+      .optional(),
     /** Planned rounds after the speculative retrieval; a hard cap nothing in the data can raise. @default 3 */
     maxIterations: z.number().int().min(1).max(10).default(3),
     /** Sub-queries searched per round; extra ones are dropped and recorded. @default 5 */
@@ -158,7 +160,7 @@ export class AgenticRetriever {
    */
   async *stream(question: string, options: AgenticRunOptions = {}): AsyncGenerator<AgenticEvent, void, undefined> {
     if (typeof question !== 'string' || question.trim() === '') {
-      throw new AxonError('INVALID_QUESTION', 'The question must be a non-empty string.', { component: NAME, fix: 'Pass the user\'s question as text.' });
+      throw new AxonError('INVALID_QUESTION', 'The question must be a non-empty string.', { component: NAME, fix: "Pass the user's question as text." });
     }
     const signals = [this.options.signal, options.signal].filter((signal): signal is AbortSignal => signal !== undefined);
     const signal = signals.length === 0 ? new AbortController().signal : signals.length === 1 ? signals[0] : AbortSignal.any(signals);

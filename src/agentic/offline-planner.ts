@@ -48,7 +48,7 @@ export class OfflinePlanner implements Planner {
       // What the question asks that this result does not say: the part the bridge entity's own page holds.
       const uncovered = missing.length > 0 ? missing : [...questionTerms].filter((term) => !resultTerms.has(term));
       for (const entity of bridgeEntities(result, questionTerms, this.bridgesPerResult)) {
-        add(`${entity} ${uncovered.join(" ")}`.trim(), result.retriever);
+        add(`${entity} ${uncovered.join(' ')}`.trim(), result.retriever);
       }
     }
     // Nothing to bridge from (no results yet, or no names in them): search what is missing on every retriever.
@@ -90,7 +90,12 @@ const STOPWORDS = new Set(
 
 /** Lower-cased content words, diacritics folded, without stopwords or one-letter words. */
 export function contentTerms(text: string): string[] {
-  const words = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const words =
+    text
+      .normalize('NFKD')
+      .replace(/\p{M}+/gu, '')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? [];
   return words.filter((word) => word.length > 1 && !STOPWORDS.has(word));
 }
 

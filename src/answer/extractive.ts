@@ -43,7 +43,6 @@ export function extractiveAnswer(question: string, evidence: Evidence[], options
 }
 
 function quoteSentences(questionTerms: Set<string>, evidence: Evidence[], maxSentences: number): ExtractiveAnswer {
-
   const sentences: { text: string; label: number; rank: number; position: number; terms: Set<string>; headingTerms: Set<string> }[] = [];
   evidence.forEach((item, rank) => {
     const headings = item.document.metadata.headingPath;
@@ -56,7 +55,8 @@ function quoteSentences(questionTerms: Set<string>, evidence: Evidence[], maxSen
   if (sentences.length === 0) return { text: '', labels: [] };
   const sentenceFrequency = new Map<string, number>();
   for (const sentence of sentences) {
-    for (const term of questionTerms) if (sentence.terms.has(term) || sentence.headingTerms.has(term)) sentenceFrequency.set(term, (sentenceFrequency.get(term) ?? 0) + 1);
+    for (const term of questionTerms)
+      if (sentence.terms.has(term) || sentence.headingTerms.has(term)) sentenceFrequency.set(term, (sentenceFrequency.get(term) ?? 0) + 1);
   }
   const weight = (term: string) => Math.log(1 + sentences.length / (sentenceFrequency.get(term) ?? sentences.length));
   let questionInformation = 0;
@@ -148,13 +148,22 @@ function bestWindow(lines: string[], questionTerms: Set<string>): { lines: strin
 }
 
 const STOPWORDS = new Set(
-  'a an and are as at be been but by can could did do does for from had has have how i if in into is it its me my no not of on or our so than that the their them then there these they this to was we were what when where which who whom why will with would you your'.split(' '),
+  'a an and are as at be been but by can could did do does for from had has have how i if in into is it its me my no not of on or our so than that the their them then there these they this to was we were what when where which who whom why will with would you your'.split(
+    ' ',
+  ),
 );
 
 function termsOf(text: string): string[] {
   // camelCase and PascalCase identifiers count as their words: "AdaptiveThreshold" → adaptive, threshold; letters
   // and digits part too, so "sha256" meets "SHA-256".
-  const words = text.replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2').replace(/(\p{L})(\p{N})|(\p{N})(\p{L})/gu, '$1$3 $2$4').normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const words =
+    text
+      .replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2')
+      .replace(/(\p{L})(\p{N})|(\p{N})(\p{L})/gu, '$1$3 $2$4')
+      .normalize('NFKD')
+      .replace(/\p{M}+/gu, '')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? [];
   return words.filter((word) => !STOPWORDS.has(word)).map(lightStem);
 }
 
@@ -184,7 +193,12 @@ function splitSentences(text: string): string[] {
     // Headings are context (see headingPath), and table rows are not sentences.
     .replace(/^\s{0,3}(#{1,6}\s.*|\|.*\|\s*)$/gm, '')
     .split(/\n\s*\n/)
-    .map((paragraph) => paragraph.replace(/^\s{0,3}(#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)/gm, '').replace(/\s+/g, ' ').trim())
+    .map((paragraph) =>
+      paragraph
+        .replace(/^\s{0,3}(#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)/gm, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
     .filter(Boolean);
   // Sentence boundaries are the ingestion splitter's (abbreviations, initials, closing quotes), so both agree.
   return flattened.flatMap(splitProseSentences).filter((sentence) => sentence.length >= 3);

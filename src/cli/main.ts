@@ -147,7 +147,10 @@ export function describeParseError(error: Error & { code?: string }, argv: strin
   if (option?.type === 'boolean') return `--${name} is a switch and takes no value: write --${name} alone.`;
   const position = argv.indexOf(flag);
   const next = position === -1 ? undefined : argv[position + 1];
-  if (NUMBER_FLAGS.has(name)) return next !== undefined && /^-\d/.test(next) ? `--${name} takes a positive whole number, got "${next}".` : `--${name} needs a positive whole number: --${name} N.`;
+  if (NUMBER_FLAGS.has(name))
+    return next !== undefined && /^-\d/.test(next)
+      ? `--${name} takes a positive whole number, got "${next}".`
+      : `--${name} needs a positive whole number: --${name} N.`;
   if (next === undefined || position === -1) return `--${name} needs a value: --${name} VALUE.`;
   return `--${name} needs a value, but is followed by "${next}"; write --${name}=${next} if that is the value.`;
 }

@@ -116,7 +116,11 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
     try {
       return entry!.definition.create(entry!.options, dependencies) as ComponentKinds[Kind];
     } catch (error) {
-      if (error instanceof ConfigError) throw new ConfigError(error.issues.map((issue) => ({ path: `${path}${issue.path ? `.${issue.path}` : ''}`, message: issue.message })), { source: options.source });
+      if (error instanceof ConfigError)
+        throw new ConfigError(
+          error.issues.map((issue) => ({ path: `${path}${issue.path ? `.${issue.path}` : ''}`, message: issue.message })),
+          { source: options.source },
+        );
       throw error;
     }
   };
@@ -134,7 +138,15 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
   parts.searchMode = pipeline.searchMode ?? suited?.searchMode;
   parts.hybridWeights = pipeline.hybridWeights ?? suited?.hybridWeights;
   if (parts.searchMode !== undefined && parts.searchMode !== 'vector' && !supportsKeywordSearch(parts.store)) {
-    throw new ConfigError([{ path: 'searchMode', message: `"${parts.searchMode}" needs a store with a keyword index; the "${pipeline.store.type}" store has none (use the file, memory or pgvector store, with keywordIndex on, or "vector")` }], { source: options.source });
+    throw new ConfigError(
+      [
+        {
+          path: 'searchMode',
+          message: `"${parts.searchMode}" needs a store with a keyword index; the "${pipeline.store.type}" store has none (use the file, memory or pgvector store, with keywordIndex on, or "vector")`,
+        },
+      ],
+      { source: options.source },
+    );
   }
 
   const { Container } = await inversify.load();
@@ -151,7 +163,10 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
  *
  * @throws ConfigError for unreadable or malformed JSON (with the position), or a plugin that cannot be loaded.
  */
-export async function loadConfigFile(path: string, registry: ComponentRegistry = createRegistry()): Promise<{ config: unknown; registry: ComponentRegistry; baseDirectory: string; source: string }> {
+export async function loadConfigFile(
+  path: string,
+  registry: ComponentRegistry = createRegistry(),
+): Promise<{ config: unknown; registry: ComponentRegistry; baseDirectory: string; source: string }> {
   const source = resolve(path);
   let text: string;
   try {
@@ -176,7 +191,10 @@ export async function loadConfigFile(path: string, registry: ComponentRegistry =
       if (typeof plugin !== 'string') continue;
       const specifier = plugin.startsWith('.') || isAbsolute(plugin) ? pathToFileURL(resolve(baseDirectory, plugin)).href : plugin;
       try {
-        const module = (await import(specifier)) as { register?: (registry: ComponentRegistry) => void; default?: { register?: (registry: ComponentRegistry) => void } };
+        const module = (await import(specifier)) as {
+          register?: (registry: ComponentRegistry) => void;
+          default?: { register?: (registry: ComponentRegistry) => void };
+        };
         const register = module.register ?? module.default?.register;
         if (typeof register !== 'function') issues.push({ path: `plugins[${index}]`, message: `${plugin} does not export a register(registry) function` });
         else register(registry);
@@ -235,11 +253,21 @@ function validateSections(registry: ComponentRegistry, sections: PipelineSection
   const embeddings = sections.embeddings && validateEntry(registry, 'embeddings', sections.embeddings, 'provider', 'embeddings', environment, issues);
   const chat = sections.chat && validateEntry(registry, 'chat', sections.chat, 'provider', 'chat', environment, issues);
   const store = sections.store && validateEntry(registry, 'store', sections.store, 'type', 'store', environment, issues);
-  const pre = (sections.preProcessors ?? []).map((entry, index) => entry && validateEntry(registry, 'pre-processor', entry, 'type', `preProcessors[${index}]`, environment, issues));
-  const post = (sections.postProcessors ?? []).map((entry, index) => entry && validateEntry(registry, 'post-processor', entry, 'type', `postProcessors[${index}]`, environment, issues));
-  for (const [entry, path] of [...pre.map((entry, index) => [entry, `preProcessors[${index}]`] as const), ...post.map((entry, index) => [entry, `postProcessors[${index}]`] as const)]) {
+  const pre = (sections.preProcessors ?? []).map(
+    (entry, index) => entry && validateEntry(registry, 'pre-processor', entry, 'type', `preProcessors[${index}]`, environment, issues),
+  );
+  const post = (sections.postProcessors ?? []).map(
+    (entry, index) => entry && validateEntry(registry, 'post-processor', entry, 'type', `postProcessors[${index}]`, environment, issues),
+  );
+  for (const [entry, path] of [
+    ...pre.map((entry, index) => [entry, `preProcessors[${index}]`] as const),
+    ...post.map((entry, index) => [entry, `postProcessors[${index}]`] as const),
+  ]) {
     if (entry?.definition.requires?.includes('chat') && sections.chat === undefined && !sections.chatGiven) {
-      issues.push({ path: `${path}.type`, message: `"${entry.definition.name}" needs a chat model: add a "chat" section (e.g. { "provider": "openai", "model": "gpt-4o-mini" })` });
+      issues.push({
+        path: `${path}.type`,
+        message: `"${entry.definition.name}" needs a chat model: add a "chat" section (e.g. { "provider": "openai", "model": "gpt-4o-mini" })`,
+      });
     }
   }
   return { embeddings, chat, store, pre, post };
@@ -262,13 +290,17 @@ function validateEntry<Kind extends ComponentKind>(
   const { [key]: name, ...rest } = entry;
   const definition = registry.get(kind, String(name));
   if (!definition) {
-    issues.push({ path: `${path}.${key}`, message: `unknown ${kind} "${String(name)}"${didYouMean(String(name), registry.list(kind))}; registered: ${registry.list(kind).join(', ') || 'none'}` });
+    issues.push({
+      path: `${path}.${key}`,
+      message: `unknown ${kind} "${String(name)}"${didYouMean(String(name), registry.list(kind))}; registered: ${registry.list(kind).join(', ') || 'none'}`,
+    });
     return undefined;
   }
   const resolved = resolveEnvironmentReferences(rest, path, environment, issues);
   const parsed = definition.options.safeParse(resolved);
   if (!parsed.success) {
-    for (const issue of describeOptionIssues(definition.options, parsed.error)) issues.push({ path: `${path}${issue.path.length ? `.${formatPath(issue.path)}` : ''}`, message: issue.message });
+    for (const issue of describeOptionIssues(definition.options, parsed.error))
+      issues.push({ path: `${path}${issue.path.length ? `.${formatPath(issue.path)}` : ''}`, message: issue.message });
     return undefined;
   }
   return { definition: definition as ValidatedEntry<Kind>['definition'], options: parsed.data };

@@ -21,7 +21,10 @@ export const LOCAL_EMBEDDINGS_HYBRID_WEIGHTS: Readonly<Required<HybridWeights>> 
  * store has a keyword index, else `vector`; equal weights). With the local hashing embedder, keyword search is far stronger than its vectors, so such a
  * pipeline defaults to `hybrid` with BM25-led weights when its store has a keyword index.
  */
-export function retrievalDefaultsFor(parts: { embeddings: EmbeddingsProvider; store: VectorStore }): { searchMode: SearchMode; hybridWeights: Required<HybridWeights> } | undefined {
+export function retrievalDefaultsFor(parts: {
+  embeddings: EmbeddingsProvider;
+  store: VectorStore;
+}): { searchMode: SearchMode; hybridWeights: Required<HybridWeights> } | undefined {
   if (parts.embeddings.capabilities?.lexical !== true) return undefined;
   return { searchMode: supportsKeywordSearch(parts.store) ? 'hybrid' : 'vector', hybridWeights: { ...LOCAL_EMBEDDINGS_HYBRID_WEIGHTS } };
 }

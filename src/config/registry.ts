@@ -44,7 +44,9 @@ export interface ComponentDefinition<Kind extends ComponentKind = ComponentKind,
 }
 
 /** Declare a component definition with its option types inferred from the schema. */
-export function defineComponent<Kind extends ComponentKind, Schema extends z.ZodType>(definition: ComponentDefinition<Kind, Schema>): ComponentDefinition<Kind, Schema> {
+export function defineComponent<Kind extends ComponentKind, Schema extends z.ZodType>(
+  definition: ComponentDefinition<Kind, Schema>,
+): ComponentDefinition<Kind, Schema> {
   return definition;
 }
 

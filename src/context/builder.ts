@@ -130,7 +130,10 @@ export class ContextBuilder {
     }
     if (options.maxEvidence !== undefined) positiveInteger(options.maxEvidence, 'maxEvidence');
     if (options.minScore !== undefined && !Number.isFinite(options.minScore)) {
-      throw new AxonError('INVALID_OPTION', `minScore must be a finite number, got ${String(options.minScore)}.`, { component: COMPONENT, details: { option: 'minScore' } });
+      throw new AxonError('INVALID_OPTION', `minScore must be a finite number, got ${String(options.minScore)}.`, {
+        component: COMPONENT,
+        details: { option: 'minScore' },
+      });
     }
   }
 

@@ -229,7 +229,11 @@ interface CheckedCaller {
 
 function validateCaller(caller: CallerContext): CheckedCaller {
   if (caller === null || typeof caller !== 'object') {
-    throw new AxonError('INVALID_INPUT', 'The caller context must be an object.', { component: COMPONENT, fix: 'Pass { tenantId?, roles?, now? }.', details: { argument: 'caller' } });
+    throw new AxonError('INVALID_INPUT', 'The caller context must be an object.', {
+      component: COMPONENT,
+      fix: 'Pass { tenantId?, roles?, now? }.',
+      details: { argument: 'caller' },
+    });
   }
   const { tenantId, roles = [], now = new Date() } = caller;
   if (tenantId !== undefined && (typeof tenantId !== 'string' || tenantId === '')) {

@@ -71,7 +71,12 @@ export async function loadBeir(folder: string, options: LoadBeirOptions = {}): P
     const id = requireId(record, where);
     if (corpusIds.has(id)) throw duplicate(id, where);
     corpusIds.add(id);
-    corpus.push({ id, title: optionalString(record.title, where, 'title'), text: optionalString(record.text, where, 'text'), metadata: metadataOf(record, where) });
+    corpus.push({
+      id,
+      title: optionalString(record.title, where, 'title'),
+      text: optionalString(record.text, where, 'text'),
+      metadata: metadataOf(record, where),
+    });
   });
 
   const queries: BeirQuery[] = [];
@@ -88,12 +93,17 @@ export async function loadBeir(folder: string, options: LoadBeirOptions = {}): P
 
   const missingQueries = [...qrels.keys()].filter((id) => !queryIds.has(id));
   if (missingQueries.length > 0) {
-    throw malformed(`${qrelsPath} judges ${missingQueries.length} quer${missingQueries.length === 1 ? 'y' : 'ies'} absent from queries.jsonl (${preview(missingQueries)}).`);
+    throw malformed(
+      `${qrelsPath} judges ${missingQueries.length} quer${missingQueries.length === 1 ? 'y' : 'ies'} absent from queries.jsonl (${preview(missingQueries)}).`,
+    );
   }
   const warnings: string[] = [];
   const missingDocuments = new Set<string>();
   for (const judgments of qrels.values()) for (const id of judgments.keys()) if (!corpusIds.has(id)) missingDocuments.add(id);
-  if (missingDocuments.size > 0) warnings.push(`${missingDocuments.size} judged document(s) are not in corpus.jsonl (${preview([...missingDocuments])}); they count as relevant but can never be retrieved.`);
+  if (missingDocuments.size > 0)
+    warnings.push(
+      `${missingDocuments.size} judged document(s) are not in corpus.jsonl (${preview([...missingDocuments])}); they count as relevant but can never be retrieved.`,
+    );
   return { name: basename(root), folder: root, split, corpus, queries, qrels, warnings };
 }
 
@@ -189,5 +199,8 @@ function malformed(message: string, cause?: unknown): AxonError {
 }
 
 function duplicate(id: string, where: string): AxonError {
-  return new AxonError('DUPLICATE_ID', `Malformed BEIR data: ${where} repeats the id "${id}".`, { component: NAME, fix: 'Each _id must appear once per file.' });
+  return new AxonError('DUPLICATE_ID', `Malformed BEIR data: ${where} repeats the id "${id}".`, {
+    component: NAME,
+    fix: 'Each _id must appear once per file.',
+  });
 }

@@ -44,7 +44,10 @@ export function ndcgAt(ranking: readonly string[], judgments: Judgments, k: numb
     const grade = judgments.get(id) ?? 0;
     if (grade > 0) gain += grade / Math.log2(rank + 1);
   });
-  const ideal = [...judgments.values()].filter((grade) => grade > 0).sort((left, right) => right - left).slice(0, k);
+  const ideal = [...judgments.values()]
+    .filter((grade) => grade > 0)
+    .sort((left, right) => right - left)
+    .slice(0, k);
   const idealGain = ideal.reduce((sum, grade, index) => sum + grade / Math.log2(index + 2), 0);
   return idealGain === 0 ? 0 : gain / idealGain;
 }

@@ -77,11 +77,15 @@ export async function evaluateRetrieval(options: EvaluateRetrievalOptions): Prom
     const ranking = await options.search(query.text, query);
     const latencyMs = performance.now() - started;
     if (!Array.isArray(ranking) || ranking.some((id) => typeof id !== 'string')) {
-      throw new AxonError('INVALID_PROCESSOR_OUTPUT', `search() for query ${query.id} returned ${Array.isArray(ranking) ? 'a list with non-string items' : typeof ranking}.`, {
-        component: NAME,
-        fix: 'Return the ranked document ids, best first, as strings.',
-        details: { processor: 'search' },
-      });
+      throw new AxonError(
+        'INVALID_PROCESSOR_OUTPUT',
+        `search() for query ${query.id} returned ${Array.isArray(ranking) ? 'a list with non-string items' : typeof ranking}.`,
+        {
+          component: NAME,
+          fix: 'Return the ranked document ids, best first, as strings.',
+          details: { processor: 'search' },
+        },
+      );
     }
     const metrics = evaluateRanking(ranking, options.qrels.get(query.id)!, ks)!;
     perQuery.push({ queryId: query.id, metrics, latencyMs, retrieved: ranking.length });

@@ -35,7 +35,11 @@ function parseObject(value: unknown, path: string, budget: Budget, depth: number
     });
   }
   if (!isPlainObject(value)) {
-    throw new FilterError(`A filter must be an object, got ${describe(value)}`, { path, component, fix: 'Write filters like { field: value } or { field: { $gte: 3 } }.' });
+    throw new FilterError(`A filter must be an object, got ${describe(value)}`, {
+      path,
+      component,
+      fix: 'Write filters like { field: value } or { field: { $gte: 3 } }.',
+    });
   }
   const children: FilterNode[] = [];
   for (const [key, operand] of Object.entries(value)) {
@@ -84,7 +88,12 @@ function parseField(field: string, operand: unknown, at: string, budget: Budget)
   }
   if (!isPlainObject(operand)) return [{ kind: 'eq', path: field, value: primitive(operand, at, component, '$eq') }];
   const entries = Object.entries(operand);
-  if (entries.length === 0) throw new FilterError('An empty operator object matches nothing meaningful', { path: at, component, fix: 'Give at least one operator, e.g. { $eq: value }.' });
+  if (entries.length === 0)
+    throw new FilterError('An empty operator object matches nothing meaningful', {
+      path: at,
+      component,
+      fix: 'Give at least one operator, e.g. { $eq: value }.',
+    });
   const nodes: FilterNode[] = [];
   for (const [operator, value] of entries) {
     const operatorPath = `${at}.${operator}`;
@@ -107,7 +116,11 @@ function parseField(field: string, operand: unknown, at: string, budget: Budget)
       case '$lt':
       case '$lte':
         if (typeof value !== 'number' || !Number.isFinite(value)) {
-          throw new FilterError(`${operator} compares numbers; got ${describe(value)}`, { path: operatorPath, component, fix: 'Store dates as epoch milliseconds to compare them.' });
+          throw new FilterError(`${operator} compares numbers; got ${describe(value)}`, {
+            path: operatorPath,
+            component,
+            fix: 'Store dates as epoch milliseconds to compare them.',
+          });
         }
         nodes.push({ kind: 'compare', path: field, operator: operator as ComparisonOperator, value });
         break;

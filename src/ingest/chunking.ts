@@ -44,7 +44,10 @@ export class Chunker {
  * loader settings and the embeddings model. A file is unchanged only when its hash and this both match.
  */
 export function ingestFingerprint(parts: Record<string, unknown>): string {
-  return createHash('sha256').update(JSON.stringify({ version: CHUNKING_VERSION, ...parts })).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify({ version: CHUNKING_VERSION, ...parts }))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 /**

@@ -34,10 +34,7 @@ export interface DiscoveredFile {
 }
 
 /** Where a given path reaches, so `pruneMissing` removes only sources that this run was responsible for. */
-export type DiscoveryRoot =
-  | { kind: 'file'; sourceName: string }
-  | { kind: 'directory'; path: string }
-  | { kind: 'pattern'; base: string; pattern: string };
+export type DiscoveryRoot = { kind: 'file'; sourceName: string } | { kind: 'directory'; path: string } | { kind: 'pattern'; base: string; pattern: string };
 
 /**
  * Expand the caller's paths (files, directories, glob patterns) into a sorted list of files, each once.
@@ -91,8 +88,7 @@ export async function discoverFiles(
       // Still a root: pruning may remove what was stored from a file or folder that has since been deleted.
       roots.push({ kind: 'file', sourceName: toSourceName(options.baseDirectory, absolute) }, { kind: 'directory', path: absolute });
       failed.push({ path: given, code: 'not-found', reason: 'does not exist.' });
-    }
-    else failed.push({ path: given, code: 'unreadable', reason: `cannot be read (${code ?? (information as Error).message}).` });
+    } else failed.push({ path: given, code: 'unreadable', reason: `cannot be read (${code ?? (information as Error).message}).` });
   }
   const sorted = [...files.values()].sort((left, right) => (left.sourceName < right.sourceName ? -1 : left.sourceName > right.sourceName ? 1 : 0));
   return { files: sorted, failed, roots };
@@ -136,7 +132,11 @@ async function walk(
   try {
     entries = await readdir(directory, { withFileTypes: true });
   } catch (error) {
-    failed.push({ path: toSourceName(options.baseDirectory, directory), code: 'unreadable', reason: `cannot be listed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).` });
+    failed.push({
+      path: toSourceName(options.baseDirectory, directory),
+      code: 'unreadable',
+      reason: `cannot be listed (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`,
+    });
     return;
   }
   entries.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));

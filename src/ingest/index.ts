@@ -30,7 +30,13 @@ export {
   type JsonLoaderOptions,
 } from './loaders/index.ts';
 export { createProgressRenderer, formatSummary, type ProgressRendererOptions } from './progress.ts';
-export { RecursiveSplitter, resolveSplitterOptions, splitterOptionsSchema, type SplitterOptions, type ResolvedSplitterOptions } from './splitters/recursive-splitter.ts';
+export {
+  RecursiveSplitter,
+  resolveSplitterOptions,
+  splitterOptionsSchema,
+  type SplitterOptions,
+  type ResolvedSplitterOptions,
+} from './splitters/recursive-splitter.ts';
 export { MarkdownSplitter, type MarkdownChunk } from './splitters/markdown-splitter.ts';
 export { splitSentences } from './splitters/sentences.ts';
 export { estimateTokens } from './splitters/token-estimate.ts';

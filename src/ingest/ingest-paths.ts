@@ -74,9 +74,17 @@ export const ingestOptionsSchema = z
     /** Chunks embedded and written to the store together; also the most chunks of one file held in memory. @default 1024 */
     chunksPerCommit: z.number().int().positive().default(1024),
     /** Files larger than this are streamed by loaders that can (text, JSON Lines, CSV), in bytes. @default 16 MiB */
-    streamThresholdBytes: z.number().int().positive().default(16 * MEBIBYTE),
+    streamThresholdBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(16 * MEBIBYTE),
     /** Files larger than this that cannot be streamed (PDF, HTML, Markdown, JSON) are skipped, in bytes. @default 256 MiB */
-    maxFileBytes: z.number().int().positive().default(256 * MEBIBYTE),
+    maxFileBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(256 * MEBIBYTE),
   })
   .strict();
 

@@ -26,7 +26,16 @@ export class IngestReport {
     embeddingsComputed: 0,
     ms: 0,
   };
-  private readonly stats: IngestProgressStats = { filesTotal: 0, filesDone: 0, filesFailed: 0, chunksSplit: 0, chunksEmbedded: 0, chunksStored: 0, elapsedMs: 0, chunksPerSecond: 0 };
+  private readonly stats: IngestProgressStats = {
+    filesTotal: 0,
+    filesDone: 0,
+    filesFailed: 0,
+    chunksSplit: 0,
+    chunksEmbedded: 0,
+    chunksStored: 0,
+    elapsedMs: 0,
+    chunksPerSecond: 0,
+  };
   private readonly started = performance.now();
 
   constructor(private readonly onProgress: ((event: IngestProgressEvent) => void) | undefined) {}

@@ -119,9 +119,16 @@ export class IngestRun {
   private async prepare(file: DiscoveredFile): Promise<PreparedFile | undefined> {
     const extension = extname(file.path).slice(1).toLowerCase();
     const { loader, asText } = this.loaderFor(file, extension);
-    const supported = () => Object.keys(this.loaders).sort().map((name) => `.${name}`).join(' ');
+    const supported = () =>
+      Object.keys(this.loaders)
+        .sort()
+        .map((name) => `.${name}`)
+        .join(' ');
     if (!loader) {
-      const reason = extension === '' ? `has no extension, so no loader applies (supported: ${supported()}).` : `has an unsupported extension .${extension} (supported: ${supported()}).`;
+      const reason =
+        extension === ''
+          ? `has no extension, so no loader applies (supported: ${supported()}).`
+          : `has an unsupported extension .${extension} (supported: ${supported()}).`;
       return this.report.issue(file.explicit ? 'failed' : 'skipped', { path: file.sourceName, code: 'unsupported-extension', reason });
     }
     if (file.size === 0) return this.skipStale(file, 'empty', 'is empty.');
@@ -205,7 +212,8 @@ export class IngestRun {
       this.report.stored(documents.length);
     } catch (error) {
       this.rethrowIfAborted(error);
-      for (const prepared of group) this.fail(prepared.file, 'store-failed', `could not be written to ${this.target.store.name} (run again to restore it): ${describeError(error)}`);
+      for (const prepared of group)
+        this.fail(prepared.file, 'store-failed', `could not be written to ${this.target.store.name} (run again to restore it): ${describeError(error)}`);
       return;
     }
     for (const prepared of group) this.reportIngested(prepared, prepared.documents!.length);
@@ -279,11 +287,15 @@ export class IngestRun {
     if (missing.length === 0) return;
     const before = this.report.chunksEmbedded;
     try {
-      const vectors = await embedAll(this.target.embeddings, missing.map((document) => document.content), {
-        inputType: 'document',
-        signal: this.signal,
-        onProgress: (embedded) => this.report.embedding(before + embedded),
-      });
+      const vectors = await embedAll(
+        this.target.embeddings,
+        missing.map((document) => document.content),
+        {
+          inputType: 'document',
+          signal: this.signal,
+          onProgress: (embedded) => this.report.embedding(before + embedded),
+        },
+      );
       missing.forEach((document, index) => (document.embedding = vectors[index]));
       this.report.embedded(missing.length);
     } catch (error) {
@@ -300,7 +312,8 @@ export class IngestRun {
     if (!this.settings.reuseEmbeddings || prepared.stored.length === 0) return 0;
     const byContent = new Map<string, Document['embedding']>();
     for (const document of prepared.stored) {
-      if (document.embedding && document.embedding.length > 0 && document.metadata.ingestFingerprint === prepared.fingerprint) byContent.set(document.content, document.embedding);
+      if (document.embedding && document.embedding.length > 0 && document.metadata.ingestFingerprint === prepared.fingerprint)
+        byContent.set(document.content, document.embedding);
     }
     let reused = 0;
     for (const document of documents) {
@@ -371,7 +384,12 @@ export class IngestRun {
   }
 
   private reportIngested(prepared: PreparedFile, chunks: number): void {
-    this.report.ingested({ sourceName: prepared.file.sourceName, status: prepared.stored.length > 0 ? 'changed' : 'new', chunks, embeddingsReused: prepared.embeddingsReused });
+    this.report.ingested({
+      sourceName: prepared.file.sourceName,
+      status: prepared.stored.length > 0 ? 'changed' : 'new',
+      chunks,
+      embeddingsReused: prepared.embeddingsReused,
+    });
   }
 
   private fail(file: DiscoveredFile, code: IngestIssueCode, reason: string): undefined {
@@ -380,7 +398,9 @@ export class IngestRun {
 
   private rethrowIfAborted(error: unknown): void {
     if (!this.signal?.aborted) return;
-    throw AxonError.isInstance(error) && error.code === 'ABORTED' ? error : new AxonError('ABORTED', 'Ingestion aborted.', { component: 'ingest', cause: this.signal.reason });
+    throw AxonError.isInstance(error) && error.code === 'ABORTED'
+      ? error
+      : new AxonError('ABORTED', 'Ingestion aborted.', { component: 'ingest', cause: this.signal.reason });
   }
 }
 
@@ -391,7 +411,9 @@ export class IngestRun {
  * this reads every document of the type, unless the store offers `listSources` (a proposed addition).
  */
 async function listSourceNames(store: IngestTarget['store'], sourceType: string, signal: AbortSignal | undefined): Promise<string[]> {
-  const listing = store as IngestTarget['store'] & { listSources?: (sourceType: string, options?: { signal?: AbortSignal }) => Promise<Array<{ sourceName: string }>> };
+  const listing = store as IngestTarget['store'] & {
+    listSources?: (sourceType: string, options?: { signal?: AbortSignal }) => Promise<Array<{ sourceName: string }>>;
+  };
   if (typeof listing.listSources === 'function') return (await listing.listSources(sourceType, { signal })).map((source) => source.sourceName);
   const documents = await store.getBySource(sourceType, undefined, { signal });
   return [...new Set(documents.map((document) => document.sourceName))];

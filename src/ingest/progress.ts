@@ -60,7 +60,8 @@ export function createProgressRenderer(options: ProgressRendererOptions = {}): (
         break;
       case 'file':
         if (event.status === 'failed' || event.status === 'skipped') printLine(`${event.status.padEnd(8)} ${event.sourceName}: ${event.reason ?? ''}`);
-        else if (!interactive && (event.status === 'ingested' || options.verbose)) printLine(`${event.status.padEnd(8)} ${event.sourceName} (${event.chunks} chunk${event.chunks === 1 ? '' : 's'})`);
+        else if (!interactive && (event.status === 'ingested' || options.verbose))
+          printLine(`${event.status.padEnd(8)} ${event.sourceName} (${event.chunks} chunk${event.chunks === 1 ? '' : 's'})`);
         break;
       case 'pruned':
         printLine(`pruned   ${event.sourceName} (${event.chunks} chunk${event.chunks === 1 ? '' : 's'} removed)`);

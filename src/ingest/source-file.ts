@@ -26,7 +26,10 @@ export function sniffContent(sample: Uint8Array, complete: boolean): ContentSnif
   let control = 0;
   for (const byte of sample) if ((byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d && byte !== 0x0c) || byte === 0x7f) control++;
   if (sample.length > 0 && control / sample.length > 0.01) {
-    return { binary: true, reason: `is not valid UTF-8 and ${((control / sample.length) * 100).toFixed(1)}% of its first bytes are control characters, so it is binary` };
+    return {
+      binary: true,
+      reason: `is not valid UTF-8 and ${((control / sample.length) * 100).toFixed(1)}% of its first bytes are control characters, so it is binary`,
+    };
   }
   return { binary: false, encoding: 'windows-1252', bomLength: 0 };
 }
@@ -50,7 +53,10 @@ export async function readForLoader(
 ): Promise<ReadResult> {
   const whole = loader.binary || !loader.streaming || size <= limits.streamThresholdBytes;
   if (whole && size > limits.maxFileBytes) {
-    return { kind: 'too-large', reason: `is ${formatBytes(size)}, over the ${formatBytes(limits.maxFileBytes)} limit for ${loader.name}, which cannot stream (maxFileBytes).` };
+    return {
+      kind: 'too-large',
+      reason: `is ${formatBytes(size)}, over the ${formatBytes(limits.maxFileBytes)} limit for ${loader.name}, which cannot stream (maxFileBytes).`,
+    };
   }
   if (whole) {
     const bytes = await readWholeFile(path, signal);

@@ -90,10 +90,14 @@ export function maximalMarginalRelevance(documents: readonly Document[], options
   const dimensions = units[0].length;
   units.forEach((unit, position) => {
     if (unit.length !== dimensions) {
-      throw new AxonError('DIMENSION_MISMATCH', `The embedding of "${documents[position].id}" has ${unit.length} dimensions; the first document's has ${dimensions}.`, {
-        component,
-        fix: 'Every document must come from the same embeddings model.',
-      });
+      throw new AxonError(
+        'DIMENSION_MISMATCH',
+        `The embedding of "${documents[position].id}" has ${unit.length} dimensions; the first document's has ${dimensions}.`,
+        {
+          component,
+          fix: 'Every document must come from the same embeddings model.',
+        },
+      );
     }
   });
   let relevance: number[];
@@ -188,11 +192,15 @@ function withoutNegativeZero(value: number): number {
 
 function unitEmbedding(document: Document, position: number, component: string): Float64Array {
   if (document.embedding === undefined || document.embedding === null) {
-    throw new AxonError('MISSING_EMBEDDINGS', `Document "${document.id}" (position ${position}) has no embedding; MMR compares documents by their embeddings.`, {
-      component,
-      fix: 'Vector stores return the embedding with every search result; a post-processor that builds new documents must keep `embedding`.',
-      details: { id: document.id, position },
-    });
+    throw new AxonError(
+      'MISSING_EMBEDDINGS',
+      `Document "${document.id}" (position ${position}) has no embedding; MMR compares documents by their embeddings.`,
+      {
+        component,
+        fix: 'Vector stores return the embedding with every search result; a post-processor that builds new documents must keep `embedding`.',
+        details: { id: document.id, position },
+      },
+    );
   }
   assertVector(document.embedding, undefined, component, `the embedding of "${document.id}"`);
   return normalize(document.embedding);

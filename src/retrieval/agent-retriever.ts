@@ -206,7 +206,10 @@ export class AgentRetriever {
       if (similarity >= scoreThreshold) passing.push({ ...document, score: similarity });
       else thresholdStage.drop(document.id, `similarity ${similarity.toFixed(4)} < scoreThreshold ${scoreThreshold}`);
     }
-    thresholdStage.end({ documents: passing, detail: { scoreThreshold, thresholdFrom, totalFound: found.length, bestSimilarity: Number.isFinite(best) ? best : null } });
+    thresholdStage.end({
+      documents: passing,
+      detail: { scoreThreshold, thresholdFrom, totalFound: found.length, bestSimilarity: Number.isFinite(best) ? best : null },
+    });
 
     const selectionStage = recorder.begin('post-process', searchType === 'MMR' ? 'mmr' : 'top-k', { documents: passing }, signal);
     let chosen: Document[];
@@ -215,7 +218,10 @@ export class AgentRetriever {
     if (searchType === 'MMR') {
       const { selected, unselected } = maximalMarginalRelevance(passing, { k: topK, lambda, component: NAME });
       for (const item of unselected) {
-        selectionStage.drop(item.document.id, `not among the ${topK} selected by MMR: most similar to "${item.mostSimilarId}" (cosine ${item.similarity.toFixed(4)}), MMR ${item.score.toFixed(4)}`);
+        selectionStage.drop(
+          item.document.id,
+          `not among the ${topK} selected by MMR: most similar to "${item.mostSimilarId}" (cosine ${item.similarity.toFixed(4)}), MMR ${item.score.toFixed(4)}`,
+        );
       }
       chosen = selected.map((item) => item.document);
       recorded = selected.map((item) => ({ ...item.document, score: item.score }));
@@ -225,13 +231,31 @@ export class AgentRetriever {
       recorded = chosen;
     }
     const seen = [...similarities.values()];
-    const warning = warningFor({ request, scoreThreshold, margin, thresholdFrom, embedder: embeddings.name, scale, seen, totalFound: found.length, searchedCount: searched.size, returned: chosen.length, best, withoutSimilarity });
+    const warning = warningFor({
+      request,
+      scoreThreshold,
+      margin,
+      thresholdFrom,
+      embedder: embeddings.name,
+      scale,
+      seen,
+      totalFound: found.length,
+      searchedCount: searched.size,
+      returned: chosen.length,
+      best,
+      withoutSimilarity,
+    });
     if (warning) selectionStage.warn(warning);
     selectionStage.end({ documents: recorded, detail: searchType === 'MMR' ? { searchType, topK, lambda } : { searchType, topK } });
 
     const trace = appendStages(retrieval.trace, recorder.trace.stages, performance.now() - started);
     const response: AgentRetrievalResponse = {
-      results: chosen.map((document) => ({ content: document.content, metadata: { ...document.metadata }, relevanceScore: document.score, citation: citationFor(document) })),
+      results: chosen.map((document) => ({
+        content: document.content,
+        metadata: { ...document.metadata },
+        relevanceScore: document.score,
+        citation: citationFor(document),
+      })),
       query,
       totalFound: found.length,
       trace,
@@ -265,22 +289,31 @@ function warningFor(facts: WarningFacts): string | undefined {
   if (totalFound === 0) {
     parts.push(
       searchedCount === 0
-        ? `The search found no documents${metadataFilter === undefined ? '' : ' matching the metadata filter'}; returning no results.${metadataFilter === undefined ? '' : ' Check the filter\'s field names and values, or retry without it.'}`
+        ? `The search found no documents${metadataFilter === undefined ? '' : ' matching the metadata filter'}; returning no results.${metadataFilter === undefined ? '' : " Check the filter's field names and values, or retry without it."}`
         : `The pipeline's post-processors removed all ${searchedCount} documents the search found; returning no results.`,
     );
   } else if (returned === 0) {
-    const seenText = facts.seen.length > 0 ? `similarities seen: ${describeSimilarities(facts.seen)} among ${totalFound} found` : `none of the ${totalFound} found had a similarity score`;
+    const seenText =
+      facts.seen.length > 0
+        ? `similarities seen: ${describeSimilarities(facts.seen)} among ${totalFound} found`
+        : `none of the ${totalFound} found had a similarity score`;
     parts.push(
       `No result reached the similarity threshold ${threshold} (${seenText}; ${describeThreshold(facts)}); returning no results rather than weak ones. ` +
         'The documents may not cover this query: rephrase it with the words the documents would use, widen the metadata filter, or lower scoreThreshold.',
     );
   } else {
-    if (returned < topK) parts.push(`Only ${returned} of the ${topK} requested results reached the similarity threshold ${threshold}; the evidence may be incomplete.`);
+    if (returned < topK)
+      parts.push(`Only ${returned} of the ${topK} requested results reached the similarity threshold ${threshold}; the evidence may be incomplete.`);
     if (best < scoreThreshold + margin) {
-      parts.push(`Low confidence: the best similarity, ${best.toFixed(4)}, is within ${margin} of the threshold ${threshold}; check the results before relying on them.`);
+      parts.push(
+        `Low confidence: the best similarity, ${best.toFixed(4)}, is within ${margin} of the threshold ${threshold}; check the results before relying on them.`,
+      );
     }
   }
-  if (withoutSimilarity > 0) parts.push(`${withoutSimilarity} document${withoutSimilarity === 1 ? ' had' : 's had'} no similarity score (not from vector search, no embedding) and could not be ranked.`);
+  if (withoutSimilarity > 0)
+    parts.push(
+      `${withoutSimilarity} document${withoutSimilarity === 1 ? ' had' : 's had'} no similarity score (not from vector search, no embedding) and could not be ranked.`,
+    );
   return parts.length > 0 ? parts.join(' ') : undefined;
 }
 
@@ -288,14 +321,17 @@ function warningFor(facts: WarningFacts): string | undefined {
 function describeSimilarities(values: number[]): string {
   const sorted = [...values].sort((left, right) => right - left);
   const median = sorted[Math.floor(sorted.length / 2)];
-  return sorted.length === 1 ? `only ${sorted[0].toFixed(4)}` : `best ${sorted[0].toFixed(4)}, median ${median.toFixed(4)}, lowest ${sorted[sorted.length - 1].toFixed(4)}`;
+  return sorted.length === 1
+    ? `only ${sorted[0].toFixed(4)}`
+    : `best ${sorted[0].toFixed(4)}, median ${median.toFixed(4)}, lowest ${sorted[sorted.length - 1].toFixed(4)}`;
 }
 
 /** Where the threshold came from, so a threshold on the wrong scale shows itself. */
 function describeThreshold(facts: WarningFacts): string {
   const { scale, embedder, request } = facts;
   if (request.scoreThreshold === undefined && scale) return `${facts.scoreThreshold} is ${embedder}'s calibrated threshold: ${scale.calibration}`;
-  if (request.scoreThreshold === undefined) return `${facts.scoreThreshold} is the generic default, and ${embedder} declares no similarity scale: calibrate scoreThreshold on queries you know the answers to`;
+  if (request.scoreThreshold === undefined)
+    return `${facts.scoreThreshold} is the generic default, and ${embedder} declares no similarity scale: calibrate scoreThreshold on queries you know the answers to`;
   return scale ? `${embedder}'s calibrated threshold is ${scale.threshold}` : `${embedder} declares no similarity scale`;
 }
 
@@ -320,11 +356,15 @@ interface ValidRequest {
 
 function validateRequest(request: AgentRetrievalRequest): ValidRequest {
   if (request === null || typeof request !== 'object' || Array.isArray(request)) {
-    throw new AxonError('INVALID_INPUT', `The request must be an object, got ${request === null ? 'null' : Array.isArray(request) ? 'an array' : typeof request}.`, {
-      component: NAME,
-      fix: 'Call retrieve({ query: "…" }).',
-      details: { argument: 'request' },
-    });
+    throw new AxonError(
+      'INVALID_INPUT',
+      `The request must be an object, got ${request === null ? 'null' : Array.isArray(request) ? 'an array' : typeof request}.`,
+      {
+        component: NAME,
+        fix: 'Call retrieve({ query: "…" }).',
+        details: { argument: 'request' },
+      },
+    );
   }
   const unknown = Object.keys(request).filter((key) => !REQUEST_KEYS.has(key));
   if (unknown.length > 0) {
@@ -337,25 +377,36 @@ function validateRequest(request: AgentRetrievalRequest): ValidRequest {
   const { query, topK = DEFAULTS.topK, searchType = DEFAULTS.searchType, scoreThreshold, lambda = DEFAULTS.lambda, metadataFilter, signal } = request;
   const normalized = typeof query === 'string' ? query.trim().replace(/\s+/g, ' ') : '';
   if (normalized === '') {
-    throw new AxonError('INVALID_QUESTION', `query must be a non-empty string, got ${typeof query === 'string' ? (query === '' ? 'an empty string' : 'only whitespace') : query === null ? 'null' : typeof query}.`, {
-      component: NAME,
-      fix: 'Pass what to search for as text.',
-    });
+    throw new AxonError(
+      'INVALID_QUESTION',
+      `query must be a non-empty string, got ${typeof query === 'string' ? (query === '' ? 'an empty string' : 'only whitespace') : query === null ? 'null' : typeof query}.`,
+      {
+        component: NAME,
+        fix: 'Pass what to search for as text.',
+      },
+    );
   }
   if (typeof topK !== 'number' || !Number.isInteger(topK) || topK <= 0) {
-    throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, { component: NAME, fix: 'Use a whole number of at least 1 (default 4).' });
+    throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, {
+      component: NAME,
+      fix: 'Use a whole number of at least 1 (default 4).',
+    });
   }
   if (!SEARCH_TYPES.includes(searchType as SearchType)) {
-    throw new AxonError('INVALID_OPTION', `searchType must be ${SEARCH_TYPES.map((type) => `"${type}"`).join(' or ')}, got ${JSON.stringify(searchType) ?? String(searchType)}.`, {
-      component: NAME,
-      fix: 'Use "MMR" (the default) for relevant and diverse results, "SIMILARITY" for the most similar ones.',
-      details: { option: 'searchType' },
-    });
+    throw new AxonError(
+      'INVALID_OPTION',
+      `searchType must be ${SEARCH_TYPES.map((type) => `"${type}"`).join(' or ')}, got ${JSON.stringify(searchType) ?? String(searchType)}.`,
+      {
+        component: NAME,
+        fix: 'Use "MMR" (the default) for relevant and diverse results, "SIMILARITY" for the most similar ones.',
+        details: { option: 'searchType' },
+      },
+    );
   }
   if (scoreThreshold !== undefined && (typeof scoreThreshold !== 'number' || !(scoreThreshold >= -1 && scoreThreshold <= 1))) {
     throw new AxonError('INVALID_OPTION', `scoreThreshold must be a number in [-1, 1] (cosine similarity), got ${String(scoreThreshold)}.`, {
       component: NAME,
-      fix: 'Use e.g. 0.65 (the generic default; the embedder\'s calibrated threshold when it declares one); lower it to accept weaker matches.',
+      fix: "Use e.g. 0.65 (the generic default; the embedder's calibrated threshold when it declares one); lower it to accept weaker matches.",
       details: { option: 'scoreThreshold' },
     });
   }

@@ -26,10 +26,14 @@ export async function embedAll(provider: EmbeddingsProvider, texts: readonly str
     async (batch) => {
       const vectors = await provider.embed(batch, { inputType: options.inputType, signal: options.signal });
       if (!Array.isArray(vectors) || vectors.length !== batch.length) {
-        throw new AxonError('PROVIDER_RESPONSE_INVALID', `Asked for ${batch.length} embeddings, received ${Array.isArray(vectors) ? vectors.length : typeof vectors}.`, {
-          component: provider.name,
-          fix: 'Check the embeddings provider; a proxy may be truncating responses.',
-        });
+        throw new AxonError(
+          'PROVIDER_RESPONSE_INVALID',
+          `Asked for ${batch.length} embeddings, received ${Array.isArray(vectors) ? vectors.length : typeof vectors}.`,
+          {
+            component: provider.name,
+            fix: 'Check the embeddings provider; a proxy may be truncating responses.',
+          },
+        );
       }
       embedded += batch.length;
       options.onProgress?.(embedded, texts.length);

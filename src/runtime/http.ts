@@ -5,7 +5,15 @@
  * Both are re-exported here, so adapters import one module.
  */
 import { abortError, AxonError, type ProviderError } from '../errors.ts';
-import { invalidResponseError, messageFromErrorBody, networkError, retryAfterFromHeaders, statusError, streamInterruptedError, timeoutError } from './http-errors.ts';
+import {
+  invalidResponseError,
+  messageFromErrorBody,
+  networkError,
+  retryAfterFromHeaders,
+  statusError,
+  streamInterruptedError,
+  timeoutError,
+} from './http-errors.ts';
 import type { RetryPolicy } from './retry.ts';
 import type { Secret } from './secret.ts';
 
@@ -43,16 +51,19 @@ export interface RequestContext {
  * @throws AxonError `ABORTED` when the caller cancels; `ProviderError` otherwise.
  */
 export async function request<T>(context: RequestContext, attempt: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  return context.retry.run(async () => {
-    const deadline = new AttemptDeadline(context.timeoutMs, context.signal);
-    try {
-      return await attempt(deadline.signal);
-    } catch (error) {
-      throw classifyFailure(error, context, deadline);
-    } finally {
-      deadline.dispose();
-    }
-  }, { component: context.provider, signal: context.signal });
+  return context.retry.run(
+    async () => {
+      const deadline = new AttemptDeadline(context.timeoutMs, context.signal);
+      try {
+        return await attempt(deadline.signal);
+      } catch (error) {
+        throw classifyFailure(error, context, deadline);
+      } finally {
+        deadline.dispose();
+      }
+    },
+    { component: context.provider, signal: context.signal },
+  );
 }
 
 /**
@@ -62,15 +73,18 @@ export async function request<T>(context: RequestContext, attempt: (signal: Abor
  */
 export async function* streamRequest<T>(context: RequestContext, open: (signal: AbortSignal) => Promise<AsyncIterable<T>>): AsyncGenerator<T> {
   // The deadline of the attempt that opened the stream goes on to time each item.
-  const { iterable, deadline: current } = await context.retry.run(async () => {
-    const deadline = new AttemptDeadline(context.timeoutMs, context.signal);
-    try {
-      return { iterable: await open(deadline.signal), deadline };
-    } catch (error) {
-      deadline.dispose();
-      throw classifyFailure(error, context, deadline);
-    }
-  }, { component: context.provider, signal: context.signal });
+  const { iterable, deadline: current } = await context.retry.run(
+    async () => {
+      const deadline = new AttemptDeadline(context.timeoutMs, context.signal);
+      try {
+        return { iterable: await open(deadline.signal), deadline };
+      } catch (error) {
+        deadline.dispose();
+        throw classifyFailure(error, context, deadline);
+      }
+    },
+    { component: context.provider, signal: context.signal },
+  );
   const iterator = iterable[Symbol.asyncIterator]();
   let finished = false;
   let received = 0;
@@ -233,4 +247,3 @@ function safeJsonParse(text: string): unknown {
     return undefined;
   }
 }
-

@@ -40,7 +40,8 @@ export function rerankResultsFromResponse(provider: string, status: number | und
     if (seen.has(index)) throw invalid(provider, status, `${where}.index ${index} appears more than once.`);
     seen.add(index);
     if (score === undefined || score === null) throw invalid(provider, status, `${where}.${expected.scoreField} is missing.`);
-    if (typeof score !== 'number' || !Number.isFinite(score)) throw invalid(provider, status, `${where}.${expected.scoreField} is ${describe(score)}, expected a finite number.`);
+    if (typeof score !== 'number' || !Number.isFinite(score))
+      throw invalid(provider, status, `${where}.${expected.scoreField} is ${describe(score)}, expected a finite number.`);
     return { index, relevanceScore: score, position };
   });
   // Best first; ties keep the service's order, then fall back to the original document order.
@@ -76,7 +77,7 @@ export function vectorsFromIndexedData(provider: string, status: number | undefi
     if (typeof index !== 'number' || !Number.isInteger(index)) throw invalid(provider, status, `${where}.index is ${describe(index)}, expected an integer.`);
     if (index < 0 || index >= expected.count) throw invalid(provider, status, `${where}.index is ${index}, outside 0..${expected.count - 1}.`);
     if (ordered[index] !== undefined) throw invalid(provider, status, `${where}.index ${index} appears more than once.`);
-    ordered[index] = typeof embedding === 'string' ? decodeBase64Floats(provider, status, embedding, `${where}.embedding`) : embedding ?? null;
+    ordered[index] = typeof embedding === 'string' ? decodeBase64Floats(provider, status, embedding, `${where}.embedding`) : (embedding ?? null);
   });
   return validateVectors(provider, status, ordered, { ...expected, path: `${path}[].embedding` });
 }
@@ -92,12 +93,14 @@ export function validateVectors(provider: string, status: number | undefined, ve
   let length = expected.dimensions;
   return vectors.map((vector: unknown, position) => {
     const where = `embedding ${position}`;
-    if (!(Array.isArray(vector) || vector instanceof Float32Array) || vector.length === 0) throw invalid(provider, status, `${where} is ${describe(vector)}, expected a non-empty array of numbers.`);
+    if (!(Array.isArray(vector) || vector instanceof Float32Array) || vector.length === 0)
+      throw invalid(provider, status, `${where} is ${describe(vector)}, expected a non-empty array of numbers.`);
     length ??= vector.length;
     if (vector.length !== length) throw invalid(provider, status, `${where} has ${vector.length} dimensions, expected ${length}.`);
     for (let component = 0; component < vector.length; component++) {
       // Number.isFinite is false for non-numbers too, so this one check covers strings, null and NaN.
-      if (!Number.isFinite(vector[component])) throw invalid(provider, status, `${where}[${component}] is ${describe(vector[component])}, expected a finite number.`);
+      if (!Number.isFinite(vector[component]))
+        throw invalid(provider, status, `${where}[${component}] is ${describe(vector[component])}, expected a finite number.`);
     }
     return vector as Vector;
   });

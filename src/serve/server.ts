@@ -78,7 +78,8 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
       details: { option: 'host' },
     });
   }
-  if (!loopback) (onWarning ?? console.warn)(`[axon] [serve] Listening on ${settings.host}: anyone who can reach it and has the token can query your documents.`);
+  if (!loopback)
+    (onWarning ?? console.warn)(`[axon] [serve] Listening on ${settings.host}: anyone who can reach it and has the token can query your documents.`);
   const token = settings.token ?? randomBytes(24).toString('base64url');
   const open = new Set<ServerResponse>();
   const controllers = new Set<AbortController>();
@@ -206,7 +207,8 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
 
 /** The page may only talk to its own origin; nothing is loaded from anywhere else. */
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',

@@ -78,7 +78,15 @@ export class AnnGraph {
 
 /** The HNSW graph as a derived index of a store with these settings. */
 export function annIndexKind(settings: AnnSettings, component: string): DerivedIndexKind<AnnGraph> {
-  const make = (dimensions: number) => new HnswIndex({ dimensions, m: settings.m, efConstruction: settings.efConstruction, ef: settings.ef, memoryLimitBytes: settings.memoryLimitBytes, component });
+  const make = (dimensions: number) =>
+    new HnswIndex({
+      dimensions,
+      m: settings.m,
+      efConstruction: settings.efConstruction,
+      ef: settings.ef,
+      memoryLimitBytes: settings.memoryLimitBytes,
+      component,
+    });
   return {
     key: 'ann',
     label: 'ANN index',
@@ -128,7 +136,9 @@ export function annIndexKind(settings: AnnSettings, component: string): DerivedI
       index.delete(change.removed ?? []);
       const added = change.added;
       if (added === undefined) return;
-      added.documents.forEach((document, position) => index.add(document.id, added.vectors.subarray(position * added.dimensions, (position + 1) * added.dimensions)));
+      added.documents.forEach((document, position) =>
+        index.add(document.id, added.vectors.subarray(position * added.dimensions, (position + 1) * added.dimensions)),
+      );
     },
     count: (index) => index.size,
     ids: (index) => index.graph?.ids() ?? [],

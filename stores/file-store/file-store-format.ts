@@ -197,7 +197,10 @@ function manifestChecksum(body: Record<string, unknown>): string {
  */
 export function encodeSegment(documents: readonly Document[], vectors: Float32Array, dimensions: number): Buffer {
   assertLittleEndian();
-  const json = Buffer.from(JSON.stringify(documents.map(({ id, content, sourceType, sourceName, metadata }) => ({ id, content, sourceType, sourceName, metadata }))), 'utf8');
+  const json = Buffer.from(
+    JSON.stringify(documents.map(({ id, content, sourceType, sourceName, metadata }) => ({ id, content, sourceType, sourceName, metadata }))),
+    'utf8',
+  );
   const vectorsOffset = alignTo4(SEGMENT_HEADER_BYTES + json.length);
   const vectorBytes = documents.length * dimensions * 4;
   const buffer = Buffer.alloc(vectorsOffset + vectorBytes);
@@ -222,7 +225,8 @@ export function decodeSegment(buffer: Buffer, entry: SegmentEntry, expectedDimen
   const jsonLength = buffer.readUInt32LE(16);
   const vectorsOffset = alignTo4(SEGMENT_HEADER_BYTES + jsonLength);
   if (count !== entry.documents) throw corrupt(`it holds ${count} documents, the manifest recorded ${entry.documents}`);
-  if (expectedDimensions !== null && dimensions !== expectedDimensions) throw corrupt(`its vectors have ${dimensions} dimensions, the store ${expectedDimensions}`);
+  if (expectedDimensions !== null && dimensions !== expectedDimensions)
+    throw corrupt(`its vectors have ${dimensions} dimensions, the store ${expectedDimensions}`);
   if (vectorsOffset + count * dimensions * 4 !== buffer.length) throw corrupt('its section lengths do not add up to its size');
   let documents: Document[];
   try {
@@ -262,7 +266,13 @@ export async function writeFileDurably(directory: string, file: string, data: Bu
  * The segment needs no temporary file: it is invisible until a manifest lists it, and one cut short by a crash
  * is above the published `nextSegment`, so the next writer removes it.
  */
-export async function writeSegment(directory: string, number: number, documents: readonly Document[], vectors: Float32Array, dimensions: number): Promise<SegmentEntry> {
+export async function writeSegment(
+  directory: string,
+  number: number,
+  documents: readonly Document[],
+  vectors: Float32Array,
+  dimensions: number,
+): Promise<SegmentEntry> {
   const buffer = encodeSegment(documents, vectors, dimensions);
   for (let attempt = 0; ; attempt++) {
     const file = segmentFileName(number + attempt);
@@ -439,6 +449,9 @@ function alignTo4(value: number): number {
 
 function assertLittleEndian(): void {
   if (endianness() !== 'LE') {
-    throw new AxonError('STORE_IO', 'The file store format is little-endian and this machine is big-endian.', { component: 'file-store', fix: 'Use MemoryStore or QdrantStore on this machine.' });
+    throw new AxonError('STORE_IO', 'The file store format is little-endian and this machine is big-endian.', {
+      component: 'file-store',
+      fix: 'Use MemoryStore or QdrantStore on this machine.',
+    });
   }
 }

@@ -17,7 +17,16 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { componentEntrySchema, errorCode, readManifest, sha256, snapshotFileName, writeFileDurably, type Manifest, type SegmentEntry } from './file-store-format.ts';
+import {
+  componentEntrySchema,
+  errorCode,
+  readManifest,
+  sha256,
+  snapshotFileName,
+  writeFileDurably,
+  type Manifest,
+  type SegmentEntry,
+} from './file-store-format.ts';
 import type { PreparedBatch, VectorIndex } from '../indexes/vector-index.ts';
 
 const snapshotEntrySchema = componentEntrySchema.extend({
@@ -110,7 +119,11 @@ export async function loadDerivedIndex<T>(
 ): Promise<LoadedDerivedIndex<T>> {
   const rebuild = (reason: string | undefined, damaged = false): LoadedDerivedIndex<T> => {
     const index = kind.create();
-    kind.addRows(index, vectors, Array.from({ length: vectors.size }, (_, row) => row));
+    kind.addRows(
+      index,
+      vectors,
+      Array.from({ length: vectors.size }, (_, row) => row),
+    );
     return reason === undefined ? { index } : { index, saveReason: reason, damaged };
   };
   const raw = manifest.components[kind.key];
@@ -199,7 +212,13 @@ export async function writeSnapshot<T>(kind: DerivedIndexKind<T>, directory: str
   const buffer = Buffer.from(serialized.buffer, serialized.byteOffset, serialized.byteLength);
   const file = snapshotFileName(kind.file, manifest.generation);
   await writeFileDurably(directory, file, buffer);
-  const entry: SnapshotEntry = { file, bytes: buffer.length, sha256: sha256(buffer), documents: kind.count(index), covers: manifest.segments.map((segment) => segment.file) };
+  const entry: SnapshotEntry = {
+    file,
+    bytes: buffer.length,
+    sha256: sha256(buffer),
+    documents: kind.count(index),
+    covers: manifest.segments.map((segment) => segment.file),
+  };
   manifest.components[kind.key] = entry;
   return previous === file ? undefined : previous;
 }

@@ -25,7 +25,17 @@ import {
 import { recoverManifest, type RecoveryReport } from './file-store-recovery.ts';
 import { type AnnGraph, annIndexKind, annOptionSchema, annSettings, searchWithAnn, type AnnSettings } from './file-store-ann.ts';
 import { keywordIndexKind } from './file-store-keyword.ts';
-import { coverMergedSegments, loadDerivedIndex, SnapshotSuperseded, snapshotDue, staleness, writeSnapshot, type DerivedIndexKind, type LoadedDerivedIndex, type StoreChange } from './file-store-snapshot.ts';
+import {
+  coverMergedSegments,
+  loadDerivedIndex,
+  SnapshotSuperseded,
+  snapshotDue,
+  staleness,
+  writeSnapshot,
+  type DerivedIndexKind,
+  type LoadedDerivedIndex,
+  type StoreChange,
+} from './file-store-snapshot.ts';
 import type { Bm25Index } from '../indexes/bm25-index.ts';
 import { keywordIndexDisabled, keywordIndexOptionSchema, searchKeywordIndex } from '../indexes/keyword-index-support.ts';
 import { assertEf, assertIdList, assertSourceArguments, assertTopK } from '../indexes/arguments.ts';
@@ -355,9 +365,15 @@ export class FileStore implements VectorStore, KeywordSearchable {
       });
       loading = started;
       state.derived.set(kind.key, started as Promise<LoadedDerivedIndex<unknown>>);
-      void started.then((loaded) => {
-        if (loaded.damaged) process.emitWarning(`[axon] [${NAME}] The ${kind.label} in ${this.directory} was unusable (${loaded.saveReason}); it was rebuilt from the stored documents.`);
-      }, () => undefined);
+      void started.then(
+        (loaded) => {
+          if (loaded.damaged)
+            process.emitWarning(
+              `[axon] [${NAME}] The ${kind.label} in ${this.directory} was unusable (${loaded.saveReason}); it was rebuilt from the stored documents.`,
+            );
+        },
+        () => undefined,
+      );
     }
     return loading;
   }
@@ -390,7 +406,9 @@ export class FileStore implements VectorStore, KeywordSearchable {
       }, state);
     } catch (error) {
       const labels = behind.map((kind) => kind.label).join(' and ');
-      process.emitWarning(`[axon] [${NAME}] The ${labels} of ${this.directory} could not be saved on close; the next load will catch up: ${(error as Error).message}`);
+      process.emitWarning(
+        `[axon] [${NAME}] The ${labels} of ${this.directory} could not be saved on close; the next load will catch up: ${(error as Error).message}`,
+      );
     }
   }
 
@@ -405,7 +423,9 @@ export class FileStore implements VectorStore, KeywordSearchable {
       await this.publish(state, { ...structuredClone(state.manifest), generation: state.manifest.generation + 1 }, {}, []);
     }, from)
       .catch((error) => {
-        process.emitWarning(`[axon] [${NAME}] The ${kind.label} of ${this.directory} could not be saved; the next load will rebuild or catch it up again: ${(error as Error).message}`);
+        process.emitWarning(
+          `[axon] [${NAME}] The ${kind.label} of ${this.directory} could not be saved; the next load will rebuild or catch it up again: ${(error as Error).message}`,
+        );
       })
       .finally(() => this.writeBacksQueued.delete(kind.key));
   }
@@ -544,7 +564,13 @@ export class FileStore implements VectorStore, KeywordSearchable {
       const dimensions = index.dimensions ?? 0;
       const vectors = new Float32Array(rows.length * dimensions);
       rows.forEach((row, position) => vectors.set(index.vectorAt(row), position * dimensions));
-      merged = await writeSegment(this.directory, manifest.nextSegment, rows.map((row) => index.storedDocumentAt(row)), vectors, dimensions);
+      merged = await writeSegment(
+        this.directory,
+        manifest.nextSegment,
+        rows.map((row) => index.storedDocumentAt(row)),
+        vectors,
+        dimensions,
+      );
       manifest.nextSegment = segmentNumber(merged.file)! + 1;
       manifest.segments.push(merged);
     }
@@ -594,7 +620,10 @@ function withTombstones(state: LoadedState, ids: readonly string[]): Manifest {
  */
 async function loadState(directory: string, precision: VectorPrecision, given?: Manifest | null): Promise<LoadedState> {
   for (let attempt = 0; ; attempt++) {
-    const read = given === undefined || attempt > 0 ? await readManifest(directory, NAME).catch((error) => Promise.reject(AxonError.isInstance(error) ? error : ioError(directory, error))) : given;
+    const read =
+      given === undefined || attempt > 0
+        ? await readManifest(directory, NAME).catch((error) => Promise.reject(AxonError.isInstance(error) ? error : ioError(directory, error)))
+        : given;
     const manifest = read ?? emptyManifest();
     const index = new VectorIndex({ component: NAME, precision });
     const segmentOfId = new Map<string, string>();

@@ -153,7 +153,8 @@ export function encodeSearchableBm25Snapshot(input: Bm25SearchableInput): Uint8A
     }),
   );
   const sections = [input.lengths.subarray(0, count), termOffsets, postingStarts, postings, fieldOffsets];
-  const size = 12 + align4(header.length) + sections.reduce((sum, section) => sum + section.byteLength, 0) + align4(dictionary.length) + align4(fieldOffsets[count]);
+  const size =
+    12 + align4(header.length) + sections.reduce((sum, section) => sum + section.byteLength, 0) + align4(dictionary.length) + align4(fieldOffsets[count]);
   const bytes = new Uint8Array(size);
   const view = new DataView(bytes.buffer);
   bytes.set(MAGIC, 0);
@@ -216,7 +217,14 @@ function guarded<T>(read: () => T): T {
 const FATAL_DECODER = new TextDecoder('utf-8', { fatal: true });
 
 function documentEntry(entry: unknown, number: number): FilterableDocument {
-  if (!Array.isArray(entry) || typeof entry[0] !== 'string' || typeof entry[1] !== 'string' || typeof entry[2] !== 'string' || typeof entry[3] !== 'object' || entry[3] === null) {
+  if (
+    !Array.isArray(entry) ||
+    typeof entry[0] !== 'string' ||
+    typeof entry[1] !== 'string' ||
+    typeof entry[2] !== 'string' ||
+    typeof entry[3] !== 'object' ||
+    entry[3] === null
+  ) {
     throw corrupt(`document ${number} is malformed`);
   }
   return { id: entry[0], sourceType: entry[1], sourceName: entry[2], metadata: entry[3] };
@@ -259,7 +267,8 @@ function decodeSearchable(input: Uint8Array): Bm25SearchableSnapshot {
     throw corrupt('its vocabulary does not match its postings');
   }
   if (fieldOffsets[0] !== 0 || fieldOffsets[count] !== fieldBytes) throw corrupt('its document offsets do not match its fields');
-  for (let number = 0; number < count; number++) if (fieldOffsets[number + 1] < fieldOffsets[number]) throw corrupt(`the fields of document ${number} are malformed`);
+  for (let number = 0; number < count; number++)
+    if (fieldOffsets[number + 1] < fieldOffsets[number]) throw corrupt(`the fields of document ${number} are malformed`);
   let previous = '';
   for (let term = 0; term < termCount; term++) {
     const start = termOffsets[term];
@@ -324,7 +333,8 @@ function decode(bytes: Uint8Array): Bm25Snapshot {
   if (offset !== bytes.length) throw corrupt('it has trailing bytes');
   if (starts[0] !== 0 || starts[count] !== header.forwardSize) throw corrupt('its document offsets do not match the postings');
   for (let number = 0; number < count; number++) {
-    if (starts[number + 1] < starts[number] || (starts[number + 1] - starts[number]) % 2 !== 0) throw corrupt(`the postings of document ${number} are malformed`);
+    if (starts[number + 1] < starts[number] || (starts[number + 1] - starts[number]) % 2 !== 0)
+      throw corrupt(`the postings of document ${number} are malformed`);
   }
   for (let index = 0; index < forward.length; index += 2) {
     if (forward[index] >= header.terms.length || forward[index + 1] === 0) throw corrupt('a posting names an unknown term');

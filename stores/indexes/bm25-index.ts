@@ -3,7 +3,14 @@ import type { JsonValue } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
 import { compileFilter, parseFilter, type Filter, type FilterPredicate, type FilterableDocument } from '../../src/filter/index.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
-import { bm25SnapshotVersion, decodeBm25Snapshot, decodeSearchableBm25Snapshot, encodeSearchableBm25Snapshot, snapshotDocument, type Bm25SearchableSnapshot } from './bm25-format.ts';
+import {
+  bm25SnapshotVersion,
+  decodeBm25Snapshot,
+  decodeSearchableBm25Snapshot,
+  encodeSearchableBm25Snapshot,
+  snapshotDocument,
+  type Bm25SearchableSnapshot,
+} from './bm25-format.ts';
 import { TextTokenizer, textTokenizerOptionsSchema } from './text-tokenizer.ts';
 import { TopKHeap } from './top-k-heap.ts';
 
@@ -595,7 +602,10 @@ export class Bm25Index {
 function validateDocument(document: Bm25DocumentInput, position: number): void {
   const where = `documents[${position}]`;
   const fail = (message: string): never => {
-    throw new AxonError('INVALID_DOCUMENT', `${where}${message}`, { component: NAME, fix: 'Pass documents of the form { id, content, sourceType?, sourceName?, metadata? }.' });
+    throw new AxonError('INVALID_DOCUMENT', `${where}${message}`, {
+      component: NAME,
+      fix: 'Pass documents of the form { id, content, sourceType?, sourceName?, metadata? }.',
+    });
   };
   if (document === null || typeof document !== 'object') fail(' is not an object.');
   if (typeof document.id !== 'string' || document.id === '') fail('.id must be a non-empty string.');

@@ -70,8 +70,12 @@ export function encodeHnsw(header: Omit<HnswHeader, 'version' | 'endianness'>, s
 /** Read what `encodeHnsw` wrote; throws `STORE_CORRUPT` naming the problem. */
 export function decodeHnsw(bytes: Uint8Array, component: string): { header: HnswHeader; sections: HnswSections } {
   const corrupt = (problem: string) =>
-    new AxonError('STORE_CORRUPT', `The HNSW index data is unreadable: ${problem}.`, { component, fix: 'Rebuild the index from the stored vectors (HnswIndex.add for each document).' });
-  if (bytes.length < MAGIC.length + 4 || new TextDecoder().decode(bytes.subarray(0, MAGIC.length)) !== MAGIC) throw corrupt(`it does not start with the ${MAGIC} signature`);
+    new AxonError('STORE_CORRUPT', `The HNSW index data is unreadable: ${problem}.`, {
+      component,
+      fix: 'Rebuild the index from the stored vectors (HnswIndex.add for each document).',
+    });
+  if (bytes.length < MAGIC.length + 4 || new TextDecoder().decode(bytes.subarray(0, MAGIC.length)) !== MAGIC)
+    throw corrupt(`it does not start with the ${MAGIC} signature`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLength = view.getUint32(MAGIC.length, true);
   if (MAGIC.length + 4 + headerLength > bytes.length) throw corrupt('the header runs past the end');

@@ -54,7 +54,6 @@ export interface HnswHits {
   readonly scores: Float64Array;
 }
 
-
 /**
  * Approximate nearest neighbours by dot product (the cosine for unit vectors) with a hierarchical navigable
  * small-world graph (Malkov and Yashunin, 2016): for large collections, where an exact scan (see
@@ -264,7 +263,19 @@ export class HnswIndex {
     }
     const { dimensions, m, efConstruction, ef, seed } = this.options;
     return encodeHnsw(
-      { vectors: form, dimensions, m, efConstruction, ef, seed, randomState: this.randomState, nodes: this.nodes, entryPoint: this.entryPoint, maxLevel: this.maxLevel, ids: this.nodeIds.slice(0, this.nodes) },
+      {
+        vectors: form,
+        dimensions,
+        m,
+        efConstruction,
+        ef,
+        seed,
+        randomState: this.randomState,
+        nodes: this.nodes,
+        entryPoint: this.entryPoint,
+        maxLevel: this.maxLevel,
+        ids: this.nodeIds.slice(0, this.nodes),
+      },
       {
         levels: this.levels.subarray(0, this.nodes),
         deleted: this.deleted.subarray(0, this.nodes),
@@ -665,11 +676,15 @@ export class HnswIndex {
 
   private assertVector(vector: ArrayLike<number>, label: string): void {
     if (vector === null || typeof vector !== 'object' || vector.length !== this.dimensions) {
-      throw new AxonError('DIMENSION_MISMATCH', `The ${label} must have ${this.dimensions} values, got ${vector?.length ?? typeof vector}.`, { component: this.component });
+      throw new AxonError('DIMENSION_MISMATCH', `The ${label} must have ${this.dimensions} values, got ${vector?.length ?? typeof vector}.`, {
+        component: this.component,
+      });
     }
     for (let index = 0; index < vector.length; index++) {
       if (!Number.isFinite(vector[index])) {
-        throw new AxonError('INVALID_VECTOR', `${label}[${index}] is ${String(vector[index])}; every component must be a finite number.`, { component: this.component });
+        throw new AxonError('INVALID_VECTOR', `${label}[${index}] is ${String(vector[index])}; every component must be a finite number.`, {
+          component: this.component,
+        });
       }
     }
   }
@@ -681,7 +696,8 @@ export class HnswIndex {
     const checkList = (list: Int32Array, offset: number, limit: number, where: string) => {
       const count = list[offset];
       if (count < 0 || count > limit) throw corrupt(`${where} has ${count} neighbours (at most ${limit})`);
-      for (let slot = 1; slot <= count; slot++) if (list[offset + slot] < 0 || list[offset + slot] >= nodes) throw corrupt(`${where} links to a node that does not exist`);
+      for (let slot = 1; slot <= count; slot++)
+        if (list[offset + slot] < 0 || list[offset + slot] >= nodes) throw corrupt(`${where} links to a node that does not exist`);
     };
     let upperOffset = 0;
     for (let node = 0; node < nodes; node++) {
@@ -695,8 +711,6 @@ export class HnswIndex {
   }
 }
 
-
 function corruptData(component: string, problem: string): AxonError {
   return new AxonError('STORE_CORRUPT', `The HNSW index data is inconsistent: ${problem}.`, { component, fix: 'Rebuild the index from the stored vectors.' });
 }
-

@@ -62,8 +62,25 @@ const STEP3_RULES = sortLongestFirst([
 ]);
 
 const STEP4_SUFFIXES = [
-  'al', 'ance', 'ence', 'er', 'ic', 'able', 'ible', 'ant', 'ement', 'ment', 'ent',
-  'ion', 'ou', 'ism', 'ate', 'iti', 'ous', 'ive', 'ize',
+  'al',
+  'ance',
+  'ence',
+  'er',
+  'ic',
+  'able',
+  'ible',
+  'ant',
+  'ement',
+  'ment',
+  'ent',
+  'ion',
+  'ou',
+  'ism',
+  'ate',
+  'iti',
+  'ous',
+  'ive',
+  'ize',
 ].sort((left, right) => right.length - left.length);
 
 function sortLongestFirst(rules: SuffixRule[]): SuffixRule[] {

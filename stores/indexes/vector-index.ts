@@ -100,10 +100,17 @@ export class VectorIndex {
   /** Fix the dimensions before any insert (a persisted store that is empty but knows its model). */
   setDimensions(dimensions: number): void {
     if (this.fixedDimensions !== undefined && this.fixedDimensions !== dimensions) {
-      throw new AxonError('DIMENSION_MISMATCH', `The index already holds ${this.fixedDimensions}-dimensional vectors; cannot switch to ${dimensions}.`, { component: this.component });
+      throw new AxonError('DIMENSION_MISMATCH', `The index already holds ${this.fixedDimensions}-dimensional vectors; cannot switch to ${dimensions}.`, {
+        component: this.component,
+      });
     }
     this.fixedDimensions = dimensions;
-    this.space ??= new SimdVectorSpace({ dimensions, component: this.component, initialCapacity: this.capacity, quantization: this.precision === 'int8' ? 'int8' : 'none' });
+    this.space ??= new SimdVectorSpace({
+      dimensions,
+      component: this.component,
+      initialCapacity: this.capacity,
+      quantization: this.precision === 'int8' ? 'int8' : 'none',
+    });
   }
 
   /** Make room for `rows` documents in total, so a bulk load allocates once. */
@@ -249,7 +256,8 @@ export class VectorIndex {
   /** Like `search`, but returns rows and scores only (valid until the next write). */
   searchRows(vector: Vector, options: IndexSearchOptions): SearchHits {
     assertTopK(options.topK, this.component);
-    const candidates = options.rows !== undefined ? this.checkedRows(options.rows, options.filter) : options.filter === undefined ? null : this.candidateRows(options.filter);
+    const candidates =
+      options.rows !== undefined ? this.checkedRows(options.rows, options.filter) : options.filter === undefined ? null : this.candidateRows(options.filter);
     const query = this.unitQuery(vector);
     const dimensions = this.fixedDimensions;
     const count = candidates === null ? this.documents.length : candidates.length;
@@ -386,10 +394,16 @@ function isArrayLike(value: unknown): value is Vector {
 function assertStorable(document: Document, position: number, component: string): void {
   const where = `documents[${position}]`;
   if (document === null || typeof document !== 'object') {
-    throw new AxonError('INVALID_DOCUMENT', `${where} is not an object.`, { component, fix: 'Pass Document objects ({ id, content, sourceType, sourceName, metadata, embedding }).' });
+    throw new AxonError('INVALID_DOCUMENT', `${where} is not an object.`, {
+      component,
+      fix: 'Pass Document objects ({ id, content, sourceType, sourceName, metadata, embedding }).',
+    });
   }
   if (typeof document.id !== 'string' || document.id === '') {
-    throw new AxonError('INVALID_DOCUMENT', `${where}.id must be a non-empty string.`, { component, fix: 'Normalise inputs with normalizeDocument() to get stable ids.' });
+    throw new AxonError('INVALID_DOCUMENT', `${where}.id must be a non-empty string.`, {
+      component,
+      fix: 'Normalise inputs with normalizeDocument() to get stable ids.',
+    });
   }
   for (const field of ['content', 'sourceType', 'sourceName'] as const) {
     if (typeof document[field] !== 'string') throw new AxonError('INVALID_DOCUMENT', `${where}.${field} must be a string.`, { component });

@@ -106,7 +106,10 @@ function oneOf(path: string, values: Primitive[], parameters: SqlParameters): st
     const strings = values.filter((value): value is string => typeof value === 'string');
     return strings.length === 0 ? 'false' : `(${reservedColumn(path)} = ANY(${parameters.add(strings, 'text[]')}))`;
   }
-  return `COALESCE(${metadataValue(path, parameters)} @> ANY(${parameters.add(values.map((value) => JSON.stringify(value)), 'jsonb[]')}), false)`;
+  return `COALESCE(${metadataValue(path, parameters)} @> ANY(${parameters.add(
+    values.map((value) => JSON.stringify(value)),
+    'jsonb[]',
+  )}), false)`;
 }
 
 /** `metadata -> $a -> $b …` for a dotted path; each key a text parameter. */

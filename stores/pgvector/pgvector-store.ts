@@ -60,11 +60,7 @@ export const pgVectorStoreOptionsSchema = z
      * Table holding the documents: lower-case letters, digits and `_`, at most 40 characters (index names add
      * a suffix). Created on the first `add` unless `createTable` is false. @default 'axon_documents'
      */
-    table: z
-      .string()
-      .max(40)
-      .regex(IDENTIFIER, 'must be lower-case letters, digits and _, starting with a letter or _')
-      .default('axon_documents'),
+    table: z.string().max(40).regex(IDENTIFIER, 'must be lower-case letters, digits and _, starting with a letter or _').default('axon_documents'),
     /**
      * Create the table, its indexes and the `vector` extension when missing (and record the schema version in
      * `axon_pgvector_tables`). With `false` the store only uses a table that exists. @default true
@@ -275,7 +271,10 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
       });
     }
     if (typeof query !== 'string') {
-      throw new AxonError('INVALID_INPUT', `keywordSearch() takes the query as a string, got ${typeof query}.`, { component: NAME, details: { argument: 'query' } });
+      throw new AxonError('INVALID_INPUT', `keywordSearch() takes the query as a string, got ${typeof query}.`, {
+        component: NAME,
+        details: { argument: 'query' },
+      });
     }
     const topK = options.topK ?? this.topK;
     assertTopK(topK, NAME);
@@ -578,7 +577,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     const dimensions = Number(/^vector\((\d+)\)$/.exec(type)?.[1] ?? entry.dimensions);
     const keyword = entry.keyword !== null && entry.keyword !== undefined;
     if (keyword && this.#tokenizer && canonicalJson(entry.keyword) !== canonicalJson(this.#tokenizer.options)) {
-      const problem = 'was indexed with other keyword tokenizer options; its keyword search would not match this store\'s queries';
+      const problem = "was indexed with other keyword tokenizer options; its keyword search would not match this store's queries";
       throw new AxonError('CONFIG_INVALID', `Table "${this.table}" ${problem}.`, {
         component: NAME,
         fix: `Use the table's tokenizer options (${canonicalJson(entry.keyword)}), or re-index into a new table.`,
@@ -687,7 +686,11 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
    */
   async #transaction<T>(operation: string, retryable: boolean, signal: AbortSignal | undefined, body: (client: Queryable) => Promise<T>): Promise<T> {
     if (this.#closed) {
-      throw new AxonError('INVALID_INPUT', `The store was closed; cannot ${operation}.`, { component: NAME, fix: 'Create a new store.', details: { argument: 'this' } });
+      throw new AxonError('INVALID_INPUT', `The store was closed; cannot ${operation}.`, {
+        component: NAME,
+        fix: 'Create a new store.',
+        details: { argument: 'this' },
+      });
     }
     const pool = await this.#getPool();
     for (let attempt = 0; ; attempt++) {

@@ -144,10 +144,11 @@ export class QdrantStore implements VectorStore {
 
   async add(documents: Document[], options: StoreOperationOptions = {}): Promise<void> {
     throwIfAborted(options.signal, NAME);
-    if (!Array.isArray(documents)) throw new AxonError('INVALID_INPUT', 'add expects an array of documents.', {
-      component: NAME,
-      details: { argument: 'documents' },
-    });
+    if (!Array.isArray(documents))
+      throw new AxonError('INVALID_INPUT', 'add expects an array of documents.', {
+        component: NAME,
+        details: { argument: 'documents' },
+      });
     if (documents.length === 0) return;
     const existing = await this.#describeCollection(options.signal);
     const size = existing?.size ?? this.#dimensions ?? (documents[0]?.embedding?.length || undefined);
@@ -156,7 +157,11 @@ export class QdrantStore implements VectorStore {
     const shape = existing ?? (await this.#createCollection(points[0].vector.length, options.signal));
     await this.#createMissingIndexes(shape, options.signal);
     for (const batch of chunk(points, this.#batchSize)) {
-      await this.#request('upsert points', (init) => this.#client.api().upsertPoints({ collection_name: this.collection, wait: true, points: batch }, init), options.signal);
+      await this.#request(
+        'upsert points',
+        (init) => this.#client.api().upsertPoints({ collection_name: this.collection, wait: true, points: batch }, init),
+        options.signal,
+      );
     }
   }
 
@@ -167,7 +172,8 @@ export class QdrantStore implements VectorStore {
     assertEf(options.ef, NAME);
     const filter = options.filter === undefined ? undefined : toQdrantFilter(parseFilter(options.filter, NAME));
     const exact = this.#exact || options.exact === true;
-    const params = exact || options.ef !== undefined ? { ...(exact ? { exact: true } : {}), ...(options.ef !== undefined ? { hnsw_ef: options.ef } : {}) } : undefined;
+    const params =
+      exact || options.ef !== undefined ? { ...(exact ? { exact: true } : {}), ...(options.ef !== undefined ? { hnsw_ef: options.ef } : {}) } : undefined;
     const shape = await this.#describeCollection(options.signal);
     this.#assertDimensions(vector, shape?.size ?? this.#dimensions, 'The query vector');
     if (!shape) return [];
@@ -176,7 +182,10 @@ export class QdrantStore implements VectorStore {
       (init) =>
         this.#client
           .api()
-          .queryPoints({ collection_name: this.collection, query: Array.from(vector), filter, limit: topK, params, with_payload: true, with_vector: true }, init),
+          .queryPoints(
+            { collection_name: this.collection, query: Array.from(vector), filter, limit: topK, params, with_payload: true, with_vector: true },
+            init,
+          ),
       options.signal,
     );
     return result.points.map((point) => this.#toDocument(point));
@@ -187,24 +196,34 @@ export class QdrantStore implements VectorStore {
     const filter = sourceFilter(sourceType, sourceName);
     if (!(await this.#describeCollection(options.signal))) return 0;
     // Qdrant's delete does not say how many points it removed, so they are counted first.
-    const { count } = await this.#request('count points', (init) => this.#client.api().countPoints({ collection_name: this.collection, filter, exact: true }, init), options.signal);
+    const { count } = await this.#request(
+      'count points',
+      (init) => this.#client.api().countPoints({ collection_name: this.collection, filter, exact: true }, init),
+      options.signal,
+    );
     if (count === 0) return 0;
-    await this.#request('delete points', (init) => this.#client.api().deletePoints({ collection_name: this.collection, wait: true, filter }, init), options.signal);
+    await this.#request(
+      'delete points',
+      (init) => this.#client.api().deletePoints({ collection_name: this.collection, wait: true, filter }, init),
+      options.signal,
+    );
     return count;
   }
 
   async getByIds(ids: string[], options: StoreOperationOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
-    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) throw new AxonError('INVALID_INPUT', 'getByIds expects an array of string ids.', {
-      component: NAME,
-      details: { argument: 'ids' },
-    });
+    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string'))
+      throw new AxonError('INVALID_INPUT', 'getByIds expects an array of string ids.', {
+        component: NAME,
+        details: { argument: 'ids' },
+      });
     if (ids.length === 0 || !(await this.#describeCollection(options.signal))) return [];
     const found = new Map<string, Document>();
     for (const batch of chunk([...new Set(ids)], this.#batchSize)) {
       const records = await this.#request(
         'retrieve points',
-        (init) => this.#client.api().getPoints({ collection_name: this.collection, ids: batch.map(qdrantPointId), with_payload: true, with_vector: true }, init),
+        (init) =>
+          this.#client.api().getPoints({ collection_name: this.collection, ids: batch.map(qdrantPointId), with_payload: true, with_vector: true }, init),
         options.signal,
       );
       for (const record of records) {
@@ -225,13 +244,17 @@ export class QdrantStore implements VectorStore {
     do {
       const page = await this.#request(
         'scroll points',
-        (init) => this.#client.api().scrollPoints({ collection_name: this.collection, filter, limit: this.#batchSize, offset, with_payload: true, with_vector: true }, init),
+        (init) =>
+          this.#client
+            .api()
+            .scrollPoints({ collection_name: this.collection, filter, limit: this.#batchSize, offset, with_payload: true, with_vector: true }, init),
         options.signal,
       );
       for (const point of page.points) documents.push(this.#toDocument(point));
       const next = page.next_page_offset;
       offset = typeof next === 'string' || typeof next === 'number' ? next : undefined;
-      if (offset !== undefined && seenOffsets.has(String(offset))) throw this.#invalidResponse('scroll points', `the page offset ${String(offset)} came back twice`);
+      if (offset !== undefined && seenOffsets.has(String(offset)))
+        throw this.#invalidResponse('scroll points', `the page offset ${String(offset)} came back twice`);
       if (offset !== undefined) seenOffsets.add(String(offset));
     } while (offset !== undefined);
     return documents.sort(compareForSource);
@@ -240,7 +263,11 @@ export class QdrantStore implements VectorStore {
   async count(options: StoreOperationOptions = {}): Promise<number> {
     throwIfAborted(options.signal, NAME);
     if (!(await this.#describeCollection(options.signal))) return 0;
-    const { count } = await this.#request('count points', (init) => this.#client.api().countPoints({ collection_name: this.collection, exact: true }, init), options.signal);
+    const { count } = await this.#request(
+      'count points',
+      (init) => this.#client.api().countPoints({ collection_name: this.collection, exact: true }, init),
+      options.signal,
+    );
     return count;
   }
 
@@ -249,7 +276,11 @@ export class QdrantStore implements VectorStore {
   /** The collection's vector size and indexed keys, or `undefined` while it does not exist. */
   async #describeCollection(signal: AbortSignal | undefined): Promise<CollectionShape | undefined> {
     if (this.#shape) return this.#shape;
-    const { exists } = await this.#request('check the collection', (init) => this.#client.api().collectionExists({ collection_name: this.collection }, init), signal);
+    const { exists } = await this.#request(
+      'check the collection',
+      (init) => this.#client.api().collectionExists({ collection_name: this.collection }, init),
+      signal,
+    );
     if (!exists) return undefined;
     const info = await this.#request('read the collection', (init) => this.#client.api().getCollection({ collection_name: this.collection }, init), signal);
     const vectors = info.config?.params?.vectors as Partial<Schemas['VectorParams']> | undefined;
@@ -267,7 +298,11 @@ export class QdrantStore implements VectorStore {
 
   async #createCollection(size: number, signal: AbortSignal | undefined): Promise<CollectionShape> {
     try {
-      await this.#request('create the collection', (init) => this.#client.api().createCollection({ collection_name: this.collection, vectors: { size, distance: 'Cosine' } }, init), signal);
+      await this.#request(
+        'create the collection',
+        (init) => this.#client.api().createCollection({ collection_name: this.collection, vectors: { size, distance: 'Cosine' } }, init),
+        signal,
+      );
     } catch (error) {
       // Another writer created it between our check and our create: use theirs if it fits.
       if (!(error instanceof ProviderError && error.status === 409)) throw error;
@@ -283,7 +318,11 @@ export class QdrantStore implements VectorStore {
   async #createMissingIndexes(shape: CollectionShape, signal: AbortSignal | undefined): Promise<void> {
     for (const [key, type] of this.#indexes) {
       if (shape.indexedKeys.has(key)) continue;
-      await this.#request('create a payload index', (init) => this.#client.api().createFieldIndex({ collection_name: this.collection, wait: true, field_name: key, field_schema: type }, init), signal);
+      await this.#request(
+        'create a payload index',
+        (init) => this.#client.api().createFieldIndex({ collection_name: this.collection, wait: true, field_name: key, field_schema: type }, init),
+        signal,
+      );
       shape.indexedKeys.add(key);
     }
   }
@@ -299,29 +338,58 @@ export class QdrantStore implements VectorStore {
         throw new AxonError('INVALID_DOCUMENT', `${where} needs string sourceType and sourceName.`, { component: NAME });
       }
       if (seen.has(document.id)) {
-        throw new AxonError('DUPLICATE_ID', `${where} repeats the id "${document.id}" within one add.`, { component: NAME, fix: 'Give every document of a batch its own id.' });
+        throw new AxonError('DUPLICATE_ID', `${where} repeats the id "${document.id}" within one add.`, {
+          component: NAME,
+          fix: 'Give every document of a batch its own id.',
+        });
       }
       seen.add(document.id);
       if (document.embedding === undefined) {
-        throw new AxonError('MISSING_EMBEDDINGS', `${where} ("${document.id}") has no embedding.`, { component: NAME, fix: 'Embed documents before adding them to a store.' });
+        throw new AxonError('MISSING_EMBEDDINGS', `${where} ("${document.id}") has no embedding.`, {
+          component: NAME,
+          fix: 'Embed documents before adding them to a store.',
+        });
       }
       // Metadata travels as JSON: a value JSON cannot hold exactly (NaN, undefined, a Date, a cycle) is refused, not altered.
       assertJsonMetadata(document.metadata ?? {}, `${where}.metadata`, NAME);
       this.#assertDimensions(document.embedding, size, `The embedding of ${where} ("${document.id}")`);
       const vector = Array.from(document.embedding);
       const embeddingNorm = Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0));
-      const payload = { id: document.id, content: document.content, sourceType: document.sourceType, sourceName: document.sourceName, metadata: document.metadata ?? {}, embeddingNorm };
+      const payload = {
+        id: document.id,
+        content: document.content,
+        sourceType: document.sourceType,
+        sourceName: document.sourceName,
+        metadata: document.metadata ?? {},
+        embeddingNorm,
+      };
       return { id: qdrantPointId(document.id), vector, payload };
     });
   }
 
   #toDocument(point: Point): Document {
     const payload = point.payload as Record<string, unknown> | null | undefined;
-    if (!payload || typeof payload.id !== 'string' || typeof payload.content !== 'string' || typeof payload.sourceType !== 'string' || typeof payload.sourceName !== 'string') {
-      throw this.#invalidResponse('read points', `point ${String(point.id)} does not carry an Axon payload (id, content, sourceType, sourceName); give the store a collection of its own`);
+    if (
+      !payload ||
+      typeof payload.id !== 'string' ||
+      typeof payload.content !== 'string' ||
+      typeof payload.sourceType !== 'string' ||
+      typeof payload.sourceName !== 'string'
+    ) {
+      throw this.#invalidResponse(
+        'read points',
+        `point ${String(point.id)} does not carry an Axon payload (id, content, sourceType, sourceName); give the store a collection of its own`,
+      );
     }
     const metadata = payload.metadata !== null && typeof payload.metadata === 'object' ? (withoutBigInts(payload.metadata) as Record<string, JsonValue>) : {};
-    const document: Document = { id: payload.id, content: payload.content, sourceType: payload.sourceType, sourceName: payload.sourceName, score: point.score ?? 0, metadata };
+    const document: Document = {
+      id: payload.id,
+      content: payload.content,
+      sourceType: payload.sourceType,
+      sourceName: payload.sourceName,
+      score: point.score ?? 0,
+      metadata,
+    };
     if (Array.isArray(point.vector) && point.vector.every((value) => typeof value === 'number')) {
       const norm = typeof payload.embeddingNorm === 'number' ? payload.embeddingNorm : 1;
       document.embedding = (point.vector as number[]).map((value) => value * norm);
@@ -352,11 +420,15 @@ export class QdrantStore implements VectorStore {
 
   #assertCollectionSize(size: number, expected: number | undefined, what: string): void {
     if (expected === undefined || expected === size) return;
-    throw new AxonError('DIMENSION_MISMATCH', `Collection "${this.collection}" holds vectors of ${size} dimensions, but ${what} ${expected}. Nothing was written.`, {
-      component: NAME,
-      fix: 'Use another collection name for this embeddings model, or delete the old collection to re-index.',
-      details: { collection: this.collection, expected, actual: size },
-    });
+    throw new AxonError(
+      'DIMENSION_MISMATCH',
+      `Collection "${this.collection}" holds vectors of ${size} dimensions, but ${what} ${expected}. Nothing was written.`,
+      {
+        component: NAME,
+        fix: 'Use another collection name for this embeddings model, or delete the old collection to re-index.',
+        details: { collection: this.collection, expected, actual: size },
+      },
+    );
   }
 
   /**
@@ -395,7 +467,13 @@ export class QdrantStore implements VectorStore {
     const { QdrantClientResourceExhaustedError, QdrantClientUnexpectedResponseError } = qdrantSdk.loaded()!;
     if (error instanceof QdrantClientResourceExhaustedError) {
       const retryAfterMs = Number(error.retry_after) * 1000;
-      return new ProviderError(`Qdrant is rate limiting ${where}.`, { provider: NAME, status: 429, retryable: true, retryAfterMs, fix: 'Lower the request rate, or raise maxRetries.' });
+      return new ProviderError(`Qdrant is rate limiting ${where}.`, {
+        provider: NAME,
+        status: 429,
+        retryable: true,
+        retryAfterMs,
+        fix: 'Lower the request rate, or raise maxRetries.',
+      });
     }
     if (isHttpError(error)) {
       if (error.status === 404 && operation !== 'create the collection') this.#shape = undefined;
@@ -408,7 +486,8 @@ export class QdrantStore implements VectorStore {
         fix: fixForStatus(error.status),
       });
     }
-    if (error instanceof QdrantClientUnexpectedResponseError || error instanceof SyntaxError) return this.#invalidResponse(operation, this.#redact(error.message.split('\n')[0]));
+    if (error instanceof QdrantClientUnexpectedResponseError || error instanceof SyntaxError)
+      return this.#invalidResponse(operation, this.#redact(error.message.split('\n')[0]));
     return new ProviderError(`Could not reach Qdrant at ${this.#origin} for ${where}: ${this.#redact(networkReason(error) ?? String(error))}.`, {
       provider: NAME,
       retryable: true,
@@ -438,7 +517,11 @@ export function qdrantPointId(id: string): string {
 
 /** A name-based (SHA-1) UUID, RFC 9562 section 5.5. */
 export function uuidV5(name: string, namespace: string): string {
-  const bytes = createHash('sha1').update(Buffer.from(namespace.replace(/-/g, ''), 'hex')).update(name, 'utf8').digest().subarray(0, 16);
+  const bytes = createHash('sha1')
+    .update(Buffer.from(namespace.replace(/-/g, ''), 'hex'))
+    .update(name, 'utf8')
+    .digest()
+    .subarray(0, 16);
   bytes[6] = (bytes[6] & 0x0f) | 0x50;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
   const hex = bytes.toString('hex');

@@ -16,13 +16,19 @@ async function collect(stream: AsyncIterable<AgenticEvent>): Promise<{ events: A
 }
 
 const traces = (events: AgenticEvent[]) => events.filter((event): event is AgenticTraceEvent => event.type === 'trace');
-const closed = (events: AgenticEvent[], step: AgenticTraceEvent['step']) => traces(events).filter((event) => event.step === step && event.status !== 'inProgress');
+const closed = (events: AgenticEvent[], step: AgenticTraceEvent['step']) =>
+  traces(events).filter((event) => event.step === step && event.status !== 'inProgress');
 
 const CODE_WORDS = ['amber', 'basil', 'cobalt', 'dune', 'ember', 'fjord', 'garnet', 'harbor', 'indigo', 'jasper'];
 
 /** Documents each found only by its own code word: `CODE_WORDS[k]` finds document `n<k>` and no other. */
 function numberedCorpus(count: number): DocumentInput[] {
-  return Array.from({ length: count }, (_, index) => ({ id: `n${index}`, content: `Note ${index}: the code word here is ${CODE_WORDS[index]}.`, sourceType: 'note', sourceName: `note-${index}` }));
+  return Array.from({ length: count }, (_, index) => ({
+    id: `n${index}`,
+    content: `Note ${index}: the code word here is ${CODE_WORDS[index]}.`,
+    sourceType: 'note',
+    sourceName: `note-${index}`,
+  }));
 }
 
 /** A scripted model that plans `plans[i]` in round i + 1 and never finds the results sufficient. */
@@ -44,13 +50,16 @@ describe('AgenticRetriever: the loop', () => {
     const chat = new ScriptedChat((call) => {
       const kind = callKind(call);
       const planningRound = chat.calls.filter((earlier) => callKind(earlier) === 'plan').length;
-      if (kind === 'plan' && planningRound === 1) return json({ subQueries: [{ query: 'actress who played Corliss Archer in Kiss and Tell', retriever: 'wiki' }] });
+      if (kind === 'plan' && planningRound === 1)
+        return json({ subQueries: [{ query: 'actress who played Corliss Archer in Kiss and Tell', retriever: 'wiki' }] });
       if (kind === 'plan') {
         expect(call.prompt).toContain('<missing>\nWhat government position Shirley Temple held\n</missing>');
         return json({ subQueries: [{ query: 'Shirley Temple government position', retriever: 'wiki' }] });
       }
       if (kind === 'sufficiency') {
-        return call.prompt.includes('Chief of Protocol of the United States') ? json({ sufficient: true, missing: '' }) : json({ sufficient: false, missing: 'What government position Shirley Temple held' });
+        return call.prompt.includes('Chief of Protocol of the United States')
+          ? json({ sufficient: true, missing: '' })
+          : json({ sufficient: false, missing: 'What government position Shirley Temple held' });
       }
       const film = labelOf(call.prompt, 'Shirley Temple as Corliss Archer');
       const temple = labelOf(call.prompt, 'Chief of Protocol of the United States');
@@ -66,24 +75,44 @@ describe('AgenticRetriever: the loop', () => {
     expect(result.planner).toBe('model');
     expect(closed(events, 'sufficiency').map((event) => event.output?.sufficient)).toEqual([false, true]);
     const temple = result.results.find((item) => item.id === 'temple')!;
-    expect(temple.provenance).toEqual([{ step: 'retrieval', iteration: 2, query: 'Shirley Temple government position', retriever: 'wiki', rank: expect.any(Number) }]);
+    expect(temple.provenance).toEqual([
+      { step: 'retrieval', iteration: 2, query: 'Shirley Temple government position', retriever: 'wiki', rank: expect.any(Number) },
+    ]);
 
     expect(result.status).toBe('answered');
     expect(result.answer).toBe('Shirley Temple played Corliss Archer in Kiss and Tell. She later served as Chief of Protocol of the United States.');
-    const cited = result.citations.map((citation) => ({ text: result.answer!.slice(citation.startIndex, citation.endIndex), results: citation.references.map((reference) => result.results[reference.resultIndex].id) }));
+    const cited = result.citations.map((citation) => ({
+      text: result.answer!.slice(citation.startIndex, citation.endIndex),
+      results: citation.references.map((reference) => result.results[reference.resultIndex].id),
+    }));
     expect(cited).toEqual([
       { text: 'Shirley Temple played Corliss Archer in Kiss and Tell.', results: ['film'] },
       { text: 'She later served as Chief of Protocol of the United States.', results: ['temple'] },
     ]);
     // The streamed pieces are the answer, markers removed.
-    expect(events.filter((event) => event.type === 'response').map((event) => event.text).join('')).toBe(result.answer);
+    expect(
+      events
+        .filter((event) => event.type === 'response')
+        .map((event) => event.text)
+        .join(''),
+    ).toBe(result.answer);
     expect(result.usage.modelCalls).toBe(5);
   });
 
   it('routes sub-queries to two retrievers and keeps which retriever found each result', async () => {
     const films = await corpusRag(twoHopCorpus.filter((document) => ['film', 'sequel'].includes(document.id!)));
     const people = await corpusRag(twoHopCorpus.filter((document) => ['temple', 'waldo'].includes(document.id!)));
-    const chat = planningChat([{ subQueries: [{ query: 'Kiss and Tell 1945 film cast', retriever: 'films' }, { query: 'Shirley Temple career', retriever: 'people' }] }], { sufficient: () => true });
+    const chat = planningChat(
+      [
+        {
+          subQueries: [
+            { query: 'Kiss and Tell 1945 film cast', retriever: 'films' },
+            { query: 'Shirley Temple career', retriever: 'people' },
+          ],
+        },
+      ],
+      { sufficient: () => true },
+    );
     const agent = new AgenticRetriever({
       retrievers: [
         { name: 'films', description: 'Articles about films', rag: films, maxResults: 1 },
@@ -98,7 +127,10 @@ describe('AgenticRetriever: the loop', () => {
     const probe = closed(events, 'speculativeRetrieval')[0];
     expect((probe.output!.searches as { retriever: string }[]).map((search) => search.retriever).sort()).toEqual(['films', 'people']);
     const retrievals = closed(events, 'retrieval').map((event) => [event.input.retriever, event.input.query]);
-    expect(retrievals.sort()).toEqual([['films', 'Kiss and Tell 1945 film cast'], ['people', 'Shirley Temple career']]);
+    expect(retrievals.sort()).toEqual([
+      ['films', 'Kiss and Tell 1945 film cast'],
+      ['people', 'Shirley Temple career'],
+    ]);
     const byId = new Map(result.results.map((item) => [item.id, item]));
     expect(byId.get('temple')?.retriever).toBe('people');
     expect(byId.get('film')?.retriever).toBe('films');
@@ -147,7 +179,12 @@ describe('AgenticRetriever: caps and stop reasons', () => {
   it('stops at maxIterations when the results never suffice', async () => {
     const rag = await corpusRag(numberedCorpus(10));
     const chat = planningChat([1, 2, 3, 4].map((round) => ({ subQueries: [{ query: CODE_WORDS[round], retriever: 'notes' }] })));
-    const result = await new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat, maxIterations: 2, generateResponse: false }).run('amber');
+    const result = await new AgenticRetriever({
+      retrievers: [{ name: 'notes', description: 'Notes', rag }],
+      chat,
+      maxIterations: 2,
+      generateResponse: false,
+    }).run('amber');
     expect(result.stopReason).toBe('max_iterations');
     expect(result.iterations).toBe(2);
     expect(chat.calls.filter((call) => callKind(call) === 'plan')).toHaveLength(2);
@@ -156,14 +193,37 @@ describe('AgenticRetriever: caps and stop reasons', () => {
   it('stops at maxSubQueries (in total), searching only up to the cap and recording the rest', async () => {
     const rag = await corpusRag(numberedCorpus(10));
     const chat = planningChat([
-      { subQueries: [{ query: 'basil', retriever: 'notes' }, { query: 'cobalt', retriever: 'notes' }] },
-      { subQueries: [{ query: 'dune', retriever: 'notes' }, { query: 'ember', retriever: 'notes' }] },
+      {
+        subQueries: [
+          { query: 'basil', retriever: 'notes' },
+          { query: 'cobalt', retriever: 'notes' },
+        ],
+      },
+      {
+        subQueries: [
+          { query: 'dune', retriever: 'notes' },
+          { query: 'ember', retriever: 'notes' },
+        ],
+      },
     ]);
-    const { events, result } = await collect(new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat, maxSubQueries: 3, maxSubQueriesPerIteration: 2, generateResponse: false }).stream('amber'));
+    const { events, result } = await collect(
+      new AgenticRetriever({
+        retrievers: [{ name: 'notes', description: 'Notes', rag }],
+        chat,
+        maxSubQueries: 3,
+        maxSubQueriesPerIteration: 2,
+        generateResponse: false,
+      }).stream('amber'),
+    );
     expect(result.stopReason).toBe('max_sub_queries');
     expect(result.subQueries).toBe(3);
     expect(closed(events, 'retrieval').map((event) => event.input.query)).toEqual(['basil', 'cobalt', 'dune']);
-    expect(result.failures).toContainEqual({ step: 'planning', iteration: 2, reason: 'over maxSubQueries (3 in total)', detail: { query: 'ember', retriever: 'notes' } });
+    expect(result.failures).toContainEqual({
+      step: 'planning',
+      iteration: 2,
+      reason: 'over maxSubQueries (3 in total)',
+      detail: { query: 'ember', retriever: 'notes' },
+    });
     // The second planner was told it had one sub-query left.
     expect(chat.calls.filter((call) => callKind(call) === 'plan')[1].messages[0].content).toContain('At most 1 sub-queries.');
   });
@@ -171,7 +231,11 @@ describe('AgenticRetriever: caps and stop reasons', () => {
   it('searches at most maxSubQueriesPerIteration of a round and records the dropped ones', async () => {
     const rag = await corpusRag(numberedCorpus(10));
     const chat = planningChat([{ subQueries: [1, 2, 3, 4].map((index) => ({ query: CODE_WORDS[index], retriever: 'notes' })) }], { sufficient: () => true });
-    const { events, result } = await collect(new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat, maxSubQueriesPerIteration: 2, generateResponse: false }).stream('amber'));
+    const { events, result } = await collect(
+      new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat, maxSubQueriesPerIteration: 2, generateResponse: false }).stream(
+        'amber',
+      ),
+    );
     expect(closed(events, 'retrieval')).toHaveLength(2);
     const planning = closed(events, 'planning')[0];
     expect(planning.warnings).toContain('2 sub-queries were dropped: over maxSubQueriesPerIteration (2).');
@@ -182,7 +246,9 @@ describe('AgenticRetriever: caps and stop reasons', () => {
   it('stops when a round adds no new result, without asking whether it suffices', async () => {
     const rag = await corpusRag(numberedCorpus(4));
     const chat = planningChat([{ subQueries: [{ query: 'amber amber', retriever: 'notes' }] }]);
-    const { events, result } = await collect(new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat, generateResponse: false }).stream('amber'));
+    const { events, result } = await collect(
+      new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat, generateResponse: false }).stream('amber'),
+    );
     expect(result.stopReason).toBe('no_new_results');
     expect(result.iterations).toBe(1);
     expect(closed(events, 'sufficiency')).toHaveLength(0);
@@ -200,9 +266,15 @@ describe('AgenticRetriever: caps and stop reasons', () => {
 describe('AgenticRetriever: planner failures', () => {
   it('repairs malformed planner JSON once, naming the problem', async () => {
     const rag = await corpusRag(numberedCorpus(4));
-    const replies = ['Sure, here is the plan: {subQueries: [basil]}', json({ subQueries: [{ query: 'basil', retriever: 'notes' }] }), json({ sufficient: true })];
+    const replies = [
+      'Sure, here is the plan: {subQueries: [basil]}',
+      json({ subQueries: [{ query: 'basil', retriever: 'notes' }] }),
+      json({ sufficient: true }),
+    ];
     const chat = new ScriptedChat(replies);
-    const { events, result } = await collect(new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat, generateResponse: false }).stream('amber'));
+    const { events, result } = await collect(
+      new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat, generateResponse: false }).stream('amber'),
+    );
     expect(callKind(chat.calls[1])).toBe('repair');
     expect(chat.calls[1].messages.at(-1)!.content).toMatch(/^That reply could not be used: it is not valid JSON/);
     const planning = closed(events, 'planning')[0];
@@ -216,7 +288,9 @@ describe('AgenticRetriever: planner failures', () => {
   it('reports a failed planning step after a second malformed reply, and still answers from what it found', async () => {
     const rag = await corpusRag(numberedCorpus(4));
     const chat = new ScriptedChat(['not json', json({ subQueries: [{ query: 42 }] }), 'The code word is amber [1].']);
-    const { events, result } = await collect(new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat: chat }).stream('What is the code word amber?'));
+    const { events, result } = await collect(
+      new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat: chat }).stream('What is the code word amber?'),
+    );
     const planning = closed(events, 'planning');
     expect(planning.map((event) => event.status)).toEqual(['failed']);
     expect(String(planning[0].output?.error)).toMatch(/first it contains no JSON object, then it does not match the format \(subQueries\.0\.query/);
@@ -229,8 +303,20 @@ describe('AgenticRetriever: planner failures', () => {
 
   it('records a sub-query aimed at an unknown retriever as a failure and searches the valid ones', async () => {
     const rag = await corpusRag(numberedCorpus(4));
-    const chat = planningChat([{ subQueries: [{ query: 'basil', retriever: 'nope' }, { query: 'cobalt', retriever: 'notes' }] }], { sufficient: () => true });
-    const { events, result } = await collect(new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat, generateResponse: false }).stream('amber'));
+    const chat = planningChat(
+      [
+        {
+          subQueries: [
+            { query: 'basil', retriever: 'nope' },
+            { query: 'cobalt', retriever: 'notes' },
+          ],
+        },
+      ],
+      { sufficient: () => true },
+    );
+    const { events, result } = await collect(
+      new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat, generateResponse: false }).stream('amber'),
+    );
     expect(result.failures).toContainEqual({ step: 'planning', iteration: 1, reason: 'unknown retriever', detail: { query: 'basil', retriever: 'nope' } });
     const planning = closed(events, 'planning')[0];
     expect(planning.warnings).toContain('Sub-query "basil" names an unknown retriever "nope" (known: notes); not searched.');
@@ -241,7 +327,9 @@ describe('AgenticRetriever: planner failures', () => {
   it('fails planning when every sub-query names an unknown retriever', async () => {
     const rag = await corpusRag(numberedCorpus(4));
     const chat = planningChat([{ subQueries: [{ query: 'basil', retriever: 'admin' }] }]);
-    const { events, result } = await collect(new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat, generateResponse: false }).stream('amber'));
+    const { events, result } = await collect(
+      new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat, generateResponse: false }).stream('amber'),
+    );
     expect(closed(events, 'planning')[0].status).toBe('failed');
     expect(result.stopReason).toBe('planning_failed');
   });
@@ -262,7 +350,9 @@ describe('AgenticRetriever: document expansion', () => {
       if (callKind(call) === 'sufficiency') return json({ sufficient: true });
       throw new Error('no answer expected');
     });
-    const { events, result } = await collect(new AgenticRetriever({ retrievers: [{ name: 'docs', description: 'Manuals', rag }], chat, generateResponse: false }).stream('zeta valve'));
+    const { events, result } = await collect(
+      new AgenticRetriever({ retrievers: [{ name: 'docs', description: 'Manuals', rag }], chat, generateResponse: false }).stream('zeta valve'),
+    );
     const expansion = closed(events, 'documentExpansion');
     expect(expansion).toHaveLength(1);
     expect(expansion[0].status).toBe('succeeded');
@@ -281,11 +371,19 @@ describe('AgenticRetriever: document expansion', () => {
     const rag = await corpusRag(manual);
     let planned = 0;
     const chat = new ScriptedChat((call) => {
-      if (callKind(call) === 'plan') return ++planned === 1 ? json({ expandDocuments: [{ result: labelOf(call.prompt, 'zeta valve') }] }) : json({ subQueries: [{ query: 'maintenance chapter', retriever: 'docs' }] });
+      if (callKind(call) === 'plan')
+        return ++planned === 1
+          ? json({ expandDocuments: [{ result: labelOf(call.prompt, 'zeta valve') }] })
+          : json({ subQueries: [{ query: 'maintenance chapter', retriever: 'docs' }] });
       if (callKind(call) === 'sufficiency') return json({ sufficient: false, missing: 'maintenance' });
       throw new Error('no answer expected');
     });
-    const result = await new AgenticRetriever({ retrievers: [{ name: 'docs', description: 'Manuals', rag }], chat, generateResponse: false, maxIterations: 2 }).run('zeta valve');
+    const result = await new AgenticRetriever({
+      retrievers: [{ name: 'docs', description: 'Manuals', rag }],
+      chat,
+      generateResponse: false,
+      maxIterations: 2,
+    }).run('zeta valve');
     const whole = result.results.find((item) => item.expanded)!;
     expect(result.results.filter((item) => item.sourceName === 'manual.md')).toHaveLength(1);
     expect(whole.provenance.map((entry) => `${entry.step}:${entry.iteration}`)).toEqual(['speculativeRetrieval:0', 'documentExpansion:1', 'retrieval:2']);
@@ -310,12 +408,21 @@ describe('AgenticRetriever: answers and citations', () => {
     const result = await new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat }).run('What is the code word amber?');
     expect(result.answer).toBe('The code word is amber. Item nine is jasper.');
     expect(result.citations).toEqual([{ startIndex: 0, endIndex: 23, references: [{ resultIndex: 0 }] }]);
-    expect(result.droppedCitations).toEqual([{ startIndex: 24, endIndex: 44, references: [{ resultIndex: 8 }], reason: `marker [9] names no result (there ${result.results.length === 1 ? 'is 1' : `are ${result.results.length}`})` }]);
+    expect(result.droppedCitations).toEqual([
+      {
+        startIndex: 24,
+        endIndex: 44,
+        references: [{ resultIndex: 8 }],
+        reason: `marker [9] names no result (there ${result.results.length === 1 ? 'is 1' : `are ${result.results.length}`})`,
+      },
+    ]);
   });
 
   it('answers extractively with the same span citations when there is no chat model', async () => {
     const rag = await corpusRag(twoHopCorpus);
-    const { events, result } = await collect(new AgenticRetriever({ retrievers: [{ name: 'wiki', description: 'Encyclopedia', rag, maxResults: 3 }] }).stream(KISS_AND_TELL));
+    const { events, result } = await collect(
+      new AgenticRetriever({ retrievers: [{ name: 'wiki', description: 'Encyclopedia', rag, maxResults: 3 }] }).stream(KISS_AND_TELL),
+    );
     expect(result.planner).toBe('offline');
     expect(result.answerMode).toBe('extractive');
     expect(result.citations.length).toBeGreaterThan(0);
@@ -324,7 +431,12 @@ describe('AgenticRetriever: answers and citations', () => {
       // Each cited span is a sentence quoted word for word from the result it references.
       for (const reference of citation.references) expect(result.results[reference.resultIndex].content).toContain(sentence);
     }
-    expect(events.filter((event) => event.type === 'response').map((event) => event.text).join('')).toBe(result.answer);
+    expect(
+      events
+        .filter((event) => event.type === 'response')
+        .map((event) => event.text)
+        .join(''),
+    ).toBe(result.answer);
   });
 });
 
@@ -389,7 +501,7 @@ describe('AgenticRetriever: userContext', () => {
   it('never returns, shows the planner, or expands a document of another tenant or of a role the caller lacks', async () => {
     // A seeded generator, so the corpus is the same on every run.
     let seed = 7;
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     const tenants = Array.from({ length: 8 }, (_, index) => `tenant-${index}`);
     const roles = ['support', 'billing', 'admin'];
     const documents: DocumentInput[] = [];
@@ -399,7 +511,13 @@ describe('AgenticRetriever: userContext', () => {
       const metadata: Record<string, string | string[] | number> = { chunkIndex: index % 4 };
       if (tenant) metadata.tenantId = tenant;
       if (allowed) metadata.allowedRoles = allowed;
-      documents.push({ id: `d${index}`, content: `Record ${index} about the quarterly zeta report of ${tenant ?? 'everyone'}.`, sourceType: 'file', sourceName: `shared-${index % 40}.md`, metadata });
+      documents.push({
+        id: `d${index}`,
+        content: `Record ${index} about the quarterly zeta report of ${tenant ?? 'everyone'}.`,
+        sourceType: 'file',
+        sourceName: `shared-${index % 40}.md`,
+        metadata,
+      });
     }
     const rag = await corpusRag(documents);
     const visible = (document: DocumentInput, tenant: string, held: string[]) => {
@@ -415,12 +533,20 @@ describe('AgenticRetriever: userContext', () => {
       const chat = new ScriptedChat((call) => {
         if (callKind(call) === 'plan') {
           for (const match of call.prompt.matchAll(/quarterly zeta report of (tenant-\d)/g)) expect(match[1]).toBe(tenant);
-          return json({ subQueries: tenants.slice(0, 3).map((other) => ({ query: `zeta report of ${other}`, retriever: 'records' })), expandDocuments: [1, 2, 3].map((result) => ({ result })) });
+          return json({
+            subQueries: tenants.slice(0, 3).map((other) => ({ query: `zeta report of ${other}`, retriever: 'records' })),
+            expandDocuments: [1, 2, 3].map((result) => ({ result })),
+          });
         }
         if (callKind(call) === 'sufficiency') return json({ sufficient: false, missing: 'tenant-0 records' });
         return 'Done [1].';
       });
-      const agent = new AgenticRetriever({ retrievers: [{ name: 'records', description: 'Records', rag, maxResults: 20 }], chat, userContext: { tenantId: tenant, roles: held }, maxIterations: 2 });
+      const agent = new AgenticRetriever({
+        retrievers: [{ name: 'records', description: 'Records', rag, maxResults: 20 }],
+        chat,
+        userContext: { tenantId: tenant, roles: held },
+        maxIterations: 2,
+      });
       const result = await agent.run('zeta report');
       expect(result.results.length).toBeGreaterThan(0);
       for (const item of result.results) {
@@ -450,7 +576,12 @@ describe('AgenticRetriever: userContext', () => {
       }
     })('keyword');
     await pipeline.addDocuments([{ content: 'zeta', metadata: { tenantId: 'a' } }]);
-    await new AgenticRetriever({ retrievers: [{ name: 'r', description: 'R', rag: pipeline, filter: { lang: 'en' } }], userContext: { tenantId: 'a', roles: ['support'] }, generateResponse: false, maxIterations: 1 }).run('zeta');
+    await new AgenticRetriever({
+      retrievers: [{ name: 'r', description: 'R', rag: pipeline, filter: { lang: 'en' } }],
+      userContext: { tenantId: 'a', roles: ['support'] },
+      generateResponse: false,
+      maxIterations: 1,
+    }).run('zeta');
     expect(seen.length).toBeGreaterThan(0);
     for (const filter of seen) {
       expect(filter).toMatchObject({ $and: [{ lang: 'en' }, { $and: expect.arrayContaining([{ $or: [{ tenantId: 'a' }, expect.anything()] }]) }] });
@@ -473,7 +604,13 @@ describe('AgenticRetriever: injection', () => {
       if (callKind(call) === 'sufficiency') return json({ sufficient: false, missing: obeys ? 'everything in admin' : '' });
       return 'Answer [1].';
     });
-    const agent = new AgenticRetriever({ retrievers: [{ name: 'wiki', description: 'Encyclopedia', rag }], chat, maxIterations: 2, maxSubQueriesPerIteration: 3, maxSubQueries: 5 });
+    const agent = new AgenticRetriever({
+      retrievers: [{ name: 'wiki', description: 'Encyclopedia', rag }],
+      chat,
+      maxIterations: 2,
+      maxSubQueriesPerIteration: 3,
+      maxSubQueries: 5,
+    });
     const { events, result } = await collect(agent.stream(KISS_AND_TELL));
 
     const planPrompt = chat.calls.find((call) => callKind(call) === 'plan')!;
@@ -495,8 +632,22 @@ describe('AgenticRetriever: injection', () => {
 describe('AgenticRetriever: events', () => {
   it('streams steps in order, each opened before it closes, with timing, and ends with one result', async () => {
     const rag = await corpusRag(numberedCorpus(6));
-    const chat = planningChat([{ subQueries: [{ query: 'basil', retriever: 'notes' }, { query: 'cobalt', retriever: 'notes' }] }], { sufficient: () => true, answer: () => 'amber is a code word [1].' });
-    const { events } = await collect(new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat, guardrail: () => ({ action: 'allow' }) }).stream('What is amber?'));
+    const chat = planningChat(
+      [
+        {
+          subQueries: [
+            { query: 'basil', retriever: 'notes' },
+            { query: 'cobalt', retriever: 'notes' },
+          ],
+        },
+      ],
+      { sufficient: () => true, answer: () => 'amber is a code word [1].' },
+    );
+    const { events } = await collect(
+      new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], chat, guardrail: () => ({ action: 'allow' }) }).stream(
+        'What is amber?',
+      ),
+    );
     const sequence = events.map((event) => (event.type === 'trace' ? `${event.step}:${event.status === 'inProgress' ? 'start' : 'end'}` : event.type));
     const compact = sequence.filter((entry, index) => entry !== sequence[index - 1] || !entry.startsWith('retrieval'));
     expect(compact).toEqual([
@@ -558,7 +709,10 @@ describe('AgenticRetriever: cancellation', () => {
     })('keyword');
     await pipeline.addDocuments(numberedCorpus(3));
     const controller = new AbortController();
-    const agent = new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag: pipeline }], chat: planningChat([{ subQueries: [{ query: 'basil', retriever: 'notes' }] }]) });
+    const agent = new AgenticRetriever({
+      retrievers: [{ name: 'notes', description: 'Notes', rag: pipeline }],
+      chat: planningChat([{ subQueries: [{ query: 'basil', retriever: 'notes' }] }]),
+    });
     const running = agent.run('amber', { signal: controller.signal });
     await searchStarted;
     const abortedAt = performance.now();

@@ -12,13 +12,21 @@ describe('parseCitedAnswer', () => {
       'First for Women was started in 1989.',
       "So Arthur's came first.",
     ]);
-    expect(citations.map((citation) => citation.references)).toEqual([[{ resultIndex: 0 }], [{ resultIndex: 1 }, { resultIndex: 2 }], [{ resultIndex: 0 }, { resultIndex: 1 }]]);
+    expect(citations.map((citation) => citation.references)).toEqual([
+      [{ resultIndex: 0 }],
+      [{ resultIndex: 1 }, { resultIndex: 2 }],
+      [{ resultIndex: 0 }, { resultIndex: 1 }],
+    ]);
   });
 
   it('cites the part of a sentence after an earlier citation, and markers placed after the full stop', () => {
     const { text, citations } = parseCitedAnswer('Temple starred in the film [1] and later became Chief of Protocol [2]. She died in 2014. [2]', 2);
     expect(text).toBe('Temple starred in the film and later became Chief of Protocol. She died in 2014.');
-    expect(citations.map((citation) => text.slice(citation.startIndex, citation.endIndex))).toEqual(['Temple starred in the film', 'and later became Chief of Protocol.', 'She died in 2014.']);
+    expect(citations.map((citation) => text.slice(citation.startIndex, citation.endIndex))).toEqual([
+      'Temple starred in the film',
+      'and later became Chief of Protocol.',
+      'She died in 2014.',
+    ]);
   });
 
   it('skips list bullets at the start of a cited line', () => {
@@ -82,7 +90,7 @@ describe('validateCitations', () => {
 
 describe('MarkerStripper', () => {
   it('streams pieces that concatenate to the parsed text, whatever the chunking', () => {
-    const raw = 'Arthur\'s Magazine began in 1844 [1]. First for Women began in 1989 [2, 3][4]. A [b] c [12].';
+    const raw = "Arthur's Magazine began in 1844 [1]. First for Women began in 1989 [2, 3][4]. A [b] c [12].";
     const expected = parseCitedAnswer(raw, 12).text;
     for (const size of [1, 2, 3, 5, 8, 13, 100]) {
       const stripper = new MarkerStripper();
@@ -91,7 +99,10 @@ describe('MarkerStripper', () => {
       pieces.push(stripper.finish());
       expect(pieces.join(''), `chunks of ${size}`).toBe(expected);
       // Nothing that is part of a marker is ever released.
-      expect(pieces.some((piece) => /\[\d/.test(piece)), `chunks of ${size}`).toBe(false);
+      expect(
+        pieces.some((piece) => /\[\d/.test(piece)),
+        `chunks of ${size}`,
+      ).toBe(false);
     }
   });
 });

@@ -35,13 +35,55 @@ export async function corpusRag(documents: DocumentInput[], mode: SearchMode = '
 /** A two-hop corpus: the film names the actress; only her own page names her government position. */
 export const KISS_AND_TELL = 'What government position was held by the actress who played Corliss Archer in the film Kiss and Tell?';
 export const twoHopCorpus: DocumentInput[] = [
-  { id: 'film', content: 'Kiss and Tell is a 1945 American comedy film starring then 17-year-old Shirley Temple as Corliss Archer.', sourceType: 'wiki', sourceName: 'Kiss and Tell (1945 film)', metadata: { title: 'Kiss and Tell (1945 film)' } },
-  { id: 'temple', content: 'Shirley Temple Black was a child star who later served as Chief of Protocol of the United States and as ambassador to Ghana.', sourceType: 'wiki', sourceName: 'Shirley Temple', metadata: { title: 'Shirley Temple' } },
-  { id: 'radio', content: 'Meet Corliss Archer was a radio program; the actress Janet Waldo played Corliss Archer on the radio.', sourceType: 'wiki', sourceName: 'Meet Corliss Archer', metadata: { title: 'Meet Corliss Archer' } },
-  { id: 'waldo', content: 'Janet Waldo was an American radio actress who voiced Judy Jetson and played Corliss Archer.', sourceType: 'wiki', sourceName: 'Janet Waldo', metadata: { title: 'Janet Waldo' } },
-  { id: 'sequel', content: 'A Kiss for Corliss is a 1949 film, the sequel to Kiss and Tell, with the actress playing Corliss Archer again.', sourceType: 'wiki', sourceName: 'A Kiss for Corliss', metadata: { title: 'A Kiss for Corliss' } },
-  { id: 'tv', content: 'Meet Corliss Archer was also a television series; the actress Ann Baker played Corliss Archer in the film-like episodes.', sourceType: 'wiki', sourceName: 'Meet Corliss Archer (TV series)', metadata: { title: 'Meet Corliss Archer (TV series)' } },
-  { id: 'protocol', content: 'The Chief of Protocol is a government position in the State Department that advises on diplomatic protocol.', sourceType: 'wiki', sourceName: 'Chief of Protocol', metadata: { title: 'Chief of Protocol' } },
+  {
+    id: 'film',
+    content: 'Kiss and Tell is a 1945 American comedy film starring then 17-year-old Shirley Temple as Corliss Archer.',
+    sourceType: 'wiki',
+    sourceName: 'Kiss and Tell (1945 film)',
+    metadata: { title: 'Kiss and Tell (1945 film)' },
+  },
+  {
+    id: 'temple',
+    content: 'Shirley Temple Black was a child star who later served as Chief of Protocol of the United States and as ambassador to Ghana.',
+    sourceType: 'wiki',
+    sourceName: 'Shirley Temple',
+    metadata: { title: 'Shirley Temple' },
+  },
+  {
+    id: 'radio',
+    content: 'Meet Corliss Archer was a radio program; the actress Janet Waldo played Corliss Archer on the radio.',
+    sourceType: 'wiki',
+    sourceName: 'Meet Corliss Archer',
+    metadata: { title: 'Meet Corliss Archer' },
+  },
+  {
+    id: 'waldo',
+    content: 'Janet Waldo was an American radio actress who voiced Judy Jetson and played Corliss Archer.',
+    sourceType: 'wiki',
+    sourceName: 'Janet Waldo',
+    metadata: { title: 'Janet Waldo' },
+  },
+  {
+    id: 'sequel',
+    content: 'A Kiss for Corliss is a 1949 film, the sequel to Kiss and Tell, with the actress playing Corliss Archer again.',
+    sourceType: 'wiki',
+    sourceName: 'A Kiss for Corliss',
+    metadata: { title: 'A Kiss for Corliss' },
+  },
+  {
+    id: 'tv',
+    content: 'Meet Corliss Archer was also a television series; the actress Ann Baker played Corliss Archer in the film-like episodes.',
+    sourceType: 'wiki',
+    sourceName: 'Meet Corliss Archer (TV series)',
+    metadata: { title: 'Meet Corliss Archer (TV series)' },
+  },
+  {
+    id: 'protocol',
+    content: 'The Chief of Protocol is a government position in the State Department that advises on diplomatic protocol.',
+    sourceType: 'wiki',
+    sourceName: 'Chief of Protocol',
+    metadata: { title: 'Chief of Protocol' },
+  },
 ];
 
 /** Which of the retriever's prompts a call is. */

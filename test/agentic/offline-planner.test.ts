@@ -29,7 +29,13 @@ const state = (results: AgenticResultItem[], missing?: string) => ({
 
 describe('OfflinePlanner', () => {
   it('builds second-hop queries from the bridge entity a result names and the question terms it does not cover', async () => {
-    const decision = await new OfflinePlanner().plan(state([item('Kiss and Tell is a 1945 American comedy film starring then 17-year-old Shirley Temple as Corliss Archer.', { title: 'Kiss and Tell (1945 film)' })]));
+    const decision = await new OfflinePlanner().plan(
+      state([
+        item('Kiss and Tell is a 1945 American comedy film starring then 17-year-old Shirley Temple as Corliss Archer.', {
+          title: 'Kiss and Tell (1945 film)',
+        }),
+      ]),
+    );
     expect(decision.ok).toBe(true);
     // The title is mostly the question's own words (the first hop), so the bridge is the name in the text.
     expect(decision.ok && decision.value.subQueries).toEqual([{ query: 'Shirley Temple government position held actress played', retriever: 'wiki' }]);
@@ -39,7 +45,12 @@ describe('OfflinePlanner', () => {
     const planner = new OfflinePlanner();
     const thin = await planner.judge(state([item('Kiss and Tell is a 1945 film with Corliss Archer.')]));
     expect(thin.ok && thin.value).toEqual({ sufficient: false, missing: 'government position held actress played' });
-    const covered = await planner.judge(state([item('Kiss and Tell is a 1945 film in which the actress Shirley Temple played Corliss Archer.'), item('She held the government position of Chief of Protocol.')]));
+    const covered = await planner.judge(
+      state([
+        item('Kiss and Tell is a 1945 film in which the actress Shirley Temple played Corliss Archer.'),
+        item('She held the government position of Chief of Protocol.'),
+      ]),
+    );
     expect(covered.ok && covered.value.sufficient).toBe(true);
   });
 

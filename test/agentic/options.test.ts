@@ -40,8 +40,22 @@ describe('AgenticRetriever options', () => {
     const store = new MemoryStore();
     const texts = ['The amber valve controls the flow.', 'Basil grows in summer.'];
     const vectors = await embeddings.embed(texts, { inputType: 'document' });
-    await store.add(texts.map((content, index) => ({ id: `s${index}`, content, sourceType: 'note', sourceName: `s${index}`, score: 0, metadata: {}, embedding: vectors[index] })));
-    const result = await new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', store, embeddings }], generateResponse: false, maxIterations: 1 }).run('amber valve');
+    await store.add(
+      texts.map((content, index) => ({
+        id: `s${index}`,
+        content,
+        sourceType: 'note',
+        sourceName: `s${index}`,
+        score: 0,
+        metadata: {},
+        embedding: vectors[index],
+      })),
+    );
+    const result = await new AgenticRetriever({
+      retrievers: [{ name: 'notes', description: 'Notes', store, embeddings }],
+      generateResponse: false,
+      maxIterations: 1,
+    }).run('amber valve');
     expect(result.results[0].id).toBe('s0');
   });
 

@@ -23,16 +23,20 @@ const HASHING = [
 
 describe('extractive answers quote code', () => {
   it('quotes the code of the top hit when it covers the question (createHash for a SHA-256 question)', () => {
-    const answer = extractiveAnswer('How do I compute a SHA-256 hash in Node?', evidenceOf([HASHING, 'Hashes are one-way functions used for integrity checks in Node programs.']));
+    const answer = extractiveAnswer(
+      'How do I compute a SHA-256 hash in Node?',
+      evidenceOf([HASHING, 'Hashes are one-way functions used for integrity checks in Node programs.']),
+    );
     expect(answer.text.startsWith(EXTRACTIVE_PREFIX)).toBe(true);
     expect(answer.text).toContain("```js\nimport { createHash } from 'node:crypto';\n\nconst digest = createHash('sha256').update(data).digest('hex');\n```");
     expect(answer.text).toMatch(/- \[1\]:\n```js/);
     expect(answer.labels[0]).toBe(1);
-    expect(answer.text.indexOf("```js")).toBeLessThan(answer.text.indexOf("[2]") === -1 ? Infinity : answer.text.indexOf("[2]"));
+    expect(answer.text.indexOf('```js')).toBeLessThan(answer.text.indexOf('[2]') === -1 ? Infinity : answer.text.indexOf('[2]'));
   });
 
   it('quotes a chunk that is code as a whole (a source file), even with no prose to quote', () => {
-    const source = "import { createHash } from 'node:crypto';\n\nexport function sha256(data: string): string {\n  return createHash('sha256').update(data).digest('hex');\n}\n";
+    const source =
+      "import { createHash } from 'node:crypto';\n\nexport function sha256(data: string): string {\n  return createHash('sha256').update(data).digest('hex');\n}\n";
     const answer = extractiveAnswer('How do I compute a SHA-256 hash in Node?', evidenceOf([source]));
     expect(answer.text).toContain("```\nimport { createHash } from 'node:crypto';");
     expect(answer.text).toContain("return createHash('sha256')");
@@ -41,7 +45,9 @@ describe('extractive answers quote code', () => {
 
   it('keeps long code to the window of lines that covers the question', () => {
     const filler = Array.from({ length: 30 }, (_, index) => `const unrelated${index} = ${index};`);
-    const code = ['```ts', ...filler, "const digest = createHash('sha256').update(data).digest('hex');", "console.log('node', digest);", ...filler, '```'].join('\n');
+    const code = ['```ts', ...filler, "const digest = createHash('sha256').update(data).digest('hex');", "console.log('node', digest);", ...filler, '```'].join(
+      '\n',
+    );
     const answer = extractiveAnswer('How do I compute a SHA-256 hash in Node?', evidenceOf([code]));
     const quoted = /```ts\n([\s\S]*?)\n```/.exec(answer.text)![1].split('\n');
     expect(quoted.length).toBeLessThanOrEqual(12);
@@ -51,7 +57,10 @@ describe('extractive answers quote code', () => {
   it('does not quote code that misses the question, nor code below the top hit', () => {
     const unrelated = 'Some setup first.\n\n```sh\nnpm install left-pad\n```';
     expect(extractiveAnswer('How do I compute a SHA-256 hash in Node?', evidenceOf([unrelated])).text).not.toContain('```');
-    const answer = extractiveAnswer('How do I compute a SHA-256 hash in Node?', evidenceOf(['Node computes a SHA-256 hash with the crypto module and its createHash function.', HASHING]));
+    const answer = extractiveAnswer(
+      'How do I compute a SHA-256 hash in Node?',
+      evidenceOf(['Node computes a SHA-256 hash with the crypto module and its createHash function.', HASHING]),
+    );
     expect(answer.text).not.toContain('```');
     expect(answer.labels).toEqual([1]);
   });

@@ -19,7 +19,13 @@ const CORPUS = [
   { _id: 'radio', title: 'Meet Corliss Archer', text: 'Meet Corliss Archer was a radio program about a teenage girl.' },
   { _id: 'magazine', title: "Arthur's Magazine", text: "Arthur's Magazine was an American literary periodical first published in 1844." },
 ];
-const QUERIES = [{ _id: 'q1', text: 'What government position was held by the woman who portrayed Corliss Archer in the film Kiss and Tell?', metadata: { answers: ['Chief of Protocol'] } }];
+const QUERIES = [
+  {
+    _id: 'q1',
+    text: 'What government position was held by the woman who portrayed Corliss Archer in the film Kiss and Tell?',
+    metadata: { answers: ['Chief of Protocol'] },
+  },
+];
 const QRELS = 'query-id\tcorpus-id\tscore\nq1\tfilm\t1\nq1\ttemple\t1\n';
 
 /** An OpenAI-compatible model that plans one sub-query, finds the results sufficient, and answers with a marker. */
@@ -33,10 +39,15 @@ async function scriptedAgent(request: RecordedRequest, reply: Reply): Promise<vo
       : 'Chief of Protocol [1].';
   const base = { id: 'chatcmpl-scripted', created: 1_700_000_000, model: body.model };
   if (body.stream !== true) {
-    reply.json(200, { ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }] });
+    reply.json(200, {
+      ...base,
+      object: 'chat.completion',
+      choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    });
     return;
   }
-  const chunk = (delta: Record<string, unknown>, finish: string | null) => JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+    JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
   await reply.sse([{ data: chunk({ role: 'assistant', content }, null) }, { data: chunk({}, 'stop') }, { data: '[DONE]' }]);
 }
 
@@ -53,7 +64,10 @@ beforeAll(async () => {
     errorBody: (_status, message) => ({ error: { message, type: 'server_error', param: null, code: null } }),
     routes: { 'POST /v1/chat/completions': scriptedAgent },
   });
-  await writeFile(join(directory, 'with-chat.json'), JSON.stringify({ chat: { provider: 'openai', model: 'scripted', baseURL: `${chatServer.url}/v1`, apiKey: 'test-key' } }));
+  await writeFile(
+    join(directory, 'with-chat.json'),
+    JSON.stringify({ chat: { provider: 'openai', model: 'scripted', baseURL: `${chatServer.url}/v1`, apiKey: 'test-key' } }),
+  );
   expect((await axon('ingest', 'wiki')).code).toBe(0);
 });
 
@@ -67,7 +81,9 @@ describe('axon ask --agentic', () => {
     const result = await axon('ask', '--agentic', 'Who played Corliss Archer in Kiss and Tell?');
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('Extractive answer (no chat model is configured)');
-    expect(result.stdout).toMatch(/Citations:\n {2}1\. \[\d+, \d+\) "Kiss and Tell is a 1945 comedy film starring Shirley Temple as Corliss Archer\."\n {5}result \d+: wiki\/film\.md#0 \(documents\)/);
+    expect(result.stdout).toMatch(
+      /Citations:\n {2}1\. \[\d+, \d+\) "Kiss and Tell is a 1945 comedy film starring Shirley Temple as Corliss Archer\."\n {5}result \d+: wiki\/film\.md#0 \(documents\)/,
+    );
     expect(result.stdout).toMatch(/Stopped: [a-z ]+ after \d rounds?, \d+ sub-quer(y|ies), \d+ search(es)?, \d+ results? \(offline planner/);
   });
 
@@ -88,12 +104,23 @@ describe('axon ask --agentic', () => {
 
   it('prints every step as it ends with --trace, planning with the configured chat model', async () => {
     const before = chatServer.requests.length;
-    const result = await axon('ask', '--agentic', '--trace', '--config', 'with-chat.json', '--store', '.axon', 'What government position did the star of Kiss and Tell hold?');
+    const result = await axon(
+      'ask',
+      '--agentic',
+      '--trace',
+      '--config',
+      'with-chat.json',
+      '--store',
+      '.axon',
+      'What government position did the star of Kiss and Tell hold?',
+    );
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/ms\] speculativeRetrieval · succeeded \([\d.]+ ms\) {2}"What government position[^\n]*→ \d+ results/);
     // The scripted model names a retriever "corpus"; the command's one retriever is "documents".
     expect(result.stdout).toMatch(/planning #1 · failed \([\d.]+ ms\) {2}rejected: corpus: "Shirley Temple Chief of Protocol" \(unknown retriever "corpus"/);
-    expect(result.stdout).toContain('warning: Sub-query "Shirley Temple Chief of Protocol" names an unknown retriever "corpus" (known: documents); not searched.');
+    expect(result.stdout).toContain(
+      'warning: Sub-query "Shirley Temple Chief of Protocol" names an unknown retriever "corpus" (known: documents); not searched.',
+    );
     expect(result.stdout).toContain('Stopped: planning failed after 1 round, 0 sub-queries');
     // One planning call, one answer: nothing was searched on the model's say-so.
     expect(chatServer.requests.length - before).toBe(2);

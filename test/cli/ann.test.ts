@@ -9,7 +9,10 @@ let directory: string;
 beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'axon-cli-ann-'));
   await mkdir(join(directory, 'notes'));
-  await writeFile(join(directory, 'notes', 'billing.md'), '# Billing\n\nInvoices are issued on the first day of each month.\n\nRefunds for duplicate charges take five business days.\n');
+  await writeFile(
+    join(directory, 'notes', 'billing.md'),
+    '# Billing\n\nInvoices are issued on the first day of each month.\n\nRefunds for duplicate charges take five business days.\n',
+  );
   await writeFile(join(directory, 'notes', 'account.txt'), 'To reset your password, open Settings and choose Security.\n');
   // The graph is used from the first document, so these few notes go through it.
   await writeFile(join(directory, 'axon.config.json'), JSON.stringify({ store: { type: 'file', directory: '.axon', ann: { minDocuments: 0, m: 8 } } }));

@@ -16,8 +16,14 @@ function axon(...argv: string[]): Promise<CliResult> {
 beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'axon-cli-'));
   await mkdir(join(directory, 'notes'));
-  await writeFile(join(directory, 'notes', 'billing.md'), '# Billing\n\nInvoices are issued on the first day of each month.\n\nRefunds for duplicate charges take five business days.\n');
-  await writeFile(join(directory, 'notes', 'account.txt'), 'To reset your password, open Settings and choose Security. Two-factor codes come from the authenticator app.\n');
+  await writeFile(
+    join(directory, 'notes', 'billing.md'),
+    '# Billing\n\nInvoices are issued on the first day of each month.\n\nRefunds for duplicate charges take five business days.\n',
+  );
+  await writeFile(
+    join(directory, 'notes', 'account.txt'),
+    'To reset your password, open Settings and choose Security. Two-factor codes come from the authenticator app.\n',
+  );
 });
 
 afterAll(async () => {
@@ -109,7 +115,10 @@ describe('axon CLI', () => {
   });
 
   it('switches providers through a config file, and lists every config problem', async () => {
-    await writeFile(join(directory, 'memory.json'), JSON.stringify({ store: { type: 'file', directory: 'configured' }, postProcessors: [{ type: 'top-n', n: 1 }] }));
+    await writeFile(
+      join(directory, 'memory.json'),
+      JSON.stringify({ store: { type: 'file', directory: 'configured' }, postProcessors: [{ type: 'top-n', n: 1 }] }),
+    );
     expect((await axon('ingest', 'notes', '--config', 'memory.json')).code).toBe(0);
     const answer = JSON.parse((await axon('ask', 'refunds', '--config', 'memory.json', '--json')).stdout);
     expect(answer.documents).toHaveLength(1);
@@ -121,7 +130,11 @@ describe('axon CLI', () => {
   });
 
   it('runs as the package bin', async () => {
-    const { stdout } = await run(process.execPath, [join(process.cwd(), 'bin', 'axon.js'), 'ask', 'How long do refunds take?', '--store', join(directory, '.axon')], { cwd: directory });
+    const { stdout } = await run(
+      process.execPath,
+      [join(process.cwd(), 'bin', 'axon.js'), 'ask', 'How long do refunds take?', '--store', join(directory, '.axon')],
+      { cwd: directory },
+    );
     expect(stdout).toContain('five business days');
   }, 60_000);
 });

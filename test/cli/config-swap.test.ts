@@ -56,7 +56,16 @@ describe('switching providers by editing the configuration only', () => {
     const answer = JSON.parse(result.stdout);
     expect(answer.mode).toBe('generated');
     expect(answer.text).toMatch(/^Echo: /);
-    expect(answer.trace.stages.map((stage: { name: string }) => stage.name)).toEqual(['openai-embeddings', 'file-store:vector', 'file-store:keyword', 'reciprocal-rank-fusion', 'dedupe', 'top-n', 'evidence', 'openai-chat']);
+    expect(answer.trace.stages.map((stage: { name: string }) => stage.name)).toEqual([
+      'openai-embeddings',
+      'file-store:vector',
+      'file-store:keyword',
+      'reciprocal-rank-fusion',
+      'dedupe',
+      'top-n',
+      'evidence',
+      'openai-chat',
+    ]);
     const chat = openai.requestsTo('/v1/chat/completions').at(-1)!.body as { model: string; stream: boolean };
     expect(chat.model).toBe('llama3.1');
     expect(chat.stream).toBe(true);
@@ -70,7 +79,16 @@ describe('switching providers by editing the configuration only', () => {
     expect(result.code).toBe(0);
     const answer = JSON.parse(result.stdout);
     expect(answer.mode).toBe('generated');
-    expect(answer.trace.stages.map((stage: { name: string }) => stage.name)).toEqual(['cohere-embeddings', 'file-store:vector', 'file-store:keyword', 'reciprocal-rank-fusion', 'dedupe', 'cohere-reranker', 'evidence', 'cohere-chat']);
+    expect(answer.trace.stages.map((stage: { name: string }) => stage.name)).toEqual([
+      'cohere-embeddings',
+      'file-store:vector',
+      'file-store:keyword',
+      'reciprocal-rank-fusion',
+      'dedupe',
+      'cohere-reranker',
+      'evidence',
+      'cohere-chat',
+    ]);
     const paths = cohere.requests.map((request) => request.path);
     expect(paths).toContain('/v2/embed');
     expect(paths).toContain('/v2/rerank');

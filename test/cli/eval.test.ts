@@ -108,9 +108,22 @@ describe('axon eval', () => {
     expect(toFile.code).toBe(0);
     expect(toFile.stdout).toContain('nDCG@10');
     const report = JSON.parse(await readFile(join(directory, 'figures.json'), 'utf8'));
-    expect(report).toMatchObject({ dataset: 'tiny-beir', split: 'test', documents: 5, queries: 3, topK: 100, embeddings: 'local-hash-embeddings', unavailable: [] });
+    expect(report).toMatchObject({
+      dataset: 'tiny-beir',
+      split: 'test',
+      documents: 5,
+      queries: 3,
+      topK: 100,
+      embeddings: 'local-hash-embeddings',
+      unavailable: [],
+    });
     expect(report.runs).toHaveLength(1);
-    expect(report.runs[0]).toMatchObject({ pipeline: 'none', mode: 'keyword', queryCount: 3, metrics: { 'ndcg@10': 0.748, 'recall@10': 0.8333, 'recall@100': 0.8333, 'mrr@10': 0.8333, map: 0.6667 } });
+    expect(report.runs[0]).toMatchObject({
+      pipeline: 'none',
+      mode: 'keyword',
+      queryCount: 3,
+      metrics: { 'ndcg@10': 0.748, 'recall@10': 0.8333, 'recall@100': 0.8333, 'mrr@10': 0.8333, map: 0.6667 },
+    });
 
     const toStdout = await axon('eval', 'tiny-beir', '--mode', 'keyword', '--top-k', '1', '--json');
     const printed = JSON.parse(toStdout.stdout);
@@ -140,14 +153,19 @@ describe('axon eval', () => {
     ]);
     const json = await axon('eval', 'tiny-beir', '--mode', 'keyword', '--pre-processor', 'decomposition', '--json');
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stdout).unavailable).toEqual([{ pipeline: 'decomposition', reason: expect.stringContaining('the decomposition comparison cannot run') }]);
+    expect(JSON.parse(json.stdout).unavailable).toEqual([
+      { pipeline: 'decomposition', reason: expect.stringContaining('the decomposition comparison cannot run') },
+    ]);
   });
 
   it('rejects bad usage with exit code 2 and a clear line', async () => {
     for (const [argv, message] of [
       [['eval'], /eval takes one BEIR folder/],
       [['eval', 'tiny-beir', '--mode', 'fuzzy'], /--mode takes a comma-separated list of vector, keyword, hybrid; got "fuzzy"/],
-      [['eval', 'tiny-beir', '--pre-processor', 'summarise'], /--pre-processor takes a comma-separated list of none, rewriting, decomposition, hyde, multi-query/],
+      [
+        ['eval', 'tiny-beir', '--pre-processor', 'summarise'],
+        /--pre-processor takes a comma-separated list of none, rewriting, decomposition, hyde, multi-query/,
+      ],
       [['eval', 'tiny-beir', '--limit', '0'], /--limit takes a positive whole number/],
       [['eval', 'tiny-beir', '--store', '.axon'], /--store does not apply to eval/],
     ] as const) {

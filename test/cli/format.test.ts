@@ -17,9 +17,27 @@ class NotesRAG extends RAG {
 }
 
 const notes: DocumentInput[] = [
-  { id: 'a1b2c3d4e5f6a7b8c9d0', content: 'Refunds are paid within five business days of the request.', sourceType: 'file', sourceName: 'billing/refunds.md', metadata: { chunkIndex: 0 } },
-  { id: 'f0e1d2c3b4a59687', content: 'A refund request needs the order number and the reason.', sourceType: 'file', sourceName: 'billing/refunds.md', metadata: { chunkIndex: 1 } },
-  { id: '0123456789abcdef01', content: 'Passwords are reset from the account page, under Security.', sourceType: 'file', sourceName: 'manual.pdf', metadata: { chunkIndex: 4, pageNumber: 3 } },
+  {
+    id: 'a1b2c3d4e5f6a7b8c9d0',
+    content: 'Refunds are paid within five business days of the request.',
+    sourceType: 'file',
+    sourceName: 'billing/refunds.md',
+    metadata: { chunkIndex: 0 },
+  },
+  {
+    id: 'f0e1d2c3b4a59687',
+    content: 'A refund request needs the order number and the reason.',
+    sourceType: 'file',
+    sourceName: 'billing/refunds.md',
+    metadata: { chunkIndex: 1 },
+  },
+  {
+    id: '0123456789abcdef01',
+    content: 'Passwords are reset from the account page, under Security.',
+    sourceType: 'file',
+    sourceName: 'manual.pdf',
+    metadata: { chunkIndex: 4, pageNumber: 3 },
+  },
 ];
 
 describe('the trace printout', () => {
@@ -46,8 +64,19 @@ describe('the trace printout', () => {
       question: 'q',
       startedAt: '2026-01-01T00:00:00.000Z',
       ms: 1,
-      sources: { 'aaaaaaaaaaaaaaaa': 'notes.txt', 'bbbbbbbbbbbbbbbb': 'notes.txt' },
-      stages: [{ stage: 'search', name: 'memory-store', inputIds: [], outputIds: ['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb', 'cccccccccccccccc'], scores: { aaaaaaaaaaaaaaaa: 0.9, bbbbbbbbbbbbbbbb: 0.8, cccccccccccccccc: 0.7 }, dropped: [], ms: 1, warnings: [] }],
+      sources: { aaaaaaaaaaaaaaaa: 'notes.txt', bbbbbbbbbbbbbbbb: 'notes.txt' },
+      stages: [
+        {
+          stage: 'search',
+          name: 'memory-store',
+          inputIds: [],
+          outputIds: ['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb', 'cccccccccccccccc'],
+          scores: { aaaaaaaaaaaaaaaa: 0.9, bbbbbbbbbbbbbbbb: 0.8, cccccccccccccccc: 0.7 },
+          dropped: [],
+          ms: 1,
+          warnings: [],
+        },
+      ],
     };
     expect(formatTrace(trace)).toContain('top: notes.txt (aaaaaaaaaaaa)=0.9000  notes.txt (bbbbbbbbbbbb)=0.8000  cccccccccccc=0.7000');
   });

@@ -19,7 +19,10 @@ beforeAll(async () => {
   await copyFile(join(process.cwd(), 'test', 'fixtures', 'ingest', 'page.html'), join(docs, 'page.html'));
   await copyFile(join(process.cwd(), 'test', 'fixtures', 'ingest', 'guide.md'), join(docs, 'guide.md'));
   await writeFile(join(docs, 'offices.csv'), 'city,phone,hours\nLyon,+33 4 00 00 00,9-17\nOslo,+47 22 00 00 00,8-16\n');
-  await writeFile(join(docs, 'faq.jsonl'), '{"text":"Parking permits are renewed every January at the front desk."}\n{"text":"Badges are printed by security on the ground floor."}\n');
+  await writeFile(
+    join(docs, 'faq.jsonl'),
+    '{"text":"Parking permits are renewed every January at the front desk."}\n{"text":"Badges are printed by security on the ground floor."}\n',
+  );
   await writeFile(join(docs, 'notes.txt'), 'The cafeteria closes at three on Fridays.\n');
   await writeFile(join(docs, 'blob.bin'), Buffer.from([0, 1, 2, 3, 255, 0, 7]));
 });
@@ -32,7 +35,14 @@ describe('axon ingest on a folder mixing every format, then axon ask', () => {
   it('cites the right file and PDF page', async () => {
     const ingest = await axon('ingest', 'docs', '--json');
     const summary = JSON.parse(ingest.stdout);
-    expect(summary.ingested.map((file: { sourceName: string }) => file.sourceName).sort()).toEqual(['docs/faq.jsonl', 'docs/guide.md', 'docs/manual.pdf', 'docs/notes.txt', 'docs/offices.csv', 'docs/page.html']);
+    expect(summary.ingested.map((file: { sourceName: string }) => file.sourceName).sort()).toEqual([
+      'docs/faq.jsonl',
+      'docs/guide.md',
+      'docs/manual.pdf',
+      'docs/notes.txt',
+      'docs/offices.csv',
+      'docs/page.html',
+    ]);
     expect(summary.skipped.map((issue: { path: string }) => issue.path)).toEqual(['docs/blob.bin']);
 
     const pdf = await axon('ask', 'How many gigawatts does the flux capacitor need?');

@@ -28,7 +28,11 @@ describe('axon serve', () => {
     const url = new URL(await announced);
     expect(url.hostname).toBe('127.0.0.1');
     const token = url.searchParams.get('token')!;
-    const response = await fetch(`${url.origin}/api/ask?token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ question: 'How do I reset my password?' }) });
+    const response = await fetch(`${url.origin}/api/ask?token=${token}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ question: 'How do I reset my password?' }),
+    });
     const result = parseEvents(await response.text()).at(-1)!;
     expect(result.event).toBe('result');
     expect((result.data as { answer: string }).answer).toContain('Settings');

@@ -16,7 +16,7 @@ afterEach(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
-describe('the file store\'s folder from a config file', () => {
+describe("the file store's folder from a config file", () => {
   it('"directory" is where ingest writes and ask reads', async () => {
     await writeFile(join(directory, 'axon.config.json'), JSON.stringify({ store: { type: 'file', directory: 'data' } }));
     expect((await runAxon(directory, ['ingest', 'notes'])).code).toBe(0);

@@ -26,17 +26,31 @@ describe('configuration problems, all at once', () => {
     ]);
   });
 
-  it('reports every well-formed entry\'s problems beside the malformed ones', async () => {
+  it("reports every well-formed entry's problems beside the malformed ones", async () => {
     const issues = await issuesOf(() =>
-      createRag({ store: { type: 'memory', topk: 3 }, preProcessors: 'none', postProcessors: [{ nope: 1 }, { type: 'adaptive-treshold' }, { type: 'top-n', n: 0 }] }),
+      createRag({
+        store: { type: 'memory', topk: 3 },
+        preProcessors: 'none',
+        postProcessors: [{ nope: 1 }, { type: 'adaptive-treshold' }, { type: 'top-n', n: 0 }],
+      }),
     );
-    expect(issues.map((issue) => issue.path).sort()).toEqual(['postProcessors[0].type', 'postProcessors[1].type', 'postProcessors[2].n', 'preProcessors', 'store.topk']);
+    expect(issues.map((issue) => issue.path).sort()).toEqual([
+      'postProcessors[0].type',
+      'postProcessors[1].type',
+      'postProcessors[2].n',
+      'preProcessors',
+      'store.topk',
+    ]);
     expect(issues).toContainEqual({ path: 'store.topk', message: 'unknown option "topk" (did you mean "topK"?)' });
-    expect(issues.find((issue) => issue.path === 'postProcessors[1].type')!.message).toMatch(/^unknown post-processor "adaptive-treshold" \(did you mean "adaptive-threshold"\?\); registered: /);
+    expect(issues.find((issue) => issue.path === 'postProcessors[1].type')!.message).toMatch(
+      /^unknown post-processor "adaptive-treshold" \(did you mean "adaptive-threshold"\?\); registered: /,
+    );
   });
 
   it('a malformed chat section is reported once, not also as missing for the processors that need it', async () => {
-    const issues = await issuesOf(() => createRag({ chat: { model: 'gpt-4o-mini' }, preProcessors: [{ type: 'query-transformation', strategy: 'HYDE' }], extra: 1 }));
+    const issues = await issuesOf(() =>
+      createRag({ chat: { model: 'gpt-4o-mini' }, preProcessors: [{ type: 'query-transformation', strategy: 'HYDE' }], extra: 1 }),
+    );
     expect(issues.map((issue) => issue.path).sort()).toEqual(['chat.provider', 'extra']);
   });
 
@@ -46,7 +60,9 @@ describe('configuration problems, all at once', () => {
   });
 
   it('a constructor given an unknown option names the nearest one too', () => {
-    expect(() => new FileStore({ directory: 'x', topk: 3 } as never)).toThrow(expect.objectContaining({ issues: [{ path: 'topk', message: 'unknown option "topk" (did you mean "topK"?)' }] }));
+    expect(() => new FileStore({ directory: 'x', topk: 3 } as never)).toThrow(
+      expect.objectContaining({ issues: [{ path: 'topk', message: 'unknown option "topk" (did you mean "topK"?)' }] }),
+    );
   });
 
   it('closestName: typos, case and swaps within a third of the length; nothing for strangers', () => {
@@ -78,7 +94,10 @@ describe('the file store\'s folder is "directory" in configuration, as in code',
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
     const rag = await createRag({ store: { type: 'file', path: 'old' } }, { baseDirectory: directory });
     expect((rag.components().store as FileStore).directory).toBe(join(directory, 'old'));
-    expect(warn).toHaveBeenCalledWith(expect.stringContaining('"path" option is now "directory"'), expect.objectContaining({ type: 'DeprecationWarning', code: 'AXON_FILE_STORE_PATH' }));
+    expect(warn).toHaveBeenCalledWith(
+      expect.stringContaining('"path" option is now "directory"'),
+      expect.objectContaining({ type: 'DeprecationWarning', code: 'AXON_FILE_STORE_PATH' }),
+    );
   });
 
   it('refuses both names at once', async () => {

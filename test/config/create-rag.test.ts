@@ -54,13 +54,26 @@ describe('createRag', () => {
     const options = minimalOptions[`${kind}:${name}`] ?? {};
     const chat = { provider: 'openai', apiKey: 'sk-test' };
     const config =
-      kind === 'embeddings' ? { embeddings: { provider: name, ...options } }
-      : kind === 'chat' ? { chat: { provider: name, ...options } }
-      : kind === 'store' ? { store: { type: name, ...options, ...(name === 'file' ? { directory: 'store' } : {}) } }
-      : kind === 'pre-processor' ? { chat, preProcessors: [{ type: name, ...options }] }
-      : { chat, postProcessors: [{ type: name, ...options }] };
+      kind === 'embeddings'
+        ? { embeddings: { provider: name, ...options } }
+        : kind === 'chat'
+          ? { chat: { provider: name, ...options } }
+          : kind === 'store'
+            ? { store: { type: name, ...options, ...(name === 'file' ? { directory: 'store' } : {}) } }
+            : kind === 'pre-processor'
+              ? { chat, preProcessors: [{ type: name, ...options }] }
+              : { chat, postProcessors: [{ type: name, ...options }] };
     const parts = (await createRag(config, { baseDirectory: directory })).components();
-    const built = kind === 'embeddings' ? parts.embeddings : kind === 'chat' ? parts.chat : kind === 'store' ? parts.store : kind === 'pre-processor' ? parts.preProcessors[0] : parts.postProcessors[0];
+    const built =
+      kind === 'embeddings'
+        ? parts.embeddings
+        : kind === 'chat'
+          ? parts.chat
+          : kind === 'store'
+            ? parts.store
+            : kind === 'pre-processor'
+              ? parts.preProcessors[0]
+              : parts.postProcessors[0];
     expect(built).toBeDefined();
     expect(typeof built!.name).toBe('string');
   });
@@ -72,14 +85,20 @@ describe('createRag', () => {
           embeddings: { provider: 'opnai' },
           store: { type: 'file', topK: 0 },
           preProcessors: [{ type: 'query-transformation', strategy: 'HYDE' }],
-          postProcessors: [{ type: 'top-n', n: 3 }, { type: 'adaptive-threshold', multiplier: -1 }, { type: 'cohere-reranker', apiKey: { env: 'AXON_TEST_UNSET_KEY' } }],
+          postProcessors: [
+            { type: 'top-n', n: 3 },
+            { type: 'adaptive-threshold', multiplier: -1 },
+            { type: 'cohere-reranker', apiKey: { env: 'AXON_TEST_UNSET_KEY' } },
+          ],
           extra: true,
         },
         { environment: {} },
       ),
     );
     // the unknown top-level key does not hide the problems inside the entries
-    expect(issues.map((issue) => issue.path).sort()).toEqual(['embeddings.provider', 'extra', 'postProcessors[1].multiplier', 'postProcessors[2].apiKey', 'preProcessors[0].type', 'store.topK'].sort());
+    expect(issues.map((issue) => issue.path).sort()).toEqual(
+      ['embeddings.provider', 'extra', 'postProcessors[1].multiplier', 'postProcessors[2].apiKey', 'preProcessors[0].type', 'store.topK'].sort(),
+    );
     expect(issues.find((issue) => issue.path === 'extra')!.message).toBe('unknown option "extra"');
 
     const second = await issuesOf(() =>
@@ -88,13 +107,19 @@ describe('createRag', () => {
           embeddings: { provider: 'opnai' },
           store: { type: 'file', topK: 0 },
           preProcessors: [{ type: 'query-transformation', strategy: 'HYDE' }],
-          postProcessors: [{ type: 'top-n', n: 3 }, { type: 'adaptive-threshold', multiplier: -1 }, { type: 'cohere-reranker', apiKey: { env: 'AXON_TEST_UNSET_KEY' } }],
+          postProcessors: [
+            { type: 'top-n', n: 3 },
+            { type: 'adaptive-threshold', multiplier: -1 },
+            { type: 'cohere-reranker', apiKey: { env: 'AXON_TEST_UNSET_KEY' } },
+          ],
         },
         { environment: {} },
       ),
     );
     const byPath = Object.fromEntries(second.map((issue) => [issue.path, issue.message]));
-    expect(Object.keys(byPath).sort()).toEqual(['embeddings.provider', 'postProcessors[1].multiplier', 'postProcessors[2].apiKey', 'preProcessors[0].type', 'store.topK'].sort());
+    expect(Object.keys(byPath).sort()).toEqual(
+      ['embeddings.provider', 'postProcessors[1].multiplier', 'postProcessors[2].apiKey', 'preProcessors[0].type', 'store.topK'].sort(),
+    );
     expect(byPath['embeddings.provider']).toMatch(/unknown embeddings "opnai" \(did you mean "openai"\?\); registered: cohere, jina, local, openai/);
     expect(byPath['postProcessors[1].multiplier']).toMatch(/must be ≥ 0/);
     expect(byPath['postProcessors[2].apiKey']).toBe('environment variable AXON_TEST_UNSET_KEY is not set');
@@ -106,7 +131,10 @@ describe('createRag', () => {
   });
 
   it('resolves { "env": NAME } references from the environment', async () => {
-    const rag = await createRag({ chat: { provider: 'openai', apiKey: { env: 'MY_KEY' } } }, { environment: { MY_KEY: 'sk-from-env' }, baseDirectory: directory });
+    const rag = await createRag(
+      { chat: { provider: 'openai', apiKey: { env: 'MY_KEY' } } },
+      { environment: { MY_KEY: 'sk-from-env' }, baseDirectory: directory },
+    );
     expect(rag.components().chat?.name).toBe('openai-chat');
     expect(JSON.stringify(rag.components().chat)).not.toContain('sk-from-env');
   });
@@ -115,14 +143,22 @@ describe('createRag', () => {
     const registry = createRegistry();
     const chat = new ScriptedChat(['["x"]']);
     registry.register(defineComponent({ kind: 'chat', name: 'scripted', options: z.object({}).strict(), create: () => chat }));
-    const rag = await createRag({ chat: { provider: 'scripted' }, postProcessors: [{ type: 'llm-reranker', topN: 2 }] }, { registry, baseDirectory: directory });
+    const rag = await createRag(
+      { chat: { provider: 'scripted' }, postProcessors: [{ type: 'llm-reranker', topN: 2 }] },
+      { registry, baseDirectory: directory },
+    );
     expect(rag.components().chat).toBe(chat);
     expect(rag.components().postProcessors[0].name).toBe('llm-reranker');
   });
 
   it('refuses to register a name twice unless asked to replace it', async () => {
     const registry = createRegistry();
-    const definition = defineComponent({ kind: 'post-processor', name: 'top-n', options: z.object({}), create: () => ({ name: 'mine', process: async (_q: string, documents: Document[]) => documents }) });
+    const definition = defineComponent({
+      kind: 'post-processor',
+      name: 'top-n',
+      options: z.object({}),
+      create: () => ({ name: 'mine', process: async (_q: string, documents: Document[]) => documents }),
+    });
     expect(() => registry.register(definition)).toThrow(/already registered/);
     registry.register(definition, { replace: true });
     expect((await createRag({ postProcessors: [{ type: 'top-n' }] }, { registry, baseDirectory: directory })).components().postProcessors[0].name).toBe('mine');
@@ -144,7 +180,10 @@ export function register(registry) {
 }
 `,
     );
-    await writeFile(join(directory, 'axon.config.json'), JSON.stringify({ plugins: ['./plugins.ts'], store: { type: 'memory' }, postProcessors: [{ type: 'keep-source', source: 'b.md' }] }));
+    await writeFile(
+      join(directory, 'axon.config.json'),
+      JSON.stringify({ plugins: ['./plugins.ts'], store: { type: 'memory' }, postProcessors: [{ type: 'keep-source', source: 'b.md' }] }),
+    );
     const loaded = await loadConfigFile(join(directory, 'axon.config.json'));
     const rag = await createRag(loaded.config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory, source: loaded.source });
     await rag.addDocuments([

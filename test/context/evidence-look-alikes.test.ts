@@ -61,7 +61,12 @@ describe('evidence framing against look-alikes', () => {
     const name = fc.constantFrom('evidence', 'EVIDENCE', 'Evidence', 'ｅｖｉｄｅｎｃｅ', '&#101;vidence', '\u24D4vidence', 'question');
     const closing = fc.constantFrom('>', '&gt;', ' label="9">', '\uFF1E');
     const fake = fc.tuple(opener, fc.array(noise, { maxLength: 3 }), fc.option(slash), fc.array(noise, { maxLength: 3 }), name, closing);
-    const fakeText = fake.map((parts) => parts.flat().filter((part) => part !== null).join(''));
+    const fakeText = fake.map((parts) =>
+      parts
+        .flat()
+        .filter((part) => part !== null)
+        .join(''),
+    );
     const text = fc.array(fc.oneof(fc.string({ unit: 'binary', maxLength: 6 }), fakeText), { maxLength: 8 }).map((parts) => parts.join(''));
     fc.assert(
       fc.property(fc.array(text, { minLength: 1, maxLength: 5 }), text, (contents, question) => {

@@ -44,7 +44,12 @@ describe('loadBeir', () => {
       { id: '3', title: '', text: 'Numeric id.', metadata: {} },
     ]);
     expect(data.queries.map((query) => query.id)).toEqual(['q1', 'q3']);
-    expect(data.qrels.get('q3')).toEqual(new Map([['d2', 2], ['3', 0]]));
+    expect(data.qrels.get('q3')).toEqual(
+      new Map([
+        ['d2', 2],
+        ['3', 0],
+      ]),
+    );
     expect(data.warnings).toEqual([]);
   });
 

@@ -16,7 +16,7 @@ describe('ranking metrics (trec_eval definitions)', () => {
     expect(ndcgAt(ranking, judgments, 5)).toBeCloseTo((1 / Math.log2(3) + 2 / Math.log2(5)) / (2 + 1 / Math.log2(3) + 0.5), 12);
     expect(ndcgAt(ranking, judgments, 5)).toBeCloseTo(0.476626, 6);
     // At k = 3 only d2 counts; the ideal is still the best three grades.
-    expect(ndcgAt(ranking, judgments, 3)).toBeCloseTo(1 / Math.log2(3) / 3.130930, 6);
+    expect(ndcgAt(ranking, judgments, 3)).toBeCloseTo(1 / Math.log2(3) / 3.13093, 6);
     // At k = 1 the ideal holds only the grade-2 document.
     expect(ndcgAt(['d4'], judgments, 1)).toBe(1);
     expect(ndcgAt(['d2'], judgments, 1)).toBe(0.5);

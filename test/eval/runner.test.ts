@@ -3,7 +3,13 @@ import { evaluateRetrieval } from '../../src/eval/runner.ts';
 
 const qrels = new Map([
   ['q1', new Map([['a', 1]])],
-  ['q2', new Map([['b', 1], ['c', 1]])],
+  [
+    'q2',
+    new Map([
+      ['b', 1],
+      ['c', 1],
+    ]),
+  ],
   ['q3', new Map([['z', 0]])], // no relevant document: left out
 ]);
 const queries = [
@@ -44,7 +50,10 @@ describe('evaluateRetrieval', () => {
     expect(result.metrics['mrr@3']).toBe(0.75);
     expect(result.metrics.map).toBeCloseTo((0.5 + 5 / 6) / 2, 12);
     expect(result.metrics['ndcg@3']).toBeCloseTo((1 / Math.log2(3) + 1.5 / (1 + 1 / Math.log2(3))) / 2, 12);
-    expect(result.perQuery.map((entry) => [entry.queryId, entry.retrieved])).toEqual([['q1', 2], ['q2', 3]]);
+    expect(result.perQuery.map((entry) => [entry.queryId, entry.retrieved])).toEqual([
+      ['q1', 2],
+      ['q2', 3],
+    ]);
     expect(result.meanLatencyMs).toBeGreaterThanOrEqual(0);
     expect(result.p95LatencyMs).toBeGreaterThanOrEqual(result.medianLatencyMs);
   });
@@ -55,8 +64,13 @@ describe('evaluateRetrieval', () => {
   });
 
   it('rejects bad cut-offs and a search that returns something other than ids', async () => {
-    await expect(evaluateRetrieval({ queries, qrels, ks: [0], search: async () => [] })).rejects.toMatchObject({ code: 'INVALID_OPTION', details: { option: 'ks' } });
-    await expect(evaluateRetrieval({ queries, qrels, search: async () => [{ id: 'a' }] as unknown as string[] })).rejects.toThrow(/query q1 returned a list with non-string items/);
+    await expect(evaluateRetrieval({ queries, qrels, ks: [0], search: async () => [] })).rejects.toMatchObject({
+      code: 'INVALID_OPTION',
+      details: { option: 'ks' },
+    });
+    await expect(evaluateRetrieval({ queries, qrels, search: async () => [{ id: 'a' }] as unknown as string[] })).rejects.toThrow(
+      /query q1 returned a list with non-string items/,
+    );
   });
 
   it('stops when aborted', async () => {

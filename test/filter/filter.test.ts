@@ -3,8 +3,18 @@ import { FilterError } from '../../src/errors.ts';
 import { compileFilter, parseFilter, type FilterableDocument } from '../../src/filter/index.ts';
 
 const documents: FilterableDocument[] = [
-  { id: 'a', sourceType: 'file', sourceName: 'guide.md', metadata: { lang: 'en', year: 2021, tags: ['billing', 'faq'], author: { name: 'Ada', age: 36 }, draft: false } },
-  { id: 'b', sourceType: 'file', sourceName: 'notes.txt', metadata: { lang: 'fr', year: 2023, tags: ['billing'], author: { name: 'Blaise' }, title: 'Les notes' } },
+  {
+    id: 'a',
+    sourceType: 'file',
+    sourceName: 'guide.md',
+    metadata: { lang: 'en', year: 2021, tags: ['billing', 'faq'], author: { name: 'Ada', age: 36 }, draft: false },
+  },
+  {
+    id: 'b',
+    sourceType: 'file',
+    sourceName: 'notes.txt',
+    metadata: { lang: 'fr', year: 2023, tags: ['billing'], author: { name: 'Blaise' }, title: 'Les notes' },
+  },
   { id: 'c', sourceType: 'url', sourceName: 'https://example.test/x', metadata: { lang: 'en', year: 2019, tags: [], draft: true, title: null } },
   { id: 'd', sourceType: 'file', sourceName: 'empty.md', metadata: {} },
 ];

@@ -18,7 +18,10 @@ export function expectNoSecret(value: unknown, secret: string = TEST_KEY): void 
 }
 
 /** A retry policy that never really waits: it records each wait instead. */
-export function recordingRetryPolicy(options: { maxRetries?: number; random?: number; initialDelayMs?: number; maxRetryAfterMs?: number } = {}): { policy: RetryPolicy; sleeps: number[] } {
+export function recordingRetryPolicy(options: { maxRetries?: number; random?: number; initialDelayMs?: number; maxRetryAfterMs?: number } = {}): {
+  policy: RetryPolicy;
+  sleeps: number[];
+} {
   const sleeps: number[] = [];
   const policy = new RetryPolicy(
     { maxRetries: options.maxRetries ?? 2, initialDelayMs: options.initialDelayMs ?? 500, maxRetryAfterMs: options.maxRetryAfterMs },
@@ -33,7 +36,9 @@ export function recordingRetryPolicy(options: { maxRetries?: number; random?: nu
 }
 
 /** A `RunContext` that records warnings and drops. */
-export function recordingContext(signal: AbortSignal = new AbortController().signal): RunContext & { warnings: string[]; drops: Array<{ id: string; reason: string }> } {
+export function recordingContext(
+  signal: AbortSignal = new AbortController().signal,
+): RunContext & { warnings: string[]; drops: Array<{ id: string; reason: string }> } {
   const warnings: string[] = [];
   const drops: Array<{ id: string; reason: string }> = [];
   return {
@@ -48,7 +53,9 @@ export function recordingContext(signal: AbortSignal = new AbortController().sig
 }
 
 /** Await a promise that must reject, and return the error. */
-export async function rejectionOf(promise: Promise<unknown>): Promise<Error & { code?: string; status?: number; fix?: string; details?: Record<string, unknown> }> {
+export async function rejectionOf(
+  promise: Promise<unknown>,
+): Promise<Error & { code?: string; status?: number; fix?: string; details?: Record<string, unknown> }> {
   try {
     await promise;
   } catch (error) {

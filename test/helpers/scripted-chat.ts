@@ -44,7 +44,12 @@ export class ScriptedChat implements ChatProvider {
 
   async complete(messages: ChatMessage[], options?: ChatOptions): Promise<string> {
     options?.signal?.throwIfAborted();
-    const call: ScriptedCall = { index: this.calls.length, messages: structuredClone(messages), options, prompt: messages.map((message) => message.content).join('\n\n') };
+    const call: ScriptedCall = {
+      index: this.calls.length,
+      messages: structuredClone(messages),
+      options,
+      prompt: messages.map((message) => message.content).join('\n\n'),
+    };
     this.calls.push(call);
     let reply: ScriptedReply;
     if (this.responder) reply = this.responder;

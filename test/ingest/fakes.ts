@@ -11,7 +11,10 @@ export class FakeEmbeddings implements EmbeddingsProvider {
   /** Throw on any batch holding a text that contains this string. */
   failOn: string | undefined;
 
-  constructor(readonly maxBatchSize = 16, readonly maxParallelCalls = 2) {}
+  constructor(
+    readonly maxBatchSize = 16,
+    readonly maxParallelCalls = 2,
+  ) {}
 
   async embed(texts: string[], _options: EmbedOptions): Promise<number[][]> {
     this.calls.push([...texts]);

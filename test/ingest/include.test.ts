@@ -23,7 +23,8 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const ingest = (paths: string[], options: Parameters<typeof ingestPaths>[2] = {}) => ingestPaths(paths, { embeddings: new FakeEmbeddings(4, 2), store }, { baseDirectory: root, ...options });
+const ingest = (paths: string[], options: Parameters<typeof ingestPaths>[2] = {}) =>
+  ingestPaths(paths, { embeddings: new FakeEmbeddings(4, 2), store }, { baseDirectory: root, ...options });
 
 describe('files without a known extension', () => {
   it('are skipped by a plain walk, as before', async () => {
@@ -41,7 +42,11 @@ describe('files without a known extension', () => {
     expect(summary.ingested.map((file) => file.sourceName)).toEqual(['pkg/README', 'pkg/debian/README.Debian', 'pkg/guide.md']);
     expect((await store.getBySource('file', 'pkg/README'))[0].content).toContain('/etc/pkg.conf');
     expect(summary.skipped).toEqual([
-      { path: 'pkg/LOGO', code: 'unsupported-extension', reason: expect.stringMatching(/^has no extension and is not text \(contains NUL bytes\), so no loader applies/) },
+      {
+        path: 'pkg/LOGO',
+        code: 'unsupported-extension',
+        reason: expect.stringMatching(/^has no extension and is not text \(contains NUL bytes\), so no loader applies/),
+      },
     ]);
   });
 
@@ -65,12 +70,18 @@ describe('files without a known extension', () => {
     const summary = await ingest(['pkg'], { loaderPatterns: { 'README*': 'txt', '*.mdoc': 'md' } });
     expect(summary.ingested.map((file) => file.sourceName)).toEqual(['pkg/NOTES.mdoc', 'pkg/README', 'pkg/debian/README.Debian', 'pkg/guide.md']);
     expect((await store.getBySource('file', 'pkg/NOTES.mdoc'))[0].metadata.headingPath).toEqual(['Notes']);
-    await expect(ingest(['pkg'], { loaderPatterns: { 'README*': 'rst' } })).rejects.toThrow(/loaderPatterns\["README\*"\] names the loader "rst", which does not exist/);
+    await expect(ingest(['pkg'], { loaderPatterns: { 'README*': 'rst' } })).rejects.toThrow(
+      /loaderPatterns\["README\*"\] names the loader "rst", which does not exist/,
+    );
   });
 
   it('axon ingest --include, repeatable', async () => {
     const result = await runAxon(root, ['ingest', 'pkg', '--include', 'README*', '--include', '*.md', '--store', join(root, '.axon'), '--json']);
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout).ingested.map((file: { sourceName: string }) => file.sourceName)).toEqual(['pkg/README', 'pkg/debian/README.Debian', 'pkg/guide.md']);
+    expect(JSON.parse(result.stdout).ingested.map((file: { sourceName: string }) => file.sourceName)).toEqual([
+      'pkg/README',
+      'pkg/debian/README.Debian',
+      'pkg/guide.md',
+    ]);
   });
 });

@@ -47,7 +47,8 @@ async function writeMixedFolder(): Promise<void> {
   await write('docs/node_modules/dep/readme.md', '# Dependency');
 }
 
-const ingest = (paths: string[], options: Parameters<typeof ingestPaths>[2] = {}) => ingestPaths(paths, { embeddings, store }, { baseDirectory: root, ...options });
+const ingest = (paths: string[], options: Parameters<typeof ingestPaths>[2] = {}) =>
+  ingestPaths(paths, { embeddings, store }, { baseDirectory: root, ...options });
 
 async function storedSource(sourceName: string): Promise<Document[]> {
   return store.getBySource('file', sourceName);
@@ -59,11 +60,22 @@ describe('ingestPaths on a folder mixing every format', () => {
     const summary = await ingest(['docs']);
     expect(summary.ok).toBe(true);
     expect(summary.filesSeen).toBe(9);
-    expect(summary.ingested.map((file) => file.sourceName).sort()).toEqual(['docs/guide.md', 'docs/manual.pdf', 'docs/notes.txt', 'docs/parts.csv', 'docs/records.jsonl', 'docs/web/page.html']);
+    expect(summary.ingested.map((file) => file.sourceName).sort()).toEqual([
+      'docs/guide.md',
+      'docs/manual.pdf',
+      'docs/notes.txt',
+      'docs/parts.csv',
+      'docs/records.jsonl',
+      'docs/web/page.html',
+    ]);
     expect(summary.skipped).toEqual([
       { path: 'docs/empty.txt', code: 'empty', reason: 'is empty.' },
       { path: 'docs/fake.txt', code: 'binary', reason: 'contains NUL bytes, so it is binary despite its extension.' },
-      { path: 'docs/logo.png', code: 'unsupported-extension', reason: expect.stringMatching(/^has an unsupported extension \.png \(supported: .*\.pdf.*\)\.$/) },
+      {
+        path: 'docs/logo.png',
+        code: 'unsupported-extension',
+        reason: expect.stringMatching(/^has an unsupported extension \.png \(supported: .*\.pdf.*\)\.$/),
+      },
     ]);
     expect(summary.failed).toEqual([]);
     const total = summary.ingested.reduce((sum, file) => sum + file.chunks, 0);
@@ -77,7 +89,12 @@ describe('ingestPaths on a folder mixing every format', () => {
       [2, 1, 3],
       [4, 2, 3],
     ]);
-    expect(pdf[1].metadata).toMatchObject({ title: 'Gearbox Manual', fileType: 'pdf', contentHash: expect.stringMatching(/^[0-9a-f]{32}$/), fileHash: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    expect(pdf[1].metadata).toMatchObject({
+      title: 'Gearbox Manual',
+      fileType: 'pdf',
+      contentHash: expect.stringMatching(/^[0-9a-f]{32}$/),
+      fileHash: expect.stringMatching(/^[0-9a-f]{32}$/),
+    });
     const guide = await storedSource('docs/guide.md');
     expect(guide.every((chunk) => chunk.metadata.title === 'Widget Guide' && Array.isArray(chunk.metadata.tags))).toBe(true);
     const csv = await storedSource('docs/parts.csv');
@@ -105,7 +122,9 @@ describe('ingestPaths on a folder mixing every format', () => {
 
 describe('incremental re-ingestion', () => {
   const longGuide = (changed: string) =>
-    ['# Long', '', ...Array.from({ length: 8 }, (_, index) => `Paragraph ${index} ${index === 5 ? changed : 'stays exactly the same across runs'}.`)].join('\n\n');
+    ['# Long', '', ...Array.from({ length: 8 }, (_, index) => `Paragraph ${index} ${index === 5 ? changed : 'stays exactly the same across runs'}.`)].join(
+      '\n\n',
+    );
 
   it('is a no-op for unchanged files: nothing embedded, nothing written', async () => {
     await writeMixedFolder();
@@ -251,7 +270,9 @@ describe('bad input', () => {
     await expect(ingest(['docs'], { chunkSzie: 10 } as never)).rejects.toThrow(/chunkSzie: unknown option "chunkSzie" \(did you mean "chunkSize"\?\)/);
     await expect(ingest([])).rejects.toThrow(/paths must be a non-empty array/);
     await expect(ingest(['docs'], { chunkSize: 10, chunkOverlap: 10 })).rejects.toThrow(/chunkOverlap \(10\) must be smaller/);
-    await expect(ingestPaths(['docs'], { embeddings, store: undefined } as never)).rejects.toThrow(/target must hold an embeddings provider and a vector store/);
+    await expect(ingestPaths(['docs'], { embeddings, store: undefined } as never)).rejects.toThrow(
+      /target must hold an embeddings provider and a vector store/,
+    );
   });
 
   it('stops with ABORTED when the signal fires', async () => {

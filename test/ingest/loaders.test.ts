@@ -57,7 +57,8 @@ describe('HtmlLoader', () => {
     expect(documents).toHaveLength(1);
     const [page] = documents;
     expect(page.metadata).toEqual({ title: 'Sprocket Maintenance', description: 'How to keep sprockets clean', language: 'en' });
-    for (const hidden of ['SCRIPT', 'STYLE', 'NAV-', 'SITE-HEADER', 'FOOTER-TEXT', 'HIDDEN-TEXT', 'NOSCRIPT-TEXT', 'tracking']) expect(page.content).not.toContain(hidden);
+    for (const hidden of ['SCRIPT', 'STYLE', 'NAV-', 'SITE-HEADER', 'FOOTER-TEXT', 'HIDDEN-TEXT', 'NOSCRIPT-TEXT', 'tracking'])
+      expect(page.content).not.toContain(hidden);
     expect(page.content).toBe(
       'Sprocket Maintenance\n\nClean each sprocket weekly with a dry cloth & inspect the teeth.\n\nReplace a sprocket when more than two teeth are chipped.\n\ntorque:  12 Nm\nspacing: 4 mm',
     );
@@ -73,13 +74,21 @@ describe('PdfLoader', () => {
   });
 
   it('reports a corrupt PDF as an error naming the file', async () => {
-    await expect(load(new PdfLoader(), new TextEncoder().encode('%PDF-1.7\nthis is not really a pdf'), 'pdf')).rejects.toThrow(/file\.pdf is not a readable PDF/);
+    await expect(load(new PdfLoader(), new TextEncoder().encode('%PDF-1.7\nthis is not really a pdf'), 'pdf')).rejects.toThrow(
+      /file\.pdf is not a readable PDF/,
+    );
   });
 });
 
 describe('JsonLoader', () => {
   it('reads JSON Lines with a configurable text field, skipping malformed lines with a warning', async () => {
-    const lines = ['{"_id":"a","title":"Alpha","text":"First text.","year":2020,"nested":{"x":1}}', 'not json', '', '{"_id":"b","title":"Beta","text":"Second text."}', '{"_id":"c","title":"No text"}'].join('\n');
+    const lines = [
+      '{"_id":"a","title":"Alpha","text":"First text.","year":2020,"nested":{"x":1}}',
+      'not json',
+      '',
+      '{"_id":"b","title":"Beta","text":"Second text."}',
+      '{"_id":"c","title":"No text"}',
+    ].join('\n');
     const { documents, warnings } = await load(new JsonLoader('jsonl', { textField: ['title', 'text'] }), lines, 'jsonl');
     expect(documents).toEqual([
       { content: 'Alpha\n\nFirst text.', metadata: { _id: 'a', year: 2020, recordIndex: 0, lineNumber: 1 } },

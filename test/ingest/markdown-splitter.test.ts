@@ -31,7 +31,14 @@ const document = [
 describe('parseSections', () => {
   it('gives each section its heading path, ignoring # lines in code fences', () => {
     const sections = parseSections(document);
-    expect(sections.map((section) => section.headingPath)).toEqual([[], ['Guide'], ['Guide', 'Install'], ['Guide', 'Install', 'Linux'], ['Guide', 'Usage cli'], ['Setext Title']]);
+    expect(sections.map((section) => section.headingPath)).toEqual([
+      [],
+      ['Guide'],
+      ['Guide', 'Install'],
+      ['Guide', 'Install', 'Linux'],
+      ['Guide', 'Usage cli'],
+      ['Setext Title'],
+    ]);
     expect(sections[3].content).toContain('# not a heading');
     expect(sections.map((section) => section.content).join('')).toBe(document);
   });

@@ -3,19 +3,45 @@ import { createProgressRenderer, formatSummary } from '../../src/ingest/progress
 import type { IngestProgressEvent, IngestProgressStats, IngestSummary } from '../../src/ingest/types.ts';
 
 const stats = (overrides: Partial<IngestProgressStats> = {}): IngestProgressStats => ({
-  filesTotal: 4, filesDone: 0, filesFailed: 0, chunksSplit: 0, chunksEmbedded: 0, chunksStored: 0, elapsedMs: 0, chunksPerSecond: 0, ...overrides,
+  filesTotal: 4,
+  filesDone: 0,
+  filesFailed: 0,
+  chunksSplit: 0,
+  chunksEmbedded: 0,
+  chunksStored: 0,
+  elapsedMs: 0,
+  chunksPerSecond: 0,
+  ...overrides,
 });
 
 const summary: IngestSummary = {
-  ok: false, filesSeen: 4, filesIngested: 2, filesUnchanged: 1, filesSkipped: 0, filesFailed: 1,
-  ingested: [], unchanged: ['c.txt'], skipped: [], failed: [{ path: 'd.pdf', code: 'parse-error', reason: 'could not be parsed.' }],
-  warnings: [{ path: 'e.jsonl', message: 'line 3 is not valid JSON; skipped.' }], pruned: [],
-  chunksAdded: 12, chunksRemoved: 3, embeddingsComputed: 12, ms: 2500,
+  ok: false,
+  filesSeen: 4,
+  filesIngested: 2,
+  filesUnchanged: 1,
+  filesSkipped: 0,
+  filesFailed: 1,
+  ingested: [],
+  unchanged: ['c.txt'],
+  skipped: [],
+  failed: [{ path: 'd.pdf', code: 'parse-error', reason: 'could not be parsed.' }],
+  warnings: [{ path: 'e.jsonl', message: 'line 3 is not valid JSON; skipped.' }],
+  pruned: [],
+  chunksAdded: 12,
+  chunksRemoved: 3,
+  embeddingsComputed: 12,
+  ms: 2500,
 };
 
 const events: IngestProgressEvent[] = [
   { type: 'discovered', stats: stats(), issues: [] },
-  { type: 'file', stats: stats({ filesDone: 1, chunksStored: 5, chunksEmbedded: 5, elapsedMs: 500, chunksPerSecond: 10 }), sourceName: 'a.md', status: 'ingested', chunks: 5 },
+  {
+    type: 'file',
+    stats: stats({ filesDone: 1, chunksStored: 5, chunksEmbedded: 5, elapsedMs: 500, chunksPerSecond: 10 }),
+    sourceName: 'a.md',
+    status: 'ingested',
+    chunks: 5,
+  },
   { type: 'embeddings', stats: stats({ filesDone: 1, chunksEmbedded: 9, elapsedMs: 600 }) },
   { type: 'file', stats: stats({ filesDone: 2, elapsedMs: 700 }), sourceName: 'c.txt', status: 'unchanged', chunks: 0 },
   { type: 'file', stats: stats({ filesDone: 3, elapsedMs: 800 }), sourceName: 'd.pdf', status: 'failed', chunks: 0, reason: 'could not be parsed.' },
@@ -50,10 +76,16 @@ describe('createProgressRenderer', () => {
     expect(output).toContain('\r\u001b[2K[#####---------------] 1/4 files · 5 embedded · 5 stored · 500 ms · 10.0 chunks/s');
     expect(output).toContain('\r\u001b[2Kfailed   d.pdf: could not be parsed.\n');
     expect(output).not.toContain('ingested a.md');
-    expect(output.endsWith('\r\u001b[2KDone with failures in 2.5 s: 2 ingested (12 chunks), 1 unchanged, 0 skipped, 1 failed, 3 old chunks removed.\n  warning e.jsonl: line 3 is not valid JSON; skipped.\n  failed  d.pdf: could not be parsed.\n')).toBe(true);
+    expect(
+      output.endsWith(
+        '\r\u001b[2KDone with failures in 2.5 s: 2 ingested (12 chunks), 1 unchanged, 0 skipped, 1 failed, 3 old chunks removed.\n  warning e.jsonl: line 3 is not valid JSON; skipped.\n  failed  d.pdf: could not be parsed.\n',
+      ),
+    ).toBe(true);
   });
 
   it('summarises a clean run in one line', () => {
-    expect(formatSummary({ ...summary, ok: true, filesFailed: 0, failed: [], warnings: [], chunksRemoved: 0, ms: 80 })).toBe('Done in 80 ms: 2 ingested (12 chunks), 1 unchanged, 0 skipped, 0 failed.');
+    expect(formatSummary({ ...summary, ok: true, filesFailed: 0, failed: [], warnings: [], chunksRemoved: 0, ms: 80 })).toBe(
+      'Done in 80 ms: 2 ingested (12 chunks), 1 unchanged, 0 skipped, 0 failed.',
+    );
   });
 });

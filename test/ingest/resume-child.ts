@@ -21,14 +21,18 @@ class HangingEmbeddings extends FakeEmbeddings {
 }
 
 const store = new FileStore({ directory: storeDirectory });
-await ingestPaths([folder], { embeddings: new HangingEmbeddings(2, 1), store }, {
-  baseDirectory: folder,
-  chunkSize: 60,
-  chunkOverlap: 0,
-  chunksPerCommit: 3,
-  streamThresholdBytes: 200,
-  onProgress: (event) => {
-    if (event.type === 'stored') process.stdout.write(`stored ${event.stats.chunksStored}\n`);
+await ingestPaths(
+  [folder],
+  { embeddings: new HangingEmbeddings(2, 1), store },
+  {
+    baseDirectory: folder,
+    chunkSize: 60,
+    chunkOverlap: 0,
+    chunksPerCommit: 3,
+    streamThresholdBytes: 200,
+    onProgress: (event) => {
+      if (event.type === 'stored') process.stdout.write(`stored ${event.stats.chunksStored}\n`);
+    },
   },
-});
+);
 process.stdout.write('finished\n');

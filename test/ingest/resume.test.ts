@@ -26,7 +26,10 @@ beforeEach(async () => {
     await writeFile(join(folder, `note-${file}.txt`), sentences.join(' '));
   }
   // Larger than streamThresholdBytes and with more chunks than chunksPerCommit: committed window by window.
-  await writeFile(join(folder, 'a-records.jsonl'), Array.from({ length: 12 }, (_, index) => JSON.stringify({ text: `Record ${index} about sprockets and chains.` })).join('\n'));
+  await writeFile(
+    join(folder, 'a-records.jsonl'),
+    Array.from({ length: 12 }, (_, index) => JSON.stringify({ text: `Record ${index} about sprockets and chains.` })).join('\n'),
+  );
 });
 
 afterEach(async () => {
@@ -36,7 +39,9 @@ afterEach(async () => {
 /** Run the child until it announces that it hangs, then kill it. Returns what it printed. */
 function runChildAndKill(hangAfterBatches: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', childScript, folder, storeDirectory, String(hangAfterBatches)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', childScript, folder, storeDirectory, String(hangAfterBatches)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     let errors = '';
     child.stdout.on('data', (data: Buffer) => {

@@ -16,11 +16,19 @@ describe('splitSentences', () => {
   });
 
   it('keeps i.e. and a lower-case continuation in the sentence', () => {
-    expect(splitSentences('Use the flag, i.e. Verbose mode. It is approx. ten seconds.')).toEqual(['Use the flag, i.e. Verbose mode.', 'It is approx. ten seconds.']);
+    expect(splitSentences('Use the flag, i.e. Verbose mode. It is approx. ten seconds.')).toEqual([
+      'Use the flag, i.e. Verbose mode.',
+      'It is approx. ten seconds.',
+    ]);
   });
 
   it('treats closing quotes and brackets as part of the sentence', () => {
-    expect(splitSentences('He said "Stop." Then he left. (It was late.) Morning came.')).toEqual(['He said "Stop."', 'Then he left.', '(It was late.)', 'Morning came.']);
+    expect(splitSentences('He said "Stop." Then he left. (It was late.) Morning came.')).toEqual([
+      'He said "Stop."',
+      'Then he left.',
+      '(It was late.)',
+      'Morning came.',
+    ]);
   });
 
   it('does not treat a list number at the start of a line as a sentence', () => {

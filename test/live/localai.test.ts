@@ -6,6 +6,8 @@ import { describeRerankerConformance } from '../../testing/reranker.ts';
 // skipped otherwise. LOCALAI_RERANK_MODEL names the rerank model configured there (default cross-encoder).
 describe.skipIf(!process.env.LOCALAI_HOST)('live: LocalAI', () => {
   describe('LocalAIRerankModel', () => {
-    describeRerankerConformance(() => new LocalAIRerankModel({ host: process.env.LOCALAI_HOST, model: process.env.LOCALAI_RERANK_MODEL ?? 'cross-encoder', maxDocumentsPerCall: 20 }));
+    describeRerankerConformance(
+      () => new LocalAIRerankModel({ host: process.env.LOCALAI_HOST, model: process.env.LOCALAI_RERANK_MODEL ?? 'cross-encoder', maxDocumentsPerCall: 20 }),
+    );
   });
 });

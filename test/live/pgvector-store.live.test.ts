@@ -57,7 +57,10 @@ describe.skipIf(!url)('pgvector-store against a live PostgreSQL (PG_URL)', () =>
     const store = liveStore({ index: 'none' });
     await store.add(documents);
     for (const filter of Array.from({ length: 200 }, () => randomFilter(random, 0))) {
-      const expected = documents.filter(compileFilter(parseFilter(filter))).map((document) => document.id).sort();
+      const expected = documents
+        .filter(compileFilter(parseFilter(filter)))
+        .map((document) => document.id)
+        .sort();
       const actual = (await store.search([1, 0, 0], { filter, topK: 100 })).map((document) => document.id).sort();
       expect(actual, JSON.stringify(filter)).toEqual(expected);
     }

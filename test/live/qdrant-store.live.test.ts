@@ -36,7 +36,18 @@ describe.skipIf(!url)('qdrant-store against a live Qdrant (QDRANT_URL)', () => {
     'qdrant-store (live)',
     async () =>
       // Indexes for the fields the conformance filters use, as a deployment in strict mode needs them.
-      liveStore({ indexedFields: ['lang', 'tags', 'title', 'author.name', 'group', { path: 'year', type: 'integer' }, { path: 'author.age', type: 'integer' }, { path: 'draft', type: 'bool' }] }),
+      liveStore({
+        indexedFields: [
+          'lang',
+          'tags',
+          'title',
+          'author.name',
+          'group',
+          { path: 'year', type: 'integer' },
+          { path: 'author.age', type: 'integer' },
+          { path: 'draft', type: 'bool' },
+        ],
+      }),
     {
       skip: [
         {
@@ -63,7 +74,10 @@ describe.skipIf(!url)('qdrant-store against a live Qdrant (QDRANT_URL)', () => {
 
     it('selects with the translated filter what compileFilter selects, on 200 seeded filters', async () => {
       for (const filter of filters) {
-        const expected = documents.filter(compileFilter(parseFilter(filter))).map((document) => document.id).sort();
+        const expected = documents
+          .filter(compileFilter(parseFilter(filter)))
+          .map((document) => document.id)
+          .sort();
         const actual = (await handle.store.search([1, 0, 0], { filter, topK: 100 })).map((document) => document.id).sort();
         expect(actual, JSON.stringify(filter)).toEqual(expected);
       }

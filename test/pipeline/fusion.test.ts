@@ -47,7 +47,14 @@ describe('reciprocalRankFusion', () => {
     expect(ids(reciprocalRankFusion([[doc('x', 1)], [doc('y', 1)]]).documents)).toEqual(['x', 'y']);
     expect(ids(reciprocalRankFusion([[doc('y', 1)], [doc('x', 1)]]).documents)).toEqual(['y', 'x']);
     // p and q tie at 1/61 + 1/62.
-    expect(ids(reciprocalRankFusion([[doc('p', 1), doc('q', 1)], [doc('q', 1), doc('p', 1)]]).documents)).toEqual(['p', 'q']);
+    expect(
+      ids(
+        reciprocalRankFusion([
+          [doc('p', 1), doc('q', 1)],
+          [doc('q', 1), doc('p', 1)],
+        ]).documents,
+      ),
+    ).toEqual(['p', 'q']);
   });
 
   it('reads heavier lists first when breaking ties, and still reports contributions in the given order', () => {
@@ -82,7 +89,10 @@ describe('reciprocalRankFusion', () => {
     expect(documents[0].score).toBeCloseTo(4 / 62, 15);
     expect(documents[1].score).toBeCloseTo(3 / 61, 15);
     const zero = reciprocalRankFusion([{ documents: [doc('v', 1)] }, { documents: [doc('k', 1)], weight: 0 }]);
-    expect(zero.documents.map((document) => [document.id, document.score])).toEqual([['v', 1 / 61], ['k', 0]]);
+    expect(zero.documents.map((document) => [document.id, document.score])).toEqual([
+      ['v', 1 / 61],
+      ['k', 0],
+    ]);
   });
 
   it('takes another k and a topK', () => {
@@ -113,7 +123,16 @@ describe('reciprocalRankFusion', () => {
   });
 
   it('fuses plain id and score pairs too', () => {
-    const { documents } = reciprocalRankFusion([[{ id: 'a', score: 2 }], [{ id: 'b', score: 5 }, { id: 'a', score: 1 }]]);
-    expect(documents).toEqual([{ id: 'a', score: 1 / 61 + 1 / 62 }, { id: 'b', score: 1 / 61 }]);
+    const { documents } = reciprocalRankFusion([
+      [{ id: 'a', score: 2 }],
+      [
+        { id: 'b', score: 5 },
+        { id: 'a', score: 1 },
+      ],
+    ]);
+    expect(documents).toEqual([
+      { id: 'a', score: 1 / 61 + 1 / 62 },
+      { id: 'b', score: 1 / 61 },
+    ]);
   });
 });

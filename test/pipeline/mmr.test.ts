@@ -91,9 +91,12 @@ describe('maximalMarginalRelevance', () => {
   it('validates k, lambda, scores and dimensions', () => {
     const documents = corpus();
     for (const k of [0, -1, 1.5, Number.NaN]) expect(() => maximalMarginalRelevance(documents, { k, lambda: 0.5 })).toThrow(/k must be a positive integer/);
-    for (const lambda of [-0.1, 1.1, Number.NaN]) expect(() => maximalMarginalRelevance(documents, { k: 2, lambda })).toThrow(/lambda must be a number in \[0, 1\]/);
+    for (const lambda of [-0.1, 1.1, Number.NaN])
+      expect(() => maximalMarginalRelevance(documents, { k: 2, lambda })).toThrow(/lambda must be a number in \[0, 1\]/);
     expect(() => maximalMarginalRelevance([doc('a', Number.NaN, [1, 0])], { k: 1, lambda: 0.5 })).toThrow(/score of "a" is NaN/);
-    expect(() => maximalMarginalRelevance([doc('a', 1, [1, 0]), doc('b', 1, [1, 0, 0])], { k: 1, lambda: 0.5 })).toThrow(expect.objectContaining({ code: 'DIMENSION_MISMATCH' }));
+    expect(() => maximalMarginalRelevance([doc('a', 1, [1, 0]), doc('b', 1, [1, 0, 0])], { k: 1, lambda: 0.5 })).toThrow(
+      expect.objectContaining({ code: 'DIMENSION_MISMATCH' }),
+    );
     expect(() => maximalMarginalRelevance([doc('a', 1, [1, Number.NaN])], { k: 1, lambda: 0.5 })).toThrow(expect.objectContaining({ code: 'INVALID_VECTOR' }));
   });
 });

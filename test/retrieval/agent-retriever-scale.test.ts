@@ -44,16 +44,20 @@ async function filled(embedder?: EmbeddingsProvider): Promise<HelpRAG> {
   return rag;
 }
 
-const thresholdStage = (response: Awaited<ReturnType<AgentRetriever['retrieve']>>) => response.trace.stages.find((stage) => stage.name === 'similarity-threshold')!;
+const thresholdStage = (response: Awaited<ReturnType<AgentRetriever['retrieve']>>) =>
+  response.trace.stages.find((stage) => stage.name === 'similarity-threshold')!;
 
-describe('AgentRetriever thresholds on the embedder\'s own similarity scale', () => {
+describe("AgentRetriever thresholds on the embedder's own similarity scale", () => {
   it('the offline embedder declares a calibrated scale, and the default threshold follows it', async () => {
     expect(new LocalHashEmbeddings().similarity).toBe(LOCAL_HASH_SIMILARITY);
     expect(LOCAL_HASH_SIMILARITY.threshold).toBeLessThan(0.65);
     const response = await new AgentRetriever(await filled()).retrieve({ query: 'How do I reset my password?', searchType: 'SIMILARITY' });
     expect(response.results[0]?.citation.sourceName).toBe('reset');
     expect(response.results[0].relevanceScore).toBeLessThan(0.65);
-    expect(thresholdStage(response).detail).toMatchObject({ scoreThreshold: LOCAL_HASH_SIMILARITY.threshold, thresholdFrom: 'local-hash-embeddings similarity scale' });
+    expect(thresholdStage(response).detail).toMatchObject({
+      scoreThreshold: LOCAL_HASH_SIMILARITY.threshold,
+      thresholdFrom: 'local-hash-embeddings similarity scale',
+    });
   });
 
   it('an embedder without a scale gets the generic 0.65, and the warning says so with the similarities it saw', async () => {
@@ -69,17 +73,20 @@ describe('AgentRetriever thresholds on the embedder\'s own similarity scale', ()
     const strict = new ScaledEmbeddings({ threshold: 0.99, confidentMargin: 0.001, calibration: 'made up for this test' });
     const response = await new AgentRetriever(await filled(strict)).retrieve({ query: 'How do I reset my password?' });
     expect(response.results).toEqual([]);
-    expect(response.warning).toContain('0.99 is local-hash-embeddings\'s calibrated threshold: made up for this test');
+    expect(response.warning).toContain("0.99 is local-hash-embeddings's calibrated threshold: made up for this test");
     const requested = await new AgentRetriever(await filled()).retrieve({ query: 'quantum chromodynamics', scoreThreshold: 0.9 });
     expect(requested.warning).toContain(`local-hash-embeddings's calibrated threshold is ${LOCAL_HASH_SIMILARITY.threshold}`);
     expect(thresholdStage(requested).detail).toMatchObject({ scoreThreshold: 0.9, thresholdFrom: 'request' });
   });
 
-  it('uses the scale\'s confident margin unless one is given', async () => {
+  it("uses the scale's confident margin unless one is given", async () => {
     const scale = { threshold: 0.1, confidentMargin: 0.95, calibration: 'wide margin' };
     const warned = await new AgentRetriever(await filled(new ScaledEmbeddings(scale))).retrieve({ query: 'How do I reset my password?', topK: 1 });
     expect(warned.warning).toMatch(/^Low confidence: the best similarity, 0\.\d{4}, is within 0\.95 of the threshold 0\.1/);
-    const quiet = await new AgentRetriever(await filled(new ScaledEmbeddings(scale)), { lowConfidenceMargin: 0 }).retrieve({ query: 'How do I reset my password?', topK: 1 });
+    const quiet = await new AgentRetriever(await filled(new ScaledEmbeddings(scale)), { lowConfidenceMargin: 0 }).retrieve({
+      query: 'How do I reset my password?',
+      topK: 1,
+    });
     expect(quiet.warning).toBeUndefined();
   });
 

@@ -15,11 +15,46 @@ import { MemoryStore } from '../../stores/memory/memory-store.ts';
  * Cosines between documents: reset-1·mfa 0.76, reset-2·mfa 0.752, reset-1·billing 0.665, mfa·billing 0.1315.
  */
 const corpus: DocumentInput[] = [
-  { id: 'reset-1', content: 'Reset your password under Settings > Security.', sourceType: 'file', sourceName: 'help/account.pdf', metadata: { chunkIndex: 0, pageNumber: 3, topic: 'account' }, embedding: [0.95, Math.sqrt(1 - 0.95 ** 2), 0] },
-  { id: 'reset-2', content: 'To reset a password, open Settings, then Security.', sourceType: 'file', sourceName: 'help/faq.md', metadata: { chunkIndex: 4, topic: 'account' }, embedding: [0.94, Math.sqrt(1 - 0.94 ** 2), 0] },
-  { id: 'mfa', content: 'Two-factor authentication adds a code from your phone.', sourceType: 'file', sourceName: 'help/account.pdf', metadata: { chunkIndex: 1, pageNumber: 4, topic: 'account' }, embedding: [0.8, 0, 0.6] },
-  { id: 'billing', content: 'Password-protected invoices are on the Billing page.', sourceType: 'file', sourceName: 'help/billing.md', metadata: { chunkIndex: 0, topic: 'billing' }, embedding: [0.7, 0, -Math.sqrt(1 - 0.7 ** 2)] },
-  { id: 'weather', content: 'The office is closed on public holidays.', sourceType: 'url', sourceName: 'https://example.org/office', metadata: { topic: 'office' }, embedding: [0.3, Math.sqrt(1 - 0.3 ** 2), 0] },
+  {
+    id: 'reset-1',
+    content: 'Reset your password under Settings > Security.',
+    sourceType: 'file',
+    sourceName: 'help/account.pdf',
+    metadata: { chunkIndex: 0, pageNumber: 3, topic: 'account' },
+    embedding: [0.95, Math.sqrt(1 - 0.95 ** 2), 0],
+  },
+  {
+    id: 'reset-2',
+    content: 'To reset a password, open Settings, then Security.',
+    sourceType: 'file',
+    sourceName: 'help/faq.md',
+    metadata: { chunkIndex: 4, topic: 'account' },
+    embedding: [0.94, Math.sqrt(1 - 0.94 ** 2), 0],
+  },
+  {
+    id: 'mfa',
+    content: 'Two-factor authentication adds a code from your phone.',
+    sourceType: 'file',
+    sourceName: 'help/account.pdf',
+    metadata: { chunkIndex: 1, pageNumber: 4, topic: 'account' },
+    embedding: [0.8, 0, 0.6],
+  },
+  {
+    id: 'billing',
+    content: 'Password-protected invoices are on the Billing page.',
+    sourceType: 'file',
+    sourceName: 'help/billing.md',
+    metadata: { chunkIndex: 0, topic: 'billing' },
+    embedding: [0.7, 0, -Math.sqrt(1 - 0.7 ** 2)],
+  },
+  {
+    id: 'weather',
+    content: 'The office is closed on public holidays.',
+    sourceType: 'url',
+    sourceName: 'https://example.org/office',
+    metadata: { topic: 'office' },
+    embedding: [0.3, Math.sqrt(1 - 0.3 ** 2), 0],
+  },
 ];
 
 /** Texts mentioning "password" embed to [1, 0, 0]; anything else to [0, 0, 1]. Counts its calls. */
@@ -130,7 +165,12 @@ describe('AgentRetriever', () => {
     expect(response.query).toBe('reset my password');
     expect(response.totalFound).toBe(5);
     expect(ids(response.results)).toEqual(['reset-1', 'reset-2', 'mfa', 'billing']);
-    expect(response.results.map((result) => result.relevanceScore)).toEqual([expect.closeTo(0.95, 6), expect.closeTo(0.94, 6), expect.closeTo(0.8, 6), expect.closeTo(0.7, 6)]);
+    expect(response.results.map((result) => result.relevanceScore)).toEqual([
+      expect.closeTo(0.95, 6),
+      expect.closeTo(0.94, 6),
+      expect.closeTo(0.8, 6),
+      expect.closeTo(0.7, 6),
+    ]);
     expect(response.warning).toBeUndefined();
     expect(response.results[0]).toEqual({
       content: 'Reset your password under Settings > Security.',
@@ -157,7 +197,9 @@ describe('AgentRetriever', () => {
     const stage = three.trace.stages.at(-1)!;
     expect(stage.name).toBe('mmr');
     expect(stage.scores.mfa).toBeCloseTo(0.02, 5);
-    expect(stage.dropped).toEqual([{ id: 'reset-2', reason: expect.stringMatching(/^not among the 3 selected by MMR: most similar to "reset-1" \(cosine 0\.999\d\)/) }]);
+    expect(stage.dropped).toEqual([
+      { id: 'reset-2', reason: expect.stringMatching(/^not among the 3 selected by MMR: most similar to "reset-1" \(cosine 0\.999\d\)/) },
+    ]);
     // lambda 1 is plain similarity order.
     expect(ids((await retriever.retrieve({ query: 'password', topK: 2, lambda: 1 })).results)).toEqual(['reset-1', 'reset-2']);
   });
@@ -183,7 +225,12 @@ describe('AgentRetriever', () => {
     const response = await new AgentRetriever(await filledRag()).retrieve({ query: 'password', searchType: 'SIMILARITY', topK: 2, scoreThreshold: 0.9 });
     expect(ids(response.results)).toEqual(['reset-1', 'reset-2']);
     expect(response.warning).toBe('Low confidence: the best similarity, 0.9500, is within 0.1 of the threshold 0.9; check the results before relying on them.');
-    const strict = await new AgentRetriever(await filledRag(), { lowConfidenceMargin: 0.01 }).retrieve({ query: 'password', searchType: 'SIMILARITY', topK: 2, scoreThreshold: 0.9 });
+    const strict = await new AgentRetriever(await filledRag(), { lowConfidenceMargin: 0.01 }).retrieve({
+      query: 'password',
+      searchType: 'SIMILARITY',
+      topK: 2,
+      scoreThreshold: 0.9,
+    });
     expect(strict.warning).toBeUndefined();
   });
 
@@ -203,11 +250,19 @@ describe('AgentRetriever', () => {
   });
 
   it('thresholds on the search similarity even when a post-processor rescored and reordered', async () => {
-    const reverse: PostProcessor = { name: 'reverse', process: async (_question, documents) => documents.reverse().map((document, index) => ({ ...document, score: 100 + index })) };
+    const reverse: PostProcessor = {
+      name: 'reverse',
+      process: async (_question, documents) => documents.reverse().map((document, index) => ({ ...document, score: 100 + index })),
+    };
     const response = await new AgentRetriever(await filledRag([reverse])).retrieve({ query: 'password', searchType: 'SIMILARITY' });
     // The pipeline's order is kept; its scores (100…104) are not what the threshold or relevanceScore use.
     expect(ids(response.results)).toEqual(['billing', 'mfa', 'reset-2', 'reset-1']);
-    expect(response.results.map((result) => result.relevanceScore)).toEqual([expect.closeTo(0.7, 6), expect.closeTo(0.8, 6), expect.closeTo(0.94, 6), expect.closeTo(0.95, 6)]);
+    expect(response.results.map((result) => result.relevanceScore)).toEqual([
+      expect.closeTo(0.7, 6),
+      expect.closeTo(0.8, 6),
+      expect.closeTo(0.94, 6),
+      expect.closeTo(0.95, 6),
+    ]);
   });
 
   it('measures documents no vector search scored against the query embedding', async () => {
@@ -215,7 +270,11 @@ describe('AgentRetriever', () => {
     // Adds a document the search did not return (as a keyword hit would be), and one without an embedding.
     const addsHits: PostProcessor = {
       name: 'adds-hits',
-      process: async (_question, documents) => [...documents, ...(await store.getByIds(['billing'])), { id: 'orphan', content: 'no vector', sourceType: 'manual', sourceName: '', score: 1, metadata: {} }],
+      process: async (_question, documents) => [
+        ...documents,
+        ...(await store.getByIds(['billing'])),
+        { id: 'orphan', content: 'no vector', sourceType: 'manual', sourceName: '', score: 1, metadata: {} },
+      ],
     };
     const rag = await filledRag([addsHits], store);
     const response = await new AgentRetriever(rag, { candidates: 2 }).retrieve({ query: 'password', searchType: 'SIMILARITY', topK: 2 });
@@ -271,12 +330,22 @@ describe('AgentRetriever', () => {
   it('abandons an embedder that ignores its signal when the budget runs out', async () => {
     const stuck: EmbeddingsProvider = { name: 'stuck', dimensions: 3, maxBatchSize: 8, maxParallelCalls: 1, embed: () => new Promise(() => {}) };
     const store = new MemoryStore();
-    await store.add(corpus.map((input) => ({ id: input.id!, content: input.content, sourceType: input.sourceType!, sourceName: input.sourceName!, metadata: input.metadata!, embedding: input.embedding, score: 0 })));
+    await store.add(
+      corpus.map((input) => ({
+        id: input.id!,
+        content: input.content,
+        sourceType: input.sourceType!,
+        sourceName: input.sourceName!,
+        metadata: input.metadata!,
+        embedding: input.embedding,
+        score: 0,
+      })),
+    );
     const error = await rejection(new AgentRetriever(new TestRAG(store, [], stuck), { timeoutMs: 20 }).retrieve({ query: 'password' }));
     expect(error).toBeInstanceOf(SearchTimeoutError);
   });
 
-  it('honours the caller\'s signal: aborted before or during the search', async () => {
+  it("honours the caller's signal: aborted before or during the search", async () => {
     const aborted = new AbortController();
     aborted.abort();
     const rag = await filledRag();

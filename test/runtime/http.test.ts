@@ -34,7 +34,9 @@ describe('HttpClient', () => {
 
   it('uses a plain-text error body as the server message', async () => {
     const error = await rejectionOf(client().postJson('text', {}));
-    expect(error.message).toBe('[axon] [test-http] The service failed: upstream exploded (HTTP 500) Axon retried with backoff; try again later or raise maxRetries.');
+    expect(error.message).toBe(
+      '[axon] [test-http] The service failed: upstream exploded (HTTP 500) Axon retried with backoff; try again later or raise maxRetries.',
+    );
   });
 
   it('uses the injected fetch', async () => {
@@ -78,7 +80,9 @@ describe('request and streamRequest', () => {
   const context = (signal?: AbortSignal) => ({ provider: 'test-stream', timeoutMs: 100, retry: new RetryPolicy({ maxRetries: 0 }), signal });
 
   it('passes a signal that fires when the time limit passes', async () => {
-    const error = await rejectionOf(request(context(), (signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)))));
+    const error = await rejectionOf(
+      request(context(), (signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)))),
+    );
     expect(error).toMatchObject({ code: 'PROVIDER_TIMEOUT' });
   });
 

@@ -3,7 +3,8 @@ import { ProviderError } from '../../src/errors.ts';
 import { parseRetryAfter, RetryPolicy, sleep } from '../../src/runtime/retry.ts';
 import { rejectionOf } from '../helpers/provider-test-helpers.ts';
 
-const transient = (retryAfterMs?: number) => new ProviderError('The service failed.', { provider: 'test-provider', status: 503, retryable: true, retryAfterMs });
+const transient = (retryAfterMs?: number) =>
+  new ProviderError('The service failed.', { provider: 'test-provider', status: 503, retryable: true, retryAfterMs });
 const permanent = () => new ProviderError('The service rejected the API key.', { provider: 'test-provider', status: 401 });
 
 function policyWith(options: ConstructorParameters<typeof RetryPolicy>[0], random: () => number = () => 0.5) {
@@ -104,9 +105,15 @@ describe('RetryPolicy', () => {
 
   it('reports each retry to onRetry', async () => {
     const events: Array<{ retry: number; delayMs: number }> = [];
-    const policy = new RetryPolicy({ maxRetries: 2, initialDelayMs: 100 }, { sleep: async () => {}, random: () => 0.5, onRetry: ({ retry, delayMs }) => events.push({ retry, delayMs }) });
+    const policy = new RetryPolicy(
+      { maxRetries: 2, initialDelayMs: 100 },
+      { sleep: async () => {}, random: () => 0.5, onRetry: ({ retry, delayMs }) => events.push({ retry, delayMs }) },
+    );
     await policy.run(failing([transient(), transient(3000)]).operation, { component: 'test-provider' });
-    expect(events).toEqual([{ retry: 1, delayMs: 50 }, { retry: 2, delayMs: 3000 }]);
+    expect(events).toEqual([
+      { retry: 1, delayMs: 50 },
+      { retry: 2, delayMs: 3000 },
+    ]);
   });
 
   it('validates its options', () => {

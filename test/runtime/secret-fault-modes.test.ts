@@ -97,7 +97,11 @@ describe('no key in any error an adapter raises', () => {
 
   it('property: random response bodies that echo the key, in any field, never put it in an error', async () => {
     const around = fc.string({ maxLength: 4 });
-    const echo = fc.oneof(fc.constant(KEY), around.map((text) => `${text}${KEY}`), around.map((text) => `${KEY}${text}`));
+    const echo = fc.oneof(
+      fc.constant(KEY),
+      around.map((text) => `${text}${KEY}`),
+      around.map((text) => `${KEY}${text}`),
+    );
     const value = fc.oneof(echo, fc.integer(), fc.double(), fc.constant(null), fc.boolean(), fc.array(echo, { maxLength: 2 }));
     const body = fc.oneof(
       fc.record({ data: fc.array(fc.record({ index: value, embedding: fc.array(value, { maxLength: 3 }) }), { maxLength: 2 }) }),

@@ -39,7 +39,9 @@ describe('resolveApiKey', () => {
     expect(() => resolveApiKey(undefined, { component: 'cohere-reranker', environmentVariable: 'COHERE_API_KEY', environment: {} })).toThrow(
       '[axon] [cohere-reranker] Missing API key. Pass apiKey or set COHERE_API_KEY.',
     );
-    expect(() => resolve({ env: 'EMPTY' })).toThrow('[axon] [cohere-reranker] Missing API key: the environment variable EMPTY is not set. Set EMPTY, or pass apiKey.');
+    expect(() => resolve({ env: 'EMPTY' })).toThrow(
+      '[axon] [cohere-reranker] Missing API key: the environment variable EMPTY is not set. Set EMPTY, or pass apiKey.',
+    );
     try {
       resolveApiKey(undefined, { component: 'cohere-reranker', environmentVariable: 'COHERE_API_KEY', environment: {} });
     } catch (error) {

@@ -12,12 +12,42 @@ import { ScriptedChat } from '../helpers/scripted-chat.ts';
 
 /** A small help-desk corpus: one chunk carries an e-mail address (pii) and one is secret, so tests can check neither leaks. */
 export const CORPUS: DocumentInput[] = [
-  { content: 'To reset your password, open Settings, then Security, then choose Reset password.', sourceType: 'file', sourceName: 'help/account.md', metadata: { chunkIndex: 0, pageNumber: 3 } },
-  { content: 'Password resets send a confirmation link; write to alice.admin@example.com if the password link never arrives.', sourceType: 'file', sourceName: 'help/contacts.md', metadata: { chunkIndex: 0, redaction: 'pii' } },
-  { content: 'The password of the break-glass account is SECRET-ZEBRA-42.', sourceType: 'file', sourceName: 'ops/vault.md', metadata: { chunkIndex: 0, redaction: 'secret' } },
-  { content: 'Invoices are issued monthly and can be downloaded from the Billing page.', sourceType: 'file', sourceName: 'help/billing.md', metadata: { chunkIndex: 0 } },
-  { content: 'Refunds for duplicate charges are processed within five business days.', sourceType: 'file', sourceName: 'help/billing.md', metadata: { chunkIndex: 1 } },
-  { content: 'Two-factor authentication protects your account with a code from your phone.', sourceType: 'file', sourceName: 'help/account.md', metadata: { chunkIndex: 1, pageNumber: 4 } },
+  {
+    content: 'To reset your password, open Settings, then Security, then choose Reset password.',
+    sourceType: 'file',
+    sourceName: 'help/account.md',
+    metadata: { chunkIndex: 0, pageNumber: 3 },
+  },
+  {
+    content: 'Password resets send a confirmation link; write to alice.admin@example.com if the password link never arrives.',
+    sourceType: 'file',
+    sourceName: 'help/contacts.md',
+    metadata: { chunkIndex: 0, redaction: 'pii' },
+  },
+  {
+    content: 'The password of the break-glass account is SECRET-ZEBRA-42.',
+    sourceType: 'file',
+    sourceName: 'ops/vault.md',
+    metadata: { chunkIndex: 0, redaction: 'secret' },
+  },
+  {
+    content: 'Invoices are issued monthly and can be downloaded from the Billing page.',
+    sourceType: 'file',
+    sourceName: 'help/billing.md',
+    metadata: { chunkIndex: 0 },
+  },
+  {
+    content: 'Refunds for duplicate charges are processed within five business days.',
+    sourceType: 'file',
+    sourceName: 'help/billing.md',
+    metadata: { chunkIndex: 1 },
+  },
+  {
+    content: 'Two-factor authentication protects your account with a code from your phone.',
+    sourceType: 'file',
+    sourceName: 'help/account.md',
+    metadata: { chunkIndex: 1, pageNumber: 4 },
+  },
   { content: 'The office kitchen is cleaned every Friday afternoon.', sourceType: 'file', sourceName: 'misc/office.md', metadata: { chunkIndex: 0 } },
 ];
 

@@ -79,7 +79,9 @@ describe('serve: the API', () => {
 
   it('streams an agentic run: each step as it starts and ends, the answer, then the result with span citations', async () => {
     const events = parseEvents(await (await ask({ question: 'How do I reset my password?', agentic: true })).text());
-    const steps = events.filter((event) => event.event === 'agentic').map((event) => event.data as { step: string; status: string; iteration: number; input: { query?: string } });
+    const steps = events
+      .filter((event) => event.event === 'agentic')
+      .map((event) => event.data as { step: string; status: string; iteration: number; input: { query?: string } });
     expect(steps.some((step) => step.step === 'planning' && step.status === 'inProgress')).toBe(true);
     expect(steps.find((step) => step.step === 'retrieval' && step.iteration === 1)?.input.query).toBe(SUB_QUERY);
     expect(events.at(-1)!.event).toBe('agentic-result');
@@ -88,7 +90,12 @@ describe('serve: the API', () => {
     expect(result.planner).toBe('model');
     expect(result.answer).toBe(ANSWER.replace(' [1]', ''));
     expect(result.citations[0].references[0].resultIndex).toBe(0);
-    expect(events.filter((event) => event.event === 'delta').map((event) => (event.data as { text: string }).text).join('')).toBe(result.answer);
+    expect(
+      events
+        .filter((event) => event.event === 'delta')
+        .map((event) => (event.data as { text: string }).text)
+        .join(''),
+    ).toBe(result.answer);
   });
 
   it('lists past runs, newest first, and returns one by id with the chunks it cited', async () => {

@@ -121,7 +121,11 @@ export class LoopbackServer {
         return;
       }
       case 'rate-limited':
-        reply.json(429, errorBody(429, 'Rate limit reached. Please try again later.'), failure.retryAfter === undefined ? {} : { 'retry-after': failure.retryAfter });
+        reply.json(
+          429,
+          errorBody(429, 'Rate limit reached. Please try again later.'),
+          failure.retryAfter === undefined ? {} : { 'retry-after': failure.retryAfter },
+        );
         return;
       case 'server-error': {
         const status = failure.status ?? 500;

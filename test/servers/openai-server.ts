@@ -19,7 +19,14 @@ export function startOpenAIServer(options: OpenAIServerOptions = {}): Promise<Lo
   const defaultDimensions = options.dimensions ?? 8;
   return LoopbackServer.start({
     latencyMs: options.latencyMs,
-    errorBody: (status, message) => ({ error: { message, type: status === 429 ? 'requests' : status === 401 ? 'invalid_request_error' : 'server_error', param: null, code: status === 401 ? 'invalid_api_key' : null } }),
+    errorBody: (status, message) => ({
+      error: {
+        message,
+        type: status === 429 ? 'requests' : status === 401 ? 'invalid_request_error' : 'server_error',
+        param: null,
+        code: status === 401 ? 'invalid_api_key' : null,
+      },
+    }),
     routes: {
       'POST /v1/embeddings': (request, reply) => embeddings(request, reply, defaultDimensions, options.fixedEmbedding ?? false),
       'POST /v1/chat/completions': (request, reply) => chatCompletions(request, reply, options.streamDelayMs ?? 0),
@@ -36,7 +43,7 @@ const fixedVectors = new Map<string, string>();
 
 function embeddings(request: RecordedRequest, reply: Reply, defaultDimensions: number, fixed: boolean): void {
   const body = request.body as { model?: unknown; input?: unknown; encoding_format?: unknown; dimensions?: unknown };
-  if (typeof body?.model !== 'string') return invalid(reply, "you must provide a model parameter", 'model');
+  if (typeof body?.model !== 'string') return invalid(reply, 'you must provide a model parameter', 'model');
   const input = typeof body.input === 'string' ? [body.input] : body.input;
   if (!Array.isArray(input) || input.length === 0 || input.some((text) => typeof text !== 'string')) return invalid(reply, "'$.input' is invalid.", 'input');
   const dimensions = typeof body.dimensions === 'number' ? body.dimensions : defaultDimensions;
@@ -48,7 +55,9 @@ function embeddings(request: RecordedRequest, reply: Reply, defaultDimensions: n
     const embedding = fixedVectors.get(key);
     const items = (input as string[]).map((_text, index) => `{"object":"embedding","index":${index},"embedding":${embedding}}`);
     reply.response.writeHead(200, { 'content-type': 'application/json' });
-    reply.response.end(`{"object":"list","data":[${items.join(',')}],"model":${JSON.stringify(body.model)},"usage":{"prompt_tokens":${input.length},"total_tokens":${input.length}}}`);
+    reply.response.end(
+      `{"object":"list","data":[${items.join(',')}],"model":${JSON.stringify(body.model)},"usage":{"prompt_tokens":${input.length},"total_tokens":${input.length}}}`,
+    );
     return;
   }
   reply.json(200, {

@@ -70,7 +70,11 @@ describe('loopback Qdrant filter semantics', () => {
 describe('loopback Qdrant REST answers', () => {
   let server: QdrantLoopbackServer;
   const call = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${server.url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(`${server.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: response.status, body: (await response.json()) as { result?: unknown; status: unknown } };
   };
   beforeAll(async () => {
@@ -81,8 +85,14 @@ describe('loopback Qdrant REST answers', () => {
   });
 
   it('answers in the { result, status, time } envelope and errors as { status: { error } }', async () => {
-    expect(await call('PUT', '/collections/c', { vectors: { size: 2, distance: 'Cosine' } })).toMatchObject({ status: 200, body: { result: true, status: 'ok' } });
-    expect(await call('PUT', '/collections/c', { vectors: { size: 2, distance: 'Cosine' } })).toMatchObject({ status: 409, body: { status: { error: 'Wrong input: Collection `c` already exists!' } } });
+    expect(await call('PUT', '/collections/c', { vectors: { size: 2, distance: 'Cosine' } })).toMatchObject({
+      status: 200,
+      body: { result: true, status: 'ok' },
+    });
+    expect(await call('PUT', '/collections/c', { vectors: { size: 2, distance: 'Cosine' } })).toMatchObject({
+      status: 409,
+      body: { status: { error: 'Wrong input: Collection `c` already exists!' } },
+    });
     expect(await call('GET', '/collections/none')).toMatchObject({ status: 404, body: { status: { error: "Not found: Collection `none` doesn't exist!" } } });
     expect(await call('PUT', '/collections/c/points?wait=true', { points: [{ id: 1, vector: [1, 0, 0] }] })).toMatchObject({
       status: 400,
@@ -95,8 +105,17 @@ describe('loopback Qdrant REST answers', () => {
     const points = [3, 1, 'ffffffff-0000-4000-8000-000000000000', 2, '00000000-0000-4000-8000-000000000000'].map((id) => ({ id, vector: [1, 1], payload: {} }));
     expect(await call('PUT', '/collections/c/points?wait=true', { points })).toMatchObject({ body: { result: { status: 'completed' } } });
     const first = await call('POST', '/collections/c/points/scroll', { limit: 2 });
-    expect(first.body.result).toEqual({ points: [{ id: 1, payload: {} }, { id: 2, payload: {} }], next_page_offset: 3 });
+    expect(first.body.result).toEqual({
+      points: [
+        { id: 1, payload: {} },
+        { id: 2, payload: {} },
+      ],
+      next_page_offset: 3,
+    });
     const last = await call('POST', '/collections/c/points/scroll', { limit: 3, offset: '00000000-0000-4000-8000-000000000000' });
-    expect(last.body.result).toMatchObject({ points: [{ id: '00000000-0000-4000-8000-000000000000' }, { id: 'ffffffff-0000-4000-8000-000000000000' }], next_page_offset: null });
+    expect(last.body.result).toMatchObject({
+      points: [{ id: '00000000-0000-4000-8000-000000000000' }, { id: 'ffffffff-0000-4000-8000-000000000000' }],
+      next_page_offset: null,
+    });
   });
 });

@@ -81,9 +81,19 @@ export async function startQdrantServer(options: { apiKey?: string } = {}): Prom
     } catch (error) {
       return sendJson(response, 400, { status: { error: `Format error in JSON body: ${(error as Error).message}` }, time: 0 });
     }
-    const recorded: RecordedRequest = { method: request.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: request.headers, body };
+    const recorded: RecordedRequest = {
+      method: request.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: request.headers,
+      body,
+    };
     requests.push(recorded);
-    const injectedIndex = injected.findIndex(({ matcher }) => (!matcher.method || matcher.method === recorded.method) && (typeof matcher.path === 'string' ? matcher.path === recorded.path : matcher.path.test(recorded.path)));
+    const injectedIndex = injected.findIndex(
+      ({ matcher }) =>
+        (!matcher.method || matcher.method === recorded.method) &&
+        (typeof matcher.path === 'string' ? matcher.path === recorded.path : matcher.path.test(recorded.path)),
+    );
     if (injectedIndex >= 0) {
       const [{ response: planned }] = injected.splice(injectedIndex, 1);
       if (planned.hang) return;
@@ -155,8 +165,10 @@ export async function startQdrantServer(options: { apiKey?: string } = {}): Prom
     const vectors = body.vectors as Record<string, unknown> | undefined;
     if (!vectors || typeof vectors !== 'object') throw new QdrantHttpError(400, 'Format error in JSON body: missing field `vectors`');
     if ('size' in vectors) {
-      if (!Number.isInteger(vectors.size) || (vectors.size as number) < 1) throw new QdrantHttpError(422, 'Validation error in JSON body: [vectors.size: value 0 invalid, must be 1 or larger]');
-      if (!DISTANCES.has(vectors.distance as string)) throw new QdrantHttpError(400, `Format error in JSON body: unknown variant \`${String(vectors.distance)}\``);
+      if (!Number.isInteger(vectors.size) || (vectors.size as number) < 1)
+        throw new QdrantHttpError(422, 'Validation error in JSON body: [vectors.size: value 0 invalid, must be 1 or larger]');
+      if (!DISTANCES.has(vectors.distance as string))
+        throw new QdrantHttpError(400, `Format error in JSON body: unknown variant \`${String(vectors.distance)}\``);
     }
     collections.set(name, { vectors: vectors as LoopbackCollection['vectors'], points: new Map(), payloadSchema: {} });
     return true;
@@ -164,7 +176,10 @@ export async function startQdrantServer(options: { apiKey?: string } = {}): Prom
 
   function collectionInfo(collection: LoopbackCollection): unknown {
     const payloadSchema = Object.fromEntries(
-      Object.entries(collection.payloadSchema).map(([key, schema]) => [key, { ...schema, points: [...collection.points.values()].filter((point) => getValues(point.payload, key).length > 0).length }]),
+      Object.entries(collection.payloadSchema).map(([key, schema]) => [
+        key,
+        { ...schema, points: [...collection.points.values()].filter((point) => getValues(point.payload, key).length > 0).length },
+      ]),
     );
     return {
       status: 'green',
@@ -206,8 +221,10 @@ export async function startQdrantServer(options: { apiKey?: string } = {}): Prom
     const prepared = points.map((point) => {
       const id = pointId(point.id);
       const vector = point.vector;
-      if (!Array.isArray(vector) || vector.some((value) => typeof value !== 'number')) throw new QdrantHttpError(400, 'Format error in JSON body: data did not match any variant of untagged enum VectorStruct');
-      if (vector.length !== vectors.size) throw new QdrantHttpError(400, `Wrong input: Vector dimension error: expected dim: ${vectors.size}, got ${vector.length}`);
+      if (!Array.isArray(vector) || vector.some((value) => typeof value !== 'number'))
+        throw new QdrantHttpError(400, 'Format error in JSON body: data did not match any variant of untagged enum VectorStruct');
+      if (vector.length !== vectors.size)
+        throw new QdrantHttpError(400, `Wrong input: Vector dimension error: expected dim: ${vectors.size}, got ${vector.length}`);
       const payload = point.payload ?? {};
       if (typeof payload !== 'object' || Array.isArray(payload)) throw new QdrantHttpError(400, 'Format error in JSON body: payload must be an object');
       return { id, vector: preprocess(vector as number[], vectors.distance as string), payload: payload as Record<string, unknown> };
@@ -230,7 +247,8 @@ export async function startQdrantServer(options: { apiKey?: string } = {}): Prom
     const vectors = collection.vectors as { size?: unknown; distance?: unknown };
     const vector = (query && typeof query === 'object' && !Array.isArray(query) ? (query as { nearest?: unknown }).nearest : query) as unknown;
     if (!Array.isArray(vector)) throw new QdrantHttpError(400, 'a query without a plain vector is not implemented by the loopback server');
-    if (vector.length !== vectors.size) throw new QdrantHttpError(400, `Wrong input: Vector dimension error: expected dim: ${String(vectors.size)}, got ${vector.length}`);
+    if (vector.length !== vectors.size)
+      throw new QdrantHttpError(400, `Wrong input: Vector dimension error: expected dim: ${String(vectors.size)}, got ${vector.length}`);
     const limit = body.limit === undefined ? 10 : (body.limit as number);
     const offset = (body.offset as number | undefined) ?? 0;
     const prepared = preprocess(vector as number[], vectors.distance as string);
@@ -248,7 +266,9 @@ export async function startQdrantServer(options: { apiKey?: string } = {}): Prom
     if (body.order_by !== undefined && body.order_by !== null) throw new QdrantHttpError(400, 'order_by is not implemented by the loopback server');
     const limit = (body.limit as number | undefined) ?? 10;
     const start = body.offset === undefined || body.offset === null ? undefined : pointId(body.offset);
-    const matching = sortedPoints(collection).filter((point) => (start === undefined || compareIds(point.id, start) >= 0) && matchesFilter(body.filter, point.payload, point.id));
+    const matching = sortedPoints(collection).filter(
+      (point) => (start === undefined || compareIds(point.id, start) >= 0) && matchesFilter(body.filter, point.payload, point.id),
+    );
     return {
       points: matching.slice(0, limit).map((point) => present(point, body.with_payload ?? true, body.with_vector ?? false)),
       next_page_offset: matching[limit]?.id ?? null,
@@ -304,7 +324,11 @@ export function matchesFilter(filter: unknown, payload: Record<string, unknown>,
   const shouldList = list(should);
   const mustList = list(must);
   const mustNotList = list(mustNot);
-  return (shouldList === undefined || shouldList.some(check)) && (mustList === undefined || mustList.every(check)) && (mustNotList === undefined || !mustNotList.some(check));
+  return (
+    (shouldList === undefined || shouldList.some(check)) &&
+    (mustList === undefined || mustList.every(check)) &&
+    (mustNotList === undefined || !mustNotList.some(check))
+  );
 }
 
 function matchesCondition(condition: unknown, payload: Record<string, unknown>, id: string | number): boolean {
@@ -317,7 +341,9 @@ function matchesCondition(condition: unknown, payload: Record<string, unknown>, 
   if ('nested' in record) {
     const nested = record.nested as { key: string; filter: unknown };
     const key = nested.key.endsWith('[]') ? nested.key : `${nested.key}[]`;
-    return getValues(payload, key).some((value) => value !== null && typeof value === 'object' && !Array.isArray(value) && matchesFilter(nested.filter, value as Record<string, unknown>, id));
+    return getValues(payload, key).some(
+      (value) => value !== null && typeof value === 'object' && !Array.isArray(value) && matchesFilter(nested.filter, value as Record<string, unknown>, id),
+    );
   }
   if (typeof record.key === 'string') return matchesField(record, payload);
   throw new QdrantHttpError(400, 'Format error in JSON body: data did not match any variant of untagged enum Condition');
@@ -381,7 +407,12 @@ function rangeChecker(range: unknown): (value: unknown) => boolean {
 }
 
 function countMatches(bounds: Record<string, number>, count: number): boolean {
-  return (bounds.gt == null || count > bounds.gt) && (bounds.gte == null || count >= bounds.gte) && (bounds.lt == null || count < bounds.lt) && (bounds.lte == null || count <= bounds.lte);
+  return (
+    (bounds.gt == null || count > bounds.gt) &&
+    (bounds.gte == null || count >= bounds.gte) &&
+    (bounds.lt == null || count < bounds.lt) &&
+    (bounds.lte == null || count <= bounds.lte)
+  );
 }
 
 /** The values a Qdrant key selects: objects are entered by key, arrays only through `[]` or `[n]`. */
@@ -393,7 +424,8 @@ function getValues(payload: Record<string, unknown>, key: string): unknown[] {
     const next: unknown[] = [];
     for (const value of current) {
       if ('key' in item) {
-        if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, item.key)) next.push((value as Record<string, unknown>)[item.key]);
+        if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, item.key))
+          next.push((value as Record<string, unknown>)[item.key]);
       } else if ('index' in item) {
         if (Array.isArray(value) && item.index < value.length) next.push(value[item.index]);
       } else if (Array.isArray(value)) next.push(...value);
@@ -447,7 +479,10 @@ function isInteger64(value: unknown): value is number {
 function pointId(id: unknown): string | number {
   if (typeof id === 'number' && Number.isInteger(id) && id >= 0) return id;
   if (typeof id === 'string' && UUID.test(id)) return id.toLowerCase();
-  throw new QdrantHttpError(400, `Format error in JSON body: value ${JSON.stringify(id)} is not a valid point ID, valid values are either an unsigned integer or a UUID`);
+  throw new QdrantHttpError(
+    400,
+    `Format error in JSON body: value ${JSON.stringify(id)} is not a valid point ID, valid values are either an unsigned integer or a UUID`,
+  );
 }
 
 /** Integer ids come before UUIDs; UUIDs compare as 128-bit numbers (their lowercase hex). */

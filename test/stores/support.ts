@@ -47,7 +47,13 @@ export function expectAxonError(action: () => unknown, code: string, pattern?: R
 }
 
 /** Run the FileStore crash writer (fixtures/) with these store options until it acknowledged `batches` batches, SIGKILL it `delayMs` later, return the acknowledged batches. */
-export async function runCrashWriter(directory: string, prefix: string, batches: number, delayMs: number, options: Record<string, unknown> = {}): Promise<number[]> {
+export async function runCrashWriter(
+  directory: string,
+  prefix: string,
+  batches: number,
+  delayMs: number,
+  options: Record<string, unknown> = {},
+): Promise<number[]> {
   const script = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'file-store-crash-writer.ts');
   const child = spawn(process.execPath, ['--import', 'tsx', script, directory, prefix, JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'pipe'] });
   const acknowledged: number[] = [];

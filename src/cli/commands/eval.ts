@@ -32,7 +32,13 @@ export interface EvalCommandOptions extends CommandOptions {
 export type JsonTarget = { kind: 'none' } | { kind: 'stdout' } | { kind: 'file'; path: string };
 
 /** The query transformations `--pre-processor` accepts, with the strategy each runs. */
-export const EVAL_PRE_PROCESSORS = { none: undefined, rewriting: 'REWRITING', decomposition: 'DECOMPOSITION', hyde: 'HYDE', 'multi-query': 'MULTI_QUERY' } as const;
+export const EVAL_PRE_PROCESSORS = {
+  none: undefined,
+  rewriting: 'REWRITING',
+  decomposition: 'DECOMPOSITION',
+  hyde: 'HYDE',
+  'multi-query': 'MULTI_QUERY',
+} as const;
 
 type PreProcessorChoice = keyof typeof EVAL_PRE_PROCESSORS;
 
@@ -94,14 +100,25 @@ const METRICS: [string, string][] = [
  * and the mean latency per query. Rankings are cut at `--top-k` (default 100) in every mode, so the modes
  * are compared on lists of the same length.
  */
-export async function runEval(positionals: string[], options: EvalCommandOptions, io: CommandIO, json: JsonTarget = { kind: options.json ? 'stdout' : 'none' }): Promise<number> {
-  if (positionals.length !== 1) throw new UsageError('eval takes one BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv): axon eval ../shared/eval/scifact');
+export async function runEval(
+  positionals: string[],
+  options: EvalCommandOptions,
+  io: CommandIO,
+  json: JsonTarget = { kind: options.json ? 'stdout' : 'none' },
+): Promise<number> {
+  if (positionals.length !== 1)
+    throw new UsageError('eval takes one BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv): axon eval ../shared/eval/scifact');
   for (const option of ['store', 'filter', 'trace', 'prune'] as const) {
     if (options[option] !== undefined) throw new UsageError(`--${option} does not apply to eval, which indexes the corpus into a temporary store.`);
   }
   const topK = parsePositiveInteger(options['top-k'], '--top-k') ?? DEFAULT_TOP_K;
   const limit = parsePositiveInteger(options.limit, '--limit');
-  const pipeline: EvalConfiguration = (await loadConfiguration(options, io)) ?? { config: {}, registry: createRegistry(), baseDirectory: io.cwd, source: 'the embedded default' };
+  const pipeline: EvalConfiguration = (await loadConfiguration(options, io)) ?? {
+    config: {},
+    registry: createRegistry(),
+    baseDirectory: io.cwd,
+    source: 'the embedded default',
+  };
   const modes = parseModes(options.mode);
   const { variants, unavailable } = parsePreProcessors(options['pre-processor'], pipeline);
 
@@ -111,7 +128,12 @@ export async function runEval(positionals: string[], options: EvalCommandOptions
   const store = temporaryFileStore(pipeline, directory, topK);
   try {
     pipeline.registry.register(defineComponent({ kind: 'store', name: EVAL_STORE, options: z.object({}).loose(), create: () => store }), { replace: true });
-    const rags = await Promise.all(variants.map(async (variant) => ({ variant, rag: await createRag({ ...pipeline.config, store: { type: EVAL_STORE }, preProcessors: variant.preProcessors }, pipeline) })));
+    const rags = await Promise.all(
+      variants.map(async (variant) => ({
+        variant,
+        rag: await createRag({ ...pipeline.config, store: { type: EVAL_STORE }, preProcessors: variant.preProcessors }, pipeline),
+      })),
+    );
     const indexed = await indexCorpus(rags[0].rag, dataset, io);
 
     const runs: EvalRun[] = [];
@@ -169,7 +191,13 @@ export async function runEval(positionals: string[], options: EvalCommandOptions
     if (json.kind === 'stdout') io.out(JSON.stringify(report, null, 2));
     else io.out(formatReport(report));
     if (json.kind === 'file') await writeFile(resolve(io.cwd, json.path), `${JSON.stringify(report, null, 2)}\n`);
-    if (unavailable.length > 0) io.err(`axon: ${describeUnavailable(unavailable.map((missing) => missing.pipeline), pipeline.source)}`);
+    if (unavailable.length > 0)
+      io.err(
+        `axon: ${describeUnavailable(
+          unavailable.map((missing) => missing.pipeline),
+          pipeline.source,
+        )}`,
+      );
     return unavailable.length > 0 ? 1 : 0;
   } finally {
     await (store as VectorStore & { close?: () => Promise<void> }).close?.();
@@ -182,7 +210,10 @@ export async function runEval(positionals: string[], options: EvalCommandOptions
  * (`--json out.json`); `--json` alone, or followed by another option, means stdout. Returns the positionals
  * that remain.
  */
-export function splitJsonTarget(tokens: readonly { kind: string; index: number; name?: string; value?: string }[], positionals: string[]): { json: JsonTarget; positionals: string[] } {
+export function splitJsonTarget(
+  tokens: readonly { kind: string; index: number; name?: string; value?: string }[],
+  positionals: string[],
+): { json: JsonTarget; positionals: string[] } {
   const option = tokens.find((token) => token.kind === 'option' && token.name === 'json');
   if (option === undefined) return { json: { kind: 'none' }, positionals };
   const next = tokens.find((token) => token.index === option.index + 1);
@@ -206,9 +237,17 @@ interface PipelineVariant {
 
 function parseModes(text: string | undefined): (SearchMode | undefined)[] {
   if (text === undefined) return [undefined];
-  const modes = [...new Set(text.split(',').map((mode) => mode.trim()).filter((mode) => mode !== ''))];
+  const modes = [
+    ...new Set(
+      text
+        .split(',')
+        .map((mode) => mode.trim())
+        .filter((mode) => mode !== ''),
+    ),
+  ];
   const unknown = modes.filter((mode) => !SEARCH_MODES.includes(mode as SearchMode));
-  if (modes.length === 0 || unknown.length > 0) throw new UsageError(`--mode takes a comma-separated list of ${SEARCH_MODES.join(', ')}${unknown.length > 0 ? `; got "${unknown.join('", "')}"` : ''}.`);
+  if (modes.length === 0 || unknown.length > 0)
+    throw new UsageError(`--mode takes a comma-separated list of ${SEARCH_MODES.join(', ')}${unknown.length > 0 ? `; got "${unknown.join('", "')}"` : ''}.`);
   return modes as SearchMode[];
 }
 
@@ -219,11 +258,21 @@ function parseModes(text: string | undefined): (SearchMode | undefined)[] {
  * reported as unavailable rather than run (it would be the baseline under another name).
  */
 function parsePreProcessors(text: string | undefined, pipeline: EvalConfiguration): { variants: PipelineVariant[]; unavailable: EvalReport['unavailable'] } {
-  if (text === undefined) return { variants: [{ label: describePreProcessors(pipeline.config.preProcessors), preProcessors: pipeline.config.preProcessors }], unavailable: [] };
-  const choices = [...new Set(text.split(',').map((choice) => choice.trim().toLowerCase()).filter((choice) => choice !== ''))];
+  if (text === undefined)
+    return { variants: [{ label: describePreProcessors(pipeline.config.preProcessors), preProcessors: pipeline.config.preProcessors }], unavailable: [] };
+  const choices = [
+    ...new Set(
+      text
+        .split(',')
+        .map((choice) => choice.trim().toLowerCase())
+        .filter((choice) => choice !== ''),
+    ),
+  ];
   const unknown = choices.filter((choice) => !(choice in EVAL_PRE_PROCESSORS));
   if (choices.length === 0 || unknown.length > 0) {
-    throw new UsageError(`--pre-processor takes a comma-separated list of ${Object.keys(EVAL_PRE_PROCESSORS).join(', ')}${unknown.length > 0 ? `; got "${unknown.join('", "')}"` : ''}.`);
+    throw new UsageError(
+      `--pre-processor takes a comma-separated list of ${Object.keys(EVAL_PRE_PROCESSORS).join(', ')}${unknown.length > 0 ? `; got "${unknown.join('", "')}"` : ''}.`,
+    );
   }
   const requested = (choices.includes('none') ? choices : ['none', ...choices]) as PreProcessorChoice[];
   const variants: PipelineVariant[] = [];
@@ -239,13 +288,18 @@ function parsePreProcessors(text: string | undefined, pipeline: EvalConfiguratio
 }
 
 function describeUnavailable(choices: string[], source: string): string {
-  const names = choices.length === 1 ? `the ${choices[0]} comparison cannot` : `the ${choices.slice(0, -1).join(', ')} and ${choices.at(-1)} comparisons cannot`;
+  const names =
+    choices.length === 1 ? `the ${choices[0]} comparison cannot` : `the ${choices.slice(0, -1).join(', ')} and ${choices.at(-1)} comparisons cannot`;
   return `${names} run: query transformation needs a chat model and ${source} has none (add a "chat" section, e.g. an OpenAI key or an OpenAI-compatible baseURL, and pass --config).`;
 }
 
 function describePreProcessors(entries: unknown): string {
   if (!Array.isArray(entries) || entries.length === 0) return 'none';
-  return entries.map((entry: { type?: unknown; strategy?: unknown }) => (typeof entry?.strategy === 'string' ? entry.strategy.toLowerCase().replace('_', '-') : String(entry?.type))).join('+');
+  return entries
+    .map((entry: { type?: unknown; strategy?: unknown }) =>
+      typeof entry?.strategy === 'string' ? entry.strategy.toLowerCase().replace('_', '-') : String(entry?.type),
+    )
+    .join('+');
 }
 
 /**
@@ -255,7 +309,10 @@ function describePreProcessors(entries: unknown): string {
 function temporaryFileStore(pipeline: EvalConfiguration, directory: string, topK: number): VectorStore {
   const definition = pipeline.registry.get('store', 'file')!;
   const configured = pipeline.config.store;
-  const keywordIndex = configured && (configured.type === 'file' || configured.type === 'memory') && configured.keywordIndex !== undefined ? { keywordIndex: configured.keywordIndex } : {};
+  const keywordIndex =
+    configured && (configured.type === 'file' || configured.type === 'memory') && configured.keywordIndex !== undefined
+      ? { keywordIndex: configured.keywordIndex }
+      : {};
   const options = definition.options.parse({ path: directory, topK, ...keywordIndex });
   return definition.create(options, { chat: undefined, embeddings: undefined, baseDirectory: directory });
 }
@@ -378,7 +435,12 @@ function allRelevantAt(rankings: Map<string, readonly string[]>, dataset: BeirDa
 
 /** SQuAD's answer normalisation: lower case, no punctuation, no articles, single spaces. */
 function normalizeAnswer(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}\s]/gu, ' ').replace(/\b(a|an|the)\b/g, ' ').replace(/\s+/g, ' ').trim();
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s]/gu, ' ')
+    .replace(/\b(a|an|the)\b/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 function toRun(pipeline: string, mode: SearchMode, evaluation: RetrievalEvaluation): EvalRun {
@@ -405,7 +467,9 @@ function formatReport(report: EvalReport): string {
   ]);
   const notes = report.runs.flatMap((run) => {
     if (run.agentic === undefined) return [];
-    const stops = Object.entries(run.agentic.stopReasons).map(([reason, count]) => `${reason} ${count}`).join(', ');
+    const stops = Object.entries(run.agentic.stopReasons)
+      .map(([reason, count]) => `${reason} ${count}`)
+      .join(', ');
     const { answerExactMatch, answerContainsGold, answered } = run.agentic;
     const answers =
       answerExactMatch === undefined
@@ -414,7 +478,11 @@ function formatReport(report: EvalReport): string {
     return [`${run.pipeline}: stop reasons ${stops}${answers}`];
   });
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
-  const line = (cells: string[]) => cells.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => (column < 2 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
+      .join('  ')
+      .trimEnd();
   return [
     `${report.dataset} (${report.split}): ${report.documents} documents, ${report.queries} queries, top-k ${report.topK}; ${report.embeddings} from ${report.configuration}; indexed in ${(report.indexMs / 1000).toFixed(1)} s`,
     '',

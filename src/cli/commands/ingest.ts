@@ -6,7 +6,12 @@ export async function runIngest(paths: string[], options: CommandOptions, io: Co
   if (paths.length === 0) throw new UsageError('ingest needs at least one file or folder: axon ingest docs/');
   const { rag } = await loadPipeline(options, io);
   const progress = options.json ? undefined : createProgressRenderer({ stream: io.errorStream, summary: false });
-  const summary = await ingestPaths(paths, rag.components(), { baseDirectory: io.cwd, pruneMissing: options.prune ?? false, include: options.include, onProgress: progress });
+  const summary = await ingestPaths(paths, rag.components(), {
+    baseDirectory: io.cwd,
+    pruneMissing: options.prune ?? false,
+    include: options.include,
+    onProgress: progress,
+  });
   await rag.close();
   if (options.json) io.out(JSON.stringify(summary, null, 2));
   else io.out(formatSummary(summary));

@@ -48,14 +48,21 @@ export class CsvLoader implements Loader {
     if (textColumns === undefined) return { header };
     const missing = textColumns.filter((column) => !header.includes(column));
     if (missing.length > 0) {
-      throw new AxonError('INGEST_FAILED', `${sourceName} has no column ${missing.map((column) => `"${column}"`).join(', ')} (columns: ${header.join(', ')}).`, {
-        component: this.name,
-        fix: 'Name existing columns in csv.textColumns.',
-      });
+      throw new AxonError(
+        'INGEST_FAILED',
+        `${sourceName} has no column ${missing.map((column) => `"${column}"`).join(', ')} (columns: ${header.join(', ')}).`,
+        {
+          component: this.name,
+          fix: 'Name existing columns in csv.textColumns.',
+        },
+      );
     }
     return {
       header,
-      text: { textIndexes: textColumns.map((column) => header.indexOf(column)), metadataIndexes: header.flatMap((name, index) => (textColumns.includes(name) ? [] : [index])) },
+      text: {
+        textIndexes: textColumns.map((column) => header.indexOf(column)),
+        metadataIndexes: header.flatMap((name, index) => (textColumns.includes(name) ? [] : [index])),
+      },
     };
   }
 }
@@ -83,7 +90,10 @@ function rowToDocument({ header, text }: CsvColumns, row: string[], rowNumber: n
       .map(([name, value]) => `${name}: ${value}`)
       .join('\n');
   } else {
-    content = text.textIndexes.map((index) => (row[index] ?? '').trim()).filter((value) => value !== '').join('\n');
+    content = text.textIndexes
+      .map((index) => (row[index] ?? '').trim())
+      .filter((value) => value !== '')
+      .join('\n');
     for (const index of text.metadataIndexes) if (row[index] !== undefined) metadata[header[index]] = row[index];
   }
   if (content === '') return undefined;

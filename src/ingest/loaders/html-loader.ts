@@ -3,12 +3,57 @@ import type { LoadedDocument, Loader, LoaderSource } from '../types.ts';
 import { lazyModule } from '../../runtime/lazy-module.ts';
 
 /** Elements whose content a reader never sees as page text, or that repeat on every page of a site. */
-const DROPPED_ELEMENTS = new Set(['script', 'style', 'noscript', 'template', 'head', 'nav', 'header', 'footer', 'svg', 'canvas', 'iframe', 'object', 'button', 'select', 'form']);
+const DROPPED_ELEMENTS = new Set([
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'head',
+  'nav',
+  'header',
+  'footer',
+  'svg',
+  'canvas',
+  'iframe',
+  'object',
+  'button',
+  'select',
+  'form',
+]);
 
 /** Elements that start a new block of text. */
 const BLOCK_ELEMENTS = new Set([
-  'address', 'article', 'aside', 'blockquote', 'dd', 'details', 'dialog', 'div', 'dl', 'dt', 'fieldset', 'figcaption', 'figure',
-  'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hr', 'li', 'main', 'ol', 'p', 'pre', 'section', 'summary', 'table', 'tr', 'ul', 'caption',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'dd',
+  'details',
+  'dialog',
+  'div',
+  'dl',
+  'dt',
+  'fieldset',
+  'figcaption',
+  'figure',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'hr',
+  'li',
+  'main',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'summary',
+  'table',
+  'tr',
+  'ul',
+  'caption',
 ]);
 
 /**

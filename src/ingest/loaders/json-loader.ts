@@ -49,7 +49,10 @@ export class JsonLoader implements Loader {
       try {
         parsed = JSON.parse(await source.text());
       } catch (error) {
-        throw new AxonError('INGEST_FAILED', `${source.sourceName} is not valid JSON (${(error as Error).message}).`, { component: this.name, fix: 'Fix the JSON, or use .jsonl for one record per line.' });
+        throw new AxonError('INGEST_FAILED', `${source.sourceName} is not valid JSON (${(error as Error).message}).`, {
+          component: this.name,
+          fix: 'Fix the JSON, or use .jsonl for one record per line.',
+        });
       }
       const records = Array.isArray(parsed) ? parsed : [parsed];
       for (let recordIndex = 0; recordIndex < records.length; recordIndex++) {
@@ -86,7 +89,9 @@ export class JsonLoader implements Loader {
     if (typeof record === 'string') return record.trim() === '' ? undefined : { content: record, metadata: position };
     if (record === null || typeof record !== 'object' || Array.isArray(record)) return undefined;
     const fields = this.options.textField === undefined ? DEFAULT_TEXT_FIELDS.filter((field) => field in record).slice(0, 1) : [this.options.textField].flat();
-    const texts = fields.map((field) => readPath(record, field)).filter((value): value is string | number => (typeof value === 'string' && value.trim() !== '') || typeof value === 'number');
+    const texts = fields
+      .map((field) => readPath(record, field))
+      .filter((value): value is string | number => (typeof value === 'string' && value.trim() !== '') || typeof value === 'number');
     if (texts.length === 0) return undefined;
     const metadata: Record<string, JsonValue> = {};
     const metadataFields = this.options.metadataFields ?? Object.keys(record).filter((key) => !fields.includes(key));

@@ -35,7 +35,11 @@ export class MarkdownSplitter {
     const groups: Section[] = [];
     for (const section of sections) {
       const previous = groups[groups.length - 1];
-      if (previous && isWithin(section.headingPath, previous.headingPath) && this.recursive.measure(`${previous.content}${section.content}`.trim()) <= this.recursive.options.chunkSize) {
+      if (
+        previous &&
+        isWithin(section.headingPath, previous.headingPath) &&
+        this.recursive.measure(`${previous.content}${section.content}`.trim()) <= this.recursive.options.chunkSize
+      ) {
         previous.content += section.content;
       } else {
         groups.push({ ...section });

@@ -29,11 +29,15 @@ export interface ResolvedSplitterOptions {
 export function resolveSplitterOptions(options: SplitterOptions = {}): ResolvedSplitterOptions {
   const parsed = splitterOptionsSchema.safeParse(options);
   if (!parsed.success) {
-    throw new AxonError('INVALID_OPTION', `Invalid splitter options: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}.`, {
-      component: 'recursive-splitter',
-      fix: 'Pass positive integers for chunkSize and chunkOverlap, and unit "characters" or "tokens".',
-      details: { option: parsed.error.issues[0]?.path.join('.') ?? '' },
-    });
+    throw new AxonError(
+      'INVALID_OPTION',
+      `Invalid splitter options: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}.`,
+      {
+        component: 'recursive-splitter',
+        fix: 'Pass positive integers for chunkSize and chunkOverlap, and unit "characters" or "tokens".',
+        details: { option: parsed.error.issues[0]?.path.join('.') ?? '' },
+      },
+    );
   }
   const unit = parsed.data.unit;
   const chunkSize = parsed.data.chunkSize ?? (unit === 'tokens' ? 250 : 1000);
@@ -145,12 +149,7 @@ export class RecursiveSplitter {
 // --- Internal helpers ---
 
 /** Paragraphs, lines, sentences, words: each keeps its trailing separator so nothing is lost when cutting. */
-const LEVELS: Array<(text: string) => string[]> = [
-  (text) => splitKeeping(text, /\n[ \t]*\n\s*/g),
-  splitLines,
-  sentencePieces,
-  splitWords,
-];
+const LEVELS: Array<(text: string) => string[]> = [(text) => splitKeeping(text, /\n[ \t]*\n\s*/g), splitLines, sentencePieces, splitWords];
 
 function splitLines(text: string): string[] {
   return splitKeeping(text, /\n/g);

@@ -120,7 +120,9 @@ export class SimdVectorSpace {
   append(vectors: Float32Array): number {
     const rows = vectors.length / this.dimensions;
     if (!Number.isInteger(rows)) {
-      throw new AxonError('INVALID_VECTOR', `append() got ${vectors.length} values, not a whole number of ${this.dimensions}-dimensional rows.`, { component: this.component });
+      throw new AxonError('INVALID_VECTOR', `append() got ${vectors.length} values, not a whole number of ${this.dimensions}-dimensional rows.`, {
+        component: this.component,
+      });
     }
     assertFinite(vectors, this.component, 'appended vectors');
     const first = this.rowCount;
@@ -134,7 +136,9 @@ export class SimdVectorSpace {
   set(row: number, vector: Float32Array): void {
     this.assertRow(row);
     if (vector.length !== this.dimensions) {
-      throw new AxonError('DIMENSION_MISMATCH', `set() got a ${vector.length}-dimensional vector; the space holds ${this.dimensions}.`, { component: this.component });
+      throw new AxonError('DIMENSION_MISMATCH', `set() got a ${vector.length}-dimensional vector; the space holds ${this.dimensions}.`, {
+        component: this.component,
+      });
     }
     assertFinite(vector, this.component, 'vector');
     this.writeRow(row, vector);
@@ -183,7 +187,17 @@ export class SimdVectorSpace {
     let capacity = Math.min(topK + EXACT_MARGIN, candidates);
     for (;;) {
       if (capacity >= candidates) return this.rescore(this.layout.candidates, rows !== null, candidates, topK);
-      const kept = this.kernel.search_f32(vectors, floatStride, this.layout.query, this.layout.candidates, rows === null ? 0 : 1, candidates, heapRows, heapScores, capacity);
+      const kept = this.kernel.search_f32(
+        vectors,
+        floatStride,
+        this.layout.query,
+        this.layout.candidates,
+        rows === null ? 0 : 1,
+        candidates,
+        heapRows,
+        heapScores,
+        capacity,
+      );
       // The heap root is the best float32 score left out (every row not kept scored no higher).
       const cutScore = this.floats[heapScores / 4];
       const hits = this.rescore(heapRows, true, kept, topK);
@@ -222,7 +236,18 @@ export class SimdVectorSpace {
     const widened = new Int16Array(this.memory.buffer, queryCodes, codeStride);
     const scale = int8QueryScale(query, codeStride);
     for (let index = 0; index < this.dimensions; index++) widened[index] = Math.round(query[index] * scale);
-    const kept = this.kernel.search_i8(codes, codeStride, scales, queryCodes, this.layout.candidates, rows === null ? 0 : 1, count, heapRows, heapScores, wanted);
+    const kept = this.kernel.search_i8(
+      codes,
+      codeStride,
+      scales,
+      queryCodes,
+      this.layout.candidates,
+      rows === null ? 0 : 1,
+      count,
+      heapRows,
+      heapScores,
+      wanted,
+    );
     return this.rescore(heapRows, true, kept, topK);
   }
 
@@ -285,7 +310,11 @@ export class SimdVectorSpace {
 
   private writeQuery(query: Float32Array): void {
     if (!(query instanceof Float32Array) || query.length !== this.dimensions) {
-      throw new AxonError('DIMENSION_MISMATCH', `The query must be a Float32Array of ${this.dimensions} values, got ${query instanceof Float32Array ? query.length : typeof query}.`, { component: this.component });
+      throw new AxonError(
+        'DIMENSION_MISMATCH',
+        `The query must be a Float32Array of ${this.dimensions} values, got ${query instanceof Float32Array ? query.length : typeof query}.`,
+        { component: this.component },
+      );
     }
     assertFinite(query, this.component, 'query vector');
     this.floats.set(query, this.layout.query / 4);
@@ -311,10 +340,11 @@ export class SimdVectorSpace {
     const size = this.rowCount;
     for (let index = 0; index < count; index++) {
       const row = rows[index];
-      if (row < 0 || row >= size) throw new AxonError('INVALID_INPUT', `rows[${index}] = ${row} is not a stored row (0..${size - 1}).`, {
-        component: this.component,
-        details: { argument: 'rows', position: index },
-      });
+      if (row < 0 || row >= size)
+        throw new AxonError('INVALID_INPUT', `rows[${index}] = ${row} is not a stored row (0..${size - 1}).`, {
+          component: this.component,
+          details: { argument: 'rows', position: index },
+        });
     }
     new Int32Array(this.memory.buffer, this.layout.candidates, count).set(rows.subarray(0, count));
     return count;

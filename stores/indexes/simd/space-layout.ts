@@ -48,7 +48,21 @@ export function planLayout(rows: number, dimensions: number, int8: boolean): Spa
   const scales = take(int8 ? capacity * 4 : 0);
   const vectors = take(capacity * floatStride);
   const codes = take(capacity * codeStride);
-  return { capacity, floatStride, codeStride, query, queryCodes, heapRows, heapScores, candidates, exactScores, scales, vectors, codes, bytes: regions.end + 64 };
+  return {
+    capacity,
+    floatStride,
+    codeStride,
+    query,
+    queryCodes,
+    heapRows,
+    heapScores,
+    candidates,
+    exactScores,
+    scales,
+    vectors,
+    codes,
+    bytes: regions.end + 64,
+  };
 }
 
 /** Where each region of an HNSW graph (`HnswIndex`) lives in its WebAssembly memory (byte offsets, 64-byte aligned). */
@@ -101,7 +115,23 @@ export function planGraph(capacity: number, dimensions: number, m: number, efCon
   const visitMarks = take(capacity * 4);
   const layerZero = take(capacity * (2 * m + 1) * 4);
   const vectors = take(capacity * stride);
-  return { capacity, stride, scratch, query, listRows, foundRows, foundScores, candidateRows, candidateScores, keptRows, exactScores, visitMarks, layerZero, vectors, bytes: regions.end + 64 };
+  return {
+    capacity,
+    stride,
+    scratch,
+    query,
+    listRows,
+    foundRows,
+    foundScores,
+    candidateRows,
+    candidateScores,
+    keptRows,
+    exactScores,
+    visitMarks,
+    layerZero,
+    vectors,
+    bytes: regions.end + 64,
+  };
 }
 
 /**
@@ -149,7 +179,12 @@ export function formatBytes(bytes: number, digits = 1): string {
  * The layout for `preferredRows` when its memory fits `limitBytes`; else, when doubling would pass the
  * limit, the layout for every row that still fits (at least `rows`); `undefined` when not even `rows` fit.
  */
-export function planWithinLimit<L extends { bytes: number }>(rows: number, preferredRows: number, plan: (rows: number) => L, limitBytes: number): L | undefined {
+export function planWithinLimit<L extends { bytes: number }>(
+  rows: number,
+  preferredRows: number,
+  plan: (rows: number) => L,
+  limitBytes: number,
+): L | undefined {
   const preferred = plan(preferredRows);
   if (pagedBytes(preferred.bytes) <= limitBytes) return preferred;
   const needed = plan(rows);

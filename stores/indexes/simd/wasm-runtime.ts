@@ -8,13 +8,44 @@ export interface WasmMemory {
 
 /** The functions search-kernel.wat exports (pointers are byte offsets into the memory). */
 export interface SearchKernel {
-  search_f32(vectors: number, stride: number, query: number, candidates: number, useCandidates: number, count: number, heapRows: number, heapScores: number, capacity: number): number;
-  search_i8(codes: number, stride: number, scales: number, query: number, candidates: number, useCandidates: number, count: number, heapRows: number, heapScores: number, capacity: number): number;
+  search_f32(
+    vectors: number,
+    stride: number,
+    query: number,
+    candidates: number,
+    useCandidates: number,
+    count: number,
+    heapRows: number,
+    heapScores: number,
+    capacity: number,
+  ): number;
+  search_i8(
+    codes: number,
+    stride: number,
+    scales: number,
+    query: number,
+    candidates: number,
+    useCandidates: number,
+    count: number,
+    heapRows: number,
+    heapScores: number,
+    capacity: number,
+  ): number;
   score_f64(vectors: number, stride: number, dimensions: number, query: number, candidates: number, useCandidates: number, count: number, out: number): void;
   /** HNSW (stores/indexes/hnsw-index.ts): float32 scores of the `count` rows listed at `rows` against the query, written to `out`. Strides are multiples of 64 bytes. */
   dot_rows(vectors: number, stride: number, query: number, rows: number, count: number, out: number): void;
   /** HNSW: mark the listed rows whose visit mark is not `epoch`, write them and their scores out; returns how many. */
-  dot_unvisited(vectors: number, stride: number, query: number, rows: number, count: number, marks: number, epoch: number, outRows: number, outScores: number): number;
+  dot_unvisited(
+    vectors: number,
+    stride: number,
+    query: number,
+    rows: number,
+    count: number,
+    marks: number,
+    epoch: number,
+    outRows: number,
+    outScores: number,
+  ): number;
   /** HNSW: the neighbour-selection heuristic over candidates sorted best first; writes the kept rows and returns how many. */
   select_diverse(vectors: number, stride: number, base: number, candidates: number, scores: number, count: number, limit: number, kept: number): number;
 }

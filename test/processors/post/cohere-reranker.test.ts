@@ -27,7 +27,12 @@ describe('CohereReranker', () => {
     expect(reranker.reranker.name).toBe('cohere-rerank');
     const context = recordingContext();
     const output = await reranker.process('What is the capital of France?', documents, context);
-    expect(server.requests[0].body).toEqual({ model: 'rerank-v3.5', query: 'What is the capital of France?', documents: documents.map((document) => document.content), top_n: 3 });
+    expect(server.requests[0].body).toEqual({
+      model: 'rerank-v3.5',
+      query: 'What is the capital of France?',
+      documents: documents.map((document) => document.content),
+      top_n: 3,
+    });
     expect(output.map((document) => [document.id, document.score])).toEqual([
       ['chunk-1', 5 / 6],
       ['chunk-3', 4 / 6],
@@ -38,7 +43,11 @@ describe('CohereReranker', () => {
 
   it('batches by maxDocumentsPerCall', async () => {
     server.reset();
-    const output = await new CohereReranker({ apiKey: TEST_KEY, baseURL: server.url, maxDocumentsPerCall: 2, topN: 2 }).process('What is the capital of France?', documents, recordingContext());
+    const output = await new CohereReranker({ apiKey: TEST_KEY, baseURL: server.url, maxDocumentsPerCall: 2, topN: 2 }).process(
+      'What is the capital of France?',
+      documents,
+      recordingContext(),
+    );
     expect(server.requests.map((request) => (request.body as { documents: string[] }).documents.length).sort()).toEqual([1, 2, 2]);
     expect(output.map((document) => document.id)).toEqual(['chunk-1', 'chunk-3']);
   });
@@ -47,7 +56,11 @@ describe('CohereReranker', () => {
     server.reset();
     server.failNext({ kind: 'server-error' });
     const context = recordingContext();
-    const output = await new CohereReranker({ apiKey: TEST_KEY, baseURL: server.url, onError: 'keep-order', maxRetries: 0, topN: 2 }).process('q', documents, context);
+    const output = await new CohereReranker({ apiKey: TEST_KEY, baseURL: server.url, onError: 'keep-order', maxRetries: 0, topN: 2 }).process(
+      'q',
+      documents,
+      context,
+    );
     expect(output.map((document) => document.id)).toEqual(['chunk-0', 'chunk-1']);
     expect(context.warnings[0]).toMatch(/^cohere-rerank failed, so the incoming order was kept \(top 2\): \[axon\] \[cohere-rerank\] The service failed/);
   });
@@ -64,7 +77,13 @@ describe('CohereReranker', () => {
   it('never shows its key', () => {
     const reranker = new CohereReranker({ apiKey: TEST_KEY, topN: 5 });
     expectNoSecret(reranker);
-    expect(JSON.parse(JSON.stringify(reranker))).toEqual({ name: 'cohere-reranker', reranker: { name: 'cohere-rerank', model: 'rerank-v3.5', maxDocumentsPerCall: 1000 }, topN: 5, onError: 'fail', maxParallelCalls: 2 });
+    expect(JSON.parse(JSON.stringify(reranker))).toEqual({
+      name: 'cohere-reranker',
+      reranker: { name: 'cohere-rerank', model: 'rerank-v3.5', maxDocumentsPerCall: 1000 },
+      topN: 5,
+      onError: 'fail',
+      maxParallelCalls: 2,
+    });
   });
 
   it('exports a schema that accepts a config-file shape', () => {

@@ -59,6 +59,11 @@ describe('JinaReranker', () => {
 
   it('never shows its key, and exports its schema', () => {
     expectNoSecret(new JinaReranker({ apiKey: TEST_KEY }));
-    expect(jinaRerankerOptionsSchema.parse({})).toMatchObject({ topN: 3, onError: 'fail', model: 'jina-reranker-v2-base-multilingual', baseURL: 'https://api.jina.ai/v1' });
+    expect(jinaRerankerOptionsSchema.parse({})).toMatchObject({
+      topN: 3,
+      onError: 'fail',
+      model: 'jina-reranker-v2-base-multilingual',
+      baseURL: 'https://api.jina.ai/v1',
+    });
   });
 });

@@ -28,7 +28,13 @@ describe('LocalAIReranker', () => {
     const context = recordingContext();
     const output = await reranker.process('red apples', documents, context);
     expect(server.requests[0].path).toBe('/v1/rerank');
-    expect(server.requests[0].body).toEqual({ model: 'cross-encoder', query: 'red apples', documents: documents.map((document) => document.content), top_n: 2, return_documents: false });
+    expect(server.requests[0].body).toEqual({
+      model: 'cross-encoder',
+      query: 'red apples',
+      documents: documents.map((document) => document.content),
+      top_n: 2,
+      return_documents: false,
+    });
     expect(output.map((document) => [document.id, document.score])).toEqual([
       ['chunk-1', 1],
       ['chunk-2', 0.5],

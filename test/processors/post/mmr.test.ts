@@ -29,7 +29,9 @@ describe('MMR post-processor', () => {
     expect(kept[0].embedding).toEqual([0.96, 0.28]);
     expect(input[0].score).toBe(0.9); // the input is not mutated
     expect([...context.dropped.keys()]).toEqual(['b']);
-    expect(context.dropped.get('b')).toBe('not among the 2 selected by MMR: most similar to selected "a" (cosine 0.9360), relevance 0.8800, MMR -0.0280 (lambda 0.5)');
+    expect(context.dropped.get('b')).toBe(
+      'not among the 2 selected by MMR: most similar to selected "a" (cosine 0.9360), relevance 0.8800, MMR -0.0280 (lambda 0.5)',
+    );
   });
 
   it('with lambda 1 keeps the plain top k and drops nothing when k covers every document', async () => {
@@ -68,16 +70,20 @@ describe('MMR post-processor', () => {
     await expect(createRag({ store: { type: 'memory' }, postProcessors: [{ type: 'mmr', lambda: -1 }] })).rejects.toThrow(/postProcessors\[0\]\.lambda/);
   });
 
-  it('runs inside a RAG on the store\'s embeddings and leaves its reasons in the trace', async () => {
+  it("runs inside a RAG on the store's embeddings and leaves its reasons in the trace", async () => {
     const rag = new PlaneRAG([new MMR({ k: 2 })]);
-    await rag.addDocuments(documents().map(({ id, content, sourceType, sourceName, metadata, embedding }) => ({ id, content, sourceType, sourceName, metadata, embedding })));
+    await rag.addDocuments(
+      documents().map(({ id, content, sourceType, sourceName, metadata, embedding }) => ({ id, content, sourceType, sourceName, metadata, embedding })),
+    );
     // The query [1, 0] gives cosines a 0.96, b 0.8, c 0. Round 2: b 0.4 − 0.468 = −0.068, c 0 − 0.14 = −0.14 → b.
     // c is then closest to b (cosine 0.6): MMR 0 − 0.5 × 0.6 = −0.3.
     const { documents: kept, trace } = await rag.retrieve('east');
     expect(kept.map((document) => document.id)).toEqual(['a', 'b']);
     const stage = trace.stages.find((record) => record.name === 'mmr')!;
     expect(stage.scores).toEqual({ a: 0.48, b: -0.068 });
-    expect(stage.dropped).toEqual([{ id: 'c', reason: expect.stringMatching(/most similar to selected "b" \(cosine 0\.6000\), relevance 0\.0000, MMR -0\.3000/) }]);
+    expect(stage.dropped).toEqual([
+      { id: 'c', reason: expect.stringMatching(/most similar to selected "b" \(cosine 0\.6000\), relevance 0\.0000, MMR -0\.3000/) },
+    ]);
   });
 });
 

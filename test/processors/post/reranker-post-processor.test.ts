@@ -25,7 +25,14 @@ class TableReranker implements Reranker {
 }
 
 const documentsOf = (contents: string[]): Document[] =>
-  contents.map((content, position) => ({ id: `doc-${position}`, content, sourceType: 'file', sourceName: 'a.md', score: 0.5 - position / 100, metadata: { chunkIndex: position } }));
+  contents.map((content, position) => ({
+    id: `doc-${position}`,
+    content,
+    sourceType: 'file',
+    sourceName: 'a.md',
+    score: 0.5 - position / 100,
+    metadata: { chunkIndex: position },
+  }));
 
 const SCORES = { a: 0.1, b: 0.9, c: 0.4, d: 0.95, e: 0.2, f: 0.6, g: 0.99 };
 
@@ -107,12 +114,21 @@ describe('RerankerPostProcessor', () => {
     const reranker = new TableReranker(10, SCORES, () => {
       throw abortError('table-rerank', controller.signal);
     });
-    const error = await rejectionOf(new RerankerPostProcessor({ reranker, onError: 'keep-order' }).process('q', documentsOf(['a']), recordingContext(controller.signal)));
+    const error = await rejectionOf(
+      new RerankerPostProcessor({ reranker, onError: 'keep-order' }).process('q', documentsOf(['a']), recordingContext(controller.signal)),
+    );
     expect(error).toMatchObject({ code: 'ABORTED' });
   });
 
   it.each([
-    ['a duplicate index', [{ index: 0, relevanceScore: 0.9 }, { index: 0, relevanceScore: 0.8 }], 'rerank()[1].index 0 appears more than once'],
+    [
+      'a duplicate index',
+      [
+        { index: 0, relevanceScore: 0.9 },
+        { index: 0, relevanceScore: 0.8 },
+      ],
+      'rerank()[1].index 0 appears more than once',
+    ],
     ['an index out of range', [{ index: 2, relevanceScore: 0.9 }], 'rerank()[0].index is 2, outside 0..1'],
     ['a NaN score', [{ index: 0, relevanceScore: Number.NaN }], 'rerank()[0].relevanceScore is NaN'],
   ])('refuses a plugged-in reranker that returns %s', async (_label, results, problem) => {
@@ -123,7 +139,9 @@ describe('RerankerPostProcessor', () => {
   });
 
   it('validates its options, naming every problem', () => {
-    expect(() => new RerankerPostProcessor({ reranker: new TableReranker(1, {}), topN: 0, onError: 'ignore' as 'fail' })).toThrow(/2 problems[\s\S]*topN[\s\S]*onError/);
+    expect(() => new RerankerPostProcessor({ reranker: new TableReranker(1, {}), topN: 0, onError: 'ignore' as 'fail' })).toThrow(
+      /2 problems[\s\S]*topN[\s\S]*onError/,
+    );
     expect(() => new RerankerPostProcessor({ reranker: {} as Reranker })).toThrow(/reranker: must implement Reranker/);
   });
 });

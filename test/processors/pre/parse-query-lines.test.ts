@@ -5,17 +5,29 @@ const lines = (output: string, maxQueries = 10) => parseQueryLines(output, { max
 
 describe('parseQueryLines', () => {
   it('strips every common numbering and bullet style', () => {
-    const output = ['1. alpha one', '2) beta two', '(3) gamma three', '[4] delta four', '- epsilon five', '* zeta six', '• eta seven', 'Q8: theta eight', 'a) iota nine'].join('\n');
+    const output = [
+      '1. alpha one',
+      '2) beta two',
+      '(3) gamma three',
+      '[4] delta four',
+      '- epsilon five',
+      '* zeta six',
+      '• eta seven',
+      'Q8: theta eight',
+      'a) iota nine',
+    ].join('\n');
     expect(lines(output)).toEqual(['alpha one', 'beta two', 'gamma three', 'delta four', 'epsilon five', 'zeta six', 'eta seven', 'theta eight', 'iota nine']);
   });
 
   it('drops a preamble and a trailing explanation around a numbered list', () => {
-    const output = 'Here are the sub-questions:\n\n1. When was Arthur\'s Magazine founded?\n2. When was First for Women founded?\n\nThese two sub-questions together answer the comparison.';
+    const output =
+      "Here are the sub-questions:\n\n1. When was Arthur's Magazine founded?\n2. When was First for Women founded?\n\nThese two sub-questions together answer the comparison.";
     expect(lines(output)).toEqual(["When was Arthur's Magazine founded?", 'When was First for Women founded?']);
   });
 
   it('drops a preamble and a trailing explanation around unnumbered lines', () => {
-    const output = 'Sure! I split the question.\nWhen was Arthur\'s Magazine founded?\nWhen was First for Women founded?\n\nNote: each sub-question targets one magazine.\nIt helps retrieval.';
+    const output =
+      "Sure! I split the question.\nWhen was Arthur's Magazine founded?\nWhen was First for Women founded?\n\nNote: each sub-question targets one magazine.\nIt helps retrieval.";
     expect(lines(output)).toEqual(["When was Arthur's Magazine founded?", 'When was First for Women founded?']);
   });
 
@@ -56,12 +68,15 @@ describe('parseQueryLines', () => {
 
 describe('parsePassage', () => {
   it('keeps the passage and drops the preamble, label, quotes and closing note', () => {
-    const output = 'Sure! Here is a hypothetical passage:\n\n"Passage: To reset a password, open Settings and choose Security.\nA reset link is emailed within five minutes."\n\nNote: this passage is hypothetical.';
+    const output =
+      'Sure! Here is a hypothetical passage:\n\n"Passage: To reset a password, open Settings and choose Security.\nA reset link is emailed within five minutes."\n\nNote: this passage is hypothetical.';
     expect(parsePassage(output)).toBe('To reset a password, open Settings and choose Security.\nA reset link is emailed within five minutes.');
   });
 
   it('keeps a passage that opens like a list introduction', () => {
-    expect(parsePassage('The following steps reset a password. Open Settings, then Security.')).toBe('The following steps reset a password. Open Settings, then Security.');
+    expect(parsePassage('The following steps reset a password. Open Settings, then Security.')).toBe(
+      'The following steps reset a password. Open Settings, then Security.',
+    );
   });
 
   it('returns an empty string for empty output or a refusal', () => {

@@ -24,9 +24,21 @@ const SUB_WOMEN = 'When was First for Women founded?';
 const PASSAGE = "Arthur's Magazine, founded in 1844, predates First for Women, which was founded in 1989.";
 
 const CORPUS: DocumentInput[] = [
-  { id: 'arthur', content: "Arthur's Magazine was an American literary periodical founded in 1844.", embedding: [1, 0, 0, 0], sourceType: 'file', sourceName: 'arthur.md' },
+  {
+    id: 'arthur',
+    content: "Arthur's Magazine was an American literary periodical founded in 1844.",
+    embedding: [1, 0, 0, 0],
+    sourceType: 'file',
+    sourceName: 'arthur.md',
+  },
   // Same text up to case and spacing, another id: the content de-duplication must remove it.
-  { id: 'arthur-copy', content: "ARTHUR'S MAGAZINE  was an American literary periodical founded in 1844.", embedding: [0.95, 0, 0.05, 0], sourceType: 'file', sourceName: 'mirror/arthur.md' },
+  {
+    id: 'arthur-copy',
+    content: "ARTHUR'S MAGAZINE  was an American literary periodical founded in 1844.",
+    embedding: [0.95, 0, 0.05, 0],
+    sourceType: 'file',
+    sourceName: 'mirror/arthur.md',
+  },
   { id: 'women', content: "First for Women is a women's magazine founded in 1989.", embedding: [0, 1, 0, 0], sourceType: 'file', sourceName: 'women.md' },
   { id: 'password', content: 'Reset your password from the Settings page.', embedding: [0, 0, 1, 0], sourceType: 'file', sourceName: 'help.md' },
   { id: 'office', content: 'The office is closed on public holidays.', embedding: [0, 0, 0, 1], sourceType: 'file', sourceName: 'office.md' },
@@ -141,7 +153,9 @@ describe('QueryTransformation through RAG.retrieve', () => {
   it('HYDE embeds the passage, while post-processors and the LLM reranker see the original question', async () => {
     const hydeChat = new ScriptedChat([`Sure! Here is a passage:\n\n"${PASSAGE}"`]);
     const recorder = new RecordingPostProcessor();
-    const rerankChat = new ScriptedChat([(call) => JSON.stringify([documentIdFor(call.prompt, 'First for Women is'), documentIdFor(call.prompt, 'literary periodical')])]);
+    const rerankChat = new ScriptedChat([
+      (call) => JSON.stringify([documentIdFor(call.prompt, 'First for Women is'), documentIdFor(call.prompt, 'literary periodical')]),
+    ]);
     const rag = await filled({
       pre: [new QueryTransformation({ chat: hydeChat, strategy: 'HYDE' })],
       post: [recorder, new LLMReranker({ chat: rerankChat, topN: 2 })],
@@ -246,7 +260,9 @@ describe('end to end through a loopback OpenAI-compatible server', () => {
     await rag.addDocuments(CORPUS.filter((input) => input.id !== 'arthur-copy').map(({ embedding: _embedding, ...input }) => input));
     const answer = await rag.answer(QUESTION);
 
-    const requests = server.requestsTo('/v1/chat/completions').map((request) => request.body as { model: string; stream?: boolean; messages: { role: string; content: string }[] });
+    const requests = server
+      .requestsTo('/v1/chat/completions')
+      .map((request) => request.body as { model: string; stream?: boolean; messages: { role: string; content: string }[] });
     expect(requests.map((body) => [body.model, body.stream ?? false])).toEqual([
       ['scripted-model', false],
       ['scripted-model', false],
@@ -291,7 +307,13 @@ async function answerChatCompletion(request: RecordedRequest, reply: Reply): Pro
     return;
   }
   const chunk = (delta: Record<string, string>, finishReason: string | null) =>
-    JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: finishReason }] });
+    JSON.stringify({
+      id: 'chatcmpl-test',
+      object: 'chat.completion.chunk',
+      created,
+      model: body.model,
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+    });
   await reply.sse([
     { data: chunk({ role: 'assistant', content: '' }, null) },
     ...deltasOf(content).map((piece) => ({ data: chunk({ content: piece }, null) })),

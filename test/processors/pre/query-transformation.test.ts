@@ -73,11 +73,15 @@ describe('QueryTransformation parsing', () => {
   it('HYDE returns the passage as one query', async () => {
     const chat = new ScriptedChat(['Here is a passage:\n\n"Arthur\'s Magazine (1844–1846) was an American literary periodical published in Philadelphia."']);
     const queries = await new QueryTransformation({ chat, strategy: 'HYDE' }).process(raw(QUESTION), recordingContext());
-    expect(queries).toEqual([{ text: "Arthur's Magazine (1844–1846) was an American literary periodical published in Philadelphia.", producedBy: ['query-transformation:HYDE'] }]);
+    expect(queries).toEqual([
+      { text: "Arthur's Magazine (1844–1846) was an American literary periodical published in Philadelphia.", producedBy: ['query-transformation:HYDE'] },
+    ]);
   });
 
   it('MULTI_QUERY caps an over-long list at maxQueries with a warning', async () => {
-    const chat = new ScriptedChat(['1. reset password\n2. recover account access\n3. forgotten login credentials\n4. change account password\n5. regain access to account']);
+    const chat = new ScriptedChat([
+      '1. reset password\n2. recover account access\n3. forgotten login credentials\n4. change account password\n5. regain access to account',
+    ]);
     const context = recordingContext();
     const queries = await new QueryTransformation({ chat, strategy: 'MULTI_QUERY', maxQueries: 3 }).process(raw('forgot my password'), context);
     expect(queries.map((query) => query.text)).toEqual(['reset password', 'recover account access', 'forgotten login credentials']);
@@ -108,7 +112,10 @@ describe('QueryTransformation parsing', () => {
 
   it('includeOriginal puts the incoming query first and drops a generated copy of it', async () => {
     const chat = new ScriptedChat(['Forgot my password\nrecover account access']);
-    const queries = await new QueryTransformation({ chat, strategy: 'MULTI_QUERY', includeOriginal: true }).process(raw('forgot my password?'), recordingContext());
+    const queries = await new QueryTransformation({ chat, strategy: 'MULTI_QUERY', includeOriginal: true }).process(
+      raw('forgot my password?'),
+      recordingContext(),
+    );
     expect(queries).toEqual([raw('forgot my password?'), { text: 'recover account access', producedBy: ['query-transformation:MULTI_QUERY'] }]);
   });
 
@@ -121,9 +128,17 @@ describe('QueryTransformation parsing', () => {
 
 describe('QueryTransformation chaining', () => {
   it('rewrite then decompose, applied by hand the way the pipeline does, records both steps', async () => {
-    const rewriteChat = new ScriptedChat(['founding dates of Arthur\'s Magazine and First for Women']);
-    const decomposeChat = new ScriptedChat([(call) => (call.prompt.includes("<question>\nfounding dates of Arthur's Magazine") ? "founding date of Arthur's Magazine\nfounding date of First for Women" : 'wrong input')]);
-    const stages = [new QueryTransformation({ chat: rewriteChat, strategy: 'REWRITING' }), new QueryTransformation({ chat: decomposeChat, strategy: 'DECOMPOSITION' })];
+    const rewriteChat = new ScriptedChat(["founding dates of Arthur's Magazine and First for Women"]);
+    const decomposeChat = new ScriptedChat([
+      (call) =>
+        call.prompt.includes("<question>\nfounding dates of Arthur's Magazine")
+          ? "founding date of Arthur's Magazine\nfounding date of First for Women"
+          : 'wrong input',
+    ]);
+    const stages = [
+      new QueryTransformation({ chat: rewriteChat, strategy: 'REWRITING' }),
+      new QueryTransformation({ chat: decomposeChat, strategy: 'DECOMPOSITION' }),
+    ];
     let queries: SearchQuery[] = [raw(QUESTION)];
     for (const stage of stages) {
       const next: SearchQuery[] = [];
@@ -144,12 +159,17 @@ describe('QueryTransformation failures', () => {
     const error = await new QueryTransformation({ chat, strategy: 'HYDE' }).process(raw('q'), recordingContext()).catch((caught: unknown) => caught);
     expect(AxonError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ code: 'PROVIDER_ERROR', component: 'query-transformation', cause });
-    expect((error as Error).message).toContain('The chat model "scripted-chat" failed while writing HYDE queries: [axon] [openai-chat] Rate limited. (HTTP 429)');
+    expect((error as Error).message).toContain(
+      'The chat model "scripted-chat" failed while writing HYDE queries: [axon] [openai-chat] Rate limited. (HTTP 429)',
+    );
   });
 
   it('wraps a plain error as PROVIDER_ERROR', async () => {
     const chat = new ScriptedChat([new TypeError('fetch failed')]);
-    await expect(new QueryTransformation({ chat }).process(raw('q'), recordingContext())).rejects.toMatchObject({ code: 'PROVIDER_ERROR', component: 'query-transformation' });
+    await expect(new QueryTransformation({ chat }).process(raw('q'), recordingContext())).rejects.toMatchObject({
+      code: 'PROVIDER_ERROR',
+      component: 'query-transformation',
+    });
   });
 
   it("with onError 'fallback' searches the incoming query and warns", async () => {
@@ -165,7 +185,10 @@ describe('QueryTransformation failures', () => {
     controller.abort(new Error('user left'));
     const chat = new ScriptedChat(['never']);
     const context = { ...recordingContext(), signal: controller.signal };
-    await expect(new QueryTransformation({ chat, onError: 'fallback' }).process(raw('q'), context)).rejects.toMatchObject({ code: 'ABORTED', component: 'query-transformation' });
+    await expect(new QueryTransformation({ chat, onError: 'fallback' }).process(raw('q'), context)).rejects.toMatchObject({
+      code: 'ABORTED',
+      component: 'query-transformation',
+    });
     expect(chat.calls).toHaveLength(0);
   });
 

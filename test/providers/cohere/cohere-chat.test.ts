@@ -35,7 +35,10 @@ describe('CohereChat against a loopback Cohere server', () => {
     expect(await chat.complete([{ role: 'system', content: 'Be brief.' }, ...question], { maxTokens: 64 })).toBe('Echo: Where is the Eiffel tower?');
     expect(server.requests[0].body).toEqual({
       model: 'command-a-03-2025',
-      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Where is the Eiffel tower?' }],
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Where is the Eiffel tower?' },
+      ],
       temperature: 0.3,
       max_tokens: 64,
       stream: false,
@@ -52,11 +55,13 @@ describe('CohereChat against a loopback Cohere server', () => {
 
   it('times out a stream whose next event takes longer than timeoutMs', async () => {
     const chat = new CohereChat({ apiKey: TEST_KEY, baseURL: slowStreamServer.url, timeoutMs: 150, maxRetries: 0 });
-    const error = await rejectionOf((async () => {
-      for await (const _delta of chat.stream(question)) {
-        // consuming
-      }
-    })());
+    const error = await rejectionOf(
+      (async () => {
+        for await (const _delta of chat.stream(question)) {
+          // consuming
+        }
+      })(),
+    );
     expect(error).toMatchObject({ code: 'PROVIDER_TIMEOUT' });
   });
 

@@ -53,11 +53,24 @@ describe('CohereEmbeddings against a loopback Cohere server', () => {
   it.each([
     ['too few vectors', { embeddings: { float: [[1, 0]] } }, 'asked for 2 embeddings, received 1'],
     ['no float embeddings', { embeddings: {} }, 'embeddings.float is missing, expected an array'],
-    ['a NaN component', { embeddings: { float: [[1, 0], [0, null]] } }, 'embedding 1[1] is null'],
+    [
+      'a NaN component',
+      {
+        embeddings: {
+          float: [
+            [1, 0],
+            [0, null],
+          ],
+        },
+      },
+      'embedding 1[1] is null',
+    ],
   ])('refuses a reply with %s', async (_label, body, problem) => {
     server.reset();
     server.failNext({ kind: 'respond', body });
-    const error = await rejectionOf(new CohereEmbeddings({ apiKey: TEST_KEY, baseURL: server.url, model: 'embed-test' }).embed(['a', 'b'], { inputType: 'document' }));
+    const error = await rejectionOf(
+      new CohereEmbeddings({ apiKey: TEST_KEY, baseURL: server.url, model: 'embed-test' }).embed(['a', 'b'], { inputType: 'document' }),
+    );
     expect(error).toMatchObject({ code: 'PROVIDER_RESPONSE_INVALID', status: 200 });
     expect(error.message).toContain('[axon] [cohere-embeddings] Invalid response from the service: ');
     expect(error.message).toContain(problem);

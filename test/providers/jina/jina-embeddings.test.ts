@@ -39,18 +39,30 @@ describe('JinaEmbeddings against a loopback Jina server', () => {
 
   it('leaves task out for models without task adapters', async () => {
     server.reset();
-    await new JinaEmbeddings({ apiKey: TEST_KEY, baseURL: baseURL(), model: 'jina-embeddings-v2-small-en', queryTask: null, documentTask: null }).embed(['x'], { inputType: 'query' });
+    await new JinaEmbeddings({ apiKey: TEST_KEY, baseURL: baseURL(), model: 'jina-embeddings-v2-small-en', queryTask: null, documentTask: null }).embed(['x'], {
+      inputType: 'query',
+    });
     expect(server.requests[0].body).toEqual({ model: 'jina-embeddings-v2-small-en', input: ['x'], embedding_type: 'float' });
   });
 
-  it('shows Jina\'s own explanation of a rejected request', async () => {
+  it("shows Jina's own explanation of a rejected request", async () => {
     server.failNext({ kind: 'respond', status: 422, body: { detail: 'Model jina-nope not found' } });
     const error = await rejectionOf(new JinaEmbeddings({ apiKey: TEST_KEY, baseURL: baseURL() }).embed(['x'], { inputType: 'query' }));
-    expect(error.message).toBe('[axon] [jina-embeddings] The service rejected the request: Model jina-nope not found (HTTP 422) Check the model name and the options sent.');
+    expect(error.message).toBe(
+      '[axon] [jina-embeddings] The service rejected the request: Model jina-nope not found (HTTP 422) Check the model name and the options sent.',
+    );
   });
 
   it('refuses a reply whose indices do not cover the input', async () => {
-    server.failNext({ kind: 'respond', body: { data: [{ index: 1, embedding: [1] }, { index: 1, embedding: [1] }] } });
+    server.failNext({
+      kind: 'respond',
+      body: {
+        data: [
+          { index: 1, embedding: [1] },
+          { index: 1, embedding: [1] },
+        ],
+      },
+    });
     const error = await rejectionOf(new JinaEmbeddings({ apiKey: TEST_KEY, baseURL: baseURL(), model: 'x' }).embed(['a', 'b'], { inputType: 'query' }));
     expect(error).toMatchObject({ code: 'PROVIDER_RESPONSE_INVALID', status: 200 });
     expect(error.message).toContain('data[1].index 1 appears more than once');

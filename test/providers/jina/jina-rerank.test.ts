@@ -44,7 +44,14 @@ describe('JinaRerankModel against a loopback Jina server', () => {
 
   it.each([
     ['an index out of range', [{ index: -1, relevance_score: 0.5 }], 'results[0].index is -1, outside 0..1'],
-    ['a duplicate index', [{ index: 0, relevance_score: 0.5 }, { index: 0, relevance_score: 0.5 }], 'results[1].index 0 appears more than once'],
+    [
+      'a duplicate index',
+      [
+        { index: 0, relevance_score: 0.5 },
+        { index: 0, relevance_score: 0.5 },
+      ],
+      'results[1].index 0 appears more than once',
+    ],
     ['a missing score', [{ index: 0, score: 0.5 }], 'results[0].relevance_score is missing'],
     ['an item that is not an object', [7], 'results[0] is 7, expected an object'],
     ['results that are not a list', { 0: { index: 0 } }, 'results is an object, expected an array'],

@@ -28,10 +28,18 @@ describe('LocalAIRerankModel against a loopback LocalAI server', () => {
     server.reset();
     vi.stubEnv('LOCALAI_API_KEY', '');
     try {
-      const results = await new LocalAIRerankModel({ host: `${server.url}/` }).rerank('red apples', ['green pears', 'red apples and red cherries', 'apples'], { topN: 3 });
+      const results = await new LocalAIRerankModel({ host: `${server.url}/` }).rerank('red apples', ['green pears', 'red apples and red cherries', 'apples'], {
+        topN: 3,
+      });
       expect(server.requests[0].path).toBe('/v1/rerank');
       expect(server.requests[0].headers.authorization).toBeUndefined();
-      expect(server.requests[0].body).toEqual({ model: 'cross-encoder', query: 'red apples', documents: ['green pears', 'red apples and red cherries', 'apples'], top_n: 3, return_documents: false });
+      expect(server.requests[0].body).toEqual({
+        model: 'cross-encoder',
+        query: 'red apples',
+        documents: ['green pears', 'red apples and red cherries', 'apples'],
+        top_n: 3,
+        return_documents: false,
+      });
       expect(results).toEqual([
         { index: 1, relevanceScore: 1 },
         { index: 2, relevanceScore: 0.5 },

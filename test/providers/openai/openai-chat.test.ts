@@ -37,7 +37,10 @@ describe('OpenAIChat against a loopback OpenAI server', () => {
     expect(text).toBe('Echo: Where is the Eiffel tower?');
     expect(server.requests[0].body).toEqual({
       model: 'llama3.1',
-      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Where is the Eiffel tower?' }],
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Where is the Eiffel tower?' },
+      ],
       temperature: 0.2,
       max_tokens: 50,
     });
@@ -67,9 +70,11 @@ describe('OpenAIChat against a loopback OpenAI server', () => {
   it('times out a stream whose next chunk takes longer than timeoutMs', async () => {
     const chat = new OpenAIChat({ baseURL: `${slowStreamServer.url}/v1`, timeoutMs: 150, maxRetries: 0 });
     const deltas: string[] = [];
-    const error = await rejectionOf((async () => {
-      for await (const delta of chat.stream(question)) deltas.push(delta);
-    })());
+    const error = await rejectionOf(
+      (async () => {
+        for await (const delta of chat.stream(question)) deltas.push(delta);
+      })(),
+    );
     expect(error).toMatchObject({ code: 'PROVIDER_TIMEOUT' });
     expect(deltas.length).toBeLessThan(5);
   });
@@ -78,12 +83,14 @@ describe('OpenAIChat against a loopback OpenAI server', () => {
     const chat = new OpenAIChat({ baseURL: `${slowStreamServer.url}/v1` });
     const controller = new AbortController();
     const deltas: string[] = [];
-    const error = await rejectionOf((async () => {
-      for await (const delta of chat.stream(question, { signal: controller.signal })) {
-        deltas.push(delta);
-        controller.abort();
-      }
-    })());
+    const error = await rejectionOf(
+      (async () => {
+        for await (const delta of chat.stream(question, { signal: controller.signal })) {
+          deltas.push(delta);
+          controller.abort();
+        }
+      })(),
+    );
     expect(error).toMatchObject({ code: 'ABORTED' });
     expect(deltas).toHaveLength(1);
   });
@@ -100,7 +107,10 @@ describe('OpenAIChat against a loopback OpenAI server', () => {
     const requests: Array<{ url: string; body: unknown }> = [];
     const fakeFetch: typeof fetch = async (input, init) => {
       requests.push({ url: String(input), body: JSON.parse(String(init?.body)) });
-      return new Response(JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] }), { headers: { 'content-type': 'application/json' } });
+      return new Response(
+        JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] }),
+        { headers: { 'content-type': 'application/json' } },
+      );
     };
     const chat = new OpenAIChat({ apiKey: TEST_KEY, fetch: fakeFetch });
     expect(await chat.complete(question, { maxTokens: 7 })).toBe('hi');

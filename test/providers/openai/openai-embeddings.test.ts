@@ -57,24 +57,74 @@ describe('OpenAIEmbeddings against a loopback OpenAI server', () => {
     const provider = new OpenAIEmbeddings({ apiKey: TEST_KEY, baseURL: baseURL(), maxBatchSize: 2, maxParallelCalls: 2 });
     const texts = ['one', 'two', 'three', 'four', 'five'];
     const vectors = await embedAll(provider, texts, { inputType: 'document' });
-    const inputs = server.requests.map((request) => (request.body as { input: string[] }).input).sort((left, right) => texts.indexOf(left[0]) - texts.indexOf(right[0]));
+    const inputs = server.requests
+      .map((request) => (request.body as { input: string[] }).input)
+      .sort((left, right) => texts.indexOf(left[0]) - texts.indexOf(right[0]));
     expect(inputs).toEqual([['one', 'two'], ['three', 'four'], ['five']]);
     expect(vectors).toEqual(texts.map((text) => fakeEmbedding(text, 8)));
   });
 
   it('maps vectors by index, not by position', async () => {
     server.reset();
-    server.failNext({ kind: 'respond', body: { object: 'list', data: [{ index: 1, embedding: [0, 1] }, { index: 0, embedding: [1, 0] }] } });
+    server.failNext({
+      kind: 'respond',
+      body: {
+        object: 'list',
+        data: [
+          { index: 1, embedding: [0, 1] },
+          { index: 0, embedding: [1, 0] },
+        ],
+      },
+    });
     const provider = new OpenAIEmbeddings({ apiKey: TEST_KEY, baseURL: baseURL() });
-    expect(await provider.embed(['first', 'second'], { inputType: 'document' })).toEqual([[1, 0], [0, 1]]);
+    expect(await provider.embed(['first', 'second'], { inputType: 'document' })).toEqual([
+      [1, 0],
+      [0, 1],
+    ]);
   });
 
   it.each([
     ['too few embeddings', { data: [{ index: 0, embedding: [1, 0] }] }, 'asked for 2 embeddings, received 1'],
-    ['a duplicate index', { data: [{ index: 0, embedding: [1, 0] }, { index: 0, embedding: [0, 1] }] }, 'data[1].index 0 appears more than once'],
-    ['an index out of range', { data: [{ index: 0, embedding: [1, 0] }, { index: 5, embedding: [0, 1] }] }, 'data[1].index is 5, outside 0..1'],
-    ['a non-numeric component', { data: [{ index: 0, embedding: [1, 0] }, { index: 1, embedding: [0, 'x'] }] }, 'embedding 1[1] is the string "x"'],
-    ['vectors of different lengths', { data: [{ index: 0, embedding: [1, 0] }, { index: 1, embedding: [0, 1, 0] }] }, 'embedding 1 has 3 dimensions, expected 2'],
+    [
+      'a duplicate index',
+      {
+        data: [
+          { index: 0, embedding: [1, 0] },
+          { index: 0, embedding: [0, 1] },
+        ],
+      },
+      'data[1].index 0 appears more than once',
+    ],
+    [
+      'an index out of range',
+      {
+        data: [
+          { index: 0, embedding: [1, 0] },
+          { index: 5, embedding: [0, 1] },
+        ],
+      },
+      'data[1].index is 5, outside 0..1',
+    ],
+    [
+      'a non-numeric component',
+      {
+        data: [
+          { index: 0, embedding: [1, 0] },
+          { index: 1, embedding: [0, 'x'] },
+        ],
+      },
+      'embedding 1[1] is the string "x"',
+    ],
+    [
+      'vectors of different lengths',
+      {
+        data: [
+          { index: 0, embedding: [1, 0] },
+          { index: 1, embedding: [0, 1, 0] },
+        ],
+      },
+      'embedding 1 has 3 dimensions, expected 2',
+    ],
     ['no data at all', { object: 'list' }, 'data is missing, expected an array'],
   ])('refuses a reply with %s: PROVIDER_RESPONSE_INVALID naming the provider and status', async (_label, body, problem) => {
     server.reset();
@@ -112,13 +162,21 @@ describe('OpenAIEmbeddings against a loopback OpenAI server', () => {
     try {
       const provider = new OpenAIEmbeddings({ apiKey: { env: 'AXON_TEST_OPENAI_KEY' } });
       expectNoSecret(provider);
-      expect(JSON.parse(JSON.stringify(provider))).toEqual({ name: 'openai-embeddings', model: 'text-embedding-3-small', baseURL: 'https://api.openai.com/v1', maxBatchSize: 256, maxParallelCalls: 4 });
+      expect(JSON.parse(JSON.stringify(provider))).toEqual({
+        name: 'openai-embeddings',
+        model: 'text-embedding-3-small',
+        baseURL: 'https://api.openai.com/v1',
+        maxBatchSize: 256,
+        maxParallelCalls: 4,
+      });
     } finally {
       vi.unstubAllEnvs();
     }
   });
 
   it('reports every invalid option at once, by path', () => {
-    expect(() => new OpenAIEmbeddings({ apiKey: TEST_KEY, model: '', maxBatchSize: 0, baseURL: 'not a url' })).toThrow(/3 problems[\s\S]*model[\s\S]*maxBatchSize[\s\S]*baseURL/);
+    expect(() => new OpenAIEmbeddings({ apiKey: TEST_KEY, model: '', maxBatchSize: 0, baseURL: 'not a url' })).toThrow(
+      /3 problems[\s\S]*model[\s\S]*maxBatchSize[\s\S]*baseURL/,
+    );
   });
 });

@@ -15,9 +15,13 @@ afterEach(() => {
 });
 
 // The whole store contract must hold when every unfiltered search goes through the graph.
-describeVectorStoreConformance('file-store (ann, used from the first document)', async () => ({
-  store: new FileStore({ directory: join(await temporaryDirectory(), 'store'), ann: { minDocuments: 0 } }),
-}), { keywordSearch: true });
+describeVectorStoreConformance(
+  'file-store (ann, used from the first document)',
+  async () => ({
+    store: new FileStore({ directory: join(await temporaryDirectory(), 'store'), ann: { minDocuments: 0 } }),
+  }),
+  { keywordSearch: true },
+);
 
 const DIMENSIONS = 24;
 
@@ -27,7 +31,11 @@ function clustered(count: number, seed: number, prefix = 'd'): Document[] {
   const centres = Array.from({ length: 12 }, () => Array.from({ length: DIMENSIONS }, () => next()));
   return Array.from({ length: count }, (_, item) => {
     const centre = centres[item % centres.length];
-    return doc(`${prefix}${item}`, centre.map((value) => value + 0.35 * next()), { sourceName: `${prefix}${item}` });
+    return doc(
+      `${prefix}${item}`,
+      centre.map((value) => value + 0.35 * next()),
+      { sourceName: `${prefix}${item}` },
+    );
   });
 }
 
@@ -246,7 +254,9 @@ describe('FileStore ANN index', () => {
     const warnings = vi.spyOn(process, 'emitWarning');
     const store = await open(directory, { ann: { minDocuments: 0, m: 16 } });
     const probe = queries(1, 3)[0];
-    expect((await store.search(probe, { topK: 5, ef: 100 })).map((document) => document.id)).toEqual((await store.search(probe, { topK: 5, exact: true })).map((document) => document.id));
+    expect((await store.search(probe, { topK: 5, ef: 100 })).map((document) => document.id)).toEqual(
+      (await store.search(probe, { topK: 5, exact: true })).map((document) => document.id),
+    );
     await store.close();
     expect(warnings).not.toHaveBeenCalled();
     expect((await annEntry(store)).file).not.toBe('ann-index-000001.hnsw');
@@ -276,7 +286,14 @@ describe('FileStore ANN index', () => {
       expect(found.id).toBe(`crash${batch}-7`);
     }
     // The graph holds every stored document and nothing else.
-    expect((await store.search(Array.from({ length: 32 }, () => 1), { topK: total + 10, ef: total + 10 })).length).toBe(total);
+    expect(
+      (
+        await store.search(
+          Array.from({ length: 32 }, () => 1),
+          { topK: total + 10, ef: total + 10 },
+        )
+      ).length,
+    ).toBe(total);
     expect(warnings).not.toHaveBeenCalled();
   });
 
@@ -288,7 +305,11 @@ describe('FileStore ANN index', () => {
     const generation = (await store.manifest()).generation;
     // Another 2,000 vectors do not fit in 128 KiB, whether or not this write is due to save the graph.
     for (const batch of [clustered(2_000, 82, 'big'), clustered(30, 83, 'small').concat(clustered(2_000, 84, 'big'))]) {
-      await expect(store.add(batch)).rejects.toMatchObject({ code: 'CAPACITY_EXCEEDED', component: 'file-store', message: expect.stringContaining('Nothing was stored') });
+      await expect(store.add(batch)).rejects.toMatchObject({
+        code: 'CAPACITY_EXCEEDED',
+        component: 'file-store',
+        message: expect.stringContaining('Nothing was stored'),
+      });
       expect(await store.count()).toBe(200);
       expect((await store.manifest()).generation).toBe(generation);
     }
@@ -349,7 +370,10 @@ describe('FileStore ANN index', () => {
     await (await open(directory, options)).add(clustered(limit - 5, 98));
     // A fresh instance has not loaded the graph and its small batches are not due a snapshot: still refused.
     const fresh = await open(directory, options);
-    await expect(fresh.add(clustered(10, 99, 'over'))).rejects.toMatchObject({ code: 'CAPACITY_EXCEEDED', message: expect.stringMatching(/holds at most .* Nothing was stored/) });
+    await expect(fresh.add(clustered(10, 99, 'over'))).rejects.toMatchObject({
+      code: 'CAPACITY_EXCEEDED',
+      message: expect.stringMatching(/holds at most .* Nothing was stored/),
+    });
     await fresh.add(clustered(5, 99, 'fits'));
     expect(await fresh.count()).toBe(limit);
     expect((await fresh.search(clustered(5, 99, 'fits')[4].embedding!, { topK: 1 }))[0].id).toBe('fits4');
@@ -361,9 +385,16 @@ describe('FileStore ANN index', () => {
     const store = await open(directory);
     await store.add(clustered(10, 71));
     for (const ef of [0, -3, 1.5, Number.NaN, '40']) {
-      await expect(store.search(queries(1, 1)[0], { ef: ef as number })).rejects.toMatchObject({ code: 'INVALID_OPTION', component: 'file-store', details: { option: 'ef' }, message: expect.stringContaining('ef must be a positive integer') });
+      await expect(store.search(queries(1, 1)[0], { ef: ef as number })).rejects.toMatchObject({
+        code: 'INVALID_OPTION',
+        component: 'file-store',
+        details: { option: 'ef' },
+        message: expect.stringContaining('ef must be a positive integer'),
+      });
     }
-    expect(() => new FileStore({ directory, ann: { minDocuments: -1 } })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('ann') }));
+    expect(() => new FileStore({ directory, ann: { minDocuments: -1 } })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('ann') }),
+    );
     expect(() => new FileStore({ directory, ann: { m: 1 } })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
     expect(() => new FileStore({ directory, ann: { efSearch: 10 } as never })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
   });

@@ -22,7 +22,9 @@ const ITEM_WORDS = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eigh
 
 /** Batch `batch` (1–5) of `size` documents, each its own source: `<batch word> <item word> common`. */
 function batchOf(batch: number, size: number): Document[] {
-  return Array.from({ length: size }, (_, item) => doc(`b${batch}-${item}`, [1, batch, item + 1], { sourceName: `b${batch}-${item}`, content: `${BATCH_WORDS[batch]} ${ITEM_WORDS[item]} common` }));
+  return Array.from({ length: size }, (_, item) =>
+    doc(`b${batch}-${item}`, [1, batch, item + 1], { sourceName: `b${batch}-${item}`, content: `${BATCH_WORDS[batch]} ${ITEM_WORDS[item]} common` }),
+  );
 }
 
 async function keywordEntry(store: FileStore): Promise<{ file: string; documents: number; covers: string[]; bytes: number; sha256: string }> {
@@ -178,7 +180,9 @@ describe('FileStore keyword index', () => {
       await writeFile(join(directory, file), bytes);
       const warnings = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
       await expectRebuiltAndSaved(directory, file);
-      expect(warnings).toHaveBeenCalledWith(expect.stringMatching(/keyword index .* was unusable \(its file keyword-index-000002\.bm25 does not match its checksum\)/));
+      expect(warnings).toHaveBeenCalledWith(
+        expect.stringMatching(/keyword index .* was unusable \(its file keyword-index-000002\.bm25 does not match its checksum\)/),
+      );
     });
 
     it('a truncated or missing snapshot is rebuilt', async () => {
@@ -230,7 +234,12 @@ describe('FileStore keyword index', () => {
     await store.close();
     const plain = await open(directory, { keywordIndex: false });
     expect(supportsKeywordSearch(plain)).toBe(false);
-    await expect(plain.keywordSearch('alpha')).rejects.toMatchObject({ code: 'CAPABILITY_MISSING', component: 'file-store', details: { capability: 'keyword-search' }, message: expect.stringContaining('searchMode "vector"') });
+    await expect(plain.keywordSearch('alpha')).rejects.toMatchObject({
+      code: 'CAPABILITY_MISSING',
+      component: 'file-store',
+      details: { capability: 'keyword-search' },
+      message: expect.stringContaining('searchMode "vector"'),
+    });
     await plain.add(batchOf(2, 4));
     await plain.deleteBySource('test', 'b1-0');
     await plain.compact();
@@ -298,7 +307,13 @@ describe('FileStore keyword index', () => {
     expect((await store.keywordSearch('document', { topK: 10_000 })).length).toBe(total);
     const last = acknowledged.at(-1)!;
     expect((await store.keywordSearch(`crash${last}-7`, { topK: 1 })).map((document) => document.id)).toEqual([`crash${last}-7`]);
-    await store.add([doc('after-crash', Array.from({ length: 32 }, () => 1), { content: 'written after the crash' })]);
+    await store.add([
+      doc(
+        'after-crash',
+        Array.from({ length: 32 }, () => 1),
+        { content: 'written after the crash' },
+      ),
+    ]);
     expect((await store.keywordSearch('crash written')).map((document) => document.id)[0]).toBe('after-crash');
   });
 });
@@ -313,7 +328,9 @@ describe('MemoryStore keyword index', () => {
 
   it('takes BM25 options, and rejects bad ones with CONFIG_INVALID', async () => {
     const lucene = await reference([doc('a', [1, 0], { content: 'alpha alpha beta' }), doc('b', [0, 1], { content: 'alpha gamma gamma gamma' })]);
-    const flat = await reference([doc('a', [1, 0], { content: 'alpha alpha beta' }), doc('b', [0, 1], { content: 'alpha gamma gamma gamma' })], { keywordIndex: { b: 0 } });
+    const flat = await reference([doc('a', [1, 0], { content: 'alpha alpha beta' }), doc('b', [0, 1], { content: 'alpha gamma gamma gamma' })], {
+      keywordIndex: { b: 0 },
+    });
     // With b = 0 document length no longer matters: a's two occurrences beat b's one.
     expect((await flat.keywordSearch('alpha'))[0].id).toBe('a');
     expect((await lucene.keywordSearch('alpha'))[0].score).not.toBe((await flat.keywordSearch('alpha'))[0].score);

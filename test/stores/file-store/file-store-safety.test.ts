@@ -212,10 +212,7 @@ describe('FileStore data safety, properties', () => {
     };
     const expected = await snapshot();
     expect(expected.map(([id]) => id)).toEqual(['a', 'b', 'c']);
-    const change = fc.oneof(
-      fc.record({ position: fc.nat(original.length - 1), bit: fc.nat(7) }),
-      fc.record({ length: fc.nat(original.length - 1) }),
-    );
+    const change = fc.oneof(fc.record({ position: fc.nat(original.length - 1), bit: fc.nat(7) }), fc.record({ length: fc.nat(original.length - 1) }));
     await fc.assert(
       fc.asyncProperty(change, async (edit) => {
         const bytes = 'length' in edit ? original.subarray(0, edit.length) : Buffer.from(original);

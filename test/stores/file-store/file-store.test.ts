@@ -8,14 +8,24 @@ import { runCrashWriter, temporaryDirectories } from '../support.ts';
 
 const temporaryDirectory = temporaryDirectories('axon-file-store-');
 
-describeVectorStoreConformance('file-store', async () => ({ store: new FileStore({ directory: join(await temporaryDirectory(), 'store') }) }), { keywordSearch: true });
-describeVectorStoreConformance('file-store (int8 precision)', async () => ({ store: new FileStore({ directory: join(await temporaryDirectory(), 'store'), precision: 'int8' }) }), { keywordSearch: true });
+describeVectorStoreConformance('file-store', async () => ({ store: new FileStore({ directory: join(await temporaryDirectory(), 'store') }) }), {
+  keywordSearch: true,
+});
+describeVectorStoreConformance(
+  'file-store (int8 precision)',
+  async () => ({ store: new FileStore({ directory: join(await temporaryDirectory(), 'store'), precision: 'int8' }) }),
+  { keywordSearch: true },
+);
 
 // The same suite against a store reopened from disk before every read, so what is read back is what was persisted.
-describeVectorStoreConformance('file-store (reopened after every write)', async () => {
-  const directory = join(await temporaryDirectory(), 'store');
-  return { store: new ReopeningStore(directory) };
-}, { keywordSearch: true });
+describeVectorStoreConformance(
+  'file-store (reopened after every write)',
+  async () => {
+    const directory = join(await temporaryDirectory(), 'store');
+    return { store: new ReopeningStore(directory) };
+  },
+  { keywordSearch: true },
+);
 
 async function files(directory: string): Promise<string[]> {
   return (await readdir(directory)).sort();
@@ -98,7 +108,12 @@ describe('FileStore', () => {
       tombstones: Array.from({ length: tombstones }, (_, index) => `t${index}`),
     });
     expect([...planCompaction([segment(1, 8), segment(2, 4), segment(3, 2)])]).toEqual([]);
-    expect([...planCompaction([segment(1, 8), segment(2, 4), segment(3, 2), segment(4, 2)])]).toEqual(['segment-000001.axs', 'segment-000002.axs', 'segment-000003.axs', 'segment-000004.axs']);
+    expect([...planCompaction([segment(1, 8), segment(2, 4), segment(3, 2), segment(4, 2)])]).toEqual([
+      'segment-000001.axs',
+      'segment-000002.axs',
+      'segment-000003.axs',
+      'segment-000004.axs',
+    ]);
     expect([...planCompaction([segment(1, 100, 50), segment(2, 1)])]).toEqual(['segment-000001.axs']);
     expect([...planCompaction([segment(1, 100, 49), segment(2, 1)])]).toEqual([]);
     expect(planCompaction(Array.from({ length: 33 }, (_, index) => segment(index + 1, 1000 - index))).size).toBe(33);
@@ -184,7 +199,10 @@ describe('FileStore', () => {
       const directory = await temporaryDirectory();
       // Two crashes on the same store; the second kill lands a few milliseconds into the next add, mid-write.
       const expected: string[] = [];
-      for (const [prefix, delayMs] of [['first', 0], ['second', 6]] as const) {
+      for (const [prefix, delayMs] of [
+        ['first', 0],
+        ['second', 6],
+      ] as const) {
         const acknowledged = await runCrashWriter(directory, prefix, 8, delayMs);
         expect(acknowledged.length).toBeGreaterThanOrEqual(8);
         expected.push(...acknowledged.flatMap((batch) => Array.from({ length: 25 }, (_, position) => `${prefix}${batch}-${position}`)));
@@ -198,7 +216,12 @@ describe('FileStore', () => {
       const total = await store.count();
       expect([0, 25, 50].map((extra) => expected.length + extra)).toContain(total);
       // The store is writable after the crash (the dead writer's lock is taken over).
-      await store.add([doc('after-crash', Array.from({ length: 32 }, () => 1))]);
+      await store.add([
+        doc(
+          'after-crash',
+          Array.from({ length: 32 }, () => 1),
+        ),
+      ]);
       expect(await store.count()).toBe(total + 1);
     });
   });
@@ -206,7 +229,10 @@ describe('FileStore', () => {
   describe('write lock', () => {
     it('refuses to write while another live process holds the lock, with STORE_LOCKED', async () => {
       const directory = await temporaryDirectory();
-      await writeFile(join(directory, 'write.lock'), JSON.stringify({ pid: process.pid, hostname: (await import('node:os')).hostname(), token: 'someone else' }));
+      await writeFile(
+        join(directory, 'write.lock'),
+        JSON.stringify({ pid: process.pid, hostname: (await import('node:os')).hostname(), token: 'someone else' }),
+      );
       const store = new FileStore({ directory, lockTimeoutMs: 50 });
       await expect(store.add([doc('a', [1, 0])])).rejects.toMatchObject({ code: 'STORE_LOCKED', message: expect.stringContaining(`pid ${process.pid}`) });
       await rm(join(directory, 'write.lock'));

@@ -155,9 +155,19 @@ describe('Bm25Index add, remove and upsert', () => {
 
   it('validates a whole batch before changing anything', () => {
     const index = tinyIndex();
-    expect(() => index.add([{ id: 'new', content: 'kiwi' }, { id: '', content: 'x' }])).toThrow(/documents\[1\]\.id/);
+    expect(() =>
+      index.add([
+        { id: 'new', content: 'kiwi' },
+        { id: '', content: 'x' },
+      ]),
+    ).toThrow(/documents\[1\]\.id/);
     expect(() => index.add([{ id: 'n', content: 42 as unknown as string }])).toThrow(AxonError);
-    expect(() => index.add([{ id: 'kiwi', content: 'kiwi' }, { id: 'kiwi', content: 'kiwi again' }])).toThrow(expect.objectContaining({ code: 'DUPLICATE_ID' }));
+    expect(() =>
+      index.add([
+        { id: 'kiwi', content: 'kiwi' },
+        { id: 'kiwi', content: 'kiwi again' },
+      ]),
+    ).toThrow(expect.objectContaining({ code: 'DUPLICATE_ID' }));
     expect(index.count()).toBe(3);
     expect(index.search('kiwi')).toEqual([]);
   });
@@ -203,7 +213,13 @@ describe('Bm25Index filters', () => {
 
   it('recovers from a predicate that throws', () => {
     const own = tinyIndex();
-    expect(() => own.search('banana cherry', { predicate: () => { throw new Error('boom'); } })).toThrow('boom');
+    expect(() =>
+      own.search('banana cherry', {
+        predicate: () => {
+          throw new Error('boom');
+        },
+      }),
+    ).toThrow('boom');
     expect(own.search('banana cherry')[0]).toEqual({ id: 'd2', score: expect.closeTo((2 * Math.log(1.6)) / 1.78, 12) });
   });
 

@@ -117,7 +117,11 @@ describe('HnswIndex', () => {
       expect(copy.search(query, 10, { ef: 40 })).toEqual(index.search(query, 10, { ef: 40 }));
     }
     // Same inserts, same seed: the same bytes, and adds after a round trip continue the same way.
-    expect(Buffer.from(build(vectors, dimensions, { rebuildRatio: 0.9 }).serialize()).equals(Buffer.from(build(vectors, dimensions, { rebuildRatio: 0.9 }).serialize()))).toBe(true);
+    expect(
+      Buffer.from(build(vectors, dimensions, { rebuildRatio: 0.9 }).serialize()).equals(
+        Buffer.from(build(vectors, dimensions, { rebuildRatio: 0.9 }).serialize()),
+      ),
+    ).toBe(true);
     const extra = unitVectors(1, dimensions, next);
     index.add('extra', extra);
     copy.add('extra', extra);
@@ -179,7 +183,11 @@ describe('HnswIndex', () => {
       fromFile.set(withoutLive, 5);
       const loaded = HnswIndex.deserialize(fromFile.subarray(5), { vectorOf });
       expect(asked.sort()).toEqual([...current.keys()].sort());
-      const fromAll = HnswIndex.deserialize(all, { vectorOf: () => { throw new Error('vectorOf is not called for bytes with all vectors'); } });
+      const fromAll = HnswIndex.deserialize(all, {
+        vectorOf: () => {
+          throw new Error('vectorOf is not called for bytes with all vectors');
+        },
+      });
       for (const copy of [loaded, fromAll]) {
         expect(copy.size).toBe(index.size);
         expect(copy.tombstones).toBe(index.tombstones);
@@ -210,7 +218,8 @@ describe('HnswIndex', () => {
     const index = build(vectors, dimensions, { rebuildRatio: 0.9 });
     index.delete('doc3');
     const bytes = index.serialize({ vectors: 'deleted' });
-    const vectorOf = (id: string) => (Number(id.slice(3)) % 10 === 0 ? undefined : vectors.subarray(Number(id.slice(3)) * dimensions, (Number(id.slice(3)) + 1) * dimensions));
+    const vectorOf = (id: string) =>
+      Number(id.slice(3)) % 10 === 0 ? undefined : vectors.subarray(Number(id.slice(3)) * dimensions, (Number(id.slice(3)) + 1) * dimensions);
     const loaded = HnswIndex.deserialize(bytes, { vectorOf });
     expect(loaded.tombstones).toBe(1 + 30);
     expect(loaded.size).toBe(299 - 30);
@@ -247,9 +256,26 @@ describe('HnswIndex', () => {
     const vectorOf = (id: string) => vectors.subarray(Number(id.slice(3)) * dimensions, (Number(id.slice(3)) + 1) * dimensions);
     expectAxonError(() => HnswIndex.deserialize(bytes), 'INVALID_OPTION', /without the vectors of their live nodes/);
     expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: 'nope' as unknown as () => undefined }), 'INVALID_OPTION');
-    expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: (id) => (id === 'doc40' ? [1, 2, 3] : vectorOf(id)) }), 'DIMENSION_MISMATCH', /doc40.*6 values, got 3/);
-    expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: (id) => (id === 'doc7' ? Float32Array.from(vectorOf(id), (value, position) => (position === 2 ? Number.POSITIVE_INFINITY : value)) : vectorOf(id)) }), 'INVALID_VECTOR');
-    expectAxonError(() => HnswIndex.deserialize(bytes, { vectorOf: (id) => (id === 'doc7' ? Array.from(vectorOf(id), (value, position) => (position === 5 ? Number.NaN : value)) : vectorOf(id)) }), 'INVALID_VECTOR');
+    expectAxonError(
+      () => HnswIndex.deserialize(bytes, { vectorOf: (id) => (id === 'doc40' ? [1, 2, 3] : vectorOf(id)) }),
+      'DIMENSION_MISMATCH',
+      /doc40.*6 values, got 3/,
+    );
+    expectAxonError(
+      () =>
+        HnswIndex.deserialize(bytes, {
+          vectorOf: (id) =>
+            id === 'doc7' ? Float32Array.from(vectorOf(id), (value, position) => (position === 2 ? Number.POSITIVE_INFINITY : value)) : vectorOf(id),
+        }),
+      'INVALID_VECTOR',
+    );
+    expectAxonError(
+      () =>
+        HnswIndex.deserialize(bytes, {
+          vectorOf: (id) => (id === 'doc7' ? Array.from(vectorOf(id), (value, position) => (position === 5 ? Number.NaN : value)) : vectorOf(id)),
+        }),
+      'INVALID_VECTOR',
+    );
     expectAxonError(() => index.serialize({ vectors: 'live' as 'all' }), 'INVALID_OPTION');
     expect(HnswIndex.deserialize(bytes, { vectorOf }).size).toBe(59);
   });
@@ -352,12 +378,16 @@ describe('HnswIndex', () => {
     // 1 MiB holds about 160 rows of 6 KiB: some were stored, and growth stopped at the limit, not before it.
     expect(stored).toBeGreaterThan(140);
     expect(stored).toBeLessThan(200);
-    expectAxonError(() => {
-      throw refusal;
-    }, 'CAPACITY_EXCEEDED', /past this index's limit of 1\.00 MiB \(one 32-bit WebAssembly memory addresses at most 4 GiB\)\. Nothing was stored\./);
+    expectAxonError(
+      () => {
+        throw refusal;
+      },
+      'CAPACITY_EXCEEDED',
+      /past this index's limit of 1\.00 MiB \(one 32-bit WebAssembly memory addresses at most 4 GiB\)\. Nothing was stored\./,
+    );
     expect(index.size).toBe(stored);
     expect(index.has(`doc${stored}`)).toBe(false);
-    expect(index.memoryBytes - index.memoryBytes % 65_536).toBeLessThanOrEqual(limit + 65_536);
+    expect(index.memoryBytes - (index.memoryBytes % 65_536)).toBeLessThanOrEqual(limit + 65_536);
     // Replacing an id also needs a new node: refused, the old vector stays.
     expectAxonError(() => index.add('doc0', vectorOf(199)), 'CAPACITY_EXCEEDED');
     expect(index.search(vectorOf(0), 1).ids).toEqual(['doc0']);
@@ -374,7 +404,14 @@ describe('HnswIndex', () => {
 /** A memory laid out for the HNSW kernel exports: rows `stride` bytes apart from `vectors`, scratch regions before them. */
 function kernelFixture(rows: number, dimensions: number, next: () => number) {
   const stride = Math.ceil((dimensions * 4) / 64) * 64;
-  const layout = { query: 0, list: stride, outRows: stride + 4096, outScores: stride + 8192, marks: stride + 12_288, vectors: stride + 12_288 + Math.ceil((rows * 4) / 64) * 64 };
+  const layout = {
+    query: 0,
+    list: stride,
+    outRows: stride + 4096,
+    outScores: stride + 8192,
+    marks: stride + 12_288,
+    vectors: stride + 12_288 + Math.ceil((rows * 4) / 64) * 64,
+  };
   const memory = createMemory(Math.ceil((layout.vectors + rows * stride + 64) / 65_536));
   const kernel = instantiateKernel(memory);
   const floats = new Float32Array(memory.buffer);
@@ -498,8 +535,15 @@ describe('search-kernel.wasm HNSW exports', () => {
           if (expected.length === limit) break;
           if (candidate.row !== base && expected.every((keptRow) => score(candidate.row, keptRow) <= candidate.score)) expected.push(candidate.row);
         }
-        writeRows(ints, layout.list, candidates.map((candidate) => candidate.row));
-        floats.set(candidates.map((candidate) => candidate.score), layout.outScores / 4);
+        writeRows(
+          ints,
+          layout.list,
+          candidates.map((candidate) => candidate.row),
+        );
+        floats.set(
+          candidates.map((candidate) => candidate.score),
+          layout.outScores / 4,
+        );
         // The scores sit where dot_rows above writes, so they move to a region of their own first.
         const scoresAddress = layout.list + 2048;
         floats.copyWithin(scoresAddress / 4, layout.outScores / 4, layout.outScores / 4 + rows);

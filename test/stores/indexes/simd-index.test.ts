@@ -210,7 +210,11 @@ describe('SimdVectorSpace limits and bad input', () => {
     const space = new SimdVectorSpace({ dimensions: 256, initialCapacity: 8, memoryLimitBytes: 1 << 20 });
     // 1 MiB holds about 1000 rows of 1 KiB; 2000 cannot fit even without doubling.
     space.append(new Float32Array(256 * 500).fill(0.0625));
-    expectAxonError(() => space.append(new Float32Array(256 * 1500).fill(0.0625)), 'CAPACITY_EXCEEDED', /need 2\.0 MiB of WebAssembly memory, past this space's limit of 1\.0 MiB/);
+    expectAxonError(
+      () => space.append(new Float32Array(256 * 1500).fill(0.0625)),
+      'CAPACITY_EXCEEDED',
+      /need 2\.0 MiB of WebAssembly memory, past this space's limit of 1\.0 MiB/,
+    );
     expect(space.size).toBe(500);
     // Doubling past the limit falls back to what fits.
     space.append(new Float32Array(256 * 400).fill(0.0625));
@@ -276,7 +280,14 @@ describe('SimdVectorSpace.searchApproximate (int8 scan, float32 re-rank)', () =>
 
   it('picks exactly the candidates a plain int8 computation picks: partial blocks, dense and sparse row lists', () => {
     const next = random(21);
-    for (const [count, dimensions] of [[5, 1], [7, 7], [33, 16], [130, 17], [201, 40], [64, 100]]) {
+    for (const [count, dimensions] of [
+      [5, 1],
+      [7, 7],
+      [33, 16],
+      [130, 17],
+      [201, 40],
+      [64, 100],
+    ]) {
       const vectors = unitVectors(count, dimensions, next);
       const space = new SimdVectorSpace({ dimensions, quantization: 'int8', initialCapacity: 3 });
       space.append(vectors);

@@ -18,7 +18,10 @@ describe('TopKHeap', () => {
     const heap = new TopKHeap(10);
     heap.offer(1, 2);
     heap.offer(3, 1);
-    expect(heap.drain()).toEqual([{ score: 3, number: 1 }, { score: 1, number: 2 }]);
+    expect(heap.drain()).toEqual([
+      { score: 3, number: 1 },
+      { score: 1, number: 2 },
+    ]);
     const empty = new TopKHeap(0);
     empty.offer(1, 1);
     expect(empty.drain()).toEqual([]);
@@ -50,7 +53,12 @@ describe('ScoredHeap', () => {
 
   it('replaceTop swaps the top for a new entry in one sift', () => {
     const heap = new ScoredHeap(false);
-    for (const [node, score] of [[1, 0.5], [2, 0.1], [3, 0.9]] as const) heap.push(node, score);
+    for (const [node, score] of [
+      [1, 0.5],
+      [2, 0.1],
+      [3, 0.9],
+    ] as const)
+      heap.push(node, score);
     expect([heap.topNode(), heap.topScore()]).toEqual([2, 0.1]);
     heap.replaceTop(4, 0.7);
     expect([heap.topNode(), heap.topScore()]).toEqual([1, 0.5]);

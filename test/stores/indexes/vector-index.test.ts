@@ -51,7 +51,9 @@ describe('VectorIndex', () => {
     index.add(items);
     const removed = items.filter((_, position) => position % 3 === 0).map((item) => item.id);
     expect(index.delete([...removed, 'unknown'])).toBe(removed.length);
-    const replaced = items.filter((_, position) => position % 5 === 1 && position % 3 !== 0).map((item) => ({ ...item, embedding: Array.from({ length: 17 }, next) }));
+    const replaced = items
+      .filter((_, position) => position % 5 === 1 && position % 3 !== 0)
+      .map((item) => ({ ...item, embedding: Array.from({ length: 17 }, next) }));
     index.add(replaced);
     const replacedById = new Map(replaced.map((item) => [item.id, item]));
     const remaining = items.filter((item) => !removed.includes(item.id)).map((item) => replacedById.get(item.id) ?? item);
@@ -103,7 +105,15 @@ describe('VectorIndex', () => {
 describe('VectorIndex filter cache', () => {
   it('forgets cached matches when documents are added, replaced or deleted', () => {
     const index = new VectorIndex();
-    const make = (id: string, bucket: number, embedding: number[]): Document => ({ id, content: id, sourceType: 't', sourceName: 's', score: 0, metadata: { bucket }, embedding });
+    const make = (id: string, bucket: number, embedding: number[]): Document => ({
+      id,
+      content: id,
+      sourceType: 't',
+      sourceName: 's',
+      score: 0,
+      metadata: { bucket },
+      embedding,
+    });
     index.add([make('a', 1, [1, 0]), make('b', 2, [0, 1])]);
     const search = () => index.search([1, 0], { topK: 10, filter: { bucket: 1 } }).map((result) => result.id);
     expect(search()).toEqual(['a']);

@@ -40,7 +40,11 @@ async function tableExists(table: string): Promise<boolean> {
 /** Filters for `$contains` too, which the Qdrant generator leaves out (Qdrant refuses it). */
 function containsFilter(random: Random): Filter {
   const field = ['tags', 'lang', 'author.name', 'odd key', 'sourceName', 'id', 'score'][Math.floor(random() * 7)];
-  const needle = [['a', 'b', 'en', '', 'A'], [0, 1, 2.5], [true, false]][Math.floor(random() * 3)];
+  const needle = [
+    ['a', 'b', 'en', '', 'A'],
+    [0, 1, 2.5],
+    [true, false],
+  ][Math.floor(random() * 3)];
   return { [field]: { $contains: needle[Math.floor(random() * needle.length)] } };
 }
 
@@ -61,7 +65,12 @@ describe('pgvector-store', () => {
         const actual = (await store.search(query, { topK: 100, filter })).map((result) => result.id).sort();
         expect({ filter, ids: actual }).toEqual({ filter, ids: expected });
         // The reference itself: compileFilter over the documents.
-        expect(expected).toEqual(documents.filter(compileFilter(parseFilter(filter))).map((document) => document.id).sort());
+        expect(expected).toEqual(
+          documents
+            .filter(compileFilter(parseFilter(filter)))
+            .map((document) => document.id)
+            .sort(),
+        );
         if (expected.length > 0 && expected.length < documents.length) nonTrivial++;
       }
       // The generator must exercise real selections, not only all-or-nothing ones.
@@ -103,7 +112,11 @@ describe('pgvector-store', () => {
       const random = seeded(7);
       const store = open({ index: { type: 'hnsw', m: 8, efConstruction: 16, efSearch: 10 } });
       const documents = Array.from({ length: 600 }, (_, index) =>
-        doc(`d${index}`, Array.from({ length: 8 }, () => random()), { metadata: { group: index % 100 === 0 ? 'rare' : 'common' } }),
+        doc(
+          `d${index}`,
+          Array.from({ length: 8 }, () => random()),
+          { metadata: { group: index % 100 === 0 ? 'rare' : 'common' } },
+        ),
       );
       await store.add(documents);
       expect(await store.searchMethod({ filter: { group: 'rare' } })).toBe('ann');
@@ -206,7 +219,7 @@ describe('pgvector-store', () => {
       const documents = [
         doc('incident', [1, 0, 0], { content: "O'Reilly's runbook for INC-2023-Q4-011 and ISO27001 audits" }),
         doc('other', [0, 1, 0], { content: 'Audit of the e-mail gateways, running since v2.1.0' }),
-        doc('third', [0, 0, 1], { content: 'Nothing relevant, just a back\\slash and a quote\'s edge' }),
+        doc('third', [0, 0, 1], { content: "Nothing relevant, just a back\\slash and a quote's edge" }),
       ];
       await store.add(documents);
       await memory.add(documents);
@@ -254,7 +267,7 @@ describe('pgvector-store', () => {
       expect(await fresh.count()).toBe(1);
     });
 
-    it('refuses an indexed table above pgvector\'s 2000 dimensions before any DDL, and takes it without an index', async () => {
+    it("refuses an indexed table above pgvector's 2000 dimensions before any DDL, and takes it without an index", async () => {
       const wide = Array.from({ length: 2001 }, (_, index) => (index === 0 ? 1 : 0));
       const indexed = open();
       await expect(indexed.add([doc('a', wide)])).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: /at most 2000 dimensions/ });

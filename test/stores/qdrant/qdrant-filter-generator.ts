@@ -7,7 +7,21 @@ import type { Document, JsonValue } from '../../../src/document.ts';
 import type { Filter } from '../../../src/filter/index.ts';
 
 const STRINGS = ['a', 'b', 'en', 'fr', '', 'A'];
-const FIELDS = ['lang', 'year', 'tags', 'flag', 'score', 'author.name', 'author.age', 'odd key', 'nested.deep.value', 'missing', 'id', 'sourceType', 'sourceName'];
+const FIELDS = [
+  'lang',
+  'year',
+  'tags',
+  'flag',
+  'score',
+  'author.name',
+  'author.age',
+  'odd key',
+  'nested.deep.value',
+  'missing',
+  'id',
+  'sourceType',
+  'sourceName',
+];
 
 export type Random = () => number;
 
@@ -27,7 +41,13 @@ function pick<T>(random: Random, items: readonly T[]): T {
 }
 
 function randomScalar(random: Random): JsonValue {
-  return pick(random, [() => pick(random, STRINGS), () => pick(random, [0, 1, 2, 2019, 2020, -3]), () => pick(random, [0.5, 2.5, 1e-3]), () => random() < 0.5, () => null])();
+  return pick(random, [
+    () => pick(random, STRINGS),
+    () => pick(random, [0, 1, 2, 2019, 2020, -3]),
+    () => pick(random, [0.5, 2.5, 1e-3]),
+    () => random() < 0.5,
+    () => null,
+  ])();
 }
 
 /** Values of every shape the filter semantics care about: missing, null, scalars, arrays (empty, mixed, nested), objects. */
@@ -35,7 +55,10 @@ function randomValue(random: Random, depth = 0): JsonValue | undefined {
   const roll = random();
   if (roll < 0.15) return undefined;
   if (roll < 0.55) return randomScalar(random);
-  if (roll < 0.85) return Array.from({ length: Math.floor(random() * 4) }, () => (random() < 0.1 && depth < 1 ? (randomValue(random, depth + 1) ?? null) : randomScalar(random)));
+  if (roll < 0.85)
+    return Array.from({ length: Math.floor(random() * 4) }, () =>
+      random() < 0.1 && depth < 1 ? (randomValue(random, depth + 1) ?? null) : randomScalar(random),
+    );
   return depth < 1 ? { name: randomScalar(random), age: randomScalar(random) } : randomScalar(random);
 }
 

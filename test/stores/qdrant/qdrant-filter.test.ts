@@ -72,7 +72,13 @@ describe('toQdrantFilter', () => {
 
   it('rejects $contains with a FilterError that names the path and the alternative', () => {
     expect(() => translate({ $or: [{ lang: 'en' }, { tags: { $contains: 'billing' } }] })).toThrow(
-      expect.objectContaining({ name: 'FilterError', code: 'FILTER_INVALID', component: 'qdrant-store', path: 'tags.$contains', message: expect.stringContaining('{ "tags": "billing" }') }),
+      expect.objectContaining({
+        name: 'FilterError',
+        code: 'FILTER_INVALID',
+        component: 'qdrant-store',
+        path: 'tags.$contains',
+        message: expect.stringContaining('{ "tags": "billing" }'),
+      }),
     );
   });
 });
@@ -96,7 +102,9 @@ describe('the translated filter on the loopback Qdrant selects what compileFilte
   it('for 400 seeded random filters over 48 seeded random documents', async () => {
     let selective = 0;
     for (const filter of FILTERS) {
-      const expected = DOCUMENTS.filter(compileFilter(parseFilter(filter))).map((document) => document.id).sort();
+      const expected = DOCUMENTS.filter(compileFilter(parseFilter(filter)))
+        .map((document) => document.id)
+        .sort();
       const actual = (await store.search([1, 0, 0], { filter, topK: 100 })).map((document) => document.id).sort();
       expect(actual, JSON.stringify(filter)).toEqual(expected);
       if (expected.length > 0 && expected.length < DOCUMENTS.length) selective++;
@@ -106,6 +114,8 @@ describe('the translated filter on the loopback Qdrant selects what compileFilte
   });
 
   it('rejects every generated filter that uses $contains instead of answering it', async () => {
-    await expect(store.search([1, 0, 0], { filter: { $and: [randomFilter(random, 2), { tags: { $contains: 'a' } }] } })).rejects.toMatchObject({ name: 'FilterError' });
+    await expect(store.search([1, 0, 0], { filter: { $and: [randomFilter(random, 2), { tags: { $contains: 'a' } }] } })).rejects.toMatchObject({
+      name: 'FilterError',
+    });
   });
 });

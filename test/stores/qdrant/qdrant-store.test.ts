@@ -19,21 +19,26 @@ afterAll(async () => {
   await server.close();
 });
 
-describeVectorStoreConformance('qdrant-store (loopback)', async () => ({ store: new QdrantStore({ url: server.url, collection: `conformance-${++collectionNumber}` }) }), {
-  skip: [
-    {
-      reason:
-        'refused with FilterError by design: Qdrant cannot tell an array element from a single value, and its text match is token-based ' +
-        'once a full-text index exists (stores/qdrant/qdrant-filter.ts, docs/qdrant.md)',
-      tests: ['filter: $contains on an array', 'filter: $contains on a string (case-sensitive substring)'],
-    },
-  ],
-});
+describeVectorStoreConformance(
+  'qdrant-store (loopback)',
+  async () => ({ store: new QdrantStore({ url: server.url, collection: `conformance-${++collectionNumber}` }) }),
+  {
+    skip: [
+      {
+        reason:
+          'refused with FilterError by design: Qdrant cannot tell an array element from a single value, and its text match is token-based ' +
+          'once a full-text index exists (stores/qdrant/qdrant-filter.ts, docs/qdrant.md)',
+        tests: ['filter: $contains on an array', 'filter: $contains on a string (case-sensitive substring)'],
+      },
+    ],
+  },
+);
 
 describe('qdrant-store', () => {
   let collection: string;
   const open = (options: QdrantStoreOptions = {}) => new QdrantStore({ url: server.url, collection, ...options });
-  const sent = (method: string, suffix: string): RecordedRequest[] => server.requests.filter((request) => request.method === method && request.path === `/collections/${collection}${suffix}`);
+  const sent = (method: string, suffix: string): RecordedRequest[] =>
+    server.requests.filter((request) => request.method === method && request.path === `/collections/${collection}${suffix}`);
 
   beforeEach(() => {
     collection = `specific-${++collectionNumber}`;
@@ -86,7 +91,9 @@ describe('qdrant-store', () => {
     });
 
     it('lays the payload out as id, content, sourceType, sourceName, metadata and the embedding norm', async () => {
-      await open().add([doc('x', new Float32Array([3, 4, 0]), { content: 'Hello', sourceType: 'file', sourceName: 'a.md', metadata: { author: { name: 'Ada' }, tags: ['t'] } })]);
+      await open().add([
+        doc('x', new Float32Array([3, 4, 0]), { content: 'Hello', sourceType: 'file', sourceName: 'a.md', metadata: { author: { name: 'Ada' }, tags: ['t'] } }),
+      ]);
       const [point] = (sent('PUT', '/points')[0].body as { points: unknown[] }).points;
       expect(point).toEqual({
         id: qdrantPointId('x'),
@@ -136,7 +143,10 @@ describe('qdrant-store', () => {
 
     it('uses a collection another writer created between its check and its create', async () => {
       server.collections.set(collection, { vectors: { size: 3, distance: 'Cosine' }, points: new Map(), payloadSchema: {} });
-      server.failNext({ method: 'GET', path: `/collections/${collection}/exists` }, { status: 200, body: { result: { exists: false }, status: 'ok', time: 0 } });
+      server.failNext(
+        { method: 'GET', path: `/collections/${collection}/exists` },
+        { status: 200, body: { result: { exists: false }, status: 'ok', time: 0 } },
+      );
       const store = open();
       await store.add([doc('a', [1, 0, 0])]);
       expect(sent('PUT', '')).toHaveLength(1);
@@ -146,7 +156,9 @@ describe('qdrant-store', () => {
     it('validates the whole batch before the first request that writes', async () => {
       const store = open({ batchSize: 1 });
       await expect(store.add([doc('a', [1, 0, 0]), doc('b', [1, 0])])).rejects.toMatchObject({ code: 'DIMENSION_MISMATCH' });
-      await expect(store.add([doc('a', [1, 0, 0]), doc('b', [1, 0, 0], { metadata: { when: new Date(0) as never } })])).rejects.toMatchObject({ code: 'INVALID_DOCUMENT' });
+      await expect(store.add([doc('a', [1, 0, 0]), doc('b', [1, 0, 0], { metadata: { when: new Date(0) as never } })])).rejects.toMatchObject({
+        code: 'INVALID_DOCUMENT',
+      });
       await expect(store.add([doc('a', [1, 0, 0]), doc('b', [1e-9, 0, 0])])).rejects.toMatchObject({ code: 'INVALID_VECTOR' });
       expect(server.requests.filter((request) => request.method !== 'GET')).toEqual([]);
       await store.add([]);
@@ -251,7 +263,12 @@ describe('qdrant-store', () => {
       const scrolls = sent('POST', '/points/scroll').map((request) => request.body as { offset?: string; limit: number; filter: unknown });
       expect(scrolls).toHaveLength(3);
       expect(scrolls[0]).toEqual({
-        filter: { must: [{ key: 'sourceType', match: { value: 'file' } }, { key: 'sourceName', match: { value: 'a.md' } }] },
+        filter: {
+          must: [
+            { key: 'sourceType', match: { value: 'file' } },
+            { key: 'sourceName', match: { value: 'a.md' } },
+          ],
+        },
         limit: 2,
         with_payload: true,
         with_vector: true,
@@ -266,7 +283,12 @@ describe('qdrant-store', () => {
       await store.add([doc('a', [1, 0, 0], { sourceType: 'file', sourceName: 'a.md' }), doc('b', [0, 1, 0], { sourceType: 'file', sourceName: 'b.md' })]);
       server.requests.length = 0;
       expect(await store.deleteBySource('file', 'a.md')).toBe(1);
-      const filter = { must: [{ key: 'sourceType', match: { value: 'file' } }, { key: 'sourceName', match: { value: 'a.md' } }] };
+      const filter = {
+        must: [
+          { key: 'sourceType', match: { value: 'file' } },
+          { key: 'sourceName', match: { value: 'a.md' } },
+        ],
+      };
       expect(sent('POST', '/points/count')[0].body).toEqual({ filter, exact: true });
       expect(sent('POST', '/points/delete').map((request) => [request.body, request.query.wait])).toEqual([[{ filter }, 'true']]);
       server.requests.length = 0;
@@ -283,7 +305,9 @@ describe('qdrant-store', () => {
       server.failNext({ path: `/collections/${collection}/points/query` }, { status: 400, body: { status: { error: 'Bad request: something odd' }, time: 0 } });
       const error = await store.search([1, 0, 0]).catch((caught: unknown) => caught);
       expect(error).toMatchObject({ name: 'ProviderError', code: 'PROVIDER_ERROR', component: 'qdrant-store', status: 400, retryable: false });
-      expect((error as Error).message).toBe(`[axon] [qdrant-store] Qdrant refused "search" on collection "${collection}": Bad request: something odd (HTTP 400) Check the request against the Qdrant server version (1.10 or later is needed).`);
+      expect((error as Error).message).toBe(
+        `[axon] [qdrant-store] Qdrant refused "search" on collection "${collection}": Bad request: something odd (HTTP 400) Check the request against the Qdrant server version (1.10 or later is needed).`,
+      );
     });
 
     it('marks 5xx and 429 retryable, with Retry-After, and gives up after maxRetries', async () => {
@@ -291,7 +315,10 @@ describe('qdrant-store', () => {
       await store.add([doc('a', [1, 0, 0])]);
       server.failNext({ path: `/collections/${collection}/points/count` }, { status: 503, body: { status: { error: 'Service unavailable' } } });
       await expect(store.count()).rejects.toMatchObject({ status: 503, retryable: true });
-      server.failNext({ path: `/collections/${collection}/points/count` }, { status: 429, body: { status: { error: 'Too many requests' } }, headers: { 'retry-after': '2' } });
+      server.failNext(
+        { path: `/collections/${collection}/points/count` },
+        { status: 429, body: { status: { error: 'Too many requests' } }, headers: { 'retry-after': '2' } },
+      );
       await expect(store.count()).rejects.toMatchObject({ status: 429, retryable: true, details: { retryAfterMs: 2000 } });
     });
 
@@ -310,7 +337,10 @@ describe('qdrant-store', () => {
       const waits: number[] = [];
       const retryPolicy = new RetryPolicy({ maxRetries: 3 }, { sleep: async (milliseconds) => void waits.push(milliseconds), random: () => 0.5 });
       const store = open({ retryPolicy });
-      server.failNext({ method: 'PUT', path: `/collections/${collection}` }, { status: 409, body: { status: { error: `Collection ${collection} already exists` } } });
+      server.failNext(
+        { method: 'PUT', path: `/collections/${collection}` },
+        { status: 409, body: { status: { error: `Collection ${collection} already exists` } } },
+      );
       await expect(store.add([doc('a', [1, 0, 0])])).rejects.toMatchObject({ status: 409, retryable: false });
       expect(waits).toEqual([]);
     });
@@ -321,7 +351,10 @@ describe('qdrant-store', () => {
       const store = open({ retryPolicy });
       await store.add([doc('a', [1, 0, 0])]);
       server.failNext({ path: `/collections/${collection}/points/count` }, { status: 503, body: { status: { error: 'Service unavailable' } } });
-      server.failNext({ path: `/collections/${collection}/points/count` }, { status: 429, body: { status: { error: 'Too many requests' } }, headers: { 'retry-after': '3' } });
+      server.failNext(
+        { path: `/collections/${collection}/points/count` },
+        { status: 429, body: { status: { error: 'Too many requests' } }, headers: { 'retry-after': '3' } },
+      );
       expect(await store.count()).toBe(1);
       expect(waits).toEqual([250, 3000]);
       server.failNext({ path: `/collections/${collection}/points/count` }, { status: 400, body: { status: { error: 'Bad request' } } });
@@ -333,13 +366,18 @@ describe('qdrant-store', () => {
       const port = await closedPort();
       const error = await new QdrantStore({ url: `http://127.0.0.1:${port}`, collection: 'nowhere', maxRetries: 0 }).count().catch((caught: unknown) => caught);
       expect(error).toMatchObject({ name: 'ProviderError', component: 'qdrant-store', retryable: true });
-      expect((error as Error).message).toContain(`Could not reach Qdrant at http://127.0.0.1:${port} for "check the collection" on collection "nowhere": ECONNREFUSED`);
+      expect((error as Error).message).toContain(
+        `Could not reach Qdrant at http://127.0.0.1:${port} for "check the collection" on collection "nowhere": ECONNREFUSED`,
+      );
     });
 
     it('times out with PROVIDER_TIMEOUT, and aborts with ABORTED', async () => {
       const store = open({ timeoutMs: 100, maxRetries: 0 });
       server.failNext({ path: `/collections/${collection}/exists` }, { status: 200, hang: true });
-      await expect(store.count()).rejects.toMatchObject({ code: 'PROVIDER_TIMEOUT', message: expect.stringContaining(`collection "${collection}" within 100 ms`) });
+      await expect(store.count()).rejects.toMatchObject({
+        code: 'PROVIDER_TIMEOUT',
+        message: expect.stringContaining(`collection "${collection}" within 100 ms`),
+      });
       const controller = new AbortController();
       server.failNext({ path: `/collections/${collection}/exists` }, { status: 200, hang: true });
       const pending = open().count({ signal: controller.signal });
@@ -356,7 +394,10 @@ describe('qdrant-store', () => {
       server.failNext({ path: `/collections/${collection}/points/count` }, { status: 200, body: { status: 'ok' } });
       await expect(store.count()).rejects.toMatchObject({ code: 'PROVIDER_RESPONSE_INVALID', message: expect.stringContaining('no result') });
       server.collections.get(collection)!.points.set('7', { id: 7, vector: [1, 0, 0], payload: { title: 'not ours' }, version: 1 });
-      await expect(store.search([1, 0, 0])).rejects.toMatchObject({ code: 'PROVIDER_RESPONSE_INVALID', message: expect.stringContaining('point 7 does not carry an Axon payload') });
+      await expect(store.search([1, 0, 0])).rejects.toMatchObject({
+        code: 'PROVIDER_RESPONSE_INVALID',
+        message: expect.stringContaining('point 7 does not carry an Axon payload'),
+      });
     });
 
     it('keeps a URL path as the API prefix', async () => {
@@ -390,7 +431,9 @@ describe('qdrant-store', () => {
       secured.failNext({ path: `/collections/${collection}/points/count` }, { status: 400, body: { status: { error: `bad key ${SECRET} echoed` } } });
       const echoed = await store.count().catch((caught: unknown) => caught);
       const refused = await new QdrantStore({ url: secured.url, collection, apiKey: 'wrong-key' }).count().catch((caught: unknown) => caught);
-      const unreachable = await new QdrantStore({ url: `http://127.0.0.1:${await closedPort()}`, apiKey: SECRET, maxRetries: 0 }).count().catch((caught: unknown) => caught);
+      const unreachable = await new QdrantStore({ url: `http://127.0.0.1:${await closedPort()}`, apiKey: SECRET, maxRetries: 0 })
+        .count()
+        .catch((caught: unknown) => caught);
       expect(refused).toMatchObject({ status: 401, message: expect.stringContaining('Must provide an API key') });
       expect((refused as Error).message).toContain('Check the apiKey option (or QDRANT_API_KEY)');
       for (const error of [echoed, unreachable]) {
@@ -442,7 +485,9 @@ describe('qdrant-store', () => {
     });
 
     it('refuses an indexed field Qdrant cannot address', () => {
-      expect(() => new QdrantStore({ indexedFields: ['say "hi"'] })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', issues: [expect.objectContaining({ path: 'indexedFields.0' })] }));
+      expect(() => new QdrantStore({ indexedFields: ['say "hi"'] })).toThrow(
+        expect.objectContaining({ code: 'CONFIG_INVALID', issues: [expect.objectContaining({ path: 'indexedFields.0' })] }),
+      );
     });
   });
 });
