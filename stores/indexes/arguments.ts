@@ -2,6 +2,7 @@
  * The argument checks every index and store shares. A module of its own, imported by the vector index, the
  * SIMD space, the HNSW graph and the stores alike, so none of them imports another just for a check.
  */
+import type { Document } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
 
 /** Throw `INVALID_TOP_K` unless `topK` is a positive integer. */
@@ -40,4 +41,24 @@ export function assertIdList(ids: unknown, component: string): asserts ids is st
   if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
     throw new AxonError('INVALID_INPUT', 'getByIds takes an array of string ids.', { component, details: { argument: 'ids' } });
   }
+}
+
+/**
+ * Throw unless `document` has what every store keeps (a non-empty string id, string content, sourceType and
+ * sourceName) and its id is not already in `seen` (the ids of the same add); adds the id to `seen`.
+ */
+export function assertStorableDocument(document: Document, where: string, seen: Set<string>, component: string): void {
+  if (document === null || typeof document !== 'object' || typeof document.id !== 'string' || document.id === '' || typeof document.content !== 'string') {
+    throw new AxonError('INVALID_DOCUMENT', `${where} needs a non-empty string id and a string content.`, { component });
+  }
+  if (typeof document.sourceType !== 'string' || typeof document.sourceName !== 'string') {
+    throw new AxonError('INVALID_DOCUMENT', `${where} needs string sourceType and sourceName.`, { component });
+  }
+  if (seen.has(document.id)) {
+    throw new AxonError('DUPLICATE_ID', `${where} repeats the id "${document.id}" within one add.`, {
+      component,
+      fix: 'Give every document of a batch its own id.',
+    });
+  }
+  seen.add(document.id);
 }

@@ -11,7 +11,7 @@ import { parseOptions } from '../../src/runtime/options.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 import { bm25IndexOptionsSchema } from '../indexes/bm25-index.ts';
 import { TextTokenizer } from '../indexes/text-tokenizer.ts';
-import { assertEf, assertIdList, assertSourceArguments, assertTopK } from '../indexes/arguments.ts';
+import { assertEf, assertIdList, assertSourceArguments, assertStorableDocument, assertTopK } from '../indexes/arguments.ts';
 import { compareForSource } from '../indexes/vector-index.ts';
 import { isPostgresText, SqlParameters, toSqlCondition } from './pgvector-filter.ts';
 
@@ -423,19 +423,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     const seen = new Set<string>();
     return documents.map((document, position) => {
       const where = `documents[${position}]`;
-      if (document === null || typeof document !== 'object' || typeof document.id !== 'string' || document.id === '' || typeof document.content !== 'string') {
-        throw new AxonError('INVALID_DOCUMENT', `${where} needs a non-empty string id and a string content.`, { component: NAME });
-      }
-      if (typeof document.sourceType !== 'string' || typeof document.sourceName !== 'string') {
-        throw new AxonError('INVALID_DOCUMENT', `${where} needs string sourceType and sourceName.`, { component: NAME });
-      }
-      if (seen.has(document.id)) {
-        throw new AxonError('DUPLICATE_ID', `${where} repeats the id "${document.id}" within one add.`, {
-          component: NAME,
-          fix: 'Give every document of a batch its own id.',
-        });
-      }
-      seen.add(document.id);
+      assertStorableDocument(document, where, seen, NAME);
       if (document.embedding === undefined || document.embedding === null) {
         throw new AxonError('MISSING_EMBEDDINGS', `${where} ("${document.id}") has no embedding.`, {
           component: NAME,

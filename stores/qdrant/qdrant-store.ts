@@ -13,7 +13,7 @@ import { parseOptions } from '../../src/runtime/options.ts';
 import type { RetryPolicy } from '../../src/runtime/retry.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 import { qdrantPayloadKey, toQdrantFilter, type QdrantFilter } from './qdrant-filter.ts';
-import { assertEf, assertSourceArguments } from '../indexes/arguments.ts';
+import { assertEf, assertSourceArguments, assertStorableDocument } from '../indexes/arguments.ts';
 import { compareForSource } from '../indexes/vector-index.ts';
 
 /** Characters Qdrant refuses in a collection name. */
@@ -331,19 +331,7 @@ export class QdrantStore implements VectorStore {
     const seen = new Set<string>();
     return documents.map((document, position) => {
       const where = `documents[${position}]`;
-      if (document === null || typeof document !== 'object' || typeof document.id !== 'string' || document.id === '' || typeof document.content !== 'string') {
-        throw new AxonError('INVALID_DOCUMENT', `${where} needs a non-empty string id and a string content.`, { component: NAME });
-      }
-      if (typeof document.sourceType !== 'string' || typeof document.sourceName !== 'string') {
-        throw new AxonError('INVALID_DOCUMENT', `${where} needs string sourceType and sourceName.`, { component: NAME });
-      }
-      if (seen.has(document.id)) {
-        throw new AxonError('DUPLICATE_ID', `${where} repeats the id "${document.id}" within one add.`, {
-          component: NAME,
-          fix: 'Give every document of a batch its own id.',
-        });
-      }
-      seen.add(document.id);
+      assertStorableDocument(document, where, seen, NAME);
       if (document.embedding === undefined) {
         throw new AxonError('MISSING_EMBEDDINGS', `${where} ("${document.id}") has no embedding.`, {
           component: NAME,
