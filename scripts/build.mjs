@@ -11,15 +11,13 @@
  * Plain Node, no tsx: the build must run wherever the package is built from source.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
-/** Files loaded at run time that the compiler does not emit. */
-const RUNTIME_ASSETS = [];
 
 rmSync(dist, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -37,11 +35,7 @@ for (const file of walk(dist)) {
   if (rewritten !== text) writeFileSync(file, rewritten);
   declarations += 1;
 }
-for (const asset of RUNTIME_ASSETS) {
-  mkdirSync(dirname(join(dist, asset)), { recursive: true });
-  copyFileSync(join(root, asset), join(dist, asset));
-}
-console.log(`build: dist/ written (${declarations} declaration files, ${RUNTIME_ASSETS.length} runtime asset${RUNTIME_ASSETS.length === 1 ? '' : 's'}).`);
+console.log(`build: dist/ written (${declarations} declaration files).`);
 
 function* walk(folder) {
   for (const entry of readdirSync(folder, { withFileTypes: true })) {

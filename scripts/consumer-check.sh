@@ -5,7 +5,8 @@
 #   3. an esbuild bundle for Node, run   4. npx axon ingest + ask, offline   5. require('axon-rag')
 # The tarball must list no test, bench, CI, example or TypeScript source files. Every ```ts block of README.md
 # and docs/ is type-checked against the installed package (scripts/consumer/extract-doc-blocks.mjs).
-# Usage: scripts/consumer-check.sh   (from anywhere; prints "consumer check: N passed, N failed" last)
+# Usage: scripts/consumer-check.sh [--no-build]   (from anywhere; prints "consumer check: N passed, N failed" last)
+#   --no-build: dist/ was just built (CI: `npm ci` runs the prepare script), so it is packed as it is.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 here="$root/scripts/consumer"
@@ -24,7 +25,7 @@ step() { # step NAME COMMAND...
 expect_failure() { ! "$@"; }
 
 cd "$root"
-step "build" npm run build --silent
+[ "${1:-}" = "--no-build" ] || step "build" npm run build --silent
 step "pack" bash -c "npm pack --ignore-scripts --silent --pack-destination '$work' > '$work/tarball-name'"
 tarball="$work/$(tail -n1 "$work/tarball-name" 2>/dev/null)"
 step "the tarball holds only dist/, bin/ and the top-level files" bash -c "

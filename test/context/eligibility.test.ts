@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { checkEligibility, defaultPiiRedactor, eligibilityFilter, expiresAt, type CallerContext } from '../../src/context/eligibility.ts';
 import type { Document, JsonValue } from '../../src/document.ts';
 import { compileFilter, parseFilter } from '../../src/filter/index.ts';
+import { mulberry32 } from '../helpers/random.ts';
 
 function doc(metadata: Record<string, JsonValue>, content = 'Refunds take 14 days.'): Document {
   return { id: `d-${JSON.stringify(metadata)}`, content, sourceType: 'file', sourceName: 'policy.md', score: 1, metadata };
@@ -108,7 +109,7 @@ describe('eligibilityFilter', () => {
   // admits (so topK is not starved), and the check refuses nothing the filter admits except for freshness or a
   // malformed value (which the filter language cannot see).
   it('admits exactly the documents the check admits, up to freshness and malformed values', () => {
-    const random = seeded(15);
+    const random = mulberry32(15);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
     const tenants: (JsonValue | undefined)[] = [undefined, null, 'acme', 'globex', ['acme', 'globex'], [], 7];
     const roles: (JsonValue | undefined)[] = [undefined, null, 'admin', ['support'], ['finance', 'admin'], [], [1]];
@@ -150,14 +151,3 @@ describe('eligibilityFilter', () => {
     expect(admitted).toBeGreaterThan(100);
   });
 });
-
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -11,6 +11,7 @@ import type { DocumentInput, JsonValue } from '../../src/document.ts';
 import { RAG } from '../../src/rag.ts';
 import { MemoryStore } from '../../stores/memory/memory-store.ts';
 import { ScriptedChat } from '../helpers/scripted-chat.ts';
+import { mulberry32 } from '../helpers/random.ts';
 
 class TestRAG extends RAG {
   constructor(private readonly chatModel?: ChatProvider) {
@@ -73,7 +74,7 @@ describe('RAG with a caller', () => {
 
   // Generated cases: random documents, random callers; no packet ever holds a chunk the caller may not see.
   it('never puts a document the caller may not see into a packet', async () => {
-    const random = seeded(42);
+    const random = mulberry32(42);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
     const documents: DocumentInput[] = Array.from({ length: 60 }, (_, index) => {
       const metadata: Record<string, JsonValue> = {};
@@ -266,14 +267,3 @@ describe('stored traces', () => {
     expect(withChat.pipelineVersion({ policyVersion: 'p', tokenizer: 't' })).not.toEqual(version);
   });
 });
-
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -5,6 +5,9 @@
  */
 import type { Document, JsonValue } from '../../../src/document.ts';
 import type { Filter } from '../../../src/filter/index.ts';
+import { mulberry32, type Random } from '../../helpers/random.ts';
+
+export { mulberry32, type Random };
 
 const STRINGS = ['a', 'b', 'en', 'fr', '', 'A'];
 const FIELDS = [
@@ -22,19 +25,6 @@ const FIELDS = [
   'sourceType',
   'sourceName',
 ];
-
-export type Random = () => number;
-
-/** A small, seedable generator so every run tests the same cases. */
-export function mulberry32(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = Math.imul(state ^ (state >>> 15), 1 | state);
-    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value;
-    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 function pick<T>(random: Random, items: readonly T[]): T {
   return items[Math.floor(random() * items.length)];
