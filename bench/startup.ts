@@ -37,10 +37,11 @@ const rows: Array<{ name: string; args: string[]; target?: number }> = [
     args: [
       '--input-type=module',
       '-e',
-      `const { createRag } = await import('axon-rag/config'); createRag({ store: { type: 'file', path: ${JSON.stringify(store)} } });`,
+      `const { createRag } = await import('axon-rag/config'); await createRag({ store: { type: 'file', directory: ${JSON.stringify(store)} } });`,
     ],
     target: 300,
   },
+  { name: "import('zod') (the core's one dependency)", args: ['--input-type=module', '-e', "await import('zod')"] },
   { name: "import('axon-rag/stores')", args: ['--input-type=module', '-e', "await import('axon-rag/stores')"] },
   { name: "import('axon-rag/providers')", args: ['--input-type=module', '-e', "await import('axon-rag/providers')"] },
   { name: "import('axon-rag/processors')", args: ['--input-type=module', '-e', "await import('axon-rag/processors')"] },

@@ -12,8 +12,15 @@ import { RAG, type HybridWeights, type SearchMode } from '../rag.ts';
 import { describeOptionIssues, didYouMean } from '../runtime/closest-name.ts';
 import { createRegistry } from './built-ins.ts';
 import { retrievalDefaultsFor } from './embedded-rag.ts';
-import type { ComponentDependencies, ComponentKind, ComponentKinds, ComponentRegistry } from './registry.ts';
-import { lazyModule } from '../runtime/lazy-module.ts';
+import {
+  componentIdentifier,
+  type ComponentDefinition,
+  type ComponentDependencies,
+  type ComponentKind,
+  type ComponentKinds,
+  type ComponentRegistry,
+} from './registry.ts';
+import type { z } from 'zod';
 import { pipelineConfigSchema, type ParsedPipelineConfig, type PipelineConfig } from './schema.ts';
 
 /** The parts a configuration resolved to, injected into `ConfiguredRAG`. */
@@ -101,13 +108,15 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
   if (!parsed.success) {
     for (const issue of describeOptionIssues(pipelineConfigSchema, parsed.error)) issues.push({ path: formatPath(issue.path), message: issue.message });
     // Go on into the sections that are well formed, so their own problems are reported in the same error.
-    validateSections(registry, wellFormedSections(config), environment, issues);
+    const sections = wellFormedSections(config);
+    validateSections(await namedDefinitions(registry, sections, issues), sections, environment, issues);
     throw new ConfigError(issues, { source: options.source });
   }
   const pipeline: ParsedPipelineConfig = parsed.data;
 
-  // First pass: validate every entry, so all problems are reported together.
-  const { embeddings, chat, store, pre, post } = validateSections(registry, pipeline, environment, issues);
+  // First pass: validate every entry, so all problems are reported together. Only the components the
+  // configuration names are loaded (with their SDKs, on first use).
+  const { embeddings, chat, store, pre, post } = validateSections(await namedDefinitions(registry, pipeline, issues), pipeline, environment, issues);
   if (issues.length > 0) throw new ConfigError(issues, { source: options.source });
 
   // Second pass: build, in dependency order (providers before the processors that use them).
@@ -209,7 +218,12 @@ export async function loadConfigFile(
 
 // --- Internal helpers ---
 
-const inversify = lazyModule('inversify', 'config', () => import('inversify'));
+/**
+ * The container, loaded on the first `createRag`. The package build bundles inversify into the chunk this
+ * import becomes (scripts/build.mjs), so an application loads one file for it, not inversify's 246.
+ */
+let container: Promise<typeof import('inversify')> | undefined;
+const inversify = { load: () => (container ??= import('inversify')) };
 
 /** The sections of a pipeline configuration, each entry `undefined` where it is malformed (it is reported by the root schema). */
 interface PipelineSections {
@@ -248,8 +262,52 @@ function wellFormedSections(config: unknown): PipelineSections {
   };
 }
 
+/** The definitions a configuration names, loaded; every registered name of each kind, for "did you mean". */
+interface NamedDefinitions {
+  get<Kind extends ComponentKind>(kind: Kind, name: string): ComponentDefinition<Kind, z.ZodType> | undefined;
+  list(kind: ComponentKind): string[];
+}
+
+/** Load the definitions of the components the sections name (a module that fails to load is a problem at its path). */
+async function namedDefinitions(registry: ComponentRegistry, sections: PipelineSections, issues: ConfigIssue[]): Promise<NamedDefinitions> {
+  const wanted: Array<[kind: ComponentKind, name: unknown, path: string]> = [
+    ['embeddings', sections.embeddings?.provider, 'embeddings.provider'],
+    ['chat', sections.chat?.provider, 'chat.provider'],
+    ['store', sections.store?.type, 'store.type'],
+    ...(sections.preProcessors ?? []).map((entry, index) => ['pre-processor', entry?.type, `preProcessors[${index}].type`] as [ComponentKind, unknown, string]),
+    ...(sections.postProcessors ?? []).map(
+      (entry, index) => ['post-processor', entry?.type, `postProcessors[${index}].type`] as [ComponentKind, unknown, string],
+    ),
+  ];
+  const loaded = new Map<string, ComponentDefinition<ComponentKind, z.ZodType>>();
+  for (const [kind, name, path] of wanted) {
+    if (typeof name !== 'string' || loaded.has(componentIdentifier(kind, name))) continue;
+    try {
+      const definition = await registry.get(kind, name);
+      if (definition) loaded.set(componentIdentifier(kind, name), definition);
+    } catch (error) {
+      issues.push({ path, message: (error as Error).message });
+      // Known but unloadable: not also reported as unknown.
+      loaded.set(componentIdentifier(kind, name), UNLOADABLE);
+    }
+  }
+  return {
+    get: <Kind extends ComponentKind>(kind: Kind, name: string) =>
+      loaded.get(componentIdentifier(kind, name)) as ComponentDefinition<Kind, z.ZodType> | undefined,
+    list: (kind) => registry.list(kind),
+  };
+}
+
+/** Stands for a component whose module failed to load (already reported); its entry is not validated further. */
+const UNLOADABLE = Object.freeze({
+  kind: 'store',
+  name: '',
+  options: undefined as unknown as z.ZodType,
+  create: () => undefined as never,
+}) as ComponentDefinition<ComponentKind, z.ZodType>;
+
 /** Validate every entry of every section against its component's own schema, collecting the problems. */
-function validateSections(registry: ComponentRegistry, sections: PipelineSections, environment: Record<string, string | undefined>, issues: ConfigIssue[]) {
+function validateSections(registry: NamedDefinitions, sections: PipelineSections, environment: Record<string, string | undefined>, issues: ConfigIssue[]) {
   const embeddings = sections.embeddings && validateEntry(registry, 'embeddings', sections.embeddings, 'provider', 'embeddings', environment, issues);
   const chat = sections.chat && validateEntry(registry, 'chat', sections.chat, 'provider', 'chat', environment, issues);
   const store = sections.store && validateEntry(registry, 'store', sections.store, 'type', 'store', environment, issues);
@@ -274,12 +332,12 @@ function validateSections(registry: ComponentRegistry, sections: PipelineSection
 }
 
 interface ValidatedEntry<Kind extends ComponentKind> {
-  definition: NonNullable<ReturnType<ComponentRegistry['get']>> & { kind: Kind };
+  definition: ComponentDefinition<ComponentKind, z.ZodType> & { kind: Kind };
   options: unknown;
 }
 
 function validateEntry<Kind extends ComponentKind>(
-  registry: ComponentRegistry,
+  registry: NamedDefinitions,
   kind: Kind,
   entry: Record<string, unknown>,
   key: 'type' | 'provider',
@@ -296,6 +354,7 @@ function validateEntry<Kind extends ComponentKind>(
     });
     return undefined;
   }
+  if (definition === UNLOADABLE) return undefined;
   const resolved = resolveEnvironmentReferences(rest, path, environment, issues);
   const parsed = definition.options.safeParse(resolved);
   if (!parsed.success) {

@@ -2,6 +2,15 @@
 // container), the built-in components by name, and EmbeddedRAG, the offline default. Published as `axon-rag/config`.
 export { createRag, loadConfigFile, ConfiguredRAG, type CreateRagOptions, type PipelineParts } from './create-rag.ts';
 export { createRegistry, BUILT_IN_COMPONENTS } from './built-ins.ts';
-export { ComponentRegistry, defineComponent, type ComponentDefinition, type ComponentKind, type ComponentDependencies } from './registry.ts';
+export {
+  ComponentRegistry,
+  defineComponent,
+  componentImplementation,
+  type ComponentDefinition,
+  type LazyComponentDefinition,
+  type ComponentImplementation,
+  type ComponentKind,
+  type ComponentDependencies,
+} from './registry.ts';
 export { pipelineConfigSchema, type PipelineConfig } from './schema.ts';
 export { EmbeddedRAG, type EmbeddedRagOptions, LOCAL_EMBEDDINGS_HYBRID_WEIGHTS, retrievalDefaultsFor } from './embedded-rag.ts';

@@ -43,6 +43,34 @@ export interface ComponentDefinition<Kind extends ComponentKind = ComponentKind,
   create(options: z.output<Schema>, dependencies: ComponentDependencies): ComponentKinds[Kind];
 }
 
+/**
+ * A component whose schema and factory live in a module loaded only when a configuration names it: the
+ * built-ins are registered this way, so building a pipeline loads the adapters it uses and no others.
+ * `load` is called at most once per registry (a failure is reported as a configuration problem and retried on the
+ * next call).
+ */
+export interface LazyComponentDefinition<Kind extends ComponentKind = ComponentKind> {
+  kind: Kind;
+  name: string;
+  description?: string;
+  requires?: ReadonlyArray<'chat'>;
+  load(): Promise<ComponentImplementation<Kind>>;
+}
+
+/** What a lazily registered component's module provides: its options schema and factory. */
+export interface ComponentImplementation<Kind extends ComponentKind = ComponentKind, Schema extends z.ZodType = z.ZodType> {
+  options: Schema;
+  create(options: z.output<Schema>, dependencies: ComponentDependencies): ComponentKinds[Kind];
+}
+
+/** Declare a lazily loaded component's schema and factory with the option types inferred from the schema. */
+export function componentImplementation<Kind extends ComponentKind, Schema extends z.ZodType>(
+  _kind: Kind,
+  implementation: ComponentImplementation<Kind, Schema>,
+): ComponentImplementation<Kind> {
+  return implementation as unknown as ComponentImplementation<Kind>;
+}
+
 /** Declare a component definition with its option types inferred from the schema. */
 export function defineComponent<Kind extends ComponentKind, Schema extends z.ZodType>(
   definition: ComponentDefinition<Kind, Schema>,
@@ -72,14 +100,14 @@ export function componentIdentifier(kind: ComponentKind, name: string): string {
  * inversify container, which is loaded (with `inversify` itself) only then.
  */
 export class ComponentRegistry {
-  private readonly definitions = new Map<string, ComponentDefinition<ComponentKind, z.ZodType>>();
+  private readonly definitions = new Map<string, ComponentDefinition<ComponentKind, z.ZodType> | LazyComponentDefinition>();
   private readonly names = new Map<ComponentKind, Set<string>>();
 
   /**
    * Make a component available under its name. Registering a name twice is an error unless `replace` is set,
    * so a typo cannot silently shadow a built-in.
    */
-  register(definition: ComponentDefinition<ComponentKind, z.ZodType>, options: { replace?: boolean } = {}): this {
+  register(definition: ComponentDefinition<ComponentKind, z.ZodType> | LazyComponentDefinition, options: { replace?: boolean } = {}): this {
     if (!definition || typeof definition.name !== 'string' || !/^[a-z][a-z0-9-]*$/.test(definition.name)) {
       throw new AxonError('INVALID_INPUT', `Component names are lower-case kebab-case, got ${JSON.stringify(definition?.name)}.`, {
         component: 'config',
@@ -104,13 +132,35 @@ export class ComponentRegistry {
     return this;
   }
 
-  /** The definition registered under a name, if any. */
-  get<Kind extends ComponentKind>(kind: Kind, name: string): ComponentDefinition<Kind, z.ZodType> | undefined {
-    return this.definitions.get(componentIdentifier(kind, name)) as ComponentDefinition<Kind, z.ZodType> | undefined;
+  /**
+   * The definition registered under a name, if any, with a lazily registered component's module loaded.
+   *
+   * @throws AxonError `DEPENDENCY_MISSING` when a lazily registered component's module cannot be loaded.
+   */
+  async get<Kind extends ComponentKind>(kind: Kind, name: string): Promise<ComponentDefinition<Kind, z.ZodType> | undefined> {
+    const identifier = componentIdentifier(kind, name);
+    const definition = this.definitions.get(identifier);
+    if (definition === undefined || !('load' in definition)) return definition as ComponentDefinition<Kind, z.ZodType> | undefined;
+    let implementation: ComponentImplementation;
+    try {
+      implementation = await definition.load();
+    } catch (error) {
+      throw new AxonError('DEPENDENCY_MISSING', `The ${kind} "${name}" could not be loaded: ${(error as Error).message}`, {
+        component: 'config',
+        fix: 'Reinstall axon-rag (npm ci); a component registered with load() must resolve to { options, create }.',
+        cause: error,
+        details: { kind, name },
+      });
+    }
+    const { load: _load, ...described } = definition;
+    const loaded = { ...described, options: implementation.options, create: implementation.create } as ComponentDefinition<ComponentKind, z.ZodType>;
+    // Another registration under the name since the load started wins.
+    if (this.definitions.get(identifier) === definition) this.definitions.set(identifier, loaded);
+    return loaded as ComponentDefinition<Kind, z.ZodType>;
   }
 
-  /** Every registered definition, for the container `createRag` builds. */
-  entries(): Array<[identifier: string, definition: ComponentDefinition<ComponentKind, z.ZodType>]> {
+  /** Every registered definition (lazily registered ones as registered), for the container `createRag` builds. */
+  entries(): Array<[identifier: string, definition: ComponentDefinition<ComponentKind, z.ZodType> | LazyComponentDefinition]> {
     return [...this.definitions];
   }
 

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { BUILT_IN_COMPONENTS, createRegistry } from '../../src/config/built-ins.ts';
 import { ConfiguredRAG, createRag, loadConfigFile } from '../../src/config/create-rag.ts';
-import { defineComponent } from '../../src/config/registry.ts';
+import { componentImplementation, defineComponent } from '../../src/config/registry.ts';
 import type { Document } from '../../src/document.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { ScriptedChat } from '../helpers/scripted-chat.ts';
@@ -162,6 +162,46 @@ describe('createRag', () => {
     expect(() => registry.register(definition)).toThrow(/already registered/);
     registry.register(definition, { replace: true });
     expect((await createRag({ postProcessors: [{ type: 'top-n' }] }, { registry, baseDirectory: directory })).components().postProcessors[0].name).toBe('mine');
+  });
+});
+
+describe('lazily registered components', () => {
+  it('loads the modules of the components a configuration names, and no others', async () => {
+    const loads: string[] = [];
+    const registry = createRegistry();
+    const lazy = (name: string) => ({
+      kind: 'post-processor' as const,
+      name,
+      load: async () => {
+        loads.push(name);
+        return componentImplementation('post-processor', {
+          options: z.object({ keep: z.number().int().min(1) }).strict(),
+          create: (options) => ({ name, process: async (_query: unknown, documents: Document[]) => documents.slice(0, options.keep) }),
+        });
+      },
+    });
+    registry.register(lazy('first-lazy')).register(lazy('second-lazy'));
+    const rag = await createRag({ store: { type: 'memory' }, postProcessors: [{ type: 'second-lazy', keep: 2 }] }, { registry, baseDirectory: directory });
+    expect(loads).toEqual(['second-lazy']);
+    expect(rag.components().postProcessors.map((processor) => processor.name)).toEqual(['second-lazy']);
+    // The loaded module is kept: a second pipeline does not load it again, and its options are still validated.
+    const issues = await issuesOf(() => createRag({ store: { type: 'memory' }, postProcessors: [{ type: 'second-lazy', keep: 0 }] }, { registry }));
+    expect(loads).toEqual(['second-lazy']);
+    expect(issues.map((issue) => issue.path)).toEqual(['postProcessors[0].keep']);
+  });
+
+  it('reports a component whose module cannot be loaded at its path, beside the other problems', async () => {
+    const registry = createRegistry();
+    registry.register({
+      kind: 'post-processor',
+      name: 'broken-module',
+      load: () => Promise.reject(new Error('Cannot find module ./missing.js')),
+    });
+    const issues = await issuesOf(() => createRag({ postProcessors: [{ type: 'broken-module' }, { type: 'top-n', n: -1 }] }, { registry }));
+    expect(issues).toEqual([
+      { path: 'postProcessors[0].type', message: expect.stringContaining('could not be loaded: Cannot find module ./missing.js') },
+      { path: 'postProcessors[1].n', message: expect.any(String) },
+    ]);
   });
 });
 

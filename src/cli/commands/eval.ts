@@ -125,7 +125,7 @@ export async function runEval(
   const dataset = await loadBeir(resolve(io.cwd, positionals[0]), { split: options.split ?? 'test' });
   const queries = limit === undefined ? dataset.queries : dataset.queries.slice(0, limit);
   const directory = await mkdtemp(join(tmpdir(), 'axon-eval-'));
-  const store = temporaryFileStore(pipeline, directory, topK);
+  const store = await temporaryFileStore(pipeline, directory, topK);
   try {
     pipeline.registry.register(defineComponent({ kind: 'store', name: EVAL_STORE, options: z.object({}).loose(), create: () => store }), { replace: true });
     const rags = await Promise.all(
@@ -306,8 +306,8 @@ function describePreProcessors(entries: unknown): string {
  * A file store in `directory`, built through the registry like any configured store. The configured store's
  * keyword index options are kept, so the evaluated index is the one you would run.
  */
-function temporaryFileStore(pipeline: EvalConfiguration, directory: string, topK: number): VectorStore {
-  const definition = pipeline.registry.get('store', 'file')!;
+async function temporaryFileStore(pipeline: EvalConfiguration, directory: string, topK: number): Promise<VectorStore> {
+  const definition = (await pipeline.registry.get('store', 'file'))!;
   const configured = pipeline.config.store;
   const keywordIndex =
     configured && (configured.type === 'file' || configured.type === 'memory') && configured.keywordIndex !== undefined
