@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ChatMessage, ChatOptions, ChatProvider } from '../../src/contracts/chat.ts';
-import { invalidResponseError, request, streamRequest } from '../../src/runtime/http.ts';
+import { invalidResponseError } from '../../src/runtime/http.ts';
 import { StreamFinish } from '../shared/chat-finish.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { assertChatMessages } from '../shared/chat-input.ts';
@@ -25,7 +25,8 @@ export type CohereChatOptions = z.input<typeof cohereChatOptionsSchema>;
 const NAME = 'cohere-chat';
 
 /**
- * Chat through `cohere-ai` (v2 chat). `stream` yields the text of `content-delta` events.
+ * Chat over HTTP (`POST {baseURL}/v2/chat`). `stream` asks for server-sent events and yields the text of
+ * `content-delta` events.
  *
  * @example new CohereChat({ model: 'command-a-03-2025' })   // COHERE_API_KEY
  */
@@ -50,12 +51,9 @@ export class CohereChat implements ChatProvider {
    */
   async complete(messages: ChatMessage[], options: ChatOptions = {}): Promise<string> {
     assertChatMessages(messages, NAME);
-    const client = await this.#connection.client();
-    const { data, rawResponse } = await request(this.#connection.context(options.signal), (signal) =>
-      client.chat(this.#body(messages, options), this.#connection.requestOptions(signal)).withRawResponse(),
-    );
-    const content = (data as { message?: { content?: unknown } } | null)?.message?.content;
-    if (!Array.isArray(content)) throw invalidResponseError(NAME, rawResponse.status, 'message.content is missing or not an array.');
+    const response = await this.#connection.post('chat', { ...this.#body(messages, options), stream: false }, options.signal);
+    const content = (response.body as { message?: { content?: unknown } } | null)?.message?.content;
+    if (!Array.isArray(content)) throw invalidResponseError(NAME, response.status, 'message.content is missing or not an array.');
     return content
       .filter((part): part is { type: 'text'; text: string } => part?.type === 'text' && typeof part.text === 'string')
       .map((part) => part.text)
@@ -65,22 +63,22 @@ export class CohereChat implements ChatProvider {
   /** The reply as text deltas. Opening the stream is retried; nothing is retried after the first event. */
   async *stream(messages: ChatMessage[], options: ChatOptions = {}): AsyncIterable<string> {
     assertChatMessages(messages, NAME);
-    const client = await this.#connection.client();
-    const events = streamRequest(this.#connection.context(options.signal), (signal) =>
-      client.chatStream(this.#body(messages, options), this.#connection.requestOptions(signal)),
-    );
+    const events = this.#connection.stream('chat', { ...this.#body(messages, options), stream: true }, options.signal);
     const finish = new StreamFinish(NAME, options.onFinish);
-    for await (const event of events) {
+    for await (const { event: name, data } of events) {
+      if (data === '[DONE]') break;
       finish.event();
-      if (!event || typeof event !== 'object') throw invalidResponseError(NAME, 200, 'a streamed event is not an object.');
-      if (event.type === 'message-end') {
-        // The SDK hands the event over in camelCase; a raw event keeps the wire's snake_case.
-        const delta = (event as { delta?: { finishReason?: unknown; finish_reason?: unknown } }).delta;
-        const reason = delta?.finishReason ?? delta?.finish_reason;
+      const event = parseEvent(data);
+      const type = typeof event.type === 'string' ? event.type : name;
+      if (type === 'message-end') {
+        const reason = (event as { delta?: { finish_reason?: unknown } }).delta?.finish_reason;
         finish.finished(typeof reason === 'string' ? (COHERE_FINISH_REASONS[reason] ?? reason.toLowerCase()) : 'stop');
       }
-      if (event.type !== 'content-delta') continue;
-      const text = (event as { delta?: { message?: { content?: { text?: unknown } } } }).delta?.message?.content?.text;
+      if (type !== 'content-delta') continue;
+      // A reasoning model's delta may carry `thinking` and no text; text that is there must be a string.
+      const content = (event as { delta?: { message?: { content?: { text?: unknown } } } }).delta?.message?.content;
+      const text = content?.text;
+      if (text !== undefined && typeof text !== 'string') throw invalidResponseError(NAME, 200, 'a content-delta event has a text that is not a string.');
       if (typeof text === 'string' && text !== '') yield text;
     }
     finish.end();
@@ -93,7 +91,7 @@ export class CohereChat implements ChatProvider {
       model: this.model,
       messages: messages.map(({ role, content }) => ({ role, content })),
       ...(temperature === undefined ? {} : { temperature }),
-      ...(maxTokens === undefined ? {} : { maxTokens }),
+      ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
     };
   }
 }
@@ -106,3 +104,15 @@ const COHERE_FINISH_REASONS: Record<string, string> = {
   TOOL_CALL: 'tool_calls',
   ERROR: 'error',
 };
+
+/** One streamed event's data: a JSON object, else the reply is no Cohere stream. */
+function parseEvent(data: string): Record<string, unknown> {
+  let event: unknown;
+  try {
+    event = JSON.parse(data);
+  } catch {
+    throw invalidResponseError(NAME, 200, 'a streamed event is not valid JSON.');
+  }
+  if (!event || typeof event !== 'object' || Array.isArray(event)) throw invalidResponseError(NAME, 200, 'a streamed event is not an object.');
+  return event as Record<string, unknown>;
+}

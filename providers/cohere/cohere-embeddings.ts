@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { Vector } from '../../src/document.ts';
-import { request } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { validateVectors } from '../../src/runtime/provider-responses.ts';
 import { assertTexts } from '../shared/chat-input.ts';
@@ -39,7 +38,7 @@ const KNOWN_DIMENSIONS: Record<string, number> = {
 };
 
 /**
- * Embeddings through `cohere-ai` (v2 embed). Documents are embedded with `input_type: search_document` and
+ * Embeddings over HTTP (`POST {baseURL}/v2/embed`). Documents are embedded with `input_type: search_document` and
  * queries with `search_query`: Cohere's models are trained for that asymmetry, and mixing them up costs recall.
  *
  * @example new CohereEmbeddings({ model: 'embed-v4.0' })   // COHERE_API_KEY
@@ -77,24 +76,17 @@ export class CohereEmbeddings implements EmbeddingsProvider {
   async embed(texts: string[], options: EmbedOptions): Promise<Vector[]> {
     assertTexts(texts, this.maxBatchSize, 'texts', NAME);
     if (texts.length === 0) return [];
-    const client = await this.#connection.client();
-    const { data, rawResponse } = await request(this.#connection.context(options.signal), (signal) =>
-      client
-        .embed(
-          {
-            model: this.model,
-            texts,
-            inputType: options.inputType === 'query' ? 'search_query' : 'search_document',
-            embeddingTypes: ['float'],
-            ...(this.#requestedDimensions === undefined ? {} : { outputDimension: this.#requestedDimensions }),
-            ...(this.#truncate === undefined ? {} : { truncate: this.#truncate }),
-          },
-          this.#connection.requestOptions(signal),
-        )
-        .withRawResponse(),
-    );
-    const floats = (data as { embeddings?: { float?: unknown } } | null)?.embeddings?.float;
-    const vectors = validateVectors(NAME, rawResponse.status, floats, { count: texts.length, dimensions: this.#dimensions, path: 'embeddings.float' });
+    const body = {
+      model: this.model,
+      texts,
+      input_type: options.inputType === 'query' ? 'search_query' : 'search_document',
+      embedding_types: ['float'],
+      ...(this.#requestedDimensions === undefined ? {} : { output_dimension: this.#requestedDimensions }),
+      ...(this.#truncate === undefined ? {} : { truncate: this.#truncate }),
+    };
+    const response = await this.#connection.post('embed', body, options.signal);
+    const floats = (response.body as { embeddings?: { float?: unknown } } | null)?.embeddings?.float;
+    const vectors = validateVectors(NAME, response.status, floats, { count: texts.length, dimensions: this.#dimensions, path: 'embeddings.float' });
     this.#dimensions ??= vectors[0]?.length;
     return vectors;
   }

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { Reranker, RerankOptions, RerankResult } from '../../src/contracts/reranker.ts';
-import { request } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { rerankResultsFromResponse } from '../../src/runtime/provider-responses.ts';
 import { assertTexts, clampTopN } from '../shared/chat-input.ts';
@@ -25,7 +24,7 @@ export type CohereRerankModelOptions = z.input<typeof cohereRerankModelOptionsSc
 const NAME = 'cohere-rerank';
 
 /**
- * Cohere's relevance model through `cohere-ai` (v2 rerank). Scores are relevance in [0, 1].
+ * Cohere's relevance model over HTTP (`POST {baseURL}/v2/rerank`). Scores are relevance in [0, 1].
  * Use it through `CohereReranker`, the post-processor; this class is the raw `Reranker`.
  */
 export class CohereRerankModel implements Reranker {
@@ -51,22 +50,15 @@ export class CohereRerankModel implements Reranker {
     assertTexts(documents, this.maxDocumentsPerCall, 'documents', NAME);
     if (documents.length === 0) return [];
     const topN = clampTopN(options.topN, documents.length);
-    const client = await this.#connection.client();
-    const { data, rawResponse } = await request(this.#connection.context(options.signal), (signal) =>
-      client
-        .rerank(
-          {
-            model: this.model,
-            query,
-            documents,
-            topN,
-            ...(this.#maxTokensPerDocument === undefined ? {} : { maxTokensPerDoc: this.#maxTokensPerDocument }),
-          },
-          this.#connection.requestOptions(signal),
-        )
-        .withRawResponse(),
-    );
-    const results = (data as { results?: unknown } | null)?.results;
-    return rerankResultsFromResponse(NAME, rawResponse.status, results, { documentCount: documents.length, topN, scoreField: 'relevanceScore' });
+    const body = {
+      model: this.model,
+      query,
+      documents,
+      top_n: topN,
+      ...(this.#maxTokensPerDocument === undefined ? {} : { max_tokens_per_doc: this.#maxTokensPerDocument }),
+    };
+    const response = await this.#connection.post('rerank', body, options.signal);
+    const results = (response.body as { results?: unknown } | null)?.results;
+    return rerankResultsFromResponse(NAME, response.status, results, { documentCount: documents.length, topN, scoreField: 'relevance_score' });
   }
 }

@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 
 /** Loaded on first use by the adapter that needs it, never by importing an entry. */
-const HEAVY = ['openai', 'cohere-ai', '@qdrant/js-client-rest', 'pg', 'inversify', 'htmlparser2', 'yaml', 'unpdf', '@opentelemetry/api'];
+const HEAVY = ['openai', '@qdrant/js-client-rest', 'pg', 'inversify', 'htmlparser2', 'yaml', 'unpdf', '@opentelemetry/api'];
 const ENTRIES = ['axon-rag', 'axon-rag/stores', 'axon-rag/processors', 'axon-rag/providers', 'axon-rag/config'];
 let failed = false;
 for (const entry of ENTRIES) {

@@ -40,6 +40,8 @@ export interface CommandOptions {
   port?: string;
   host?: string;
   'allow-remote'?: boolean;
+  /** `store repair`: report what a repair would do, write nothing. */
+  'dry-run'?: boolean;
 }
 
 /** A mistake in how the command was called (exit code 2). */

@@ -15,6 +15,8 @@ Usage:
   axon serve                  Ask in a browser and see each stage's kept and dropped documents
                               (--port N, default 7777; --host, default 127.0.0.1)
   axon eval <beir-folder>     Measure retrieval quality on a BEIR benchmark (nDCG@10, Recall@10/100, MRR@10, MAP)
+  axon store repair <dir>     Rebuild a file store's lost or damaged manifest from its segments (deletes nothing;
+                              --dry-run reports what it would do and writes nothing)
   axon --help | --version
 
 Options:
@@ -49,6 +51,7 @@ Options:
   --host HOST       serve: the interface (default 127.0.0.1; another needs --allow-remote)
   --allow-remote    serve: listen on a non-loopback interface on purpose (prints a warning)
   --json [FILE]     With eval, the figures as JSON on stdout, or in FILE
+  --dry-run         store repair: check the segments and report, write nothing
 
 With no configuration Axon runs fully offline: the local hashing embedder, the file store under .axon/,
 and extractive answers (quoted sentences) since no chat model is configured.`;
@@ -80,6 +83,7 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   'allow-remote': { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } satisfies ParseArgsConfig['options'];
@@ -107,6 +111,8 @@ export async function main(argv: string[], io: CommandIO = processIO()): Promise
         return await (await import('./commands/trace.ts')).runTrace(rest, values, io);
       case 'serve':
         return await (await import('./commands/serve.ts')).runServe(rest, values, io);
+      case 'store':
+        return await (await import('./commands/store.ts')).runStore(rest, values, io);
       case 'eval': {
         const { runEval, splitJsonTarget } = await import('./commands/eval.ts');
         // `--json FILE` for eval: the positional right after --json is the file, not a folder.

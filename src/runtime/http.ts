@@ -16,8 +16,10 @@ import {
 } from './http-errors.ts';
 import type { RetryPolicy } from './retry.ts';
 import type { Secret } from './secret.ts';
+import { readServerSentEvents, type ServerSentEvent } from './server-sent-events.ts';
 
 export { fetchFunctionSchema, retryPolicyFrom, transportOptionsShape } from './transport-options.ts';
+export type { ServerSentEvent } from './server-sent-events.ts';
 export {
   invalidResponseError,
   isRetryableStatus,
@@ -142,8 +144,8 @@ export interface JsonResponse {
 }
 
 /**
- * A small JSON-over-fetch client for services without an SDK (Jina, LocalAI). Everything about retries,
- * timeouts, cancellation and error mapping is delegated to `request`.
+ * A small JSON-over-fetch client for services spoken to without an SDK (Jina, LocalAI, Cohere). Everything about
+ * retries, timeouts, cancellation and error mapping is delegated to `request` and `streamRequest`.
  */
 export class HttpClient {
   readonly #options: HttpClientOptions;
@@ -160,26 +162,56 @@ export class HttpClient {
    * @throws AxonError `ABORTED` when `signal` fires.
    */
   async postJson(path: string, body: unknown, options: { signal?: AbortSignal } = {}): Promise<JsonResponse> {
-    const { provider, apiKey, keyFix, timeoutMs, retry } = this.#options;
-    const fetchFunction = this.#options.fetch ?? globalThis.fetch;
-    const url = joinUrl(this.#options.baseURL, path);
-    const payload = JSON.stringify(body);
-    return request({ provider, timeoutMs, retry, signal: options.signal, describeError: (error) => networkError(provider, error, url) }, async (signal) => {
-      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
-      if (apiKey) headers.authorization = `Bearer ${apiKey.reveal()}`;
-      const response = await fetchFunction(url, { method: 'POST', headers, body: payload, signal });
+    const { url, payload, context } = this.#prepare(path, body, options.signal);
+    return request(context, async (signal) => {
+      const response = await this.#post(url, payload, 'application/json', signal);
       const text = await response.text();
-      if (!response.ok) {
-        throw statusError(provider, response.status, {
-          serverMessage: messageFromErrorBody(safeJsonParse(text) ?? text),
-          retryAfterMs: retryAfterFromHeaders(response.headers),
-          keyFix,
-          secret: apiKey,
-        });
-      }
       const parsed = safeJsonParse(text);
-      if (parsed === undefined) throw invalidResponseError(provider, response.status, 'The response body is not valid JSON.');
+      if (parsed === undefined) throw invalidResponseError(context.provider, response.status, 'The response body is not valid JSON.');
       return { status: response.status, body: parsed };
+    });
+  }
+
+  /**
+   * POST `body` as JSON to `{baseURL}{path}` and read the reply as server-sent events, under `streamRequest`'s
+   * policy: opening is retried like `postJson`, nothing after the first event; `timeoutMs` limits the wait for each
+   * event; leaving the loop early closes the connection. The events' data is handed over unparsed.
+   *
+   * @throws ProviderError as `postJson` before the first event; after it, a lost connection says the reply was cut.
+   * @throws AxonError `ABORTED` when `signal` fires.
+   */
+  postEventStream(path: string, body: unknown, options: { signal?: AbortSignal } = {}): AsyncGenerator<ServerSentEvent> {
+    const { url, payload, context } = this.#prepare(path, body, options.signal);
+    return streamRequest(context, async (signal) => {
+      const response = await this.#post(url, payload, 'text/event-stream', signal);
+      return readServerSentEvents(response.body, context.provider);
+    });
+  }
+
+  #prepare(path: string, body: unknown, signal: AbortSignal | undefined): { url: string; payload: string; context: RequestContext } {
+    const { provider, timeoutMs, retry } = this.#options;
+    const url = joinUrl(this.#options.baseURL, path);
+    return {
+      url,
+      payload: JSON.stringify(body),
+      context: { provider, timeoutMs, retry, signal, describeError: (error) => networkError(provider, error, url) },
+    };
+  }
+
+  /** One attempt: the response when its status is 2xx, else the status's `ProviderError` (the body read for the service's message). */
+  async #post(url: string, payload: string, accept: string, signal: AbortSignal): Promise<Response> {
+    const { provider, apiKey, keyFix } = this.#options;
+    const fetchFunction = this.#options.fetch ?? globalThis.fetch;
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept };
+    if (apiKey) headers.authorization = `Bearer ${apiKey.reveal()}`;
+    const response = await fetchFunction(url, { method: 'POST', headers, body: payload, signal });
+    if (response.ok) return response;
+    const text = await response.text();
+    throw statusError(provider, response.status, {
+      serverMessage: messageFromErrorBody(safeJsonParse(text) ?? text),
+      retryAfterMs: retryAfterFromHeaders(response.headers),
+      keyFix,
+      secret: apiKey,
     });
   }
 }

@@ -102,7 +102,13 @@ export function corruptStoreError(component: string, directory: string, file: st
 
 function recoverHint(directory: string): string {
   const call = `FileStore.recover({ directory: '${directory}' })`;
-  return `rebuild the manifest from the segments with ${call} (documents deleted since the last compaction may come back)`;
+  const command = `axon store repair ${shellWord(directory)}`;
+  return `rebuild the manifest from the segments with \`${command}\` or ${call} (documents deleted since the last compaction may come back)`;
+}
+
+/** A path as one shell word: as it is when it holds nothing a shell would split or expand, else single-quoted. */
+function shellWord(path: string): string {
+  return /^[\w./:@%+=,-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
 }
 
 /**

@@ -1,10 +1,10 @@
 /**
  * Rebuilding a lost or damaged manifest of `FileStore` from the segment files in its folder (`FileStore.recover`).
- * Runs under the write lock. Deletes nothing: the old manifest is kept beside the new one, and segments that do
+ * Runs under the write lock (a dry run takes no lock and writes nothing). Deletes nothing: the old manifest is kept beside the new one, and segments that do
  * not check out are left where they are (below the new `nextSegment`, unlisted and not garbage, so no writer
  * removes them either).
  */
-import { copyFile, readFile } from 'node:fs/promises';
+import { copyFile, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   decodeSegment,
@@ -21,34 +21,49 @@ import {
   type SegmentEntry,
 } from './file-store-format.ts';
 
-/** What `FileStore.recover` did. */
+/** What `FileStore.recover` did (or, with `dryRun`, would do). */
 export interface RecoveryReport {
-  /** False when the manifest read fine and nothing was changed. */
+  /** False when the manifest read fine and nothing was changed, and always with `dryRun` (nothing is written). */
   recovered: boolean;
+  /**
+   * What was found: an `intact` manifest (left as it is), an `empty` folder (no manifest and no store files), store
+   * files with the manifest `missing`, or a `damaged` manifest (one that fails its checks).
+   */
+  state: 'intact' | 'empty' | 'missing' | 'damaged';
+  /** Set when nothing was written: the lists say what a repair would do. */
+  dryRun?: true;
   /** Segment files the new manifest lists. */
   segments: string[];
   /** Segment files that did not check out and were left out (and left in place). */
   skipped: string[];
   /** Live documents of the new manifest. */
   documents: number;
-  /** Where the replaced manifest was kept, when there was one. */
+  /** Where the replaced manifest was kept, when there was one (never with `dryRun`). */
   previousManifest?: string;
+}
+
+export interface RecoveryOptions {
+  /** Check the segments and report what a repair would do, writing nothing (no new manifest, no copy of the old). */
+  dryRun?: boolean;
 }
 
 const SEGMENT_HEADER_BYTES = 20;
 
-export async function recoverManifest(directory: string, component: string): Promise<RecoveryReport> {
+export async function recoverManifest(directory: string, component: string, options: RecoveryOptions = {}): Promise<RecoveryReport> {
+  const dryRun = options.dryRun === true ? ({ dryRun: true } as const) : {};
   let damaged = false;
   try {
     const current = await readManifest(directory, component);
     if (current !== undefined) {
-      return { recovered: false, segments: current.segments.map((segment) => segment.file), skipped: [], documents: liveDocuments(current) };
+      const segments = current.segments.map((segment) => segment.file);
+      return { recovered: false, state: 'intact', ...dryRun, segments, skipped: [], documents: liveDocuments(current) };
     }
     // No manifest and no store files: an empty (or new) store, nothing to recover.
-    return { recovered: false, segments: [], skipped: [], documents: 0 };
+    return { recovered: false, state: 'empty', ...dryRun, segments: [], skipped: [], documents: 0 };
   } catch (error) {
     if ((error as { code?: unknown }).code !== 'STORE_CORRUPT') throw error;
-    damaged = true;
+    // A manifest that is there but fails its checks, or store files with none: readManifest tells them apart by its file.
+    damaged = await exists(join(directory, MANIFEST_FILE));
   }
 
   const manifest = emptyManifest();
@@ -85,6 +100,10 @@ export async function recoverManifest(directory: string, component: string): Pro
   // manifest's own when it can still be read, so a process that loaded it sees that the store changed.
   manifest.generation = Math.max(await latestSnapshotGeneration(directory), await damagedGeneration(directory)) + 1;
 
+  const segments = manifest.segments.map((segment) => segment.file);
+  const state = damaged ? 'damaged' : 'missing';
+  if (options.dryRun === true) return { recovered: false, state, dryRun: true, segments, skipped, documents: liveDocuments(manifest) };
+
   let previousManifest: string | undefined;
   if (damaged) {
     const kept = `${MANIFEST_FILE}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
@@ -96,8 +115,17 @@ export async function recoverManifest(directory: string, component: string): Pro
     }
   }
   await writeManifest(directory, manifest);
-  const segments = manifest.segments.map((segment) => segment.file);
-  return { recovered: true, segments, skipped, documents: liveDocuments(manifest), ...(previousManifest ? { previousManifest } : {}) };
+  return { recovered: true, state, segments, skipped, documents: liveDocuments(manifest), ...(previousManifest ? { previousManifest } : {}) };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return false;
+    throw error;
+  }
 }
 
 /** The generation a damaged manifest still states, 0 when it states none. */

@@ -22,7 +22,7 @@ import {
   type Manifest,
   type SegmentEntry,
 } from './file-store-format.ts';
-import { recoverManifest, type RecoveryReport } from './file-store-recovery.ts';
+import { type RecoveryOptions, recoverManifest, type RecoveryReport } from './file-store-recovery.ts';
 import { type AnnGraph, annIndexKind, annOptionSchema, annSettings, searchWithAnn, type AnnSettings } from './file-store-ann.ts';
 import { keywordIndexKind } from './file-store-keyword.ts';
 import {
@@ -162,16 +162,21 @@ export class FileStore implements VectorStore, KeywordSearchable {
    * is kept. Deletions recorded only in the lost manifest are lost with it: documents deleted or replaced
    * since their segment was last compacted come back. The old manifest, if any, is kept as
    * `manifest.json.corrupt-<time>`; nothing is deleted. A store whose manifest reads fine is left as it is
-   * (`recovered: false`). Derived indexes are rebuilt on the next load.
+   * (`recovered: false`). Derived indexes are rebuilt on the next load. With `{ dryRun: true }` the same checks
+   * run and the report says what a repair would do, but nothing is written and no lock is taken (`axon store
+   * repair --dry-run`).
    * @throws AxonError `STORE_LOCKED`, `STORE_IO`
    */
-  static async recover(options: FileStoreOptions): Promise<RecoveryReport> {
+  static async recover(options: FileStoreOptions, recovery: RecoveryOptions = {}): Promise<RecoveryReport> {
     const store = new FileStore(options);
-    const release = await acquireWriteLock(store.directory, store.lockTimeoutMs, NAME).catch((error) => {
-      throw AxonError.isInstance(error) ? error : ioError(store.directory, error);
-    });
+    const release =
+      recovery.dryRun === true
+        ? async () => undefined
+        : await acquireWriteLock(store.directory, store.lockTimeoutMs, NAME).catch((error) => {
+            throw AxonError.isInstance(error) ? error : ioError(store.directory, error);
+          });
     try {
-      return await recoverManifest(store.directory, NAME);
+      return await recoverManifest(store.directory, NAME, recovery);
     } catch (error) {
       throw AxonError.isInstance(error) ? error : ioError(store.directory, error);
     } finally {

@@ -11,6 +11,7 @@ beforeAll(async () => {
     errorBody: (_status, message) => ({ error: { message } }),
     routes: {
       'POST /api/echo': (recorded, reply) => reply.json(200, { received: recorded.body }),
+      'POST /api/events': (recorded, reply) => reply.sse([{ event: 'first', data: JSON.stringify(recorded.body) }, { data: 'second' }]),
       'POST /api/text': (_recorded, reply) => {
         reply.response.writeHead(500, { 'content-type': 'text/plain' });
         reply.response.end('upstream exploded');
@@ -73,6 +74,40 @@ describe('HttpClient', () => {
     const response = await client(policy, 1000).postJson('echo', { a: 2 });
     expect(response.body).toEqual({ received: { a: 2 } });
     expect(sleeps).toEqual([250]);
+  });
+});
+
+describe('HttpClient.postEventStream', () => {
+  async function collect(events: AsyncIterable<unknown>): Promise<unknown[]> {
+    const all: unknown[] = [];
+    for await (const event of events) all.push(event);
+    return all;
+  }
+
+  it('posts JSON asking for an event stream and yields its events', async () => {
+    server.reset();
+    expect(await collect(client().postEventStream('events', { a: 1 }))).toEqual([{ event: 'first', data: '{"a":1}' }, { data: 'second' }]);
+    expect(server.requests[0].headers.accept).toBe('text/event-stream');
+    expect(server.requests[0].headers.authorization).toBe(`Bearer ${TEST_KEY}`);
+  });
+
+  it('maps a status before the stream as postJson does, retries what may be retried, and keeps the key out', async () => {
+    server.reset();
+    server.failNext({ kind: 'server-error', status: 503 });
+    const { policy, sleeps } = recordingRetryPolicy({ maxRetries: 1 });
+    expect(await collect(client(policy).postEventStream('events', {}))).toHaveLength(2);
+    expect(sleeps).toHaveLength(1);
+    server.failNext({ kind: 'unauthorized' });
+    const error = await rejectionOf(collect(client().postEventStream('events', {})));
+    expect(error).toMatchObject({ status: 401, code: 'PROVIDER_ERROR' });
+    expect(error.message).toContain('[redacted]');
+    expectNoSecret(error);
+  });
+
+  it('says a connection lost after the first event cut the reply', async () => {
+    server.failNext({ kind: 'events', events: [{ data: 'one' }], end: 'destroy' });
+    const error = await rejectionOf(collect(client().postEventStream('events', {})));
+    expect(error.message).toMatch(/mid-stream/);
   });
 });
 

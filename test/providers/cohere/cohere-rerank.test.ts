@@ -73,8 +73,8 @@ describe('CohereRerankModel against a loopback Cohere server', () => {
       ],
       'results[1].index 1 appears more than once',
     ],
-    ['a missing score', [{ index: 0 }], 'results[0].relevanceScore is missing'],
-    ['a non-finite score', [{ index: 0, relevance_score: 'NaN' }], 'results[0].relevanceScore is the string "NaN"'],
+    ['a missing score', [{ index: 0 }], 'results[0].relevance_score is missing'],
+    ['a non-finite score', [{ index: 0, relevance_score: 'NaN' }], 'results[0].relevance_score is the string "NaN"'],
     ['a fractional index', [{ index: 0.5, relevance_score: 0.5 }], 'results[0].index is 0.5, expected an integer'],
     ['no results list', undefined, 'results is missing, expected an array'],
   ])('refuses a reply with %s: PROVIDER_RESPONSE_INVALID naming the provider and status', async (_label, results, problem) => {

@@ -1,0 +1,65 @@
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { RecoveryReport } from '../../../stores/file-store/file-store-recovery.ts';
+import { UsageError, type CommandIO, type CommandOptions } from '../io.ts';
+
+/** `axon store repair <dir>`: rebuild a file store's lost or damaged manifest from its segments (`FileStore.recover`). */
+export async function runStore(positionals: string[], options: CommandOptions, io: CommandIO): Promise<number> {
+  const [action, ...rest] = positionals;
+  if (action !== 'repair') {
+    const got = action === undefined ? 'no action' : `"${action}"`;
+    throw new UsageError(`store takes an action, got ${got}: axon store repair <dir> [--dry-run] rebuilds a lost or damaged manifest.`);
+  }
+  if (rest.length > 1) throw new UsageError(`store repair takes one folder, got ${rest.length}: axon store repair <dir>.`);
+  const given = rest[0] ?? options.store;
+  if (given === undefined) throw new UsageError("store repair needs the store's folder: axon store repair <dir> (or --store DIR).");
+  const directory = resolve(io.cwd, given);
+  if (!existsSync(directory) || !statSync(directory).isDirectory()) {
+    throw new UsageError(`${directory} is not a folder; give the folder of a file store (the one --store names, default .axon).`);
+  }
+  // Loaded here, so the other commands and `--help` do not load the store.
+  const { FileStore } = await import('../../../stores/file-store/file-store.ts');
+  const dryRun = options['dry-run'] === true;
+  const report = await FileStore.recover({ directory }, { dryRun });
+  if (options.json) {
+    io.out(JSON.stringify({ directory, ...report }, null, 2));
+    return 0;
+  }
+  io.out(describeRepair(directory, report).join('\n'));
+  return 0;
+}
+
+/** What the repair found and did (or would do), one line per fact. */
+export function describeRepair(directory: string, report: RecoveryReport): string[] {
+  const documents = `${report.documents} live document${report.documents === 1 ? '' : 's'}`;
+  const segmentCount = `${report.segments.length} segment${report.segments.length === 1 ? '' : 's'}`;
+  if (report.state === 'empty') return [`${directory} holds no store files (no manifest, no segments): nothing to repair.`];
+  if (report.state === 'intact') return [`The manifest of ${directory} is intact (${segmentCount}, ${documents}): nothing to repair, nothing was changed.`];
+  const found = report.state === 'missing' ? 'has no manifest' : 'has a manifest that fails its checks';
+  const lines = [
+    report.dryRun
+      ? `${directory} ${found}. A repair would write a new manifest listing ${segmentCount} with ${documents}; nothing was written (--dry-run).`
+      : `${directory} ${found}. Wrote a new manifest listing ${segmentCount} with ${documents}.`,
+  ];
+  lines.push(`  segments${report.dryRun ? ' it would list' : ' listed'}: ${report.segments.join(', ') || 'none'}`);
+  if (report.skipped.length > 0) {
+    lines.push(`  skipped, failing their own checks (left in place, not listed, never collected): ${report.skipped.join(', ')}`);
+  }
+  if (report.state === 'damaged') {
+    lines.push(
+      report.dryRun
+        ? '  the damaged manifest would be kept beside the new one as manifest.json.corrupt-<time>'
+        : `  the damaged manifest was kept as ${report.previousManifest ?? '(it vanished during the repair)'}`,
+    );
+  }
+  lines.push(
+    report.dryRun
+      ? '  After a repair, documents deleted or replaced since their segment was last compacted may be back.'
+      : '  Documents deleted or replaced since their segment was last compacted may be back; delete them again. ' +
+          'Derived indexes (keyword, ANN) are rebuilt on the next open. Nothing was deleted.',
+  );
+  if (report.segments.length === 0 && report.skipped.length > 0 && !report.dryRun) {
+    lines.push('  No segment checked out, so the store is now empty; the skipped files are still there for a backup or a closer look.');
+  }
+  return lines;
+}
