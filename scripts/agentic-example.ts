@@ -12,7 +12,6 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { AgenticRetriever, type AgenticEvent } from '../src/agentic/index.ts';
 import type { ChatMessage, ChatProvider } from '../src/contracts/chat.ts';
-import { LOCAL_EMBEDDINGS_HYBRID_WEIGHTS } from '../src/config/index.ts';
 import { RAG, type DocumentInput } from '../src/index.ts';
 import { LocalHashEmbeddings } from '../providers/index.ts';
 import { MemoryStore } from '../stores/index.ts';
@@ -37,12 +36,6 @@ class Encyclopedia extends RAG {
   }
   protected vectorStore() {
     return new MemoryStore();
-  }
-  protected searchMode() {
-    return 'hybrid' as const;
-  }
-  protected hybridWeights() {
-    return LOCAL_EMBEDDINGS_HYBRID_WEIGHTS;
   }
 }
 

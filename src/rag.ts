@@ -27,6 +27,7 @@ import { parseFilter } from './filter/parse.ts';
 import type { Filter } from './filter/types.ts';
 import { deduplicate } from './pipeline/dedupe.ts';
 import { reciprocalRankFusion, type RankedList } from './pipeline/fusion.ts';
+import { retrievalDefaultsFor } from './pipeline/retrieval-defaults.ts';
 import { prepareTelemetry } from './pipeline/telemetry.ts';
 import { TraceRecorder, type RunTrace, type StageRecord } from './pipeline/trace.ts';
 import { assertVector, embedAll } from './runtime/embed.ts';
@@ -244,9 +245,13 @@ export abstract class RAG {
   protected searchMode(): SearchMode {
     return supportsKeywordSearch(this.components().store) ? 'hybrid' : 'vector';
   }
-  /** Weights of the vector and keyword lists in hybrid fusion when a call does not say. @default { vector: 1, keyword: 1 } */
+  /**
+   * Weights of the vector and keyword lists in hybrid fusion when a call does not say.
+   * @default BM25-led (`LOCAL_EMBEDDINGS_HYBRID_WEIGHTS`) when the embeddings are lexical (`capabilities.lexical`,
+   * as the local hashing embedder's are), else `{ vector: 1, keyword: 1 }`
+   */
   protected hybridWeights(): HybridWeights {
-    return { vector: 1, keyword: 1 };
+    return retrievalDefaultsFor(this.components())?.hybridWeights ?? { vector: 1, keyword: 1 };
   }
   /** The system instructions given to the chat model, before Axon's evidence rules. */
   protected instructions(): string {

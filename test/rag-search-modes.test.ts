@@ -13,6 +13,7 @@ import { AxonError, IndexEmptyError } from '../src/errors.ts';
 import type { StageRecord } from '../src/pipeline/trace.ts';
 import { RAG, type HybridWeights, type SearchMode } from '../src/rag.ts';
 import { MemoryStore } from '../stores/memory/memory-store.ts';
+import { LocalHashEmbeddings } from '../providers/local/hash-embeddings.ts';
 
 /**
  * A stand-in for a neural embedder: it sees topics, not identifiers. Dimension 0 counts words about
@@ -363,6 +364,26 @@ describe('search mode defaults', () => {
     const vectorOnly = await bare.retrieve(QUESTION, { topK: 2 });
     expect(vectorOnly.searchMode).toBe('vector');
     expect(vectorOnly.trace.stages.map((stage) => stage.stage)).toEqual(['embed', 'search', 'dedupe']);
+  });
+
+  it('a plain RAG subclass with the local embedder gets the BM25-led weights too, not only the configured pipelines', async () => {
+    class LocalRAG extends RAG {
+      private readonly store = new MemoryStore();
+      protected embeddings() {
+        return new LocalHashEmbeddings();
+      }
+      protected vectorStore() {
+        return this.store;
+      }
+    }
+    const rag = new LocalRAG();
+    await rag.addDocuments(CORPUS);
+    const result = await rag.retrieve(QUESTION);
+    expect(result.searchMode).toBe('hybrid');
+    expect(result.trace.stages.find((stage) => stage.stage === 'fusion')!.detail).toMatchObject({ weights: LOCAL_EMBEDDINGS_HYBRID_WEIGHTS });
+    // A call's own weights still win.
+    const equal = await rag.retrieve(QUESTION, { hybridWeights: { vector: 1, keyword: 1 } });
+    expect(equal.trace.stages.find((stage) => stage.stage === 'fusion')!.detail).toMatchObject({ weights: { vector: 1, keyword: 1 } });
   });
 
   it('the local embedder defaults to hybrid with BM25-led weights; other embedders to hybrid with equal weights, stores without a keyword index to vector', async () => {
