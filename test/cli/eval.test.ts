@@ -1,3 +1,4 @@
+import { watch } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,8 +52,17 @@ function row(stdout: string, pipeline: string, mode: string): string[] {
   return line!.split(/\s+/).slice(2);
 }
 
+// The command's temporary stores go to a folder of this file's own, so other suites' temporary folders
+// (created in parallel under the system's) cannot be mistaken for a store it left behind.
+let temporaryRoot: string;
+let systemTemporary: string | undefined;
+
 beforeAll(async () => {
-  directory = await mkdtemp(join(tmpdir(), 'axon-eval-'));
+  directory = await mkdtemp(join(tmpdir(), 'axon-eval-test-'));
+  temporaryRoot = join(directory, 'tmp');
+  await mkdir(temporaryRoot);
+  systemTemporary = process.env.TMPDIR;
+  process.env.TMPDIR = temporaryRoot;
   const folder = join(directory, 'tiny-beir');
   await mkdir(join(folder, 'qrels'), { recursive: true });
   await writeFile(join(folder, 'corpus.jsonl'), CORPUS.map((document) => JSON.stringify(document)).join('\n'));
@@ -69,14 +79,20 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  if (systemTemporary === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = systemTemporary;
   await chatServer.close();
   await rm(directory, { recursive: true, force: true });
 });
 
 describe('axon eval', () => {
   it('indexes once, compares modes side by side, and prints the hand-computed keyword figures', async () => {
-    const before = await readdir(tmpdir());
+    const before = await readdir(temporaryRoot);
+    const created: string[] = [];
+    const watcher = watch(temporaryRoot, (_event, name) => created.push(String(name)));
     const result = await axon('eval', 'tiny-beir', '--mode', 'keyword,vector,hybrid');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    watcher.close();
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^tiny-beir \(test\): 5 documents, 3 queries, top-k 100; local-hash-embeddings from the embedded default/);
     expect(result.stdout).toMatch(/pipeline +mode +nDCG@10 +Recall@10 +Recall@100 +MRR@10 +MAP +ms\/query/);
@@ -91,7 +107,12 @@ describe('axon eval', () => {
     expect(result.stderr).toContain('indexing tiny-beir: 5/5 documents');
     expect(result.stderr).toContain('none · keyword: 3/3 queries');
     // The temporary store is gone.
-    expect((await readdir(tmpdir())).filter((name) => name.startsWith('axon-eval-') && !before.includes(name))).toEqual([]);
+    expect(before).toEqual([]);
+    expect(
+      created.some((name) => name.startsWith('axon-eval-')),
+      'the temporary store was made here',
+    ).toBe(true);
+    expect(await readdir(temporaryRoot)).toEqual([]);
   });
 
   it('runs the configured mode by default (hybrid for the embedded default) and honours --limit', async () => {
