@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ChatMessage, ChatOptions, ChatProvider } from '../../src/contracts/chat.ts';
-import { invalidResponseError, request, streamRequest } from '../../src/runtime/http.ts';
+import { invalidResponseError, request } from '../../src/runtime/http.ts';
 import { StreamFinish } from '../shared/chat-finish.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { assertChatMessages } from '../shared/chat-input.ts';
@@ -29,7 +29,8 @@ export type OpenAIChatOptions = z.input<typeof openAIChatOptionsSchema>;
 const NAME = 'openai-chat';
 
 /**
- * Chat completions through the `openai` SDK: OpenAI itself, or any OpenAI-compatible server via `baseURL`.
+ * Chat completions: OpenAI itself, or any OpenAI-compatible server via `baseURL`. `complete` goes through the
+ * `openai` SDK; `stream` reads the server-sent events over `fetch` (see `stream`).
  *
  * @example
  * new OpenAIChat({ model: 'gpt-4o-mini' })                                           // OPENAI_API_KEY
@@ -68,23 +69,29 @@ export class OpenAIChat implements ChatProvider {
   }
 
   /**
-   * The reply as text deltas, from server-sent events. Opening the stream is retried; nothing is retried after
-   * the first chunk arrives.
+   * The reply as text deltas, from server-sent events (`POST {baseURL}/chat/completions` with `stream: true`: one
+   * `data: {chunk}` event per delta, then `data: [DONE]`), read over `fetch` rather than through the SDK, which
+   * prints event data it cannot parse. Opening the stream is retried; nothing is retried after the first chunk
+   * arrives. A chunk that is not JSON or has no `choices` array is `PROVIDER_RESPONSE_INVALID`; an error the
+   * service sends in the stream is a `ProviderError` with its message.
    */
   async *stream(messages: ChatMessage[], options: ChatOptions = {}): AsyncIterable<string> {
     assertChatMessages(messages, NAME);
-    const client = await this.#connection.client();
-    const chunks = streamRequest(this.#connection.context(options.signal), (signal) =>
-      client.chat.completions.create({ ...this.#body(messages, options), stream: true }, this.#connection.requestOptions(signal)),
-    );
+    const events = this.#connection.events('chat/completions', { ...this.#body(messages, options), stream: true }, options.signal);
     const finish = new StreamFinish(NAME, options.onFinish);
-    for await (const chunk of chunks) {
+    for await (const { event: name, data } of events) {
+      if (data.startsWith('[DONE]')) break;
       finish.event();
-      const choices = (chunk as { choices?: unknown } | null)?.choices;
+      const chunk = parseChunk(data);
+      if (name === 'error' || (chunk.error !== undefined && chunk.error !== null)) throw this.#connection.streamedError(chunk);
+      const choices = chunk.choices;
       if (!Array.isArray(choices)) throw invalidResponseError(NAME, 200, 'a streamed chunk has no choices array.');
       const choice = choices[0] as { delta?: { content?: unknown }; finish_reason?: unknown } | undefined;
       if (typeof choice?.finish_reason === 'string') finish.finished(choice.finish_reason);
       const delta = choice?.delta?.content;
+      if (delta !== undefined && delta !== null && typeof delta !== 'string') {
+        throw invalidResponseError(NAME, 200, 'a streamed chunk has a delta content that is not a string.');
+      }
       if (typeof delta === 'string' && delta !== '') yield delta;
     }
     finish.end();
@@ -102,4 +109,16 @@ export class OpenAIChat implements ChatProvider {
       ...(maxTokens === undefined ? {} : { [limitField]: maxTokens }),
     };
   }
+}
+
+/** One streamed chunk's data: a JSON object, else the reply is no chat completions stream. */
+function parseChunk(data: string): Record<string, unknown> {
+  let chunk: unknown;
+  try {
+    chunk = JSON.parse(data);
+  } catch {
+    throw invalidResponseError(NAME, 200, 'a streamed chunk is not valid JSON.');
+  }
+  if (!chunk || typeof chunk !== 'object' || Array.isArray(chunk)) throw invalidResponseError(NAME, 200, 'a streamed chunk is not an object.');
+  return chunk as Record<string, unknown>;
 }

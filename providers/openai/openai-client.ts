@@ -2,6 +2,7 @@ import type OpenAI from 'openai';
 import { z } from 'zod';
 import type { ProviderError } from '../../src/errors.ts';
 import {
+  HttpClient,
   invalidResponseError,
   messageFromErrorBody,
   networkError,
@@ -9,7 +10,9 @@ import {
   requestFailedError,
   retryAfterFromHeaders,
   retryPolicyFrom,
+  type ServerSentEvent,
   statusError,
+  streamedServiceError,
   timeoutError,
   transportOptionsShape,
 } from '../../src/runtime/http.ts';
@@ -47,6 +50,15 @@ type ConnectionOptions = z.output<typeof connectionSchema>;
 export interface OpenAIConnection {
   /** The SDK client, built on first use (the `openai` package is loaded then, not when Axon is imported). */
   client(): Promise<OpenAI>;
+  /**
+   * POST `body` to `{baseURL}/{path}` and read the reply as server-sent events, over `fetch` without the SDK
+   * (`HttpClient.postEventStream`): the same key, headers, retries on opening, per-event time limit and error
+   * mapping as the SDK calls. The SDK's stream reader prints the data of a `thread.…` event it cannot parse
+   * through `console.error`, whatever its `logLevel`; here a reply is checked only by Axon's response checks.
+   */
+  events(path: string, body: unknown, signal: AbortSignal | undefined): AsyncGenerator<ServerSentEvent>;
+  /** The error for an error the service reported inside a stream (`{"error": {"message": …}}`), the key redacted. */
+  streamedError(body: unknown): ProviderError;
   baseURL: string;
   official: boolean;
   /** Per-request SDK options: the attempt's signal, the SDK's own retries off, the time limit. */
@@ -78,10 +90,16 @@ export function connectOpenAI(component: string, options: ConnectionOptions): Op
     fetch: options.fetch,
     logLevel: 'off' as const,
   };
+  const headers: Record<string, string> = {};
+  if (options.organization !== undefined) headers['openai-organization'] = options.organization;
+  if (options.project !== undefined) headers['openai-project'] = options.project;
+  const http = new HttpClient({ provider: component, baseURL, apiKey, keyFix, headers, timeoutMs: options.timeoutMs, retry, fetch: options.fetch });
   let client: Promise<OpenAI> | undefined;
   const describeError = (error: unknown) => describeOpenAIError(component, error, { apiKey, keyFix, baseURL, timeoutMs: options.timeoutMs });
   return {
     client: () => (client ??= openAISdk.load().then(({ default: OpenAISdk }) => new OpenAISdk(settings))),
+    events: (path, body, signal) => http.postEventStream(path, body, { signal }),
+    streamedError: (body) => streamedServiceError(component, { serverMessage: messageFromErrorBody(body), secret: apiKey }),
     baseURL,
     official,
     requestOptions: (signal) => ({ signal, maxRetries: 0, timeout: options.timeoutMs }),

@@ -128,6 +128,19 @@ export function streamInterruptedError(provider: string, received: number, cause
   });
 }
 
+/**
+ * An error the service reported inside a stream it had opened (OpenAI-compatible servers send `data: {"error": …}`):
+ * the HTTP status was a success, the reply is no answer. Not retried: the reply had begun. The key is redacted from
+ * the service's message should it be echoed there.
+ */
+export function streamedServiceError(provider: string, details: Pick<StatusErrorDetails, 'serverMessage' | 'secret'> = {}): ProviderError {
+  const said = details.serverMessage ? cleanServerMessage(details.serverMessage, details.secret) : undefined;
+  return new ProviderError(`The service reported an error in the stream${said ? `: ${said}` : '.'}`, {
+    provider,
+    fix: 'Ask again; if the error repeats, check the model name, the options sent and the service status.',
+  });
+}
+
 /** Milliseconds to wait according to `retry-after-ms` (OpenAI) or `Retry-After` (seconds or HTTP-date). */
 export function retryAfterFromHeaders(headers: { get(name: string): string | null } | undefined | null): number | undefined {
   if (!headers || typeof headers.get !== 'function') return undefined;

@@ -29,6 +29,7 @@ export {
   requestFailedError,
   retryAfterFromHeaders,
   statusError,
+  streamedServiceError,
   streamInterruptedError,
   timeoutError,
   type StatusErrorDetails,
@@ -132,6 +133,8 @@ export interface HttpClientOptions {
   apiKey?: Secret;
   /** The fix shown on 401/403, e.g. `Check the key passed as apiKey or set in JINA_API_KEY.` */
   keyFix?: string;
+  /** Further headers sent with every request (e.g. OpenAI's `OpenAI-Organization`). */
+  headers?: Record<string, string>;
   timeoutMs: number;
   retry: RetryPolicy;
   fetch?: typeof fetch;
@@ -144,8 +147,9 @@ export interface JsonResponse {
 }
 
 /**
- * A small JSON-over-fetch client for services spoken to without an SDK (Jina, LocalAI, Cohere). Everything about
- * retries, timeouts, cancellation and error mapping is delegated to `request` and `streamRequest`.
+ * A small JSON-over-fetch client for services spoken to without an SDK (Jina, LocalAI, Cohere, OpenAI's streamed
+ * chat). Everything about retries, timeouts, cancellation and error mapping is delegated to `request` and
+ * `streamRequest`.
  */
 export class HttpClient {
   readonly #options: HttpClientOptions;
@@ -202,7 +206,7 @@ export class HttpClient {
   async #post(url: string, payload: string, accept: string, signal: AbortSignal): Promise<Response> {
     const { provider, apiKey, keyFix } = this.#options;
     const fetchFunction = this.#options.fetch ?? globalThis.fetch;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept };
+    const headers: Record<string, string> = { ...this.#options.headers, 'content-type': 'application/json', accept };
     if (apiKey) headers.authorization = `Bearer ${apiKey.reveal()}`;
     const response = await fetchFunction(url, { method: 'POST', headers, body: payload, signal });
     if (response.ok) return response;

@@ -36,6 +36,12 @@ describe('D10: credentials in the base URL', () => {
   const query = { inputType: 'query' as const };
   const cases: [string, () => Promise<unknown>][] = [
     ['openai-chat', () => new OpenAIChat({ ...options, baseURL: `${withCredentials(openai.url)}/v1` }).complete([{ role: 'user', content: 'hi' }])],
+    [
+      'openai-chat stream',
+      async () => {
+        for await (const _delta of new OpenAIChat({ ...options, baseURL: `${withCredentials(openai.url)}/v1` }).stream([{ role: 'user', content: 'hi' }]));
+      },
+    ],
     ['openai-embeddings', () => new OpenAIEmbeddings({ ...options, baseURL: `${withCredentials(openai.url)}/v1` }).embed(['hi'], query)],
     ['cohere-embeddings', () => new CohereEmbeddings({ ...options, baseURL: withCredentials(cohere.url), model: 'embed-test' }).embed(['hi'], query)],
     ['jina-embeddings', () => new JinaEmbeddings({ ...options, baseURL: withCredentials(jina.url) }).embed(['hi'], query)],

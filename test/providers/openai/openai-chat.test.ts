@@ -55,6 +55,38 @@ describe('OpenAIChat against a loopback OpenAI server', () => {
     expect((server.requests[0].body as { stream: boolean }).stream).toBe(true);
   });
 
+  it('sends the key, organization and project on complete and stream alike, and no Authorization without a key', async () => {
+    server.reset();
+    const chat = new OpenAIChat({ apiKey: TEST_KEY, baseURL: baseURL(), organization: 'org-1', project: 'proj-1' });
+    await chat.complete(question);
+    for await (const _delta of chat.stream(question));
+    for await (const _delta of new OpenAIChat({ baseURL: baseURL() }).stream(question));
+    const [completed, streamed, keyless] = server.requests.map((request) => request.headers);
+    for (const headers of [completed, streamed]) {
+      expect(headers).toMatchObject({ authorization: `Bearer ${TEST_KEY}`, 'openai-organization': 'org-1', 'openai-project': 'proj-1' });
+    }
+    expect(streamed).toMatchObject({ 'content-type': 'application/json', accept: 'text/event-stream' });
+    expect(keyless.authorization).toBeUndefined();
+    expect(keyless['openai-organization']).toBeUndefined();
+    expect(server.requests.map((request) => request.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions', '/v1/chat/completions']);
+  });
+
+  it('streams through the fetch option, to the official endpoint with max_completion_tokens', async () => {
+    const requests: Array<{ url: string; body: unknown }> = [];
+    const fakeFetch: typeof fetch = async (input, init) => {
+      requests.push({ url: String(input), body: JSON.parse(String(init?.body)) });
+      const chunk = (delta: object, finish: string | null) =>
+        JSON.stringify({ id: 'x', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }] });
+      const body = `data: ${chunk({ role: 'assistant', content: 'hi' }, null)}\n\ndata: ${chunk({}, 'stop')}\n\ndata: [DONE]\n\n`;
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+    };
+    const deltas: string[] = [];
+    for await (const delta of new OpenAIChat({ apiKey: TEST_KEY, fetch: fakeFetch }).stream(question, { maxTokens: 7 })) deltas.push(delta);
+    expect(deltas).toEqual(['hi']);
+    expect(requests[0].url).toBe('https://api.openai.com/v1/chat/completions');
+    expect(requests[0].body).toMatchObject({ model: 'gpt-4o-mini', max_completion_tokens: 7, stream: true });
+  });
+
   it('retries a stream that fails before its first chunk', async () => {
     server.reset();
     server.failNext({ kind: 'server-error', status: 502 });
