@@ -63,6 +63,8 @@ export interface StoredTrace {
   version: PipelineVersion;
   /** The stage records (ids, scores, drops, timings). */
   stages: RunTrace['stages'];
+  /** Where each document the stages name comes from, by id (`sourceName:page#chunk`); absent in traces saved before it was kept. */
+  sources?: Record<string, string>;
   ms: number;
 }
 

@@ -256,6 +256,8 @@ export type CitationView = Citation & { spans: TextSpan[] };
 export interface RunView {
   kind: 'pipeline';
   runId: string;
+  /** When the run started (ISO 8601). */
+  startedAt: string;
   question: string;
   status: string;
   stopReason: string;
@@ -302,6 +304,7 @@ export function answerView(answer: Answer): RunView {
   return {
     kind: 'pipeline',
     runId: answer.trace.runId,
+    startedAt: answer.trace.startedAt,
     question: answer.trace.question,
     status: answer.status,
     stopReason: answer.stopReason,
@@ -332,13 +335,16 @@ export function storedRunView(trace: StoredRun): RunView | AgenticRunView {
       content: /^<evidence [^\n]*>\n([\s\S]*)\n<\/evidence>$/.exec(section.content)?.[1] ?? section.content,
     };
   }
+  // The run's own labels where the trace kept them; else the source names it holds (older traces).
   const sources: Record<string, string> = {};
   for (const item of trace.retrieved) if (item.sourceName) sources[item.id] = item.sourceName;
   for (const item of trace.packet.omitted) if (item.sourceName) sources[item.ref] ??= item.sourceName;
   for (const citation of trace.citations) sources[citation.id] = citation.sourceName;
+  Object.assign(sources, trace.sources);
   return {
     kind: 'pipeline',
     runId: trace.runId,
+    startedAt: trace.startedAt,
     question: trace.question,
     status: trace.status,
     stopReason: trace.stopReason,
@@ -359,6 +365,8 @@ export function storedRunView(trace: StoredRun): RunView | AgenticRunView {
 export interface AgenticRunView {
   kind: 'agentic';
   runId: string;
+  /** When a stored run started (ISO 8601); a live result has none. */
+  startedAt?: string;
   question: string;
   status: string;
   stopReason: string;
@@ -430,6 +438,7 @@ function storedAgenticView(trace: StoredAgenticTrace): AgenticRunView {
   return {
     kind: 'agentic',
     runId: trace.runId,
+    startedAt: trace.startedAt,
     question: trace.question,
     status: trace.status,
     stopReason: trace.stopReason,
