@@ -117,6 +117,12 @@ export interface AgenticRunOptions {
   traceStore?: TraceStore;
   /** Version facts only the caller knows (the configuration hash), recorded with the saved run. */
   pipelineVersion?: Partial<PipelineVersion>;
+  /**
+   * Give each pipeline search's trace in its step's closing event: `output.pipeline` (`{ runId, stages, sources }`)
+   * for a retrieval, and on each entry of `output.searches` for the speculative retrieval. A saved run keeps them
+   * either way. @default false
+   */
+  searchStages?: boolean;
 }
 
 /**
@@ -181,7 +187,7 @@ export class AgenticRetriever {
       for await (const event of run.execute()) {
         if (event.type === 'trace' && event.status !== 'inProgress') steps.push(event);
         if (event.type === 'result' && options.traceStore) await options.traceStore.save(this.storedTrace(event.result, startedAt, steps, options));
-        yield event;
+        yield event.type === 'trace' && !options.searchStages ? withoutSearchStages(event) : event;
       }
     } catch (error) {
       if (signal.aborted) {
@@ -256,6 +262,15 @@ export class AgenticRetriever {
 /** A pipeline search's stage records and sources, for its step's output; nothing for a bare store. */
 function pipelineOf(trace: RunTrace | undefined): { pipeline?: { runId: string; stages: StageRecord[]; sources: Record<string, string> } } {
   return trace ? { pipeline: { runId: trace.runId, stages: trace.stages, sources: trace.sources ?? {} } } : {};
+}
+
+/** The event without the pipeline traces of its searches (`output.pipeline`, `output.searches[].pipeline`). */
+function withoutSearchStages(event: AgenticTraceEvent): AgenticTraceEvent {
+  const output = event.output;
+  if (output === undefined || !('pipeline' in output || Array.isArray(output.searches))) return event;
+  const { pipeline: _pipeline, ...rest } = output;
+  if (Array.isArray(rest.searches)) rest.searches = rest.searches.map(({ pipeline: _stages, ...search }: Record<string, unknown>) => search);
+  return { ...event, output: rest };
 }
 
 interface ResultState {

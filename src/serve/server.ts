@@ -197,7 +197,7 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
       ],
       chat: rag.components().chat,
     });
-    for await (const event of agent.stream(question, { signal, traceStore, pipelineVersion })) {
+    for await (const event of agent.stream(question, { signal, traceStore, pipelineVersion, searchStages: true })) {
       if (event.type === 'trace') send('agentic', event);
       else if (event.type === 'response') send('delta', { text: event.text });
       else send('agentic-result', agenticView(event.result));
