@@ -622,6 +622,7 @@ export abstract class RAG {
       stages: answer.trace.stages,
       ms: answer.trace.ms,
     };
+    if (answer.trace.sources !== undefined) stored.sources = answer.trace.sources;
     if (result.filter !== undefined) stored.filter = result.filter;
     if (answer.missingEvidence) stored.missingEvidence = answer.missingEvidence;
     if (answer.uncitedSentences) stored.uncitedSentences = answer.uncitedSentences;

@@ -4,7 +4,9 @@ import type { ChatProvider } from '../contracts/chat.ts';
 import { checkEligibility, eligibilityFilter, type CallerContext, type EligibilityPolicy } from '../context/eligibility.ts';
 import { buildAnswerMessages, type Evidence } from '../context/evidence.ts';
 import { contentHash, type Document } from '../document.ts';
+import type { PipelineVersion, StoredAgenticTrace, TraceStore } from '../context/trace-store.ts';
 import { AxonError, throwIfAborted } from '../errors.ts';
+import type { RunTrace, StageRecord } from '../pipeline/trace.ts';
 import { parseOptions } from '../runtime/options.ts';
 import { MarkerStripper, parseCitedAnswer, type ParsedAnswer } from './citations.ts';
 import { concurrently, untilAborted } from './event-stream.ts';
@@ -107,6 +109,20 @@ export interface AgenticRunOptions {
   signal?: AbortSignal;
   /** Use this id for the run instead of a random UUID. */
   runId?: string;
+  /**
+   * Where the run is saved when it ends, before the `result` event (as `RAG.stream` saves its runs): read back by
+   * `axon trace` and listed among the past runs of `axon serve`. A cancelled or failed run is not saved.
+   * @default none
+   */
+  traceStore?: TraceStore;
+  /** Version facts only the caller knows (the configuration hash), recorded with the saved run. */
+  pipelineVersion?: Partial<PipelineVersion>;
+  /**
+   * Give each pipeline search's trace in its step's closing event: `output.pipeline` (`{ runId, stages, sources }`)
+   * for a retrieval, and on each entry of `output.searches` for the speculative retrieval. A saved run keeps them
+   * either way. @default false
+   */
+  searchStages?: boolean;
 }
 
 /**
@@ -165,8 +181,14 @@ export class AgenticRetriever {
     const signals = [this.options.signal, options.signal].filter((signal): signal is AbortSignal => signal !== undefined);
     const signal = signals.length === 0 ? new AbortController().signal : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
     const run = new Run(this.options, this.specs, question.trim(), signal, options.runId);
+    const startedAt = new Date().toISOString();
+    const steps: AgenticTraceEvent[] = [];
     try {
-      yield* run.execute();
+      for await (const event of run.execute()) {
+        if (event.type === 'trace' && event.status !== 'inProgress') steps.push(event);
+        if (event.type === 'result' && options.traceStore) await options.traceStore.save(this.storedTrace(event.result, startedAt, steps, options));
+        yield event.type === 'trace' && !options.searchStages ? withoutSearchStages(event) : event;
+      }
     } catch (error) {
       if (signal.aborted) {
         throw new AxonError('ABORTED', `The agentic run was cancelled after ${run.iterations} planned round${run.iterations === 1 ? '' : 's'}.`, {
@@ -178,9 +200,78 @@ export class AgenticRetriever {
       throw error;
     }
   }
+
+  /** The run as the trace store keeps it (see `StoredAgenticTrace`). */
+  private storedTrace(result: AgenticResult, startedAt: string, steps: AgenticTraceEvent[], options: AgenticRunOptions): StoredAgenticTrace {
+    const caller = this.options.userContext;
+    const chat = this.options.chat;
+    const model = (chat as { model?: unknown } | undefined)?.model;
+    const stored: StoredAgenticTrace = {
+      format: 1,
+      kind: 'agentic',
+      runId: result.runId,
+      startedAt,
+      question: result.question,
+      caller: {
+        ...(caller?.callerId ? { callerId: caller.callerId } : {}),
+        ...(caller?.tenantId ? { tenantId: caller.tenantId } : {}),
+        ...(caller?.roles ? { roles: [...caller.roles] } : {}),
+        ...(caller?.now ? { now: caller.now.toISOString() } : {}),
+      },
+      status: result.status,
+      stopReason: result.stopReason,
+      answer: result.answer ?? '',
+      answerMode: result.answerMode,
+      citations: result.citations,
+      droppedCitations: result.droppedCitations,
+      results: result.results.map((item) => ({
+        id: item.id,
+        sourceType: item.sourceType,
+        sourceName: item.sourceName,
+        ...(typeof item.metadata.pageNumber === 'number' ? { pageNumber: item.metadata.pageNumber } : {}),
+        ...(typeof item.metadata.chunkIndex === 'number' ? { chunkIndex: item.metadata.chunkIndex } : {}),
+        retriever: item.retriever,
+        score: item.score,
+        expanded: item.expanded,
+        provenance: item.provenance,
+        content: item.content,
+      })),
+      steps: steps.map(({ type: _type, ...step }) => step),
+      iterations: result.iterations,
+      subQueries: result.subQueries,
+      searches: result.searches,
+      planner: result.planner,
+      failures: result.failures,
+      retrievers: this.specs.map((spec) => ({
+        name: spec.name,
+        description: spec.description,
+        kind: 'rag' in spec ? ('rag' as const) : ('store' as const),
+        ...(spec.filter ? { filter: spec.filter } : {}),
+        ...('rag' in spec && spec.retrieve ? { retrieve: { ...spec.retrieve } } : {}),
+      })),
+      version: { ...(chat ? { chat: { name: chat.name, ...(typeof model === 'string' ? { model } : {}) } } : {}), ...options.pipelineVersion },
+      ms: result.ms,
+    };
+    if (result.blocked) stored.blocked = result.blocked;
+    return stored;
+  }
 }
 
 // --- Internal helpers ---
+
+/** A pipeline search's stage records and sources, for its step's output; nothing for a bare store. */
+function pipelineOf(trace: RunTrace | undefined): { pipeline?: { runId: string; stages: StageRecord[]; sources: Record<string, string> } } {
+  return trace ? { pipeline: { runId: trace.runId, stages: trace.stages, sources: trace.sources ?? {} } } : {};
+}
+
+/** The event without the pipeline traces of its searches (`output.pipeline`, `output.searches[].pipeline`). */
+function withoutSearchStages(event: AgenticTraceEvent): AgenticTraceEvent {
+  const output = event.output;
+  if (output === undefined || !('pipeline' in output || Array.isArray(output.searches))) return event;
+  const { pipeline: _pipeline, ...rest } = output;
+  if (Array.isArray(rest.searches)) rest.searches = rest.searches.map(({ pipeline: _stages, ...search }: Record<string, unknown>) => search);
+  return { ...event, output: rest };
+}
 
 interface ResultState {
   /** `<store index>\u0000<id>`: the same id in two stores is two results. */
@@ -305,7 +396,7 @@ class Run {
       }
       const origin = { step: 'speculativeRetrieval', iteration: 0, query: this.question, retriever: retriever.name } as const;
       const added = this.collect(task.value.documents, origin, retriever, task.value.excluded, 1);
-      found.push({ retriever: retriever.name, found: task.value.documents.length, new: added.length, ids: added });
+      found.push({ retriever: retriever.name, found: task.value.documents.length, new: added.length, ids: added, ...pipelineOf(task.value.trace) });
     }
     this.previousQueries.push(...this.retrievers.map((retriever) => ({ query: this.question, retriever: retriever.name })));
     // Every probe failing (typically: nothing is indexed) is an error to show, not an empty answer.
@@ -361,7 +452,12 @@ class Run {
       const weight = this.options.roundWeight / subQueries.length;
       const origin = { step: 'retrieval', iteration, query, retriever: retriever.name } as const;
       const added = this.collect(task.value.documents, origin, retriever, task.value.excluded, weight, step.warnings);
-      yield step.end('succeeded', { found: task.value.documents.length, new: added.length, ids: task.value.documents.map((document) => document.id) });
+      yield step.end('succeeded', {
+        found: task.value.documents.length,
+        new: added.length,
+        ids: task.value.documents.map((document) => document.id),
+        ...pipelineOf(task.value.trace),
+      });
     }
   }
 
@@ -493,9 +589,9 @@ class Run {
 
   // --- Collecting results ---
 
-  private async search(retriever: BoundRetriever, query: string): Promise<{ documents: Document[]; excluded: number }> {
+  private async search(retriever: BoundRetriever, query: string): Promise<{ documents: Document[]; excluded: number; trace?: RunTrace }> {
     this.searches++;
-    const found = await retriever.search(query, this.signal);
+    const { documents: found, trace } = await retriever.search(query, this.signal);
     throwIfAborted(this.signal, NAME);
     // The store filtered by eligibility already; this second check is the one the packet relies on.
     const documents: Document[] = [];
@@ -503,7 +599,7 @@ class Run {
       const checked = this.checkEligible(document);
       if (checked) documents.push(checked);
     }
-    return { documents, excluded: found.length - documents.length };
+    return { documents, excluded: found.length - documents.length, ...(trace ? { trace } : {}) };
   }
 
   private checkEligible(document: Document): Document | undefined {

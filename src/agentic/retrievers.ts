@@ -6,9 +6,10 @@ import { compileFilter, type FilterPredicate } from '../filter/evaluate.ts';
 import { parseFilter } from '../filter/parse.ts';
 import type { Filter } from '../filter/types.ts';
 import { reciprocalRankFusion, type RankedList } from '../pipeline/fusion.ts';
+import type { RunTrace } from '../pipeline/trace.ts';
 import { RAG } from '../rag.ts';
 import { embedAll } from '../runtime/embed.ts';
-import type { RetrieverSpec } from './types.ts';
+import type { RagSearchSettings, RetrieverSpec } from './types.ts';
 
 const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const DEFAULT_MAX_RESULTS = 10;
@@ -38,12 +39,12 @@ export class BoundRetriever {
     this.admits = this.filter === undefined ? () => true : compileFilter(parseFilter(this.filter, component));
   }
 
-  /** The best `maxResults` documents for `query`, best first. */
-  async search(query: string, signal: AbortSignal): Promise<Document[]> {
+  /** The best `maxResults` documents for `query`, best first; for a pipeline, also the trace of its search. */
+  async search(query: string, signal: AbortSignal): Promise<{ documents: Document[]; trace?: RunTrace }> {
     const spec = this.spec;
     if ('rag' in spec) {
-      const result = await spec.rag.retrieve(query, { filter: this.filter, signal });
-      return result.documents.slice(0, this.maxResults);
+      const result = await spec.rag.retrieve(query, { ...searchSettings(spec.retrieve), filter: this.filter, signal });
+      return { documents: result.documents.slice(0, this.maxResults), trace: result.trace };
     }
     const lists: RankedList[] = [];
     if (spec.embeddings !== undefined) {
@@ -54,8 +55,17 @@ export class BoundRetriever {
       lists.push({ name: 'keyword', documents: await spec.store.keywordSearch(query, { topK: this.maxResults, filter: this.filter, signal }) });
     }
     const documents = lists.length === 1 ? lists[0].documents.slice() : reciprocalRankFusion(lists).documents;
-    return documents.slice(0, this.maxResults);
+    return { documents: documents.slice(0, this.maxResults) };
   }
+}
+
+/** Only the search settings, so nothing else given under `retrieve` (a caller, a run id) reaches the search. */
+function searchSettings(settings: RagSearchSettings | undefined): RagSearchSettings {
+  const picked: RagSearchSettings = {};
+  for (const key of ['topK', 'searchMode', 'hybridWeights', 'ef', 'exact'] as const) {
+    if (settings?.[key] !== undefined) (picked as Record<string, unknown>)[key] = settings[key];
+  }
+  return picked;
 }
 
 /** Check the retriever list: 1 to 5 retrievers, each with a valid unique name, a description and a source. */
@@ -84,6 +94,10 @@ export function validateRetrievers(retrievers: unknown, component: string): Retr
     const hasStore = retriever.store !== undefined;
     if (hasRag === hasStore) throw invalid(`${where} must have exactly one of rag and store.`, component);
     if (hasRag && !(retriever.rag instanceof RAG)) throw invalid(`${where}.rag must be a RAG instance.`, component);
+    const settings = (retriever as { retrieve?: unknown }).retrieve;
+    if (settings !== undefined && (!hasRag || settings === null || typeof settings !== 'object' || Array.isArray(settings))) {
+      throw invalid(`${where}.retrieve must be an object of search settings ({ topK, searchMode, ef, exact }) on a retriever with a rag.`, component);
+    }
     if (hasStore && (typeof (retriever.store as VectorStore)?.search !== 'function' || typeof (retriever.store as VectorStore)?.getBySource !== 'function')) {
       throw invalid(`${where}.store must be a vector store.`, component);
     }

@@ -3,7 +3,7 @@ import type { EmbeddingsProvider } from '../contracts/embeddings.ts';
 import type { VectorStore } from '../contracts/vector-store.ts';
 import type { JsonValue } from '../document.ts';
 import type { Filter } from '../filter/types.ts';
-import type { RAG } from '../rag.ts';
+import type { RAG, RetrieveOptions } from '../rag.ts';
 
 /** One place the agentic retriever can search: a whole pipeline (`rag`), or a bare store. */
 export type RetrieverSpec = RagRetrieverSpec | StoreRetrieverSpec;
@@ -22,7 +22,15 @@ interface RetrieverSpecBase {
 /** Searched through the pipeline's own `retrieve`: its pre- and post-processors and search mode apply. */
 export interface RagRetrieverSpec extends RetrieverSpecBase {
   rag: RAG;
+  /**
+   * Search settings given to every `rag.retrieve` of this retriever, with the same meaning as there (`topK` is the
+   * documents fetched per search, before post-processing and `maxResults`). @default the pipeline's own
+   */
+  retrieve?: RagSearchSettings;
 }
+
+/** The search settings of `RetrieveOptions` a pipeline retriever passes on to each search. */
+export type RagSearchSettings = Pick<RetrieveOptions, 'topK' | 'searchMode' | 'hybridWeights' | 'ef' | 'exact'>;
 
 /**
  * Searched directly: by vector when `embeddings` is given, by BM25 when the store has a keyword index, fused

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { AgenticFailure, AgenticStatus, AgenticTraceEvent, DroppedCitation, Provenance, SpanCitation } from '../agentic/types.ts';
 import type { Citation } from '../document.ts';
 import { AxonError } from '../errors.ts';
 import type { Filter } from '../filter/types.ts';
@@ -62,18 +63,76 @@ export interface StoredTrace {
   version: PipelineVersion;
   /** The stage records (ids, scores, drops, timings). */
   stages: RunTrace['stages'];
+  /** Where each document the stages name comes from, by id (`sourceName:page#chunk`); absent in traces saved before it was kept. */
+  sources?: Record<string, string>;
   ms: number;
 }
 
-/** Where run traces are kept. */
+/**
+ * One agentic run (`AgenticRetriever` with a `traceStore`), as the trace store keeps it: every step as it ended,
+ * the results with where each was found and the text retrieval returned (after eligibility and redaction), and
+ * the answer with its span citations. Never keys, model prompts or unredacted text.
+ */
+export interface StoredAgenticTrace {
+  format: 1;
+  kind: 'agentic';
+  runId: string;
+  startedAt: string;
+  question: string;
+  caller: StoredCaller;
+  status: AgenticStatus;
+  stopReason: string;
+  answer: string;
+  answerMode: 'generated' | 'extractive' | 'none';
+  citations: SpanCitation[];
+  droppedCitations: DroppedCitation[];
+  results: StoredAgenticResult[];
+  /** Each step's closing event, in the order they ended; a pipeline search's step holds its stage records (`output.pipeline`). */
+  steps: Omit<AgenticTraceEvent, 'type'>[];
+  iterations: number;
+  subQueries: number;
+  searches: number;
+  planner: 'model' | 'offline';
+  failures: AgenticFailure[];
+  blocked?: { stage: 'input' | 'output'; reason: string };
+  /** The retrievers searched: name, description, filter and the search settings given to a pipeline. */
+  retrievers: { name: string; description: string; kind: 'rag' | 'store'; filter?: Filter; retrieve?: Record<string, unknown> }[];
+  /** What is known of the versions: the chat model and what the caller added (the configuration hash). */
+  version: Partial<PipelineVersion>;
+  ms: number;
+}
+
+/** One result of a stored agentic run. */
+export interface StoredAgenticResult {
+  id: string;
+  sourceType: string;
+  sourceName: string;
+  pageNumber?: number;
+  chunkIndex?: number;
+  retriever: string;
+  score: number;
+  expanded: boolean;
+  provenance: Provenance[];
+  content: string;
+}
+
+/** Any stored run: a pipeline run (`StoredTrace`, no `kind`) or an agentic one. */
+export type StoredRun = StoredTrace | StoredAgenticTrace;
+
+/** True for a stored agentic run. */
+export function isAgenticTrace(trace: StoredRun): trace is StoredAgenticTrace {
+  return (trace as StoredAgenticTrace).kind === 'agentic';
+}
+
+/** Where run traces are kept: pipeline runs (`RAG.answer`/`stream`) and agentic runs. */
 export interface TraceStore {
-  save(trace: StoredTrace): Promise<void>;
+  save(trace: StoredRun): Promise<void>;
   /** The trace whose run id starts with `prefix`; `NOT_FOUND` when none does, `INVALID_INPUT` when several do. */
-  get(prefix: string): Promise<StoredTrace>;
+  get(prefix: string): Promise<StoredRun>;
   /** The most recently saved trace, if any. */
-  last(): Promise<StoredTrace | undefined>;
+  last(): Promise<StoredRun | undefined>;
   /** Every stored trace, newest first (optional: `axon serve` lists past runs with it where a store has it). */
-  list?(): Promise<StoredTrace[]>;
+  list?(): Promise<StoredRun[]>;
 }
 
 /** The default trace store: one JSON line per run in `<directory>/traces.jsonl`. */
@@ -84,18 +143,18 @@ export class JsonlTraceStore implements TraceStore {
     this.file = join(directory, 'traces.jsonl');
   }
 
-  async save(trace: StoredTrace): Promise<void> {
+  async save(trace: StoredRun): Promise<void> {
     await mkdir(join(this.file, '..'), { recursive: true });
     // One appendFile call per line: a crash leaves at most a torn last line, which reading skips.
     await appendFile(this.file, `${JSON.stringify(trace)}\n`);
   }
 
-  async get(prefix: string): Promise<StoredTrace> {
+  async get(prefix: string): Promise<StoredRun> {
     if (typeof prefix !== 'string' || prefix === '') {
       throw new AxonError('INVALID_INPUT', 'A run id (or a unique prefix of one) is needed.', { component: 'trace-store', details: { argument: 'runId' } });
     }
     const traces = await this.readAll();
-    const matches = new Map<string, StoredTrace>();
+    const matches = new Map<string, StoredRun>();
     for (const trace of traces) if (trace.runId.startsWith(prefix)) matches.set(trace.runId, trace);
     if (matches.size === 0) {
       throw new AxonError('NOT_FOUND', `No trace ${prefix}: no stored run id starts with it in ${this.file}.`, {
@@ -113,15 +172,15 @@ export class JsonlTraceStore implements TraceStore {
     return [...matches.values()][0];
   }
 
-  async last(): Promise<StoredTrace | undefined> {
+  async last(): Promise<StoredRun | undefined> {
     return (await this.readAll()).at(-1);
   }
 
-  async list(): Promise<StoredTrace[]> {
+  async list(): Promise<StoredRun[]> {
     return (await this.readAll()).reverse();
   }
 
-  private async readAll(): Promise<StoredTrace[]> {
+  private async readAll(): Promise<StoredRun[]> {
     let text: string;
     try {
       text = await readFile(this.file, 'utf8');
@@ -129,11 +188,11 @@ export class JsonlTraceStore implements TraceStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw new AxonError('STORE_IO', `Cannot read ${this.file}.`, { component: 'trace-store', cause: error });
     }
-    const traces: StoredTrace[] = [];
+    const traces: StoredRun[] = [];
     for (const line of text.split('\n')) {
       if (line.trim() === '') continue;
       try {
-        const parsed = JSON.parse(line) as StoredTrace;
+        const parsed = JSON.parse(line) as StoredRun;
         if (parsed && typeof parsed.runId === 'string') traces.push(parsed);
       } catch {
         // A torn line from an interrupted write; the others are intact.
@@ -152,9 +211,11 @@ export interface TraceDifference {
 
 /**
  * What differs between two runs: the pipeline version field by field, then the question, caller, filter, status,
- * the retrieved ids, the packet's evidence, omitted refs and citations. Timings and random ids are ignored.
+ * the retrieved ids, the packet's evidence, omitted refs and citations. Timings and random ids are ignored. Two
+ * agentic runs compare their sub-queries, result ids and cited results instead of the packet; an agentic run and
+ * a pipeline run differ in `kind`, and then only the fields both have are compared.
  */
-export function diffTraces(a: StoredTrace, b: StoredTrace): TraceDifference[] {
+export function diffTraces(a: StoredRun, b: StoredRun): TraceDifference[] {
   const differences: TraceDifference[] = [];
   const compare = (path: string, left: unknown, right: unknown) => {
     if (stableStringify(left) !== stableStringify(right)) differences.push({ path, a: left, b: right });
@@ -162,8 +223,16 @@ export function diffTraces(a: StoredTrace, b: StoredTrace): TraceDifference[] {
   const keys = new Set([...Object.keys(a.version ?? {}), ...Object.keys(b.version ?? {})]);
   for (const key of [...keys].sort())
     compare(`version.${key}`, (a.version as unknown as Record<string, unknown>)?.[key], (b.version as unknown as Record<string, unknown>)?.[key]);
+  compare('kind', isAgenticTrace(a) ? 'agentic' : 'pipeline', isAgenticTrace(b) ? 'agentic' : 'pipeline');
   compare('question', a.question, b.question);
   compare('caller', a.caller, b.caller);
+  if (isAgenticTrace(a) || isAgenticTrace(b)) {
+    compare('status', a.status, b.status);
+    compare('stopReason', a.stopReason, b.stopReason);
+    if (isAgenticTrace(a) && isAgenticTrace(b)) diffAgentic(a, b, compare);
+    compare('answer', a.answer, b.answer);
+    return differences;
+  }
   compare('filter', a.filter, b.filter);
   compare('status', a.status, b.status);
   compare('stopReason', a.stopReason, b.stopReason);
@@ -188,6 +257,24 @@ export function diffTraces(a: StoredTrace, b: StoredTrace): TraceDifference[] {
   );
   compare('answer', a.answer, b.answer);
   return differences;
+}
+
+function diffAgentic(a: StoredAgenticTrace, b: StoredAgenticTrace, compare: (path: string, left: unknown, right: unknown) => void): void {
+  const retrievers = (trace: StoredAgenticTrace) => trace.retrievers.map(({ name, kind, filter, retrieve }) => ({ name, kind, filter, retrieve }));
+  compare('retrievers', retrievers(a), retrievers(b));
+  const subQueries = (trace: StoredAgenticTrace) =>
+    trace.steps.filter((step) => step.step === 'retrieval').map((step) => `${step.iteration}:${String(step.input.retriever)}:${String(step.input.query)}`);
+  compare('subQueries', subQueries(a), subQueries(b));
+  compare('iterations', a.iterations, b.iterations);
+  compare(
+    'results',
+    a.results.map((item) => item.id),
+    b.results.map((item) => item.id),
+  );
+  const cited = (trace: StoredAgenticTrace) => [
+    ...new Set(trace.citations.flatMap((citation) => citation.references.map((ref) => trace.results[ref.resultIndex]?.id))),
+  ];
+  compare('citations', cited(a), cited(b));
 }
 
 /** Names of configuration fields whose values are secrets; left out of the configuration hash. */

@@ -1,4 +1,5 @@
 export { PAGE_HTML } from './page.ts';
+export { citingTexts, quotedSpans, sharedSpans, type TextSpan } from './spans.ts';
 export {
   agenticView,
   answerView,
@@ -9,6 +10,7 @@ export {
   serveOptionsSchema,
   storedRunView,
   type ChunkView,
+  type CitationView,
   type PacketView,
   type RunningServer,
   type RunView,

@@ -10,23 +10,32 @@ export const PAGE_HTML = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Axon</title>
 <style>
-  :root { --fg: #1d232a; --muted: #5f6b76; --line: #d6dbe0; --accent: #2457c5; --bar: #5b8def; --drop: #b8bec4; --cut: #c2410c; --bg: #fff; --panel: #f5f7f9; }
+  :root { --fg: #1d232a; --muted: #5f6b76; --line: #d6dbe0; --accent: #2457c5; --bar: #5b8def; --drop: #b8bec4; --cut: #c2410c; --bg: #fff; --panel: #f5f7f9; --up: #15803d; --down: #b91c1c; --only: #fdecc8; }
   * { box-sizing: border-box; }
   body { margin: 0; font: 14px/1.45 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
   header { padding: 10px 16px; border-bottom: 1px solid var(--line); display: flex; gap: 12px; align-items: baseline; }
   header h1 { font-size: 16px; margin: 0; }
-  main { display: grid; grid-template-columns: 240px 1fr; min-height: calc(100vh - 45px); }
+  main { display: grid; grid-template-columns: 250px 1fr; min-height: calc(100vh - 45px); }
   nav { border-right: 1px solid var(--line); padding: 12px; background: var(--panel); overflow: auto; }
   nav h2, section h2 { font-size: 13px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 4px 0 8px; }
   nav ol { list-style: none; margin: 0; padding: 0; }
-  nav button { width: 100%; text-align: left; border: 0; background: none; padding: 6px; border-radius: 4px; cursor: pointer; font: inherit; }
-  nav button:hover, nav button:focus-visible { background: #e3e8ee; }
+  nav li { display: grid; grid-template-columns: 22px 1fr; align-items: start; }
+  nav li input { margin: 9px 0 0; }
+  nav li button { width: 100%; text-align: left; border: 0; background: none; padding: 6px; border-radius: 4px; cursor: pointer; font: inherit; }
+  nav li button:hover, nav li button:focus-visible { background: #e3e8ee; }
   nav small { display: block; color: var(--muted); }
+  .hint { font-size: 12px; color: var(--muted); margin: 0 0 6px; }
+  #compare-open { width: 100%; margin-bottom: 8px; }
   .content { padding: 12px 16px; min-width: 0; }
   form { display: flex; gap: 8px; }
   textarea { flex: 1; font: inherit; padding: 8px; border: 1px solid var(--line); border-radius: 4px; resize: vertical; min-height: 40px; }
   button.primary { font: inherit; padding: 8px 14px; border: 0; border-radius: 4px; background: var(--accent); color: #fff; cursor: pointer; }
-  button:focus-visible, textarea:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
+  button.primary:disabled { background: #9aa9c7; cursor: default; }
+  button.plain { font: inherit; font-size: 12px; padding: 2px 8px; border: 1px solid var(--line); border-radius: 4px; background: #fff; cursor: pointer; }
+  button:focus-visible, textarea:focus-visible, input:focus-visible, select:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
+  .options { display: flex; flex-wrap: wrap; gap: 6px 18px; margin: 6px 0 0; font-size: 13px; color: var(--muted); }
+  .options input[type=number] { width: 80px; font: inherit; }
+  .options select { font: inherit; }
   #answer { white-space: pre-wrap; padding: 10px; border: 1px solid var(--line); border-radius: 4px; min-height: 48px; margin: 10px 0; }
   #status { color: var(--muted); font-size: 12px; }
   .cite { font: inherit; font-size: 12px; color: var(--accent); background: #eaf0fc; border: 1px solid #c6d5f5; border-radius: 3px; padding: 0 4px; cursor: pointer; }
@@ -34,8 +43,10 @@ export const PAGE_HTML = `<!doctype html>
   #chunk { border: 1px solid var(--accent); border-radius: 4px; padding: 10px; margin-bottom: 12px; background: #f8faff; }
   #chunk pre { white-space: pre-wrap; margin: 6px 0 0; font: 13px/1.45 ui-monospace, monospace; max-height: 260px; overflow: auto; }
   #chunk .close { float: right; }
+  #chunk-note { font-size: 12px; color: var(--muted); }
   .stages { display: flex; align-items: flex-start; gap: 10px; overflow-x: auto; padding-bottom: 8px; }
-  .stage { flex: 0 0 230px; border: 1px solid var(--line); border-radius: 4px; padding: 6px; position: relative; }
+  #stages { position: relative; gap: 40px; }
+  .stage { flex: 0 0 230px; border: 1px solid var(--line); border-radius: 4px; padding: 6px; position: relative; background: var(--bg); }
   .stage h3 { font-size: 12px; margin: 0 0 2px; }
   .stage .meta { font-size: 11px; color: var(--muted); margin-bottom: 6px; }
   .row { display: grid; grid-template-columns: 1fr 26px 70px; gap: 4px; font-size: 11px; align-items: center; margin: 2px 0; }
@@ -45,50 +56,97 @@ export const PAGE_HTML = `<!doctype html>
   .row.dropped .name { color: var(--muted); text-decoration: line-through; }
   .row.dropped .fill { background: var(--drop); }
   .move { font-size: 10px; text-align: right; color: var(--muted); }
-  .move.up { color: #15803d; } .move.down { color: #b91c1c; }
+  .move.up { color: var(--up); } .move.down { color: var(--down); }
   .reason { grid-column: 1 / -1; color: var(--muted); font-size: 10.5px; margin: -1px 0 3px; }
   .cut { position: absolute; top: -2px; bottom: -2px; width: 2px; background: var(--cut); }
   .cutlabel { font-size: 11px; color: var(--cut); margin-bottom: 4px; }
+  svg.links { position: absolute; left: 0; top: 0; pointer-events: none; overflow: visible; }
+  svg.links line { stroke-width: 1.5; }
+  svg.links line.up { stroke: var(--up); } svg.links line.down { stroke: var(--down); }
+  svg.links circle.up { fill: var(--up); } svg.links circle.down { fill: var(--down); }
   .timeline { display: flex; height: 14px; border-radius: 3px; overflow: hidden; margin: 6px 0 10px; border: 1px solid var(--line); }
   .timeline:empty { display: none; }
   .timeline span { display: block; height: 100%; min-width: 2px; }
   table { border-collapse: collapse; font-size: 12px; }
   td, th { border-bottom: 1px solid var(--line); padding: 3px 8px; text-align: left; }
-  .hidden { display: none; }
-  .option { display: block; margin: 6px 0 0; font-size: 13px; color: var(--muted); }
+  .hidden { display: none !important; }
   .step { font-size: 11.5px; border-top: 1px solid var(--line); padding: 3px 0; }
   .step .kind { font-weight: 600; }
   .step.inProgress { color: var(--muted); font-style: italic; }
   .step.failed .kind { color: #b91c1c; }
+  .step .plain { margin-left: 4px; font-size: 11px; padding: 0 5px; }
   mark { background: #fff3bf; }
-  @media (max-width: 760px) { main { grid-template-columns: 1fr; } nav { border-right: 0; border-bottom: 1px solid var(--line); max-height: 180px; } form { flex-direction: column; } }
+  #chunk mark { background: #ffe066; border-radius: 2px; }
+  #compare:focus, #chunk:focus { outline: none; }
+  #compare .toolbar { display: flex; gap: 10px; align-items: baseline; justify-content: space-between; }
+  .cmp-grid { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; }
+  .cmp-run { border: 1px solid var(--line); border-radius: 4px; padding: 8px; min-width: 0; }
+  .cmp-run h3 { font-size: 13px; margin: 0 0 2px; }
+  .cmp-run .meta, .pair .summary { font-size: 11.5px; color: var(--muted); }
+  .cmp-answer { white-space: pre-wrap; margin-top: 6px; padding: 6px; background: var(--panel); border-radius: 3px; }
+  .pair { border-top: 1px solid var(--line); padding: 8px 0 4px; }
+  .pair h3 { font-size: 12px; margin: 0; }
+  .side { list-style: none; margin: 4px 0 0; padding: 0; min-width: 0; }
+  .crow { display: grid; grid-template-columns: 26px 1fr auto; gap: 6px; font-size: 11.5px; padding: 1px 4px; border-radius: 3px; }
+  .crow .name { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+  .crow .tag { font-size: 10.5px; color: var(--muted); white-space: nowrap; }
+  .crow[data-diff="only"] { background: var(--only); }
+  .crow[data-diff="moved"] .tag { color: var(--accent); font-weight: 600; }
+  .crow.dropped .name { color: var(--muted); text-decoration: line-through; }
+  .none { font-size: 11.5px; color: var(--muted); font-style: italic; margin: 4px 0; }
+  @media (max-width: 760px) {
+    main { grid-template-columns: 1fr; }
+    nav { border-right: 0; border-bottom: 1px solid var(--line); max-height: 220px; }
+    form { flex-direction: column; }
+    .cmp-grid { gap: 6px; }
+    .crow { grid-template-columns: 20px 1fr; }
+    .crow .tag { grid-column: 2; }
+  }
 </style>
 </head>
 <body>
+<svg id="svg-proto" class="hidden" aria-hidden="true"></svg>
 <header><h1>Axon</h1><span id="status" role="status" aria-live="polite">Ready.</span></header>
 <main>
-  <nav aria-label="Past runs"><h2>Past runs</h2><ol id="runs"></ol></nav>
+  <nav aria-label="Past runs">
+    <h2>Past runs</h2>
+    <p class="hint" id="compare-hint">Tick two runs to compare them.</p>
+    <button class="primary" type="button" id="compare-open" disabled>Compare the two ticked runs</button>
+    <ol id="runs"></ol>
+  </nav>
   <div class="content">
     <form id="ask">
       <label for="question" class="hidden">Question</label>
       <textarea id="question" name="question" placeholder="Ask a question (Ctrl+Enter to send)" required></textarea>
       <button class="primary" type="submit" id="send">Ask</button>
     </form>
-    <label class="option"><input type="checkbox" id="agentic"> Agentic: plan sub-queries and retrieve in rounds</label>
-    <section aria-label="Answer"><div id="answer" aria-live="polite"></div><div id="citations"></div></section>
-    <section id="chunk" class="hidden" aria-label="Cited chunk" tabindex="-1">
-      <button class="cite close" type="button" id="chunk-close" aria-label="Close the chunk">×</button>
-      <strong id="chunk-source"></strong> <span id="chunk-page"></span><pre id="chunk-text"></pre>
+    <div class="options">
+      <label><input type="checkbox" id="agentic"> Agentic: plan sub-queries and retrieve in rounds</label>
+      <label>Top K <input type="number" id="top-k" min="1" max="1000" placeholder="default"></label>
+      <label>Search <select id="mode"><option value="">default</option><option value="vector">vector</option><option value="keyword">keyword</option><option value="hybrid">hybrid</option></select></label>
+    </div>
+    <div id="single">
+      <section aria-label="Answer"><div id="answer" aria-live="polite"></div><div id="citations"></div></section>
+      <section id="chunk" class="hidden" aria-label="Cited chunk" tabindex="-1">
+        <button class="cite close" type="button" id="chunk-close" aria-label="Close the chunk">×</button>
+        <strong id="chunk-source"></strong> <span id="chunk-page"></span> <span id="chunk-note"></span><pre id="chunk-text"></pre>
+      </section>
+      <section id="agentic-view" class="hidden" aria-label="Agentic iterations"><h2>Iterations</h2><div id="iterations" class="stages"></div></section>
+      <section aria-label="Trace"><h2 id="trace-title">Trace</h2><div id="timeline" class="timeline" aria-label="Stage timings"></div><div id="stages" class="stages"></div></section>
+      <section aria-label="Context packet"><h2>Context packet</h2><div id="packet"></div></section>
+    </div>
+    <section id="compare" class="hidden" aria-label="Two runs compared" tabindex="-1">
+      <div class="toolbar"><h2>Two runs side by side</h2><button class="plain" type="button" id="compare-close">Close (Esc)</button></div>
+      <div id="compare-body"></div>
     </section>
-    <section id="agentic-view" class="hidden" aria-label="Agentic iterations"><h2>Iterations</h2><div id="iterations" class="stages"></div></section>
-    <section aria-label="Trace"><h2>Trace</h2><div id="timeline" class="timeline" aria-label="Stage timings"></div><div id="stages" class="stages"></div></section>
-    <section aria-label="Context packet"><h2>Context packet</h2><div id="packet"></div></section>
   </div>
 </main>
 <script>
 "use strict";
 const token = new URLSearchParams(location.search).get("token") || "";
 const $ = (id) => document.getElementById(id);
+// The SVG namespace, from the inline <svg> above (the HTML parser puts it there), so no URL is written in this page.
+const SVG_NS = $("svg-proto").namespaceURI;
 const el = (tag, props, ...children) => {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(props || {})) {
@@ -101,15 +159,48 @@ const el = (tag, props, ...children) => {
   for (const child of children) if (child) node.append(child);
   return node;
 };
+const svgEl = (tag, attributes) => {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, String(value));
+  return node;
+};
 const api = (path, init) => fetch(path, { ...init, headers: { ...(init && init.headers), "x-axon-token": token } });
 const STAGE_COLORS = { "pre-process": "#a78bfa", embed: "#60a5fa", search: "#34d399", fusion: "#fbbf24", dedupe: "#f472b6", "post-process": "#fb923c", eligibility: "#94a3b8", context: "#22d3ee", generate: "#4ade80" };
-let current = null;
+const STAGE_ORDER = ["pre-process", "embed", "search", "fusion", "dedupe", "post-process", "eligibility", "context", "generate", "results"];
+/** The stage record each trace column was drawn from. */
+const columnStage = new WeakMap();
 
 const ms = (value) => (value < 10 ? value.toFixed(1) : Math.round(value)) + " ms";
 
 function setStatus(text) { $("status").textContent = text; }
 
 function sourceLabel(run, id) { return (run.sources && run.sources[id]) || id.slice(0, 12); }
+
+/** Text with the given [start, end) spans wrapped in <mark>, all inserted as text. */
+function setMarked(node, text, spans) {
+  node.textContent = "";
+  let at = 0;
+  for (const span of [...spans].sort((a, b) => a.start - b.start)) {
+    if (span.start < at) continue;
+    node.append(document.createTextNode(text.slice(at, span.start)), el("mark", { text: text.slice(span.start, span.end) }));
+    at = span.end;
+  }
+  node.append(document.createTextNode(text.slice(at)));
+}
+
+function showChunk(source, pageText, content, spans) {
+  $("chunk").classList.remove("hidden");
+  $("chunk-source").textContent = source;
+  $("chunk-page").textContent = pageText;
+  if (content === undefined) {
+    $("chunk-text").textContent = "(the chunk's text is not in this run)";
+    $("chunk-note").textContent = "";
+  } else {
+    setMarked($("chunk-text"), content, spans);
+    $("chunk-note").textContent = spans.length ? "· marked: the words the citing sentence repeats" : "· the citing sentence repeats no three words of it";
+  }
+  $("chunk").focus();
+}
 
 function renderAnswer(run) {
   const box = $("answer");
@@ -135,15 +226,16 @@ function citeButton(run, citation, text) {
 
 function openChunk(run, citation) {
   const chunk = run.chunks[citation.id];
-  $("chunk").classList.remove("hidden");
-  $("chunk-source").textContent = (chunk && chunk.sourceName) || citation.sourceName;
   const page = chunk && chunk.pageNumber !== undefined ? chunk.pageNumber : citation.pageNumber;
-  $("chunk-page").textContent = (page !== undefined ? "page " + page : "") + (citation.chunkIndex !== undefined ? " · chunk " + citation.chunkIndex : "");
-  $("chunk-text").textContent = chunk ? chunk.content : "(the chunk's text is not in this run)";
-  $("chunk").focus();
+  const pageText = (page !== undefined ? "page " + page : "") + (citation.chunkIndex !== undefined ? " · chunk " + citation.chunkIndex : "");
+  showChunk((chunk && chunk.sourceName) || citation.sourceName, pageText, chunk ? chunk.content : undefined, citation.spans || []);
 }
 $("chunk-close").addEventListener("click", () => $("chunk").classList.add("hidden"));
-document.addEventListener("keydown", (event) => { if (event.key === "Escape") $("chunk").classList.add("hidden"); });
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape") return;
+  if (!$("compare").classList.contains("hidden")) closeCompare();
+  else $("chunk").classList.add("hidden");
+});
 
 // The adaptive threshold records its cut in each drop reason; no drop, no recorded cut.
 const CUT = /adaptive threshold (-?[\\d.]+) \\(median (-?[\\d.]+) − (-?[\\d.]+) × MAD (-?[\\d.]+)\\)/;
@@ -171,6 +263,7 @@ function renderTrace(run) {
     const column = el("div", { class: "stage", "data-stage": stage.stage, "data-name": stage.name },
       el("h3", { text: stage.stage + " · " + stage.name }),
       el("div", { class: "meta", text: stage.inputIds.length + " in → " + stage.outputIds.length + " out · " + ms(stage.ms) + (stage.queries && stage.queries.length ? " · " + stage.queries.join(" | ") : "") }));
+    columnStage.set(column, stage);
     if (cut) column.append(el("div", { class: "cutlabel", "data-threshold": String(cut.threshold), text: "cut " + cut.threshold.toFixed(4) + " = median " + cut.median.toFixed(4) + " − " + cut.multiplier + " × MAD " + cut.mad.toFixed(4) }));
     for (const id of ids.slice(0, 40)) {
       const value = score(id);
@@ -188,6 +281,7 @@ function renderTrace(run) {
     previous = { ...previous, ...stage.scores };
     if (stage.outputIds.length) previousOrder = stage.outputIds;
   }
+  drawLinks(stages, run);
 }
 
 // How far a document moved against the last stage that ordered documents (a reranker or fusion reorders).
@@ -198,6 +292,50 @@ function moveBadge(before, after, id) {
   const up = to < from;
   return el("span", { class: "move " + (up ? "up" : "down"), title: "rank " + (from + 1) + " → " + (to + 1), text: (up ? "▲" : "▼") + Math.abs(from - to) });
 }
+
+/**
+ * Lines between adjacent columns for the documents the second column put in another order: a document the first
+ * column passed on (it is among the second's inputs) and both ranked, whose place among the documents both kept
+ * changed. A document that only rose because one above it was dropped gets no line.
+ */
+function drawLinks(container, run) {
+  const old = container.querySelector(":scope > svg.links");
+  if (old) old.remove();
+  const columns = [...container.querySelectorAll(":scope > .stage")];
+  const box = container.getBoundingClientRect();
+  if (box.width === 0) return;
+  const svg = svgEl("svg", { class: "links", width: container.scrollWidth, height: container.scrollHeight, "aria-label": "Rank changes between stages" });
+  const at = (node) => {
+    const rect = node.getBoundingClientRect();
+    return { left: rect.left - box.left + container.scrollLeft, right: rect.right - box.left + container.scrollLeft, y: rect.top - box.top + container.scrollTop + rect.height / 2 };
+  };
+  const rowOf = (column, id) => [...column.querySelectorAll(":scope > .row")].find((row) => row.getAttribute("data-id") === id);
+  for (let index = 0; index + 1 < columns.length; index++) {
+    const before = columnStage.get(columns[index]);
+    const after = columnStage.get(columns[index + 1]);
+    const kept = before.outputIds.filter((id) => after.outputIds.includes(id) && after.inputIds.includes(id));
+    const keptAfter = after.outputIds.filter((id) => kept.includes(id));
+    for (const id of kept) {
+      if (kept.indexOf(id) === keptAfter.indexOf(id)) continue;
+      const from = before.outputIds.indexOf(id);
+      const to = after.outputIds.indexOf(id);
+      const rowA = rowOf(columns[index], id);
+      const rowB = rowOf(columns[index + 1], id);
+      if (!rowA || !rowB) continue;
+      const a = at(rowA);
+      const b = at(rowB);
+      const direction = to < from ? "up" : "down";
+      const line = svgEl("line", { x1: a.right, y1: a.y, x2: b.left, y2: b.y, class: direction, "data-id": id, "data-from": index, "data-to": index + 1, "data-from-rank": from + 1, "data-to-rank": to + 1 });
+      const title = svgEl("title", {});
+      title.textContent = sourceLabel(run, id) + ": rank " + (from + 1) + " → " + (to + 1) + " (" + after.name + ")";
+      line.append(title);
+      svg.append(line, svgEl("circle", { cx: a.right, cy: a.y, r: 2.5, class: direction }), svgEl("circle", { cx: b.left, cy: b.y, r: 2.5, class: direction }));
+    }
+  }
+  container.append(svg);
+}
+let traceShown = null;
+window.addEventListener("resize", () => { if (traceShown) drawLinks($("stages"), traceShown); });
 
 function renderPacket(run) {
   const box = $("packet");
@@ -216,12 +354,45 @@ function renderPacket(run) {
   for (const degradation of packet.degradations) box.append(el("p", { text: "⚠ " + degradation.kind + ": " + degradation.detail }));
 }
 
-function showRun(run) {
-  current = run;
-  renderAnswer(run);
+function showTrace(run, title) {
+  traceShown = run;
+  $("trace-title").textContent = title || "Trace";
   renderTrace(run);
+}
+
+function showRun(run) {
+  renderAnswer(run);
+  showTrace(run);
   renderPacket(run);
   setStatus(run.status + (run.stopReason !== run.status ? " (" + run.stopReason + ")" : "") + " · " + ms(run.ms) + " · run " + run.runId.slice(0, 8));
+}
+
+function clearViews() {
+  for (const id of ["answer", "citations", "stages", "timeline", "packet", "iterations"]) $(id).textContent = "";
+  $("trace-title").textContent = "Trace";
+  traceShown = null;
+  $("agentic-view").classList.add("hidden");
+  $("chunk").classList.add("hidden");
+  closeCompare();
+}
+
+// --- Past runs, and two of them side by side ---
+
+/** Ticked run ids, in the order ticked; ticking a third unticks the first. */
+const picks = [];
+
+function onPick(box) {
+  const id = box.getAttribute("data-pick");
+  const at = picks.indexOf(id);
+  if (box.checked && at === -1) picks.push(id);
+  if (!box.checked && at !== -1) picks.splice(at, 1);
+  while (picks.length > 2) {
+    const first = picks.shift();
+    const other = [...document.querySelectorAll("#runs input.pick")].find((input) => input.getAttribute("data-pick") === first);
+    if (other) other.checked = false;
+  }
+  $("compare-open").disabled = picks.length !== 2;
+  $("compare-hint").textContent = picks.length === 2 ? "Two runs ticked." : "Tick two runs to compare them (" + picks.length + " ticked).";
 }
 
 async function loadRuns() {
@@ -231,34 +402,131 @@ async function loadRuns() {
   const list = $("runs");
   list.textContent = "";
   for (const run of runs.slice(0, 100)) {
-    list.append(el("li", {}, el("button", { type: "button", "data-run": run.runId, onclick: () => openRun(run.runId) },
-      document.createTextNode(run.question), el("small", { text: new Date(run.startedAt).toLocaleString() + " · " + run.status }))));
+    const when = new Date(run.startedAt).toLocaleString();
+    const pick = el("input", { type: "checkbox", class: "pick", "data-pick": run.runId, "aria-label": "Tick to compare: " + run.question + " (" + when + ")", onchange: (event) => onPick(event.target) });
+    pick.checked = picks.includes(run.runId);
+    list.append(el("li", {}, pick, el("button", { type: "button", "data-run": run.runId, "data-kind": run.kind, onclick: () => openRun(run.runId) },
+      document.createTextNode(run.question), el("small", { text: when + " · " + run.status + (run.kind === "agentic" ? " · agentic" : "") }))));
   }
 }
 
-async function openRun(id) {
+async function fetchRun(id) {
   const response = await api("/api/runs/" + encodeURIComponent(id));
   const body = await response.json();
-  if (!response.ok) return setStatus(body.error);
-  $("question").value = body.question;
-  $("chunk").classList.add("hidden");
-  $("agentic-view").classList.add("hidden");
-  showRun(body);
+  if (!response.ok) throw new Error(body.error);
+  return body;
 }
+
+async function openRun(id) {
+  let body;
+  try { body = await fetchRun(id); } catch (error) { return setStatus(error.message); }
+  $("question").value = body.question;
+  clearViews();
+  if (body.kind === "agentic") {
+    for (const step of body.steps || []) onAgenticStep(step);
+    showAgenticResult(body);
+  } else showRun(body);
+}
+
+/** One list of candidates per stage (or the results of an agentic run), keyed by stage and occurrence: "search#2". */
+function candidateLists(run) {
+  if (run.kind === "agentic") {
+    const labels = Object.fromEntries(run.results.map((item) => [item.id, item.sourceName + (item.pageNumber !== undefined ? ":" + item.pageNumber : "")]));
+    return [{ key: "results#1", stage: "results", name: "agentic results", ids: run.results.map((item) => item.id), dropped: new Map(), label: (id) => labels[id] || id.slice(0, 12) }];
+  }
+  const seen = {};
+  return run.stages.map((stage) => {
+    seen[stage.stage] = (seen[stage.stage] || 0) + 1;
+    return { key: stage.stage + "#" + seen[stage.stage], stage: stage.stage, name: stage.name, ids: stage.outputIds, dropped: new Map(stage.dropped.map((d) => [d.id, d.reason])), label: (id) => sourceLabel(run, id) };
+  });
+}
+
+function compareSide(list, other, letter, otherLetter) {
+  if (!list) return el("p", { class: "none", text: "No such stage in run " + letter + "." });
+  const side = el("ol", { class: "side", "data-side": letter.toLowerCase() });
+  const otherIds = other ? other.ids : [];
+  list.ids.forEach((id, index) => {
+    const there = otherIds.indexOf(id);
+    const diff = there === -1 ? "only" : there === index ? "same" : "moved";
+    const droppedThere = other && other.dropped.get(id);
+    const tag = diff === "only" ? (droppedThere ? "dropped in " + otherLetter : "only in " + letter) : diff === "moved" ? (there > index ? "▲" : "▼") + Math.abs(there - index) + " (#" + (there + 1) + " in " + otherLetter + ")" : "";
+    side.append(el("li", { class: "crow", "data-id": id, "data-rank": String(index + 1), "data-diff": diff, title: droppedThere ? "dropped in run " + otherLetter + ": " + droppedThere : id },
+      el("span", { text: (index + 1) + "." }), el("span", { class: "name", text: list.label(id) }), el("span", { class: "tag", text: tag })));
+  });
+  for (const [id, reason] of list.dropped) {
+    side.append(el("li", { class: "crow dropped", "data-id": id, "data-diff": "dropped", title: reason },
+      el("span", { text: "–" }), el("span", { class: "name", text: list.label(id) }), el("span", { class: "tag", text: "dropped" })));
+  }
+  if (!list.ids.length && !list.dropped.size) side.append(el("li", { class: "none", text: "(no documents)" }));
+  return side;
+}
+
+function runCard(run, letter) {
+  const counts = run.kind === "agentic" ? run.iterations + " rounds · " + run.subQueries + " sub-queries" : run.stages.length + " stages";
+  return el("div", { class: "cmp-run", "data-side": letter.toLowerCase() },
+    el("h3", { text: letter + ": " + run.question }),
+    el("div", { class: "meta", text: "run " + run.runId.slice(0, 8) + " · " + run.kind + " · " + run.status + " (" + run.stopReason + ") · " + counts + " · " + ms(run.ms) }),
+    el("div", { class: "cmp-answer", text: run.answer || "(no answer)" }));
+}
+
+function renderCompare(a, b) {
+  const body = $("compare-body");
+  body.textContent = "";
+  body.append(el("div", { class: "cmp-grid" }, runCard(a, "A"), runCard(b, "B")));
+  body.append(el("p", { class: "hint", id: "compare-answers", text: a.answer === b.answer ? "Same answer text." : "The answers differ." }));
+  const left = new Map(candidateLists(a).map((list) => [list.key, list]));
+  const right = new Map(candidateLists(b).map((list) => [list.key, list]));
+  const rank = (key) => { const [stage, n] = key.split("#"); return STAGE_ORDER.indexOf(stage) * 1000 + Number(n); };
+  const keys = [...new Set([...left.keys(), ...right.keys()])].sort((x, y) => rank(x) - rank(y));
+  for (const key of keys) {
+    const la = left.get(key);
+    const lb = right.get(key);
+    const onlyA = la ? la.ids.filter((id) => !(lb ? lb.ids : []).includes(id)).length : 0;
+    const onlyB = lb ? lb.ids.filter((id) => !(la ? la.ids : []).includes(id)).length : 0;
+    const moved = la && lb ? la.ids.filter((id) => lb.ids.includes(id) && lb.ids.indexOf(id) !== la.ids.indexOf(id)).length : 0;
+    const [stage, n] = key.split("#");
+    const names = (la ? la.name : "—") + " | " + (lb ? lb.name : "—");
+    body.append(el("div", { class: "pair", "data-key": key },
+      el("h3", { text: stage + (n !== "1" ? " #" + n : "") + " · " + names }),
+      el("div", { class: "summary", text: onlyA + " only in A · " + onlyB + " only in B · " + moved + " at another rank" }),
+      el("div", { class: "cmp-grid" }, compareSide(la, lb, "A", "B"), compareSide(lb, la, "B", "A"))));
+  }
+}
+
+async function openCompare() {
+  if (picks.length !== 2) return;
+  let runs;
+  try { runs = await Promise.all(picks.map(fetchRun)); } catch (error) { return setStatus(error.message); }
+  // The older run is A.
+  runs.sort((x, y) => (x.startedAt || "").localeCompare(y.startedAt || ""));
+  renderCompare(runs[0], runs[1]);
+  $("single").classList.add("hidden");
+  $("compare").classList.remove("hidden");
+  $("compare").focus();
+  setStatus("Comparing runs " + runs[0].runId.slice(0, 8) + " (A) and " + runs[1].runId.slice(0, 8) + " (B)");
+}
+
+function closeCompare() {
+  if ($("compare").classList.contains("hidden")) return;
+  $("compare").classList.add("hidden");
+  $("single").classList.remove("hidden");
+  if (traceShown) drawLinks($("stages"), traceShown);
+  $("compare-open").focus();
+}
+$("compare-open").addEventListener("click", openCompare);
+$("compare-close").addEventListener("click", closeCompare);
+
+// --- Asking ---
 
 async function ask(question) {
   $("send").disabled = true;
-  $("answer").textContent = "";
-  $("citations").textContent = "";
-  $("stages").textContent = "";
-  $("timeline").textContent = "";
-  $("packet").textContent = "";
-  $("iterations").textContent = "";
-  $("agentic-view").classList.add("hidden");
-  $("chunk").classList.add("hidden");
+  clearViews();
   setStatus("Asking…");
+  const topK = Number($("top-k").value);
+  const mode = $("mode").value;
+  const request = { question, ...($("agentic").checked ? { agentic: true } : {}), ...(topK > 0 ? { topK } : {}), ...(mode ? { searchMode: mode } : {}) };
   try {
-    const response = await api("/api/ask", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ question, ...($("agentic").checked ? { agentic: true } : {}) }) });
+    const response = await api("/api/ask", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request) });
     if (!response.ok || !response.body) {
       const body = await response.json().catch(() => ({}));
       return setStatus("Error: " + (body.error || response.status));
@@ -286,10 +554,23 @@ async function ask(question) {
   }
 }
 
+/** The pipeline searches a step ran (a sub-query's, or the probe's per retriever), with their stage records. */
+function searchesOf(step) {
+  const output = step.output || {};
+  if (output.pipeline) return [{ label: step.input.retriever + ": “" + step.input.query + "”", pipeline: output.pipeline }];
+  if (Array.isArray(output.searches)) return output.searches.filter((search) => search.pipeline).map((search) => ({ label: search.retriever + ": “" + step.input.query + "”", pipeline: search.pipeline }));
+  return [];
+}
+
+function showSearchTrace(search, round) {
+  showTrace({ stages: search.pipeline.stages, sources: search.pipeline.sources }, "Trace of the search " + search.label + " (" + round + ")");
+}
+
 // Agentic runs: one column per iteration, each step as it starts (in progress) and again when it ends.
 function onAgenticStep(event) {
   $("agentic-view").classList.remove("hidden");
   let column = document.querySelector('#iterations .stage[data-iteration="' + event.iteration + '"]');
+  const round = event.iteration === 0 ? "round 0, the probe" : "round " + event.iteration;
   if (!column) {
     column = el("div", { class: "stage", "data-iteration": String(event.iteration) }, el("h3", { text: event.iteration === 0 ? "Round 0 (probe)" : "Round " + event.iteration }));
     $("iterations").append(column);
@@ -299,6 +580,10 @@ function onAgenticStep(event) {
     || (event.output && "results" in event.output ? event.output.results + " results" : "");
   const row = el("div", { class: "step " + event.status, "data-step": event.step, "data-status": event.status },
     el("span", { class: "kind", text: event.step }), document.createTextNode(" · " + event.status + (event.ms !== undefined ? " · " + ms(event.ms) : "") + (summary ? " · " + summary : "")));
+  for (const search of searchesOf(event)) {
+    row.append(el("button", { type: "button", class: "plain", "data-search": search.label, "aria-label": "Show the stages of the search " + search.label, text: "stages", onclick: () => showSearchTrace(search, round) }));
+    if (!traceShown) showSearchTrace(search, round);
+  }
   for (const warning of event.warnings) row.append(el("div", { class: "reason", text: "⚠ " + warning }));
   const existing = column.querySelector('[data-step-id="' + event.stepId + '"]');
   row.setAttribute("data-step-id", String(event.stepId));
@@ -310,29 +595,28 @@ function showAgenticResult(run) {
   box.textContent = "";
   const list = $("citations");
   list.textContent = "";
-  const open = (index) => {
+  const open = (index, spans) => {
     const item = run.results[index];
-    $("chunk").classList.remove("hidden");
-    $("chunk-source").textContent = item.sourceName;
-    $("chunk-page").textContent = item.pageNumber !== undefined ? "page " + item.pageNumber : "";
-    $("chunk-text").textContent = item.content;
-    $("chunk").focus();
+    showChunk(item.sourceName, item.pageNumber !== undefined ? "page " + item.pageNumber : "", item.content, spans);
   };
   let at = 0;
   for (const citation of [...run.citations].sort((a, b) => a.startIndex - b.startIndex)) {
     if (citation.startIndex < at) continue;
     box.append(document.createTextNode(run.answer.slice(at, citation.startIndex)), el("mark", { text: run.answer.slice(citation.startIndex, citation.endIndex) }));
     for (const reference of citation.references) {
-      box.append(el("button", { type: "button", class: "cite", "aria-label": "Open result " + (reference.resultIndex + 1), text: "[" + (reference.resultIndex + 1) + "]", onclick: () => open(reference.resultIndex) }));
+      box.append(el("button", { type: "button", class: "cite", "aria-label": "Open result " + (reference.resultIndex + 1), text: "[" + (reference.resultIndex + 1) + "]", onclick: () => open(reference.resultIndex, reference.spans || []) }));
     }
     at = citation.endIndex;
   }
   box.append(document.createTextNode(run.answer.slice(at)));
   run.results.forEach((item, index) => {
     const found = item.provenance.map((p) => "round " + p.iteration + " “" + p.query + "” #" + p.rank).join("; ");
-    list.append(el("button", { type: "button", class: "cite", title: found, text: "[" + (index + 1) + "] " + item.sourceName, onclick: () => open(index) }));
+    const spans = run.citations.flatMap((citation) => citation.references.filter((reference) => reference.resultIndex === index).flatMap((reference) => reference.spans || []));
+    list.append(el("button", { type: "button", class: "cite", title: found, text: "[" + (index + 1) + "] " + item.sourceName, onclick: () => open(index, spans) }));
   });
-  setStatus(run.status + " (" + run.stopReason + ") · " + run.iterations + " rounds · " + run.subQueries + " sub-queries · " + run.searches + " searches · planner " + run.planner + " · " + ms(run.ms));
+  $("packet").textContent = "";
+  $("packet").append(el("p", { class: "hint", text: "An agentic run builds no context packet: the model is given the results above, best first, up to its character budget." }));
+  setStatus(run.status + " (" + run.stopReason + ") · " + run.iterations + " rounds · " + run.subQueries + " sub-queries · " + run.searches + " searches · planner " + run.planner + " · " + ms(run.ms) + " · run " + run.runId.slice(0, 8));
 }
 
 function onEvent(type, data) {

@@ -2,15 +2,16 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import type { AgenticResult, AgenticResultItem } from '../agentic/types.ts';
+import type { AgenticResult, AgenticResultItem, AgenticTraceEvent, RagSearchSettings } from '../agentic/types.ts';
 import type { ContextPacket } from '../context/packet.ts';
-import type { PipelineVersion, StoredTrace, TraceStore } from '../context/trace-store.ts';
-import type { Document } from '../document.ts';
+import { isAgenticTrace, type PipelineVersion, type StoredAgenticTrace, type StoredRun, type TraceStore } from '../context/trace-store.ts';
+import type { Citation, Document } from '../document.ts';
 import { AxonError } from '../errors.ts';
 import type { StageRecord } from '../pipeline/trace.ts';
 import { SEARCH_MODES, type Answer, type RAG } from '../rag.ts';
 import { parseOptions } from '../runtime/options.ts';
 import { PAGE_HTML } from './page.ts';
+import { citingTexts, quotedSpans, sharedSpans, type TextSpan } from './spans.ts';
 
 const COMPONENT = 'serve';
 
@@ -115,7 +116,14 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
     if (url.pathname === '/api/runs') {
       const traces = (await traceStore?.list?.()) ?? [];
       return sendJson(response, 200, {
-        runs: traces.map((trace) => ({ runId: trace.runId, question: trace.question, startedAt: trace.startedAt, status: trace.status, ms: trace.ms })),
+        runs: traces.map((trace) => ({
+          runId: trace.runId,
+          kind: isAgenticTrace(trace) ? 'agentic' : 'pipeline',
+          question: trace.question,
+          startedAt: trace.startedAt,
+          status: trace.status,
+          ms: trace.ms,
+        })),
       });
     }
     const run = /^\/api\/runs\/([A-Za-z0-9-]{1,64})$/.exec(url.pathname);
@@ -153,7 +161,7 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
     const send = (event: string, data: unknown) => response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     try {
       const { question, agentic, ...retrieval } = parsed.data;
-      if (agentic) return await askAgentic(question, retrieval.filter, controller.signal, send);
+      if (agentic) return await askAgentic(question, retrieval, controller.signal, send);
       for await (const event of rag.stream(question, { ...retrieval, signal: controller.signal, traceStore, pipelineVersion })) {
         if (event.type === 'stage') send('stage', event.record);
         else if (event.type === 'delta') send('delta', { text: event.text });
@@ -167,14 +175,29 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
     }
   }
 
-  // The agentic retriever is loaded only when a run asks for it.
-  async function askAgentic(question: string, filter: Record<string, unknown> | undefined, signal: AbortSignal, send: (event: string, data: unknown) => void) {
+  // The agentic retriever is loaded only when a run asks for it. Its searches take the request's topK and search mode.
+  async function askAgentic(
+    question: string,
+    retrieval: Omit<z.output<typeof askRequestSchema>, 'question' | 'agentic'>,
+    signal: AbortSignal,
+    send: (event: string, data: unknown) => void,
+  ) {
     const { AgenticRetriever } = await import('../agentic/agentic-retriever.ts');
+    const { filter, topK, searchMode } = retrieval;
+    const settings: RagSearchSettings = { ...(topK !== undefined ? { topK } : {}), ...(searchMode !== undefined ? { searchMode } : {}) };
     const agent = new AgenticRetriever({
-      retrievers: [{ name: 'documents', description: 'The indexed documents', rag, ...(filter ? { filter } : {}) }],
+      retrievers: [
+        {
+          name: 'documents',
+          description: 'The indexed documents',
+          rag,
+          ...(filter ? { filter } : {}),
+          ...(Object.keys(settings).length > 0 ? { retrieve: settings } : {}),
+        },
+      ],
       chat: rag.components().chat,
     });
-    for await (const event of agent.stream(question, { signal })) {
+    for await (const event of agent.stream(question, { signal, traceStore, pipelineVersion, searchStages: true })) {
       if (event.type === 'trace') send('agentic', event);
       else if (event.type === 'response') send('delta', { text: event.text });
       else send('agentic-result', agenticView(event.result));
@@ -223,14 +246,23 @@ export interface ChunkView {
   content: string;
 }
 
+/**
+ * A citation with the ranges of its chunk's text (`ChunkView.content`) that the citing sentence repeats word for
+ * word (runs of three or more words; see `sharedSpans`); empty when it paraphrases.
+ */
+export type CitationView = Citation & { spans: TextSpan[] };
+
 /** A run as the page draws it, from a live answer or a stored trace. */
 export interface RunView {
+  kind: 'pipeline';
   runId: string;
+  /** When the run started (ISO 8601). */
+  startedAt: string;
   question: string;
   status: string;
   stopReason: string;
   answer: string;
-  citations: Answer['citations'];
+  citations: CitationView[];
   chunks: Record<string, ChunkView>;
   stages: StageRecord[];
   sources: Record<string, string>;
@@ -257,16 +289,28 @@ function chunkOf(document: Document): ChunkView {
   };
 }
 
+/** Each citation with the spans of its chunk its citing sentences quote. */
+function citationViews(answer: string, citations: Citation[], chunks: Record<string, ChunkView>): CitationView[] {
+  const claims = citingTexts(answer);
+  return citations.map((citation) => {
+    const chunk = chunks[citation.id];
+    return { ...citation, spans: chunk ? quotedSpans(claims.get(citation.label) ?? [], chunk.content) : [] };
+  });
+}
+
 /** The live answer as the page shows it: the documents are those given to the model, after redaction. */
 export function answerView(answer: Answer): RunView {
+  const chunks = Object.fromEntries(answer.documents.map((document) => [document.id, chunkOf(document)]));
   return {
+    kind: 'pipeline',
     runId: answer.trace.runId,
+    startedAt: answer.trace.startedAt,
     question: answer.trace.question,
     status: answer.status,
     stopReason: answer.stopReason,
     answer: answer.text,
-    citations: answer.citations,
-    chunks: Object.fromEntries(answer.documents.map((document) => [document.id, chunkOf(document)])),
+    citations: citationViews(answer.text, answer.citations, chunks),
+    chunks,
     stages: answer.trace.stages,
     sources: answer.trace.sources ?? {},
     packet: packetView(answer.packet),
@@ -274,8 +318,12 @@ export function answerView(answer: Answer): RunView {
   };
 }
 
-/** A stored run as the page shows it: the chunk text is the packet's evidence section, exactly what the model saw. */
-export function storedRunView(trace: StoredTrace): RunView {
+/**
+ * A stored run as the page shows it. For a pipeline run the chunk text is the packet's evidence section, exactly
+ * what the model saw, without its `<evidence>` frame; an agentic run comes with its steps.
+ */
+export function storedRunView(trace: StoredRun): RunView | AgenticRunView {
+  if (isAgenticTrace(trace)) return storedAgenticView(trace);
   const chunks: Record<string, ChunkView> = {};
   for (const section of trace.packet.sections) {
     if (section.kind !== 'retrieved_evidence' || section.sourceRefs[0] === undefined) continue;
@@ -284,20 +332,24 @@ export function storedRunView(trace: StoredTrace): RunView {
       sourceName: citation?.sourceName ?? section.title,
       ...(citation?.pageNumber !== undefined ? { pageNumber: citation.pageNumber } : {}),
       ...(citation?.chunkIndex !== undefined ? { chunkIndex: citation.chunkIndex } : {}),
-      content: section.content,
+      content: /^<evidence [^\n]*>\n([\s\S]*)\n<\/evidence>$/.exec(section.content)?.[1] ?? section.content,
     };
   }
+  // The run's own labels where the trace kept them; else the source names it holds (older traces).
   const sources: Record<string, string> = {};
   for (const item of trace.retrieved) if (item.sourceName) sources[item.id] = item.sourceName;
   for (const item of trace.packet.omitted) if (item.sourceName) sources[item.ref] ??= item.sourceName;
   for (const citation of trace.citations) sources[citation.id] = citation.sourceName;
+  Object.assign(sources, trace.sources);
   return {
+    kind: 'pipeline',
     runId: trace.runId,
+    startedAt: trace.startedAt,
     question: trace.question,
     status: trace.status,
     stopReason: trace.stopReason,
     answer: trace.answer,
-    citations: trace.citations,
+    citations: citationViews(trace.answer, trace.citations, chunks),
     chunks,
     stages: trace.stages,
     sources,
@@ -306,46 +358,99 @@ export function storedRunView(trace: StoredTrace): RunView {
   };
 }
 
-/** An agentic run as the page shows it: its results with where each was found, and the span citations. */
+/**
+ * An agentic run as the page shows it: its results with where each was found, and the span citations, each
+ * reference with the ranges of its result's text that the cited span repeats word for word.
+ */
 export interface AgenticRunView {
+  kind: 'agentic';
   runId: string;
+  /** When a stored run started (ISO 8601); a live result has none. */
+  startedAt?: string;
   question: string;
   status: string;
   stopReason: string;
   answer: string;
-  citations: AgenticResult['citations'];
+  citations: { startIndex: number; endIndex: number; references: { resultIndex: number; spans: TextSpan[] }[] }[];
   results: (Pick<AgenticResultItem, 'id' | 'sourceName' | 'sourceType' | 'score' | 'expanded' | 'provenance' | 'content'> & { pageNumber?: number })[];
   iterations: number;
   subQueries: number;
   searches: number;
   planner: AgenticResult['planner'];
+  /** A stored run's steps as they ended (a live run streams them as `agentic` events instead). */
+  steps?: Omit<AgenticTraceEvent, 'type'>[];
   ms: number;
+}
+
+function spanCitationViews(answer: string, citations: AgenticResult['citations'], results: { content: string }[]): AgenticRunView['citations'] {
+  return citations.map((citation) => ({
+    startIndex: citation.startIndex,
+    endIndex: citation.endIndex,
+    references: citation.references.map((reference) => ({
+      resultIndex: reference.resultIndex,
+      spans: sharedSpans(answer.slice(citation.startIndex, citation.endIndex), results[reference.resultIndex]?.content ?? ''),
+    })),
+  }));
 }
 
 /** The agentic result without the usage figures and failures' internals; result text is what retrieval returned (redacted). */
 export function agenticView(result: AgenticResult): AgenticRunView {
+  const results = result.results.map((item) => ({
+    id: item.id,
+    sourceName: item.sourceName,
+    sourceType: item.sourceType,
+    score: item.score,
+    expanded: item.expanded,
+    provenance: item.provenance,
+    content: item.content,
+    ...(typeof item.metadata.pageNumber === 'number' ? { pageNumber: item.metadata.pageNumber } : {}),
+  }));
+  const answer = result.answer ?? '';
   return {
+    kind: 'agentic',
     runId: result.runId,
     question: result.question,
     status: result.status,
     stopReason: result.stopReason,
-    answer: result.answer ?? '',
-    citations: result.citations,
-    results: result.results.map((item) => ({
-      id: item.id,
-      sourceName: item.sourceName,
-      sourceType: item.sourceType,
-      score: item.score,
-      expanded: item.expanded,
-      provenance: item.provenance,
-      content: item.content,
-      ...(typeof item.metadata.pageNumber === 'number' ? { pageNumber: item.metadata.pageNumber } : {}),
-    })),
+    answer,
+    citations: spanCitationViews(answer, result.citations, results),
+    results,
     iterations: result.iterations,
     subQueries: result.subQueries,
     searches: result.searches,
     planner: result.planner,
     ms: result.ms,
+  };
+}
+
+/** A stored agentic run, with its steps. */
+function storedAgenticView(trace: StoredAgenticTrace): AgenticRunView {
+  const results = trace.results.map(({ id, sourceName, sourceType, score, expanded, provenance, content, pageNumber }) => ({
+    id,
+    sourceName,
+    sourceType,
+    score,
+    expanded,
+    provenance,
+    content,
+    ...(pageNumber !== undefined ? { pageNumber } : {}),
+  }));
+  return {
+    kind: 'agentic',
+    runId: trace.runId,
+    startedAt: trace.startedAt,
+    question: trace.question,
+    status: trace.status,
+    stopReason: trace.stopReason,
+    answer: trace.answer,
+    citations: spanCitationViews(trace.answer, trace.citations, results),
+    results,
+    iterations: trace.iterations,
+    subQueries: trace.subQueries,
+    searches: trace.searches,
+    planner: trace.planner,
+    steps: trace.steps,
+    ms: trace.ms,
   };
 }
 

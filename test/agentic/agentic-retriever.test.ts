@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AgenticRetriever, type AgenticEvent, type AgenticResult, type AgenticTraceEvent } from '../../src/agentic/index.ts';
+import type { StoredAgenticTrace, StoredRun } from '../../src/context/trace-store.ts';
 import type { VectorSearchOptions } from '../../src/contracts/vector-store.ts';
 import type { Document, DocumentInput, Vector } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
@@ -727,5 +728,40 @@ describe('AgenticRetriever: cancellation', () => {
     expect((error as AxonError).details).toMatchObject({ stopReason: 'aborted', iterations: 1 });
     // Reported, not asserted: the run did not wait for the hanging search, which never settles.
     console.info(`abort to rejection: ${elapsed.toFixed(1)} ms`);
+  });
+});
+
+describe('AgenticRetriever: saved runs and search settings', () => {
+  it('saves the run with every closed step and the stages of each search, and gives the stages in events only when asked', async () => {
+    const rag = await corpusRag(twoHopCorpus, 'hybrid');
+    const saved: StoredRun[] = [];
+    const traceStore = { save: async (trace: StoredRun) => void saved.push(trace), get: async () => saved[0], last: async () => saved.at(-1) };
+    const chat = planningChat([{ subQueries: [{ query: 'Shirley Temple government position', retriever: 'wiki' }] }], { sufficient: () => true });
+    const agent = new AgenticRetriever({
+      retrievers: [{ name: 'wiki', description: 'Encyclopedia', rag, retrieve: { topK: 2, searchMode: 'keyword' } }],
+      chat,
+    });
+    const { events, result } = await collect(agent.stream(KISS_AND_TELL, { traceStore, pipelineVersion: { configHash: 'abc' } }));
+    expect(closed(events, 'retrieval')[0].output).not.toHaveProperty('pipeline');
+    expect(saved).toHaveLength(1);
+    const stored = saved[0] as StoredAgenticTrace;
+    expect(stored).toMatchObject({ kind: 'agentic', runId: result.runId, question: KISS_AND_TELL, answer: result.answer, version: { configHash: 'abc' } });
+    expect(stored.retrievers).toEqual([{ name: 'wiki', description: 'Encyclopedia', kind: 'rag', retrieve: { topK: 2, searchMode: 'keyword' } }]);
+    // Every step as it ended, in the order they ended.
+    expect(stored.steps.map((step) => step.stepId)).toEqual(
+      traces(events)
+        .filter((event) => event.status !== 'inProgress')
+        .map((event) => event.stepId),
+    );
+    const retrieval = stored.steps.find((step) => step.step === 'retrieval')!;
+    const search = (retrieval.output!.pipeline as { stages: { stage: string; name: string; detail?: { topK?: number } }[] }).stages.find(
+      (stage) => stage.stage === 'search',
+    )!;
+    // The retriever's search settings reached its pipeline: keyword only, two documents fetched.
+    expect(search.name).toBe('memory-store:keyword');
+    expect(search.detail?.topK).toBe(2);
+    const live = await collect(agent.stream(KISS_AND_TELL, { searchStages: true }));
+    expect(closed(live.events, 'retrieval')[0].output).toHaveProperty('pipeline.stages');
+    expect((closed(live.events, 'speculativeRetrieval')[0].output!.searches as object[])[0]).toHaveProperty('pipeline.runId');
   });
 });

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgenticResult } from '../../src/agentic/types.ts';
+import type { StoredAgenticTrace } from '../../src/context/trace-store.ts';
+import type { StageRecord } from '../../src/pipeline/trace.ts';
 import { runAxon, type CliResult } from '../helpers/cli.ts';
 import { LoopbackServer, type RecordedRequest, type Reply } from '../servers/loopback-server.ts';
 
@@ -124,6 +126,48 @@ describe('axon ask --agentic', () => {
     expect(result.stdout).toContain('Stopped: planning failed after 1 round, 0 sub-queries');
     // One planning call, one answer: nothing was searched on the model's say-so.
     expect(chatServer.requests.length - before).toBe(2);
+  });
+});
+
+describe('axon ask --agentic: search settings and the saved run', () => {
+  it('runs every search with --top-k and --mode, and saves the run for axon trace', async () => {
+    const asked = await axon('ask', '--agentic', '--top-k', '1', '--mode', 'keyword', 'Who played Corliss Archer in Kiss and Tell?');
+    expect(asked.code).toBe(0);
+    const runId = /run id ([0-9a-f-]{36})/.exec(asked.stderr)![1];
+    const shown = await axon('trace', '--last', '--json');
+    expect(shown.code).toBe(0);
+    const stored = JSON.parse(shown.stdout) as StoredAgenticTrace;
+    expect(stored).toMatchObject({ kind: 'agentic', runId, question: 'Who played Corliss Archer in Kiss and Tell?' });
+    expect(stored.retrievers).toEqual([{ name: 'documents', description: 'The indexed documents', kind: 'rag', retrieve: { topK: 1, searchMode: 'keyword' } }]);
+    const searches = stored.steps.flatMap((step) => {
+      const pipelines =
+        step.step === 'speculativeRetrieval' ? (step.output!.searches as { pipeline: unknown }[]).map((search) => search.pipeline) : [step.output?.pipeline];
+      return pipelines.filter(Boolean).flatMap((pipeline) => (pipeline as { stages: StageRecord[] }).stages.filter((stage) => stage.stage === 'search'));
+    });
+    expect(searches.length).toBeGreaterThan(0);
+    for (const search of searches) {
+      expect(search.name).toMatch(/:keyword$/);
+      expect(search.detail?.topK).toBe(1);
+      expect(search.outputIds.length).toBeLessThanOrEqual(1);
+    }
+    expect(stored.results.length).toBeGreaterThan(0);
+    expect(stored.answer).toBe(JSON.parse((await axon('trace', runId.slice(0, 8), '--json')).stdout).answer);
+  });
+
+  it('prints a saved agentic run with its steps, and diffs two of them', async () => {
+    const first = await axon('ask', '--agentic', 'Who played Corliss Archer in Kiss and Tell?');
+    const second = await axon('ask', '--agentic', '--top-k', '1', 'Who played Corliss Archer in Kiss and Tell?');
+    const [a, b] = [first, second].map((result) => /run id ([0-9a-f-]{36})/.exec(result.stderr)![1]);
+    const shown = await axon('trace', a.slice(0, 8));
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(new RegExp(`^Agentic run ${a} .* status \\w+ \\(\\w+\\)`));
+    expect(shown.stdout).toMatch(/ms\] speculativeRetrieval · succeeded \([\d.]+ ms\) {2}"Who played Corliss Archer in Kiss and Tell\?" → \d+ results/);
+    expect(shown.stdout).toMatch(/Stopped: [a-z ]+ after \d round/);
+    const diff = await axon('trace', '--diff', a, b, '--json');
+    expect(diff.code).toBe(0);
+    const paths = (JSON.parse(diff.stdout) as { differences: { path: string }[] }).differences.map((difference) => difference.path);
+    expect(paths).toContain('retrievers');
+    expect(paths).not.toContain('question');
   });
 });
 

@@ -2,6 +2,8 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StoredAgenticTrace } from '../../src/context/trace-store.ts';
+import type { StageRecord } from '../../src/pipeline/trace.ts';
 import { runAxon } from '../helpers/cli.ts';
 
 let directory: string;
@@ -42,6 +44,20 @@ describe('axon with a store that keeps an ANN index', () => {
     expect(exactSearch.method).toBe('exact');
     // Three chunks: the graph finds them all, in the exact order.
     expect(annSearch.found).toEqual(exactSearch.found);
+  });
+
+  it('gives --ef and --exact to every search of an agentic ask, as the saved run shows', async () => {
+    const methods = async (...flags: string[]) => {
+      const result = await runAxon(directory, ['ask', '--agentic', 'How long do refunds take?', '--mode', 'vector', ...flags]);
+      expect(result.code, result.stderr).toBe(0);
+      const stored = JSON.parse((await runAxon(directory, ['trace', '--last', '--json'])).stdout) as StoredAgenticTrace;
+      const pipeline = (stored.steps.find((step) => step.step === 'speculativeRetrieval')!.output!.searches as { pipeline: { stages: StageRecord[] } }[])[0]
+        .pipeline;
+      const search = pipeline.stages.find((stage) => stage.stage === 'search')!;
+      return { method: search.detail?.method, ef: search.detail?.ef };
+    };
+    expect(await methods('--ef', '64')).toEqual({ method: 'ann', ef: 64 });
+    expect(await methods('--exact')).toEqual({ method: 'exact', ef: undefined });
   });
 
   it('rejects a bad --ef as a usage error', async () => {

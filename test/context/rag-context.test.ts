@@ -6,7 +6,7 @@ import { LocalHashEmbeddings } from '../../providers/local/hash-embeddings.ts';
 import type { ChatProvider } from '../../src/contracts/chat.ts';
 import { checkEligibility, type CallerContext } from '../../src/context/eligibility.ts';
 import { renderMessages } from '../../src/context/packet.ts';
-import { JsonlTraceStore } from '../../src/context/trace-store.ts';
+import { JsonlTraceStore, type StoredTrace } from '../../src/context/trace-store.ts';
 import type { DocumentInput, JsonValue } from '../../src/document.ts';
 import { RAG } from '../../src/rag.ts';
 import { MemoryStore } from '../../stores/memory/memory-store.ts';
@@ -244,7 +244,8 @@ describe('stored traces', () => {
       traceStore: store,
       pipelineVersion: { configHash: 'abc123' },
     });
-    const stored = await store.get(answer.trace.runId.slice(0, 6));
+    // A pipeline run: the store also keeps agentic runs, which have no packet.
+    const stored = (await store.get(answer.trace.runId.slice(0, 6))) as StoredTrace;
     expect(renderMessages(stored.packet)).toEqual(chat.calls[0].messages);
     expect(stored.packet).toEqual(answer.packet);
     expect(stored.caller).toEqual({ tenantId: 'acme', roles: ['support'], now: '2026-06-01T00:00:00.000Z' });

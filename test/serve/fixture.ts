@@ -2,6 +2,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdaptiveThreshold } from '../../processors/post/adaptive-threshold.ts';
+import { MMR } from '../../processors/post/mmr.ts';
 import { LocalHashEmbeddings } from '../../providers/local/hash-embeddings.ts';
 import { JsonlTraceStore } from '../../src/context/trace-store.ts';
 import type { DocumentInput } from '../../src/document.ts';
@@ -57,6 +58,9 @@ export const SUB_QUERY = 'reset password in Settings Security';
 /** What the scripted model answers, citing the first evidence. */
 export const ANSWER = 'Open Settings, then Security, and choose Reset password [1].';
 
+/** The runs of three or more words ANSWER shares with the chunk it cites (help/account.md, page 3). */
+export const CITED_SPANS = ['open Settings, then Security', 'choose Reset password'];
+
 class FixtureRAG extends RAG {
   constructor(private readonly chatModel: ScriptedChat) {
     super();
@@ -68,8 +72,10 @@ class FixtureRAG extends RAG {
   protected vectorStore() {
     return this.store;
   }
+  // MMR reorders what the threshold kept (on this corpus it swaps ranks 2 and 3 for the password question), so
+  // the page has a reranker's moves to draw.
   protected postProcessors() {
-    return [new AdaptiveThreshold()];
+    return [new AdaptiveThreshold(), new MMR({ k: 4, lambda: 0.7 })];
   }
   protected chat() {
     return this.chatModel;

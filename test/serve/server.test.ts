@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StageRecord } from '../../src/pipeline/trace.ts';
 import { isLoopback, serve, type AgenticRunView, type RunningServer, type RunView } from '../../src/serve/index.ts';
-import { ANSWER, fixturePipeline, parseEvents, SUB_QUERY } from './fixture.ts';
+import { ANSWER, CITED_SPANS, fixturePipeline, parseEvents, SUB_QUERY } from './fixture.ts';
 
 let server: RunningServer;
 let pipeline: Awaited<ReturnType<typeof fixturePipeline>>;
@@ -54,6 +54,8 @@ describe('serve: the API', () => {
     const cited = result.chunks[result.citations[0].id];
     expect(cited.sourceName).toBe(result.citations[0].sourceName);
     expect(cited.content.length).toBeGreaterThan(10);
+    // The runs of three or more words the citing sentence shares with the chunk.
+    expect(result.citations[0].spans.map((span) => cited.content.slice(span.start, span.end))).toEqual(CITED_SPANS);
     const post = result.stages.find((stage: StageRecord) => stage.stage === 'post-process')!;
     expect(post.name).toBe('adaptive-threshold');
     expect(post.dropped.length).toBeGreaterThan(0);
@@ -69,9 +71,16 @@ describe('serve: the API', () => {
     expect(Object.values(result.chunks).find((chunk) => chunk.sourceName === 'help/contacts.md')?.content).toContain('EMAIL_REDACTED');
     expect(text).not.toContain('SECRET-ZEBRA-42');
     expect(text).not.toContain('alice.admin@example.com');
+    const agentic = parseEvents(
+      await (await ask({ question: 'What if the password link never arrives? What is the break-glass password?', agentic: true })).text(),
+    );
+    const agenticRun = agentic.at(-1)!.data as AgenticRunView;
+    expect(JSON.stringify(agentic)).not.toContain('SECRET-ZEBRA-42');
     const runs = await (await api('/api/runs')).text();
     const stored = await (await api(`/api/runs/${result.runId}`)).text();
-    for (const body of [runs, stored]) {
+    const storedAgentic = await (await api(`/api/runs/${agenticRun.runId}`)).text();
+    expect(storedAgentic).toContain('EMAIL_REDACTED');
+    for (const body of [runs, stored, storedAgentic]) {
       expect(body).not.toContain('SECRET-ZEBRA-42');
       expect(body).not.toContain('alice.admin@example.com');
     }
@@ -99,15 +108,44 @@ describe('serve: the API', () => {
   });
 
   it('lists past runs, newest first, and returns one by id with the chunks it cited', async () => {
-    const { runs } = (await (await api('/api/runs')).json()) as { runs: { runId: string; question: string }[] };
-    expect(runs.length).toBeGreaterThanOrEqual(2);
-    expect(runs[1].question).toBe('How do I reset my password?');
-    const run = (await (await api(`/api/runs/${runs[1].runId.slice(0, 8)}`)).json()) as RunView;
-    expect(run.runId).toBe(runs[1].runId);
+    const { runs } = (await (await api('/api/runs')).json()) as { runs: { runId: string; kind: string; question: string }[] };
+    // Asked so far, oldest first: two pipeline runs, then two agentic ones.
+    expect(runs.map((run) => run.kind)).toEqual(['agentic', 'agentic', 'pipeline', 'pipeline']);
+    expect(runs[3].question).toBe('How do I reset my password?');
+    const run = (await (await api(`/api/runs/${runs[3].runId.slice(0, 8)}`)).json()) as RunView;
+    expect(run.runId).toBe(runs[3].runId);
+    expect(run.kind).toBe('pipeline');
     expect(run.answer).toBe(ANSWER);
     expect(Object.keys(run.chunks)).toContain(run.citations[0].id);
+    // The chunk is the evidence the model saw, without its <evidence> frame, and the cited span is the same as live.
+    const chunk = run.chunks[run.citations[0].id];
+    expect(chunk.content).toBe('To reset your password, open Settings, then Security, then choose Reset password.');
+    expect(run.citations[0].spans.map((span) => chunk.content.slice(span.start, span.end))).toEqual(CITED_SPANS);
     expect(run.stages.map((stage) => stage.stage)).toContain('post-process');
     expect((await api('/api/runs/ffffffff-none')).status).toBe(404);
+  });
+
+  it('saves agentic runs: listed among past runs, returned with their steps and the stages of each search', async () => {
+    const events = parseEvents(await (await ask({ question: 'How do I reset my password?', agentic: true, topK: 2, searchMode: 'keyword' })).text());
+    const live = events.at(-1)!.data as AgenticRunView;
+    const { runs } = (await (await api('/api/runs')).json()) as { runs: { runId: string; kind: string }[] };
+    expect(runs[0]).toMatchObject({ runId: live.runId, kind: 'agentic' });
+    const stored = (await (await api(`/api/runs/${live.runId}`)).json()) as AgenticRunView;
+    expect(stored.kind).toBe('agentic');
+    expect(stored.answer).toBe(live.answer);
+    expect(stored.citations).toEqual(live.citations);
+    const retrieval = stored.steps!.find((step) => step.step === 'retrieval')!;
+    expect(retrieval).toMatchObject({ iteration: 1, status: 'succeeded', input: { query: SUB_QUERY } });
+    // The request's topK and search mode reach every search of the run.
+    const { stages } = retrieval.output!.pipeline as { stages: StageRecord[] };
+    const searches = stages.filter((stage) => stage.stage === 'search');
+    expect(searches.map((stage) => stage.name)).toEqual(['memory-store:keyword']);
+    expect(searches[0].detail?.topK).toBe(2);
+    expect(searches[0].outputIds.length).toBeLessThanOrEqual(2);
+    // The span the answer cites, found again inside the cited result's text.
+    const reference = stored.citations[0].references[0];
+    const content = stored.results[reference.resultIndex].content;
+    expect(reference.spans.map((span) => content.slice(span.start, span.end))).toEqual(CITED_SPANS);
   });
 
   it('refuses API calls without the right token, from foreign origins and on foreign Host names', async () => {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { AgenticRetriever } from '../../agentic/agentic-retriever.ts';
-import type { AgenticResult } from '../../agentic/types.ts';
+import type { AgenticResult, RagSearchSettings } from '../../agentic/types.ts';
 import type { CallerContext } from '../../context/eligibility.ts';
 import { JsonlTraceStore } from '../../context/trace-store.ts';
 import { SEARCH_MODES, type ContextOptions, type SearchMode } from '../../rag.ts';
@@ -23,8 +23,11 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   const caller = parseCaller(options);
   const context = await readContextOption(options, io);
   const { rag, dataDirectory, configHash } = await loadPipeline(options, io);
-  if (options.agentic) return runAgenticAsk(question, rag, filter, caller, options, io);
   const traceStore = new JsonlTraceStore(dataDirectory);
+  if (options.agentic) {
+    const search: RagSearchSettings = { topK, searchMode, ef, ...(options.exact ? { exact: true } : {}) };
+    return runAgenticAsk(question, rag, { filter, caller, search, traceStore, configHash }, options, io);
+  }
   const answer = await rag.answer(question, {
     topK,
     filter,
@@ -113,24 +116,41 @@ async function readContextOption(options: CommandOptions, io: CommandIO): Promis
 
 /**
  * `axon ask --agentic`: the agentic retriever over the configured pipeline (its chat model plans and answers;
- * without one the offline planner plans and the answer is extractive). `--trace` prints each step as it ends.
+ * without one the offline planner plans and the answer is extractive). Every search runs with `--top-k`, `--mode`,
+ * `--ef` and `--exact` as a plain `axon ask` would; the run is saved for `axon trace`. `--trace` prints each step
+ * as it ends.
  */
 async function runAgenticAsk(
   question: string,
   rag: Awaited<ReturnType<typeof loadPipeline>>['rag'],
-  filter: Record<string, unknown> | undefined,
-  caller: CallerContext | undefined,
+  run: {
+    filter: Record<string, unknown> | undefined;
+    caller: CallerContext | undefined;
+    search: RagSearchSettings;
+    traceStore: JsonlTraceStore;
+    configHash: string | undefined;
+  },
   options: CommandOptions,
   io: CommandIO,
 ): Promise<number> {
+  const { filter, caller, search } = run;
+  const settings = Object.fromEntries(Object.entries(search).filter(([, value]) => value !== undefined)) as RagSearchSettings;
   const agent = new AgenticRetriever({
-    retrievers: [{ name: 'documents', description: 'The indexed documents', rag, ...(filter ? { filter } : {}) }],
+    retrievers: [
+      {
+        name: 'documents',
+        description: 'The indexed documents',
+        rag,
+        ...(filter ? { filter } : {}),
+        ...(Object.keys(settings).length > 0 ? { retrieve: settings } : {}),
+      },
+    ],
     chat: rag.components().chat,
     ...(caller ? { userContext: caller } : {}),
   });
   let result: AgenticResult | undefined;
   try {
-    for await (const event of agent.stream(question)) {
+    for await (const event of agent.stream(question, { traceStore: run.traceStore, pipelineVersion: { configHash: run.configHash } })) {
       if (event.type === 'trace' && event.status !== 'inProgress' && options.trace && !options.json) io.out(formatAgenticEvent(event));
       if (event.type === 'result') result = event.result;
     }
@@ -144,6 +164,7 @@ async function runAgenticAsk(
   }
   if (options.trace) io.out('');
   io.out(formatAgenticResult(result));
+  io.err(`(run id ${result.runId}; \`axon trace ${result.runId.slice(0, 8)}\` shows its steps again)`);
   return result.status === 'blocked' ? 1 : 0;
 }
 

@@ -1,0 +1,103 @@
+/** A character range `[start, end)` of a text. */
+export interface TextSpan {
+  start: number;
+  end: number;
+}
+
+/** Fewest consecutive words a claim must share with a chunk to count as quoting it. */
+const MIN_WORDS = 3;
+/** Longest claim and chunk compared, in words (the comparison is claim × chunk). */
+const MAX_CLAIM_WORDS = 400;
+const MAX_CHUNK_WORDS = 20_000;
+
+interface Word {
+  text: string;
+  start: number;
+  end: number;
+}
+
+function wordsOf(text: string, limit: number): Word[] {
+  const words: Word[] = [];
+  for (const match of text.matchAll(/[\p{L}\p{N}]+/gu)) {
+    words.push({ text: match[0].toLowerCase(), start: match.index, end: match.index + match[0].length });
+    if (words.length === limit) break;
+  }
+  return words;
+}
+
+/**
+ * The ranges of `chunk` that `claim` repeats word for word: every maximal run of at least three consecutive words
+ * (case and punctuation ignored) the two share, merged where runs overlap, in order. Nothing when the claim
+ * paraphrases. This is what a cited span in a chunk means on the page: the words of the citing sentence that
+ * stand in the cited chunk, not a judgement of which passage supports it.
+ */
+export function sharedSpans(claim: string, chunk: string): TextSpan[] {
+  const a = wordsOf(claim, MAX_CLAIM_WORDS);
+  const b = wordsOf(chunk, MAX_CHUNK_WORDS);
+  if (a.length < MIN_WORDS || b.length < MIN_WORDS) return [];
+  const runs: TextSpan[] = [];
+  // previous[j + 1]: length of the common run ending at claim word i - 1 and chunk word j.
+  let previous = new Uint16Array(b.length + 1);
+  for (let i = 0; i < a.length; i++) {
+    const current = new Uint16Array(b.length + 1);
+    for (let j = 0; j < b.length; j++) {
+      if (a[i].text !== b[j].text) continue;
+      const length = previous[j] + 1;
+      current[j + 1] = length;
+      const continues = i + 1 < a.length && j + 1 < b.length && a[i + 1].text === b[j + 1].text;
+      if (!continues && length >= MIN_WORDS) runs.push({ start: b[j - length + 1].start, end: b[j].end });
+    }
+    previous = current;
+  }
+  runs.sort((x, y) => x.start - y.start || y.end - x.end);
+  const merged: TextSpan[] = [];
+  for (const run of runs) {
+    const last = merged.at(-1);
+    if (last && run.start <= last.end) last.end = Math.max(last.end, run.end);
+    else merged.push({ ...run });
+  }
+  return merged;
+}
+
+/**
+ * The text each `[n]` marker of an answer cites, by label: the sentence (or list item) the marker closes, from the
+ * last sentence end or earlier marker before it. A marker right after another (`[1][2]`, `[1], [2]`) cites the same text.
+ */
+export function citingTexts(answer: string): Map<number, string[]> {
+  const texts = new Map<number, string[]>();
+  let previousEnd = 0;
+  let previousClaim = '';
+  for (const match of answer.matchAll(/\[(\d+(?:\s*,\s*\d+)*)\]/g)) {
+    const between = answer.slice(previousEnd, match.index);
+    let claim: string;
+    if (/^[\s,;]*$/.test(between)) claim = previousClaim;
+    else {
+      // The marker's own sentence ends just before it ("… days. [1]"); the sentence before that ends earlier.
+      const body = between.replace(/[\s.!?]+$/, '');
+      const boundary = Math.max(body.lastIndexOf('\n'), ...[...body.matchAll(/[.!?]\s/g)].map((found) => found.index + 1));
+      claim = body
+        .slice(boundary + 1)
+        .replace(/^\s*(?:[-*+]|\d+[.)])\s+/, '')
+        .trim();
+    }
+    for (const part of match[1].split(',')) {
+      const label = Number(part.trim());
+      texts.set(label, [...(texts.get(label) ?? []), claim]);
+    }
+    previousEnd = match.index + match[0].length;
+    previousClaim = claim;
+  }
+  return texts;
+}
+
+/** The chunk ranges quoted by any of the claims, merged. */
+export function quotedSpans(claims: string[], chunk: string): TextSpan[] {
+  const all = claims.flatMap((claim) => sharedSpans(claim, chunk)).sort((x, y) => x.start - y.start);
+  const merged: TextSpan[] = [];
+  for (const span of all) {
+    const last = merged.at(-1);
+    if (last && span.start <= last.end) last.end = Math.max(last.end, span.end);
+    else merged.push({ ...span });
+  }
+  return merged;
+}
