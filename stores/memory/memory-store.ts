@@ -70,7 +70,7 @@ export class MemoryStore implements VectorStore, KeywordSearchable {
 
   /**
    * The most similar documents by cosine, best first. The search is exact; `ef` is checked like every store's, then ignored.
-   * @throws AxonError `INVALID_TOP_K`, `INVALID_ARGUMENT` (ef), `INVALID_VECTOR`, `DIMENSION_MISMATCH`; FilterError for a bad filter
+   * @throws AxonError `INVALID_TOP_K`, `INVALID_OPTION` (ef), `INVALID_VECTOR`, `DIMENSION_MISMATCH`; FilterError for a bad filter
    */
   async search(vector: Vector, options: VectorSearchOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
