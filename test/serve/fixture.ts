@@ -83,6 +83,11 @@ class FixtureRAG extends RAG {
   protected searchMode(): SearchMode {
     return 'vector';
   }
+  // Equal weights when a test asks for hybrid (the local embedder's default is BM25-led), so fusion keeps the
+  // order the rank-change test expects MMR to rework.
+  protected hybridWeights() {
+    return { vector: 1, keyword: 1 };
+  }
 }
 
 /** The fixture pipeline, filled, with a trace store in a fresh temporary folder. */
