@@ -4,10 +4,11 @@
  * logging setting. Each Cohere adapter is sent malformed bodies that carry a marker and the echoed key; the call
  * must fail with Axon's typed error, and not one byte may reach stdout, stderr or the console.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CohereChat } from '../../../providers/cohere/cohere-chat.ts';
 import { CohereEmbeddings } from '../../../providers/cohere/cohere-embeddings.ts';
 import { CohereRerankModel } from '../../../providers/cohere/cohere-rerank.ts';
+import { captureConsoleOutput } from '../../helpers/console-capture.ts';
 import { expectNoSecret, rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import { startCohereServer } from '../../servers/cohere-server.ts';
 import type { FailureMode, LoopbackServer } from '../../servers/loopback-server.ts';
@@ -21,26 +22,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-/** Everything written to the process's output or through the console while a test runs. */
-let written: string[] = [];
-let spies: MockInstance[] = [];
-beforeEach(() => {
-  written = [];
-  const record =
-    (stream: string) =>
-    (...parts: unknown[]) => {
-      written.push(`${stream}: ${parts.map((part) => (typeof part === 'string' ? part : String(part))).join(' ')}`);
-      return true;
-    };
-  spies = [
-    vi.spyOn(process.stderr, 'write').mockImplementation(record('stderr') as typeof process.stderr.write),
-    vi.spyOn(process.stdout, 'write').mockImplementation(record('stdout') as typeof process.stdout.write),
-    ...(['warn', 'error', 'log', 'info', 'debug', 'trace'] as const).map((method) => vi.spyOn(console, method).mockImplementation(record(`console.${method}`))),
-  ];
-});
-afterEach(() => {
-  for (const spy of spies) spy.mockRestore();
-});
+/** Everything output.lines to the process's output or through the console while a test runs. */
+const output = captureConsoleOutput();
 
 const transport = { apiKey: TEST_KEY, baseURL: '', maxRetries: 0 };
 const connect = () => ({ ...transport, baseURL: server.url });
@@ -96,11 +79,11 @@ const cases: Array<[string, FailureMode, () => Promise<unknown>]> = [
 ];
 
 describe('Cohere adapters write nothing to the console, whatever the response', () => {
-  it.each(cases)('%s: PROVIDER_RESPONSE_INVALID, no key in it, nothing written', async (_label, fault, call) => {
+  it.each(cases)('%s: PROVIDER_RESPONSE_INVALID, no key in it, nothing output.lines', async (_label, fault, call) => {
     server.reset();
     server.failNext(fault);
     const error = await rejectionOf(call());
-    expect(written).toEqual([]);
+    expect(output.lines).toEqual([]);
     expect(error).toMatchObject({ name: 'ProviderError', code: 'PROVIDER_RESPONSE_INVALID', status: 200 });
     expect((error as { component?: string }).component).toMatch(/^cohere-(rerank|embeddings|chat)$/);
     expect(error.message).toMatch(/\[axon\] \[cohere-(rerank|embeddings|chat)\] Invalid response from the service/);
@@ -111,6 +94,6 @@ describe('Cohere adapters write nothing to the console, whatever the response', 
   it('the spies see a write: the check can fail', () => {
     console.warn(`Failed to validate. Received "${MARKER}"`);
     process.stderr.write('x');
-    expect(written).toHaveLength(2);
+    expect(output.lines).toHaveLength(2);
   });
 });

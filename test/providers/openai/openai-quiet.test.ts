@@ -5,9 +5,10 @@
  * a marker and the echoed key; the call must fail with Axon's typed error, and not one byte may reach stdout,
  * stderr or the console.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAIChat } from '../../../providers/openai/openai-chat.ts';
 import { OpenAIEmbeddings } from '../../../providers/openai/openai-embeddings.ts';
+import { captureConsoleOutput } from '../../helpers/console-capture.ts';
 import { expectNoSecret, rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import type { FailureMode, LoopbackServer } from '../../servers/loopback-server.ts';
 import { startOpenAIServer } from '../../servers/openai-server.ts';
@@ -21,26 +22,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-/** Everything written to the process's output or through the console while a test runs. */
-let written: string[] = [];
-let spies: MockInstance[] = [];
-beforeEach(() => {
-  written = [];
-  const record =
-    (stream: string) =>
-    (...parts: unknown[]) => {
-      written.push(`${stream}: ${parts.map((part) => (typeof part === 'string' ? part : String(part))).join(' ')}`);
-      return true;
-    };
-  spies = [
-    vi.spyOn(process.stderr, 'write').mockImplementation(record('stderr') as typeof process.stderr.write),
-    vi.spyOn(process.stdout, 'write').mockImplementation(record('stdout') as typeof process.stdout.write),
-    ...(['warn', 'error', 'log', 'info', 'debug', 'trace'] as const).map((method) => vi.spyOn(console, method).mockImplementation(record(`console.${method}`))),
-  ];
-});
-afterEach(() => {
-  for (const spy of spies) spy.mockRestore();
-});
+/** Everything output.lines to the process's output or through the console while a test runs. */
+const output = captureConsoleOutput();
 
 const connect = () => ({ apiKey: TEST_KEY, baseURL: `${server.url}/v1`, maxRetries: 0 });
 const question = [{ role: 'user' as const, content: 'hi' }];
@@ -95,31 +78,31 @@ function expectInvalid(error: Error & { code?: string }): void {
 }
 
 describe('OpenAI adapters write nothing to the console, whatever the response', () => {
-  it.each(invalid)('%s: PROVIDER_RESPONSE_INVALID, no key in it, nothing written', async (_label, fault, call) => {
+  it.each(invalid)('%s: PROVIDER_RESPONSE_INVALID, no key in it, nothing output.lines', async (_label, fault, call) => {
     server.reset();
     server.failNext(fault);
     const error = await rejectionOf(call());
-    expect(written).toEqual([]);
+    expect(output.lines).toEqual([]);
     expectInvalid(error);
     expect(error).toMatchObject({ status: 200 });
   });
 
-  it.each(unparsable)('%s: PROVIDER_RESPONSE_INVALID, no key in it, nothing written', async (_label, fault, call) => {
+  it.each(unparsable)('%s: PROVIDER_RESPONSE_INVALID, no key in it, nothing output.lines', async (_label, fault, call) => {
     server.reset();
     server.failNext(fault);
     const error = await rejectionOf(call());
-    expect(written).toEqual([]);
+    expect(output.lines).toEqual([]);
     expectInvalid(error);
   });
 
   it.each([
     ['an error object', { data: JSON.stringify({ error: { message: `The model is overloaded: ${ECHO}`, type: 'server_error' } }) }],
     ['an event named error', { event: 'error', data: JSON.stringify({ message: `The model is overloaded: ${ECHO}` }) }],
-  ])('stream: %s in the stream is a ProviderError with the service message, the key redacted, nothing written', async (_label, event) => {
+  ])('stream: %s in the stream is a ProviderError with the service message, the key redacted, nothing output.lines', async (_label, event) => {
     server.reset();
     server.failNext(events([{ data: chunk([{ index: 0, delta: { content: 'Hel' }, finish_reason: null }]) }, event]));
     const error = await rejectionOf(stream());
-    expect(written).toEqual([]);
+    expect(output.lines).toEqual([]);
     expect(error).toMatchObject({ name: 'ProviderError', code: 'PROVIDER_ERROR' });
     expect(error.message).toContain('The model is overloaded');
     expectNoSecret(error);
@@ -144,12 +127,12 @@ describe('OpenAI adapters write nothing to the console, whatever the response', 
     server.failNext({ kind: 'respond', body });
     expect(await new OpenAIChat({ ...connect(), fetch: fetchWithHeaders }).complete(question)).toBe('fine');
     expect(await drain(new OpenAIChat({ ...connect(), fetch: fetchWithHeaders }).stream(question))).toBe('Echo: hi');
-    expect(written).toEqual([]);
+    expect(output.lines).toEqual([]);
   });
 
   it('the spies see a write: the check can fail', () => {
     console.error('Could not parse message into JSON:', MARKER);
     process.stderr.write('x');
-    expect(written).toHaveLength(2);
+    expect(output.lines).toHaveLength(2);
   });
 });
