@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { AxonError } from '../../src/errors.ts';
+import { memoryOf } from '../indexes/simd/wasm-runtime.ts';
 import { CHECKSUM_MODULE_BASE64 } from './checksum-binary.ts';
 
 /** A checksum being computed over a file's bytes, fed in file order. */
@@ -61,38 +62,60 @@ export function contentChecksum(entry: ChecksumFields, corrupt: (problem: string
 
 // --- Internal helpers ---
 
-/** Bytes of state at the start of the module's memory: two sets of 16 lanes of 32 bits. */
-const STATE_BYTES = 128;
-/** Bytes hashed per call, after the state; the memory is 3 pages (192 KiB). */
+/** Bytes hashed per call through the scratch memory (2 pages). */
 const CHUNK_BYTES = 128 * 1024;
 const BLOCK_BYTES = 64;
+const LANES = 32;
 
-interface ChecksumModule {
-  memory: { buffer: ArrayBuffer };
+interface ChecksumInstance {
   update(start: number, blocks: number): void;
+  /** The lanes: s0..s31. */
+  readonly lanes: { value: number }[];
 }
 
-let instance: ChecksumModule | undefined;
+let compiled: object | undefined;
+/** One instance per memory it hashes in place; the scratch one hashes bytes that lie anywhere else, copied in by chunks. */
+const instances = new WeakMap<object, ChecksumInstance>();
+let scratch: { memory: { buffer: ArrayBuffer }; instance: ChecksumInstance } | undefined;
 
-/** The module, compiled and instantiated once per process; its memory is scratch space shared by every checksum (each call is synchronous). */
-function checksumModule(): ChecksumModule {
+interface Runtime {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: Record<string, Record<string, unknown>>) => { exports: Record<string, unknown> };
+  Memory: new (descriptor: { initial: number; maximum: number }) => { buffer: ArrayBuffer };
+}
+
+function instanceFor(memory: object): ChecksumInstance {
+  let instance = instances.get(memory);
   if (instance === undefined) {
-    const runtime = (
-      globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint8Array) => object; Instance: new (module: object) => { exports: unknown } } }
-    ).WebAssembly;
-    instance = new runtime.Instance(new runtime.Module(Buffer.from(CHECKSUM_MODULE_BASE64, 'base64'))).exports as ChecksumModule;
+    const runtime = (globalThis as unknown as { WebAssembly: Runtime }).WebAssembly;
+    compiled ??= new runtime.Module(Buffer.from(CHECKSUM_MODULE_BASE64, 'base64'));
+    const exports = new runtime.Instance(compiled, { env: { memory } }).exports;
+    instance = {
+      update: exports.update as ChecksumInstance['update'],
+      lanes: Array.from({ length: LANES }, (_, lane) => exports[`s${lane}`] as { value: number }),
+    };
+    instances.set(memory, instance);
   }
   return instance;
 }
 
-/** The starting lanes: distinct odd multiples of the round constants. */
-function initialState(): Uint8Array {
-  const lanes = new Uint32Array(STATE_BYTES / 4);
-  for (let lane = 0; lane < 16; lane++) {
-    lanes[lane] = Math.imul(0x9e3779b1, 2 * lane + 1) >>> 0;
-    lanes[16 + lane] = Math.imul(0x85ebca77, 2 * lane + 1) >>> 0;
+function scratchSpace(): NonNullable<typeof scratch> {
+  if (scratch === undefined) {
+    const runtime = (globalThis as unknown as { WebAssembly: Runtime }).WebAssembly;
+    const memory = new runtime.Memory({ initial: CHUNK_BYTES / 65_536, maximum: CHUNK_BYTES / 65_536 });
+    scratch = { memory, instance: instanceFor(memory) };
   }
-  return new Uint8Array(lanes.buffer);
+  return scratch;
+}
+
+/** The starting lanes: distinct odd multiples of the round constants. */
+function initialState(): Int32Array {
+  const lanes = new Int32Array(LANES);
+  for (let lane = 0; lane < 16; lane++) {
+    lanes[lane] = Math.imul(0x9e3779b1, 2 * lane + 1);
+    lanes[16 + lane] = Math.imul(0x85ebca77, 2 * lane + 1);
+  }
+  return lanes;
 }
 
 class LanesChecksum {
@@ -107,52 +130,61 @@ class LanesChecksum {
     if (this.finished !== undefined) throw new Error('checksum already finished');
     this.length += bytes.length;
     let at = 0;
-    const module = checksumModule();
-    const memory = new Uint8Array(module.memory.buffer);
-    memory.set(this.state, 0);
     if (this.carried > 0) {
       const taken = Math.min(BLOCK_BYTES - this.carried, bytes.length);
       this.carry.set(bytes.subarray(0, taken), this.carried);
       this.carried += taken;
       at = taken;
       if (this.carried === BLOCK_BYTES) {
-        memory.set(this.carry, STATE_BYTES);
-        module.update(STATE_BYTES, 1);
+        this.foldCopied(this.carry);
         this.carried = 0;
       }
     }
-    while (bytes.length - at >= BLOCK_BYTES) {
-      const size = Math.min(CHUNK_BYTES, (bytes.length - at) & ~(BLOCK_BYTES - 1));
-      memory.set(bytes.subarray(at, at + size), STATE_BYTES);
-      module.update(STATE_BYTES, size / BLOCK_BYTES);
-      at += size;
+    const whole = (bytes.length - at) & ~(BLOCK_BYTES - 1);
+    if (whole > 0) {
+      const memory = memoryOf(bytes.buffer);
+      if (memory !== undefined) this.run(instanceFor(memory), bytes.byteOffset + at, whole / BLOCK_BYTES);
+      else this.foldCopied(bytes.subarray(at, at + whole));
+      at += whole;
     }
     if (at < bytes.length) {
       this.carry.set(bytes.subarray(at), this.carried);
       this.carried += bytes.length - at;
     }
-    this.state.set(memory.subarray(0, STATE_BYTES));
   }
 
   /** The checksum field's value: `lanes64:` and 16 hex digits. The last block is padded with zeros; the length is mixed in. */
   digest(): string {
     if (this.finished !== undefined) return this.finished;
     if (this.carried > 0) {
-      const module = checksumModule();
-      const memory = new Uint8Array(module.memory.buffer);
-      memory.set(this.state, 0);
-      memory.fill(0, STATE_BYTES, STATE_BYTES + BLOCK_BYTES);
-      memory.set(this.carry.subarray(0, this.carried), STATE_BYTES);
-      module.update(STATE_BYTES, 1);
-      this.state.set(memory.subarray(0, STATE_BYTES));
+      this.carry.fill(0, this.carried);
+      this.foldCopied(this.carry);
+      this.carried = 0;
     }
-    const lanes = new Uint32Array(this.state.buffer, this.state.byteOffset, STATE_BYTES / 4);
     let hash = 0n;
     // Each step is a bijection of the running value, and takes its lane (with the lane's number) injectively.
-    for (let lane = 0; lane < lanes.length; lane++) hash = mix64(hash ^ BigInt(lanes[lane]) ^ (BigInt(lane) << 32n));
+    for (let lane = 0; lane < LANES; lane++) hash = mix64(hash ^ BigInt(this.state[lane] >>> 0) ^ (BigInt(lane) << 32n));
     hash = mix64(hash ^ BigInt(this.length));
     this.finished = `lanes64:${hash.toString(16).padStart(16, '0')}`;
     return this.finished;
+  }
+
+  /** Fold whole blocks that lie outside any known memory, through the scratch memory. */
+  private foldCopied(bytes: Uint8Array): void {
+    const { memory, instance } = scratchSpace();
+    const target = new Uint8Array(memory.buffer);
+    for (let at = 0; at < bytes.length; at += CHUNK_BYTES) {
+      const size = Math.min(CHUNK_BYTES, bytes.length - at);
+      target.set(bytes.subarray(at, at + size), 0);
+      this.run(instance, 0, size / BLOCK_BYTES);
+    }
+  }
+
+  private run(instance: ChecksumInstance, start: number, blocks: number): void {
+    const { lanes } = instance;
+    for (let lane = 0; lane < LANES; lane++) lanes[lane].value = this.state[lane];
+    instance.update(start, blocks);
+    for (let lane = 0; lane < LANES; lane++) this.state[lane] = lanes[lane].value;
   }
 }
 

@@ -3,12 +3,12 @@
  * an atomically replaced manifest, durable writes and the single-writer lock. See docs/stores.md.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { endianness, hostname } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AxonError } from '../../src/errors.ts';
-import { CHECKSUM_PATTERN } from './file-store-checksum.ts';
+import { CHECKSUM_PATTERN, type ContentChecksum } from './file-store-checksum.ts';
 
 export const MANIFEST_FILE = 'manifest.json';
 export const LOCK_FILE = 'write.lock';
@@ -300,6 +300,44 @@ export async function acquireWriteLock(directory: string, timeoutMs: number, com
       });
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Bytes of one read of `readInto`; several are in flight at once. */
+const READ_CHUNK_BYTES = 8 * 1024 * 1024;
+/** Reads `readInto` keeps in flight: libuv's default thread pool has four threads. */
+const READS_IN_FLIGHT = 4;
+
+/**
+ * Read `target.length` bytes of a file from `position` into `target`, in chunks read concurrently (page faults on
+ * fresh memory are most of the cost, and they spread over the cores), feeding each chunk to `checksum`, in order,
+ * as soon as it and those before it have arrived, so hashing overlaps reading. A file that ends first is an
+ * error with code `EOF`.
+ */
+export async function readInto(handle: FileHandle, target: Uint8Array, position: number, checksum?: ContentChecksum): Promise<void> {
+  const chunks = Math.ceil(target.length / READ_CHUNK_BYTES);
+  const reads: Promise<void>[] = [];
+  const start = (chunk: number) => {
+    const from = chunk * READ_CHUNK_BYTES;
+    reads[chunk] = readFully(handle, target.subarray(from, Math.min(target.length, from + READ_CHUNK_BYTES)), position + from);
+    // Awaited in order below; a failure of a later chunk is reported there, never unhandled.
+    reads[chunk].catch(() => undefined);
+  };
+  for (let chunk = 0; chunk < Math.min(chunks, READS_IN_FLIGHT); chunk++) start(chunk);
+  for (let chunk = 0; chunk < chunks; chunk++) {
+    await reads[chunk];
+    if (chunk + READS_IN_FLIGHT < chunks) start(chunk + READS_IN_FLIGHT);
+    const from = chunk * READ_CHUNK_BYTES;
+    checksum?.update(target.subarray(from, Math.min(target.length, from + READ_CHUNK_BYTES)));
+  }
+}
+
+async function readFully(handle: FileHandle, target: Uint8Array, position: number): Promise<void> {
+  let done = 0;
+  while (done < target.length) {
+    const { bytesRead } = await handle.read(target, done, target.length - done, position + done);
+    if (bytesRead === 0) throw Object.assign(new Error(`unexpected end of file at byte ${position + done}`), { code: 'EOF' });
+    done += bytesRead;
   }
 }
 

@@ -9,13 +9,12 @@
  * bytes land, so nothing is copied twice. Version 1 (`AXONSEG1`: one JSON array of all documents, then the
  * vectors) is still read.
  */
-import type { FileHandle } from 'node:fs/promises';
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Document, JsonValue } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
 import { largestRowNorm } from '../indexes/simd/simd-index.ts';
-import { assertLittleEndian, corruptStoreError, errorCode, segmentFileName, syncDirectory, type SegmentEntry } from './file-store-format.ts';
+import { assertLittleEndian, corruptStoreError, errorCode, readInto, segmentFileName, syncDirectory, type SegmentEntry } from './file-store-format.ts';
 import { checksumOf, contentChecksum } from './file-store-checksum.ts';
 
 const MAGIC_V1 = 'AXONSEG1';
@@ -173,7 +172,7 @@ export async function loadSegment(
     const size = (await handle.stat()).size;
     if (size !== entry.bytes) throw corrupt(`it holds ${size} bytes, the manifest recorded ${entry.bytes} (truncated or overwritten)`);
     const header = Buffer.alloc(Math.min(HEADER_BYTES_V2, size));
-    await readFully(handle, header, 0);
+    await readInto(handle, header, 0);
     if (header.toString('latin1', 0, 8) !== MAGIC_V2) {
       // Version 1 (or not a segment): read and check it whole, as before.
       const segment = decodeSegment(await readFile(handle), entry, expectedDimensions, directory, component);
@@ -189,7 +188,7 @@ export async function loadSegment(
     const checksum = contentChecksum(entry, corrupt);
     // The part after the vectors first: the ids and tables are checked before any vector is placed.
     const rest = Buffer.allocUnsafeSlow(entry.bytes - shape.layout.ids);
-    await readFully(handle, rest, shape.layout.ids);
+    await readInto(handle, rest, shape.layout.ids);
     const texts = new SegmentTexts(rest, shape, directory, entry.file, component);
     const ids = texts.ids();
     const documents: Document[] = new Array(shape.count);
@@ -200,8 +199,7 @@ export async function loadSegment(
       if (filled || target.length !== shape.vectorBytes) throw fillMisuse(component);
       filled = true;
       checksum.update(header);
-      await readFully(handle, target, HEADER_BYTES_V2);
-      checksum.update(target);
+      await readInto(handle, target, HEADER_BYTES_V2, checksum);
       hashed = true;
     };
     try {
@@ -467,17 +465,6 @@ function floatView(buffer: Buffer, offset: number, length: number): Float32Array
   const start = buffer.byteOffset + offset;
   if (start % 4 === 0) return new Float32Array(buffer.buffer, start, length);
   return new Float32Array(Uint8Array.prototype.slice.call(buffer, offset, offset + length * 4).buffer);
-}
-
-/** Read `target.length` bytes at `position`, however many reads that takes; a file that ends first is an `EOF`-like IO error. */
-async function readFully(handle: FileHandle, target: Uint8Array, position: number): Promise<void> {
-  let done = 0;
-  while (done < target.length) {
-    // One read moves at most about 2 GiB on Linux; the loop also covers short reads.
-    const { bytesRead } = await handle.read(target, done, Math.min(target.length - done, 1 << 30), position + done);
-    if (bytesRead === 0) throw Object.assign(new Error(`unexpected end of file at byte ${position + done}`), { code: 'EOF' });
-    done += bytesRead;
-  }
 }
 
 function fillMisuse(component: string): AxonError {

@@ -14,7 +14,8 @@
  * The invariant that makes this exact: segments are immutable, so a live document in a covered segment is,
  * in the snapshot, exactly the version that is live.
  */
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+import { AxonError } from '../../src/errors.ts';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { checksumOf, contentChecksum } from './file-store-checksum.ts';
@@ -23,6 +24,7 @@ import {
   corruptStoreError,
   errorCode,
   hasContentChecksum,
+  readInto,
   readManifest,
   snapshotFileName,
   writeFileDurably,
@@ -118,7 +120,7 @@ export async function loadDerivedIndex<T>(
   directory: string,
   manifest: Manifest,
   vectors: VectorIndex,
-  segmentOfId: ReadonlyMap<string, string>,
+  segmentOf: (id: string) => string | undefined,
   component: string,
   reloadIfSuperseded = false,
   distrusted?: string,
@@ -139,9 +141,9 @@ export async function loadDerivedIndex<T>(
   if (!parsed.success) return rebuild('its manifest entry is malformed', true);
   const entry = parsed.data;
 
-  let bytes: Buffer;
+  let bytes: Buffer | undefined;
   try {
-    bytes = await readFile(join(directory, entry.file));
+    bytes = await readChecked(join(directory, entry.file), entry, directory, component);
   } catch (error) {
     if (errorCode(error) !== 'ENOENT') throw error;
     // A writer in another process published a newer snapshot and removed this one. Loading the store again
@@ -154,8 +156,7 @@ export async function loadDerivedIndex<T>(
     }
     return rebuild(`its file ${entry.file} is missing`, true);
   }
-  if (bytes.length !== entry.bytes || !matchesChecksum(bytes, entry, directory, component))
-    return rebuild(`its file ${entry.file} does not match its checksum`, true);
+  if (bytes === undefined) return rebuild(`its file ${entry.file} does not match its checksum`, true);
   let index: T;
   try {
     index = kind.deserialize(bytes, vectors);
@@ -169,7 +170,7 @@ export async function loadDerivedIndex<T>(
   // After a clean shutdown the snapshot covers every segment: nothing to look up row by row.
   if (!manifest.segments.every((segment) => covered.has(segment.file))) {
     for (let row = 0; row < vectors.size; row++) {
-      if (!covered.has(segmentOfId.get(vectors.storedDocumentAt(row).id) ?? '')) uncovered.push(row);
+      if (!covered.has(segmentOf(vectors.storedDocumentAt(row).id) ?? '')) uncovered.push(row);
     }
   }
   // Re-adding an id replaces the older version the snapshot may hold.
@@ -250,14 +251,23 @@ export function coverMergedSegments(manifest: Manifest, before: readonly Segment
   }
 }
 
-function matchesChecksum(bytes: Uint8Array, entry: SnapshotEntry, directory: string, component: string): boolean {
-  const checksum = contentChecksum(entry, (problem) => corruptStoreError(component, directory, entry.file, problem));
-  checksum.update(bytes);
+/** The snapshot's bytes, read and checksummed in one pass; `undefined` when its size or checksum is not the entry's. */
+async function readChecked(path: string, entry: SnapshotEntry, directory: string, component: string): Promise<Buffer | undefined> {
+  const handle = await open(path, 'r');
   try {
-    checksum.verify('its checksum does not match the manifest');
-    return true;
-  } catch {
-    return false;
+    if ((await handle.stat()).size !== entry.bytes) return undefined;
+    const bytes = Buffer.allocUnsafeSlow(entry.bytes);
+    const checksum = contentChecksum(entry, (problem) => corruptStoreError(component, directory, entry.file, problem));
+    try {
+      await readInto(handle, bytes, 0, checksum);
+      checksum.verify('its checksum does not match the manifest');
+    } catch (error) {
+      if (errorCode(error) === 'EOF' || (AxonError.isInstance(error) && error.code === 'STORE_CORRUPT')) return undefined;
+      throw error;
+    }
+    return bytes;
+  } finally {
+    await handle.close();
   }
 }
 

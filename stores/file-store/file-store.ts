@@ -81,7 +81,8 @@ const MAX_SEGMENTS = 32;
 interface LoadedState {
   manifest: Manifest;
   index: VectorIndex;
-  segmentOfId: Map<string, string>;
+  /** Built on first use (every write uses it; a reader rarely does), from where each segment's rows were loaded. */
+  readonly segmentOfId: Map<string, string>;
   /**
    * Derived indexes (keyword, ann) for exactly these documents, by kind key, each loaded on first use
    * (a vector-only reader never pays for the keyword index).
@@ -375,7 +376,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
         this.directory,
         state.manifest,
         state.index,
-        state.segmentOfId,
+        (id) => state.segmentOfId.get(id),
         NAME,
         reloadIfSuperseded,
         state.distrusted.get(kind.key),
@@ -526,6 +527,8 @@ export class FileStore implements VectorStore, KeywordSearchable {
           await writeManifest(this.directory, onDisk);
         }
         if (!this.state || onDisk.generation !== this.state.manifest.generation) this.state = await loadState(this.directory, this.precision, onDisk);
+        // Built now, while the index is still as loaded (see `loadedState`).
+        void this.state.segmentOfId;
         if (!this.orphansRemoved) {
           await removeOrphans(this.directory, this.state.manifest);
           this.orphansRemoved = true;
@@ -647,7 +650,10 @@ async function loadState(directory: string, precision: VectorPrecision, given?: 
         : given;
     const manifest = read ?? emptyManifest();
     const index = new VectorIndex({ component: NAME, precision });
-    const segmentOfId = new Map<string, string>();
+    // A segment's kept rows are appended together, and its dropped rows are filled from its own last rows, so
+    // each segment ends up as one run of rows: `segmentOfId` is built from those runs when first needed.
+    const runs: { file: string; end: number }[] = [];
+    const segmentOfRow = (row: number) => runs.find((run) => row < run.end)?.file;
     if (manifest.dimensions !== null) index.setDimensions(manifest.dimensions);
     // A segment's rows are placed whole and its deleted ones dropped after, so leave room for the most of those.
     const live = manifest.segments.reduce((sum, segment) => sum + segment.documents - segment.tombstones.length, 0);
@@ -656,21 +662,15 @@ async function loadState(directory: string, precision: VectorPrecision, given?: 
       for (const entry of manifest.segments) {
         await loadSegment(directory, entry, manifest.dimensions, NAME, async (rows) => {
           const dropped = tombstonedRows(rows.documents, entry, directory);
-          const skip = new Set(dropped);
-          for (let row = 0; row < rows.documents.length; row++) {
-            if (skip.has(row)) continue;
-            const id = rows.documents[row].id;
-            const other = segmentOfId.get(id);
-            if (other !== undefined) {
-              const problem = `id ${JSON.stringify(id)} is live in more than one segment (${other} and ${entry.file})`;
-              throw corruptStoreError(NAME, directory, MANIFEST_FILE, problem);
-            }
-            segmentOfId.set(id, entry.file);
-          }
-          await index.appendStored(rows.documents, rows.dimensions, rows.largestNorm, rows.fill, dropped);
+          const duplicate = (id: string) => {
+            const other = segmentOfRow(index.rowOf(id) ?? Number.POSITIVE_INFINITY) ?? entry.file;
+            return corruptStoreError(NAME, directory, MANIFEST_FILE, `id ${JSON.stringify(id)} is live in more than one segment (${other} and ${entry.file})`);
+          };
+          await index.appendStored(rows.documents, rows.dimensions, rows.largestNorm, rows.fill, { dropped, duplicate });
+          runs.push({ file: entry.file, end: index.size });
         });
       }
-      return { manifest, index, segmentOfId, derived: new Map(), distrusted: new Map() };
+      return loadedState(manifest, index, runs);
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw AxonError.isInstance(error) ? error : ioError(directory, error);
       const latest = await readManifest(directory, NAME);
@@ -679,6 +679,26 @@ async function loadState(directory: string, precision: VectorPrecision, given?: 
       throw corruptStoreError(NAME, directory, missing, 'the manifest lists it but it does not exist', error);
     }
   }
+}
+
+/** A loaded store whose segment `runs[i].file` holds the rows from the previous run's end to `runs[i].end`. */
+function loadedState(manifest: Manifest, index: VectorIndex, runs: readonly { file: string; end: number }[]): LoadedState {
+  let segmentOfId: Map<string, string> | undefined;
+  return {
+    manifest,
+    index,
+    derived: new Map(),
+    distrusted: new Map(),
+    // Valid until the index first changes: every write takes it before that (see `write`), and reads do not change the index.
+    get segmentOfId() {
+      if (segmentOfId === undefined) {
+        segmentOfId = new Map();
+        let row = 0;
+        for (const run of runs) for (; row < run.end; row++) segmentOfId.set(index.storedDocumentAt(row).id, run.file);
+      }
+      return segmentOfId;
+    },
+  };
 }
 
 /** The rows of a segment's documents that its manifest entry records as deleted; a tombstone naming no row is `STORE_CORRUPT`. */

@@ -286,14 +286,11 @@ function decodeSearchable(input: Uint8Array, adopt: boolean): Bm25SearchableSnap
   if (fieldOffsets[0] !== 0 || fieldOffsets[count] !== fieldBytes) throw corrupt('its document offsets do not match its fields');
   for (let number = 0; number < count; number++)
     if (fieldOffsets[number + 1] < fieldOffsets[number]) throw corrupt(`the fields of document ${number} are malformed`);
-  let previous = '';
   for (let term = 0; term < termCount; term++) {
     const start = termOffsets[term];
     const end = termOffsets[term + 1];
     if (end <= start || postingStarts[term + 1] <= postingStarts[term]) throw corrupt(`term ${term} is malformed`);
-    const text = dictionary.slice(start, end);
-    if (term > 0 && !(previous < text)) throw corrupt('its vocabulary is not sorted');
-    previous = text;
+    if (term > 0 && !precedes(dictionary, termOffsets[term - 1], start, end)) throw corrupt('its vocabulary is not sorted');
   }
   const { k1, b, topK, tokenizer } = header;
   return { k1, b, topK, tokenizer, documentCount: count, lengths, dictionary, termOffsets, postingStarts, postings, fieldOffsets, fields, bytes };
@@ -351,6 +348,17 @@ function decode(bytes: Uint8Array): Bm25Snapshot {
   const documents: FilterableDocument[] = header.documents.map(documentEntry);
   if (new Set(documents.map((document) => document.id)).size !== count) throw corrupt('it holds a document id twice');
   return { k1: header.k1, b: header.b, topK: header.topK, tokenizer: header.tokenizer, terms: header.terms, documents, lengths, starts, forward };
+}
+
+/** Whether `text[first, second)` sorts strictly before `text[second, end)`, as `<` on the two strings would say, without slicing them. */
+function precedes(text: string, first: number, second: number, end: number): boolean {
+  const length = Math.min(second - first, end - second);
+  for (let index = 0; index < length; index++) {
+    const left = text.charCodeAt(first + index);
+    const right = text.charCodeAt(second + index);
+    if (left !== right) return left < right;
+  }
+  return second - first < end - second;
 }
 
 function align4(length: number): number {

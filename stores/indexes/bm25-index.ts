@@ -152,7 +152,7 @@ export class Bm25Index {
   statistics(): { documentCount: number; termCount: number; averageDocumentLength: number } {
     let termCount = 0;
     const terms = this.frozen ? this.frozen.termOffsets.length - 1 : this.terms.length;
-    for (let term = 0; term < terms; term++) if (this.documentFrequencies[term] > 0) termCount++;
+    for (let term = 0; term < terms; term++) if (this.documentFrequency(term) > 0) termCount++;
     return { documentCount: this.liveCount, termCount, averageDocumentLength: this.liveCount === 0 ? 0 : this.totalLength / this.liveCount };
   }
 
@@ -237,10 +237,12 @@ export class Bm25Index {
     const { scores, touched, lengthNorms: norms, live, postings } = this;
     let touchedCount = 0;
     for (const { term, weight: queryWeight } of queryTerms) {
-      const frequency = this.documentFrequencies[term];
+      const frequency = this.documentFrequency(term);
       const weight = queryWeight * Math.log(1 + (this.liveCount - frequency + 0.5) / (frequency + 0.5));
-      const end = this.postingStarts[term] + this.postingSizes[term] * 2;
-      for (let at = this.postingStarts[term]; at < end; at += 2) {
+      // A snapshot's postings are read where they lie: term after term, every pair live.
+      const start = this.frozen ? this.frozen.postingStarts[term] * 2 : this.postingStarts[term];
+      const end = this.frozen ? this.frozen.postingStarts[term + 1] * 2 : start + this.postingSizes[term] * 2;
+      for (let at = start; at < end; at += 2) {
         const document = postings[at];
         if (live[document] === 0) continue;
         const termFrequency = postings[at + 1];
@@ -316,7 +318,10 @@ export class Bm25Index {
 
   // --- Internal helpers ---
 
-  /** Take a version 2 snapshot as the index's state: only the per-term and per-document numbers are built (O(terms + documents)). */
+  /**
+   * Take a version 2 snapshot as the index's state: only per-document numbers are built (O(documents)); a term's
+   * postings and document frequency are read from the snapshot's own tables.
+   */
   private freeze(snapshot: Bm25SearchableSnapshot): void {
     const count = snapshot.documentCount;
     const termCount = snapshot.termOffsets.length - 1;
@@ -324,16 +329,6 @@ export class Bm25Index {
     this.frozenDocuments = new Array(count);
     this.checkedTerms = new Uint8Array(termCount);
     this.postings = snapshot.postings;
-    this.postingStarts = new Uint32Array(termCount);
-    this.postingSizes = new Uint32Array(termCount);
-    this.documentFrequencies = new Uint32Array(termCount);
-    for (let term = 0; term < termCount; term++) {
-      const first = snapshot.postingStarts[term];
-      const size = snapshot.postingStarts[term + 1] - first;
-      this.postingStarts[term] = first * 2;
-      this.postingSizes[term] = size;
-      this.documentFrequencies[term] = size;
-    }
     this.documentLengths = snapshot.lengths;
     this.live = new Uint8Array(count).fill(1);
     this.liveCount = count;
@@ -375,6 +370,12 @@ export class Bm25Index {
     this.frozenDocuments = [];
     this.checkedTerms = new Uint8Array(0);
     this.restore(documents, terms, snapshot.lengths, starts, forward);
+  }
+
+  /** How many live documents hold `term`. */
+  private documentFrequency(term: number): number {
+    const snapshot = this.frozen;
+    return snapshot ? snapshot.postingStarts[term + 1] - snapshot.postingStarts[term] : this.documentFrequencies[term];
   }
 
   /** Check a snapshot term's postings the first time they are read. */
@@ -602,7 +603,7 @@ export class Bm25Index {
     const seen = new Map<number, { term: number; weight: number }>();
     for (const text of this.tokenizer.tokenize(query)) {
       const term = this.lookupTerm(text);
-      if (term === undefined || this.documentFrequencies[term] === 0) continue;
+      if (term === undefined || this.documentFrequency(term) === 0) continue;
       this.checkPostings(term);
       const entry = seen.get(term);
       if (entry) entry.weight++;

@@ -191,16 +191,18 @@ export class VectorIndex {
    * that `fill` writes, row after row, into the bytes it is given (straight into the scan's memory when its rows
    * need no padding, else into one buffer copied over). The rows are trusted, not validated (see
    * `SimdVectorSpace.appendFilled`): no row's norm may pass `largestNorm`. The rows listed in `dropped` (deleted
-   * documents) are removed again. Every kept id must be new to the index; if this throws, discard the index.
-   * @throws AxonError `INTERNAL` for an id the index already holds, `CAPACITY_EXCEEDED`
+   * documents) are removed again. Every kept id must be new to the index, else `duplicate(id)` is thrown (by
+   * default `INTERNAL`); if this throws, discard the index.
+   * @throws AxonError `CAPACITY_EXCEEDED`
    */
   async appendStored(
     documents: readonly Document[],
     dimensions: number,
     largestNorm: number,
     fill: (target: Uint8Array) => Promise<void>,
-    dropped: readonly number[] = [],
+    options: { dropped?: readonly number[]; duplicate?: (id: string) => Error } = {},
   ): Promise<void> {
+    const { dropped = [], duplicate = duplicateStoredId(this.component) } = options;
     this.filterCache.clear();
     this.setDimensions(dimensions);
     const space = this.space!;
@@ -224,12 +226,7 @@ export class VectorIndex {
     }
     for (let row = first; row < this.documents.length; row++) {
       const id = this.documents[row].id;
-      if (this.rowById.has(id)) {
-        throw new AxonError('INTERNAL', `appendStored() got the id "${id}", which the index already holds.`, {
-          component: this.component,
-          details: { invariant: 'append-stored-new-ids' },
-        });
-      }
+      if (this.rowById.has(id)) throw duplicate(id);
       this.rowById.set(id, row);
     }
   }
@@ -386,6 +383,14 @@ export class VectorIndex {
       embedding: this.space!.vectorAt(row).slice(),
     };
   }
+}
+
+function duplicateStoredId(component: string): (id: string) => Error {
+  return (id) =>
+    new AxonError('INTERNAL', `appendStored() got the id "${id}", which the index already holds.`, {
+      component,
+      details: { invariant: 'append-stored-new-ids' },
+    });
 }
 
 /** A deep copy of a JSON value (faster than `structuredClone` for small metadata objects). */

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { AxonError } from '../../../src/errors.ts';
 import { assembleKernel, CHECKSUM_BINARY, CHECKSUM_SOURCE, checksumModuleSource } from '../../../scripts/build-wasm.ts';
 import { CHECKSUM_MODULE_BASE64 } from '../../../stores/file-store/checksum-binary.ts';
+import { createMemory } from '../../../stores/indexes/simd/wasm-runtime.ts';
 import { CHECKSUM_PATTERN, checksumOf, contentChecksum } from '../../../stores/file-store/file-store-checksum.ts';
 import { mulberry32 as random } from '../../helpers/random.ts';
 import { propertyRuns } from '../../helpers/property.ts';
@@ -60,6 +61,22 @@ describe('file checksums (lanes64)', () => {
     }
     for (let cut = 1; cut <= 130; cut++) expect(checksumOf([bytes.subarray(0, length - cut)]).checksum).not.toBe(original);
     for (let zeros = 1; zeros <= 70; zeros++) expect(checksumOf([bytes, new Uint8Array(zeros)]).checksum).not.toBe(original);
+  });
+
+  it('gives the same value for bytes in a WebAssembly memory (hashed where they lie) as for a copy', () => {
+    const memory = createMemory(4);
+    const inMemory = new Uint8Array(memory.buffer);
+    inMemory.set(bytesOf(inMemory.length, 13));
+    for (const [start, end] of [
+      [0, inMemory.length],
+      [3, 200_001],
+      [64, 64 * 1000],
+      [100, 101],
+    ]) {
+      const view = inMemory.subarray(start, end);
+      expect(checksumOf([view]).checksum).toBe(checksumOf([view.slice()]).checksum);
+      expect(checksumOf([inMemory.subarray(0, start), view]).checksum).toBe(checksumOf([inMemory.slice(0, end)]).checksum);
+    }
   });
 
   it('tells apart words swapped within a lane and across lanes', () => {
