@@ -4,12 +4,14 @@
  *
  * Version 2 (`AXONSEG2`, written since issue 19) is laid out so that a load does as little as it can: the vectors
  * come first and are read straight into the scan's WebAssembly memory, the ids are one small JSON array, and each
- * document's other fields are JSON of their own behind an offsets table, parsed only when the document is
- * returned, filtered or rewritten (`StoredDocument`). The checksum covers every byte and is computed where the
- * bytes land, so nothing is copied twice. Version 1 (`AXONSEG1`: one JSON array of all documents, then the
- * vectors) is still read.
+ * document's other fields are JSON of their own behind offset and checksum tables. A load reads the header, the
+ * vectors, the ids and the tables, and checks every byte of the file against its checksum, reading the documents
+ * through a small buffer it reuses; a document's bytes are read again from the open file, checked against their
+ * own checksum and parsed only when the document is returned, filtered or rewritten (`StoredDocument`).
+ * Version 1 (`AXONSEG1`: one JSON array of all documents, then the vectors) is still read.
  */
-import { open, readFile } from 'node:fs/promises';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { type FileHandle, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Document, JsonValue } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
@@ -21,6 +23,10 @@ const MAGIC_V1 = 'AXONSEG1';
 const MAGIC_V2 = 'AXONSEG2';
 const HEADER_BYTES_V1 = 20;
 const HEADER_BYTES_V2 = 64;
+/** The buffer a load reads a segment's documents through to check them. */
+const READ_THROUGH_BYTES = 1024 * 1024;
+/** Documents read one after another, in row order, after which a part (fields or contents) of a segment is read whole and kept. */
+const RUN_BEFORE_WHOLE = 32;
 /** How many segment numbers `writeSegment` tries past one already taken before giving up. */
 const SEGMENT_NUMBER_ATTEMPTS = 1000;
 /** The smallest segment of either version: a header. */
@@ -50,16 +56,17 @@ export interface DecodedSegment {
 /**
  * Lay out a segment, version 2: a 64-byte header (magic `AXONSEG2`, then little-endian uint32 document count,
  * dimensions, ids bytes, field bytes and content bytes, a zero uint32, the largest row norm as float64, zeros),
- * the float32 vectors row after row, the ids as one UTF-8 JSON array padded to 4 bytes, two uint32 offset tables
- * (count + 1 entries each: fields, then contents), each document's `[sourceType, sourceName, metadata]` as JSON,
- * and each document's content as a JSON string.
+ * the float32 vectors row after row, the ids as one UTF-8 JSON array padded to 4 bytes, four uint32 tables
+ * (field offsets and content offsets, count + 1 entries each; field checksums and content checksums, one entry
+ * per document, see `documentChecksum`), each document's `[sourceType, sourceName, metadata]` as JSON, and each
+ * document's content as a JSON string.
  */
 export function encodeSegment(documents: readonly Document[], vectors: Float32Array, dimensions: number): Buffer {
   assertLittleEndian();
   const count = documents.length;
   const ids = Buffer.from(JSON.stringify(documents.map((document) => document.id)), 'utf8');
-  const fields: Buffer[] = new Array(count);
-  const contents: Buffer[] = new Array(count);
+  const fields: Uint8Array[] = new Array(count);
+  const contents: Uint8Array[] = new Array(count);
   for (let row = 0; row < count; row++) {
     const document = documents[row];
     // A document loaded from a segment is copied as it is stored, without parsing it.
@@ -86,12 +93,47 @@ export function encodeSegment(documents: readonly Document[], vectors: Float32Ar
   for (let row = 0; row < count; row++) {
     buffer.writeUInt32LE(fieldAt - layout.fields, layout.fieldOffsets + row * 4);
     buffer.writeUInt32LE(contentAt - layout.contents, layout.contentOffsets + row * 4);
-    fieldAt += fields[row].copy(buffer, fieldAt);
-    contentAt += contents[row].copy(buffer, contentAt);
+    buffer.writeUInt32LE(documentChecksum(fields[row]), layout.fieldChecksums + row * 4);
+    buffer.writeUInt32LE(documentChecksum(contents[row]), layout.contentChecksums + row * 4);
+    buffer.set(fields[row], fieldAt);
+    fieldAt += fields[row].length;
+    buffer.set(contents[row], contentAt);
+    contentAt += contents[row].length;
   }
   buffer.writeUInt32LE(fieldBytes, layout.fieldOffsets + count * 4);
   buffer.writeUInt32LE(contentBytes, layout.contentOffsets + count * 4);
   return buffer;
+}
+
+/**
+ * The checksum of one document's stored fields or content (MurmurHash3, 32 bits), checked each time the bytes are
+ * read again after the load checked the whole file: each step takes a 4-byte word through a bijection, so any
+ * change within one word (any single flipped bit) always changes it.
+ */
+export function documentChecksum(bytes: Uint8Array): number {
+  let hash = bytes.length;
+  const words = bytes.length & ~3;
+  for (let at = 0; at < words; at += 4) {
+    let word = bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24);
+    word = Math.imul(word, 0xcc9e2d51);
+    word = (word << 15) | (word >>> 17);
+    hash ^= Math.imul(word, 0x1b873593);
+    hash = (hash << 13) | (hash >>> 19);
+    hash = (Math.imul(hash, 5) + 0xe6546b64) | 0;
+  }
+  if (words < bytes.length) {
+    let tail = 0;
+    for (let at = bytes.length - 1; at >= words; at--) tail = (tail << 8) | bytes[at];
+    tail = Math.imul(tail, 0xcc9e2d51);
+    tail = (tail << 15) | (tail >>> 17);
+    hash ^= Math.imul(tail, 0x1b873593);
+  }
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  hash ^= hash >>> 16;
+  return hash >>> 0;
 }
 
 /**
@@ -157,6 +199,10 @@ export function encodeSegmentVersion1(documents: readonly Document[], vectors: F
  * header, the ids, the tables, the vectors or a document, is `STORE_CORRUPT` naming the file, thrown after
  * `place` returned, so the caller must drop what `place` built when this throws. A missing file is the
  * file system's `ENOENT` error (a concurrent compaction may have removed it).
+ *
+ * A version 2 segment's documents keep the file open to read their bytes when first needed; the returned
+ * function closes it (a document read after that opens the file again). A file left open is closed once its
+ * documents are garbage.
  */
 export async function loadSegment(
   directory: string,
@@ -164,10 +210,12 @@ export async function loadSegment(
   expectedDimensions: number | null,
   component: string,
   place: (rows: SegmentRows) => Promise<void>,
-): Promise<void> {
+): Promise<() => void> {
   assertLittleEndian();
   const corrupt = (problem: string, cause?: unknown) => corruptStoreError(component, directory, entry.file, problem, cause);
-  const handle = await open(join(directory, entry.file), 'r');
+  const path = join(directory, entry.file);
+  const handle = await open(path, 'r');
+  let kept: SegmentFile | undefined;
   try {
     const size = (await handle.stat()).size;
     if (size !== entry.bytes) throw corrupt(`it holds ${size} bytes, the manifest recorded ${entry.bytes} (truncated or overwritten)`);
@@ -182,14 +230,15 @@ export async function loadSegment(
         largestNorm: largestRowNorm(segment.vectors, segment.dimensions),
         fill: async (target) => target.set(new Uint8Array(segment.vectors.buffer, segment.vectors.byteOffset, segment.vectors.byteLength)),
       });
-      return;
+      return () => undefined;
     }
     const shape = readHeaderV2(header, entry, expectedDimensions, corrupt);
     const checksum = contentChecksum(entry, corrupt);
-    // The part after the vectors first: the ids and tables are checked before any vector is placed.
-    const rest = Buffer.allocUnsafeSlow(entry.bytes - shape.layout.ids);
-    await readInto(handle, rest, shape.layout.ids);
-    const texts = new SegmentTexts(rest, shape, directory, entry.file, component);
+    // The ids and tables first: they are checked before any vector is placed.
+    const tables = Buffer.allocUnsafeSlow(shape.layout.fields - shape.layout.ids);
+    await readInto(handle, tables, shape.layout.ids);
+    const file = new SegmentFile(path, handle);
+    const texts = new SegmentTexts(file, tables, shape, directory, entry.file, component);
     const ids = texts.ids();
     const documents: Document[] = new Array(shape.count);
     for (let row = 0; row < shape.count; row++) documents[row] = new StoredDocument(ids[row], texts, row);
@@ -202,22 +251,32 @@ export async function loadSegment(
       await readInto(handle, target, HEADER_BYTES_V2, checksum);
       hashed = true;
     };
+    // The documents are checked by reading them through one small buffer: they are not kept in memory.
+    const verifyRest = async () => {
+      checksum.update(tables);
+      const chunk = Buffer.allocUnsafeSlow(Math.max(1, Math.min(READ_THROUGH_BYTES, entry.bytes - shape.layout.fields)));
+      for (let at = shape.layout.fields; at < entry.bytes; at += chunk.length) {
+        const part = chunk.subarray(0, Math.min(chunk.length, entry.bytes - at));
+        await readInto(handle, part, at);
+        checksum.update(part);
+      }
+      checksum.verify('its checksum does not match the manifest');
+    };
     try {
       await place({ documents, dimensions: shape.dimensions, largestNorm: shape.largestNorm, fill });
       if (!filled) throw fillMisuse(component);
     } catch (error) {
       // What `place` refused (an id live twice, say) may be damage in this file: then say so, naming the file.
       if (!filled && errorCode(error) !== 'ENOENT') await fill(new Uint8Array(shape.vectorBytes)).catch(() => undefined);
-      if (hashed) {
-        checksum.update(rest);
-        checksum.verify('its checksum does not match the manifest');
-      }
+      if (hashed) await verifyRest();
       throw error;
     }
-    checksum.update(rest);
-    checksum.verify('its checksum does not match the manifest');
+    await verifyRest();
+    kept = file;
+    file.keepOpen(texts);
+    return () => file.close();
   } finally {
-    await handle.close();
+    if (kept === undefined) await handle.close();
   }
 }
 
@@ -232,7 +291,14 @@ export function decodeSegment(buffer: Buffer, entry: SegmentEntry, expectedDimen
   const magic = buffer.toString('latin1', 0, 8);
   if (magic === MAGIC_V2) {
     const shape = readHeaderV2(buffer.subarray(0, HEADER_BYTES_V2), entry, expectedDimensions, corrupt);
-    const texts = new SegmentTexts(buffer.subarray(shape.layout.ids), shape, directory, entry.file, component);
+    const texts = new SegmentTexts(
+      new BufferBytes(buffer.subarray(shape.layout.fields), shape.layout.fields),
+      buffer.subarray(shape.layout.ids, shape.layout.fields),
+      shape,
+      directory,
+      entry.file,
+      component,
+    );
     const ids = texts.ids();
     const documents: Document[] = ids.map((id, row) => new StoredDocument(id, texts, row));
     return { documents, vectors: floatView(buffer, HEADER_BYTES_V2, shape.count * shape.dimensions), dimensions: shape.dimensions };
@@ -301,7 +367,7 @@ export class StoredDocument implements Document {
   }
 
   /** The stored bytes of a document read from a version 2 segment (to write it again unparsed); `undefined` for any other document. */
-  static rawParts(document: Document): { fields: Buffer; content: Buffer } | undefined {
+  static rawParts(document: Document): { fields: Uint8Array; content: Uint8Array } | undefined {
     if (!(document instanceof StoredDocument)) return undefined;
     return document.#texts.rawParts(document.#row);
   }
@@ -321,6 +387,8 @@ interface LayoutV2 {
   readonly ids: number;
   readonly fieldOffsets: number;
   readonly contentOffsets: number;
+  readonly fieldChecksums: number;
+  readonly contentChecksums: number;
   readonly fields: number;
   readonly contents: number;
   readonly total: number;
@@ -341,9 +409,11 @@ function layoutV2(count: number, vectorBytes: number, idBytes: number, fieldByte
   const ids = HEADER_BYTES_V2 + vectorBytes;
   const fieldOffsets = ids + align4(idBytes);
   const contentOffsets = fieldOffsets + (count + 1) * 4;
-  const fields = contentOffsets + (count + 1) * 4;
+  const fieldChecksums = contentOffsets + (count + 1) * 4;
+  const contentChecksums = fieldChecksums + count * 4;
+  const fields = contentChecksums + count * 4;
   const contents = fields + fieldBytes;
-  return { ids, fieldOffsets, contentOffsets, fields, contents, total: contents + contentBytes };
+  return { ids, fieldOffsets, contentOffsets, fieldChecksums, contentChecksums, fields, contents, total: contents + contentBytes };
 }
 
 function readHeaderV2(header: Buffer, entry: SegmentEntry, expectedDimensions: number | null, corrupt: (problem: string) => AxonError): ShapeV2 {
@@ -365,31 +435,111 @@ function readHeaderV2(header: Buffer, entry: SegmentEntry, expectedDimensions: n
   return { count, dimensions, idBytes, fieldBytes, contentBytes, largestNorm, vectorBytes, layout };
 }
 
+/** One part of a version 2 segment's documents (their fields, or their contents): where it starts in the file, its tables, and how it is being read. */
+interface DocumentPart {
+  readonly start: number;
+  readonly offsets: Uint32Array;
+  readonly checksums: Uint32Array;
+  /** The whole part, once rows were read in order. */
+  whole?: Uint8Array;
+  lastRow: number;
+  /** Rows read one after another so far. */
+  run: number;
+}
+
+/** Where a version 2 segment's document bytes are read from: `read` takes file offsets. */
+interface DocumentBytes {
+  read(position: number, length: number): Uint8Array;
+}
+
+/** Document bytes held in memory (a segment decoded whole): `bytes` starts at file offset `base`. */
+class BufferBytes implements DocumentBytes {
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly base: number,
+  ) {}
+
+  read(position: number, length: number): Uint8Array {
+    return this.bytes.subarray(position - this.base, position - this.base + length);
+  }
+}
+
+/** Closes the files of segments whose documents became garbage while the file was still open. */
+const openFiles = new FinalizationRegistry<FileHandle>((handle) => {
+  handle.close().catch(() => undefined);
+});
+
 /**
- * The bytes of a version 2 segment after its vectors (ids, offset tables, fields, contents), and the parsing of
- * one document's fields from them. Offsets here are relative to the start of those bytes.
+ * Document bytes read from the segment file: through the handle the load opened, kept open while the documents
+ * live, or, once it is closed, by opening the file again for each read.
+ */
+class SegmentFile implements DocumentBytes {
+  private open: FileHandle | undefined;
+
+  constructor(
+    private readonly path: string,
+    handle: FileHandle,
+  ) {
+    this.open = handle;
+  }
+
+  /** Keep the file open while `owner` lives. */
+  keepOpen(owner: object): void {
+    if (this.open !== undefined) openFiles.register(owner, this.open, this);
+  }
+
+  close(): void {
+    if (this.open === undefined) return;
+    openFiles.unregister(this);
+    this.open.close().catch(() => undefined);
+    this.open = undefined;
+  }
+
+  read(position: number, length: number): Uint8Array {
+    const target = Buffer.allocUnsafe(length);
+    const descriptor = this.open?.fd ?? openSync(this.path, 'r');
+    try {
+      for (let done = 0; done < length; ) {
+        const read = readSync(descriptor, target, done, length - done, position + done);
+        if (read === 0) throw Object.assign(new Error(`unexpected end of file at byte ${position + done}`), { code: 'EOF' });
+        done += read;
+      }
+    } finally {
+      if (this.open === undefined) closeSync(descriptor);
+    }
+    return target;
+  }
+}
+
+/**
+ * A version 2 segment's ids and tables (in memory) and its documents' bytes (`DocumentBytes`), and the parsing of
+ * one document's fields or content, checked against its own checksum.
  */
 class SegmentTexts {
   private readonly fieldOffsets: Uint32Array;
   private readonly contentOffsets: Uint32Array;
-  private readonly fieldsStart: number;
-  private readonly contentsStart: number;
+  private readonly parts: { fields: DocumentPart; contents: DocumentPart };
 
   constructor(
-    private readonly bytes: Buffer,
+    private readonly bytes: DocumentBytes,
+    /** The file from the ids to the end of the tables. */
+    private readonly tables: Buffer,
     private readonly shape: ShapeV2,
     private readonly directory: string,
     private readonly file: string,
     private readonly component: string,
   ) {
-    const base = shape.layout.ids;
-    this.fieldOffsets = uint32Table(bytes, shape.layout.fieldOffsets - base, shape.count + 1);
-    this.contentOffsets = uint32Table(bytes, shape.layout.contentOffsets - base, shape.count + 1);
-    this.fieldsStart = shape.layout.fields - base;
-    this.contentsStart = shape.layout.contents - base;
-    const ascending = (table: Uint32Array, total: number) => {
-      if (table[0] !== 0 || table[shape.count] !== total) return false;
-      for (let row = 0; row < shape.count; row++) if (table[row + 1] <= table[row]) return false;
+    const { layout, count } = shape;
+    const table = (offset: number, length: number) => uint32Table(tables, offset - layout.ids, length);
+    this.fieldOffsets = table(layout.fieldOffsets, count + 1);
+    this.contentOffsets = table(layout.contentOffsets, count + 1);
+    this.parts = {
+      fields: { start: layout.fields, offsets: this.fieldOffsets, checksums: table(layout.fieldChecksums, count), lastRow: -1, run: 0 },
+      contents: { start: layout.contents, offsets: this.contentOffsets, checksums: table(layout.contentChecksums, count), lastRow: -1, run: 0 },
+    };
+    const ascending = (offsets: Uint32Array, total: number) => {
+      if (offsets[0] !== 0 || offsets[count] !== total) return false;
+      for (let row = 0; row < count; row++) if (offsets[row + 1] <= offsets[row]) return false;
       return true;
     };
     if (!ascending(this.fieldOffsets, shape.fieldBytes) || !ascending(this.contentOffsets, shape.contentBytes)) {
@@ -401,7 +551,7 @@ class SegmentTexts {
   ids(): string[] {
     let ids: unknown;
     try {
-      ids = JSON.parse(this.bytes.toString('utf8', 0, this.shape.idBytes));
+      ids = JSON.parse(this.tables.toString('utf8', 0, this.shape.idBytes));
     } catch (error) {
       throw this.corrupt('its ids are not valid JSON', error);
     }
@@ -411,8 +561,7 @@ class SegmentTexts {
   }
 
   fields(row: number): StoredFields {
-    const start = this.fieldsStart + this.fieldOffsets[row];
-    const fields = this.parse(start, this.fieldsStart + this.fieldOffsets[row + 1], row);
+    const fields = this.parse(this.fieldBytes(row), row);
     if (
       !Array.isArray(fields) ||
       fields.length !== 3 ||
@@ -428,21 +577,53 @@ class SegmentTexts {
   }
 
   content(row: number): string {
-    const content = this.parse(this.contentsStart + this.contentOffsets[row], this.contentsStart + this.contentOffsets[row + 1], row);
+    const content = this.parse(this.contentBytes(row), row);
     if (typeof content !== 'string') throw this.corrupt(`the content of document ${row} is malformed`);
     return content;
   }
 
-  rawParts(row: number): { fields: Buffer; content: Buffer } {
-    return {
-      fields: this.bytes.subarray(this.fieldsStart + this.fieldOffsets[row], this.fieldsStart + this.fieldOffsets[row + 1]),
-      content: this.bytes.subarray(this.contentsStart + this.contentOffsets[row], this.contentsStart + this.contentOffsets[row + 1]),
-    };
+  rawParts(row: number): { fields: Uint8Array; content: Uint8Array } {
+    return { fields: this.fieldBytes(row), content: this.contentBytes(row) };
   }
 
-  private parse(start: number, end: number, row: number): unknown {
+  private fieldBytes(row: number): Uint8Array {
+    return this.checked(this.parts.fields, row);
+  }
+
+  private contentBytes(row: number): Uint8Array {
+    return this.checked(this.parts.contents, row);
+  }
+
+  /**
+   * Row `row`'s bytes of one part, read and checked against the part's checksum table. Rows read one after
+   * another (a filter or a rewrite going through every document) make the whole part be read once and kept.
+   */
+  private checked(part: DocumentPart, row: number): Uint8Array {
+    const { offsets, checksums } = part;
+    part.run = row === part.lastRow + 1 ? part.run + 1 : 0;
+    part.lastRow = row;
+    let bytes: Uint8Array;
     try {
-      return JSON.parse(this.bytes.toString('utf8', start, end));
+      if (part.whole === undefined && part.run >= RUN_BEFORE_WHOLE) part.whole = this.bytes.read(part.start, offsets[this.shape.count]);
+      bytes =
+        part.whole === undefined
+          ? this.bytes.read(part.start + offsets[row], offsets[row + 1] - offsets[row])
+          : part.whole.subarray(offsets[row], offsets[row + 1]);
+    } catch (error) {
+      if (errorCode(error) === 'EOF') throw this.corrupt('it is shorter than when it was loaded', error);
+      throw new AxonError('STORE_IO', `Could not read document ${row} of ${join(this.directory, this.file)}: ${(error as Error).message}.`, {
+        component: this.component,
+        fix: 'Open the store again: another process may have compacted it since it was loaded.',
+        cause: error,
+      });
+    }
+    if (documentChecksum(bytes) !== checksums[row]) throw this.corrupt(`document ${row} does not match its checksum`);
+    return bytes;
+  }
+
+  private parse(bytes: Uint8Array, row: number): unknown {
+    try {
+      return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
     } catch (error) {
       throw this.corrupt(`document ${row} is not valid JSON`, error);
     }

@@ -90,6 +90,8 @@ interface LoadedState {
   derived: Map<string, Promise<LoadedDerivedIndex<unknown>>>;
   /** Derived indexes whose snapshot proved damaged after it was loaded (a part checked when first read), by kind key: rebuilt, not read again. */
   distrusted: Map<string, string>;
+  /** Close the segment files the documents keep open (a document read after this opens its file again). */
+  release(): void;
 }
 
 /** A derived index a write keeps in step, as loaded. */
@@ -197,6 +199,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     if (this.state) await this.saveSnapshotsBehind(this.state);
     // Writes queued meanwhile finish on the state they started with, before it is dropped.
     await this.idle();
+    this.state?.release();
     this.state = undefined;
   }
 
@@ -653,6 +656,7 @@ async function loadState(directory: string, precision: VectorPrecision, given?: 
     // A segment's kept rows are appended together, and its dropped rows are filled from its own last rows, so
     // each segment ends up as one run of rows: `segmentOfId` is built from those runs when first needed.
     const runs: { file: string; end: number }[] = [];
+    const releases: (() => void)[] = [];
     const segmentOfRow = (row: number) => runs.find((run) => row < run.end)?.file;
     if (manifest.dimensions !== null) index.setDimensions(manifest.dimensions);
     // A segment's rows are placed whole and its deleted ones dropped after, so leave room for the most of those.
@@ -660,7 +664,7 @@ async function loadState(directory: string, precision: VectorPrecision, given?: 
     index.reserve(live + Math.max(0, ...manifest.segments.map((segment) => segment.tombstones.length)));
     try {
       for (const entry of manifest.segments) {
-        await loadSegment(directory, entry, manifest.dimensions, NAME, async (rows) => {
+        const release = await loadSegment(directory, entry, manifest.dimensions, NAME, async (rows) => {
           const dropped = tombstonedRows(rows.documents, entry, directory);
           const duplicate = (id: string) => {
             const other = segmentOfRow(index.rowOf(id) ?? Number.POSITIVE_INFINITY) ?? entry.file;
@@ -669,9 +673,13 @@ async function loadState(directory: string, precision: VectorPrecision, given?: 
           await index.appendStored(rows.documents, rows.dimensions, rows.largestNorm, rows.fill, { dropped, duplicate });
           runs.push({ file: entry.file, end: index.size });
         });
+        releases.push(release);
       }
-      return loadedState(manifest, index, runs);
+      return loadedState(manifest, index, runs, () => {
+        for (const release of releases) release();
+      });
     } catch (error) {
+      for (const release of releases) release();
       if (errorCode(error) !== 'ENOENT') throw AxonError.isInstance(error) ? error : ioError(directory, error);
       const latest = await readManifest(directory, NAME);
       if (attempt < 5 && latest && latest.generation !== manifest.generation) continue;
@@ -682,13 +690,14 @@ async function loadState(directory: string, precision: VectorPrecision, given?: 
 }
 
 /** A loaded store whose segment `runs[i].file` holds the rows from the previous run's end to `runs[i].end`. */
-function loadedState(manifest: Manifest, index: VectorIndex, runs: readonly { file: string; end: number }[]): LoadedState {
+function loadedState(manifest: Manifest, index: VectorIndex, runs: readonly { file: string; end: number }[], release: () => void): LoadedState {
   let segmentOfId: Map<string, string> | undefined;
   return {
     manifest,
     index,
     derived: new Map(),
     distrusted: new Map(),
+    release,
     // Valid until the index first changes: every write takes it before that (see `write`), and reads do not change the index.
     get segmentOfId() {
       if (segmentOfId === undefined) {

@@ -214,7 +214,7 @@ describe('FileStore segments', () => {
     expect(await (await FileStore.open({ directory })).count()).toBe(3);
   });
 
-  it('parses a document only when it is read, and a damaged one (behind a right checksum) is STORE_CORRUPT then', () => {
+  it('parses a document only when it is read, and a damaged one (behind a right file checksum) fails its own checksum then', () => {
     const stored = documents(3, 10).map(({ embedding: _, ...rest }) => ({ ...rest, score: 0 }));
     const bytes = encodeSegment(stored, new Float32Array(3 * DIMENSIONS).fill(0.25), DIMENSIONS);
     // Break document 1's content JSON (its closing quote), then record the checksum of the broken bytes.
@@ -228,11 +228,45 @@ describe('FileStore segments', () => {
     expect(segment.documents[0].content).toBe(stored[0].content);
     expect(segment.documents[1].metadata.n).toBe(1);
     expect(() => segment.documents[1].content).toThrow(
-      expect.objectContaining({ code: 'STORE_CORRUPT', message: expect.stringMatching(/document 1 is not valid JSON/) }),
+      expect.objectContaining({ code: 'STORE_CORRUPT', message: expect.stringMatching(/document 1 does not match its checksum/) }),
     );
     expect(segment.documents[2].content).toBe(stored[2].content);
     // Without the recomputed checksum the same bytes fail as a whole.
     expect(() => decodeSegment(bytes, { ...entry, ...checksumOf([Buffer.from('other')]) }, DIMENSIONS, '/store', 'test')).toThrow(/checksum/);
+  });
+
+  it('reads a document from the open segment file when it is first needed, checked against its own checksum', async () => {
+    const directory = await temporaryDirectory();
+    const writer = new FileStore({ directory, autoCompact: false });
+    const batch = documents(40, 12);
+    await writer.add(batch.slice(0, 20));
+    await writer.add(batch.slice(20));
+    await writer.close();
+    const reader = await FileStore.open({ directory, autoCompact: false });
+    // Another process compacts the store and deletes the segments this reader loaded: it still reads them.
+    const other = await FileStore.open({ directory, autoCompact: false });
+    await other.compact();
+    await other.close();
+    expect((await readdir(directory)).filter((name) => name.endsWith('.axs'))).toEqual(['segment-000003.axs']);
+    const byId = new Map(batch.map((document) => [document.id, document]));
+    for (const found of await reader.getByIds(['d3', 'd25'])) expect(found.content).toBe(byId.get(found.id)!.content);
+    expect((await reader.getBySource('file', 'd-1.md')).map((document) => document.id)).toEqual(['d1', 'd6', 'd11', 'd21', 'd26', 'd31']);
+
+    // Damage a document on disk after the load checked the file: reading it is STORE_CORRUPT, the others still read.
+    const fresh = await FileStore.open({ directory });
+    const path = join(directory, 'segment-000003.axs');
+    const bytes = await readFile(path);
+    const at = bytes.indexOf(Buffer.from(byId.get('d7')!.content.slice(0, 12)));
+    bytes[at] ^= 0x01;
+    await writeFile(path, bytes);
+    await expect(fresh.getByIds(['d7'])).rejects.toMatchObject({
+      code: 'STORE_CORRUPT',
+      message: expect.stringMatching(/document \d+ does not match its checksum/),
+    });
+    expect((await fresh.getByIds(['d8']))[0].content).toBe(byId.get('d8')!.content);
+    // After close() the store loads again, and the whole-file checksum refuses the damage.
+    await fresh.close();
+    await expect(fresh.count()).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
   });
 
   it('a keyword snapshot with a right checksum but a damaged posting is rebuilt by the search that reads it, with a warning', async () => {
