@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import type { Document, JsonValue } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
 import { largestRowNorm } from '../indexes/simd/simd-index.ts';
+import { WASM_PAGE_BYTES } from '../indexes/simd/space-layout.ts';
+import { createMemory } from '../indexes/simd/wasm-runtime.ts';
 import { assertLittleEndian, corruptStoreError, errorCode, readInto, segmentFileName, syncDirectory, type SegmentEntry } from './file-store-format.ts';
 import { checksumOf, contentChecksum } from './file-store-checksum.ts';
 
@@ -254,7 +256,12 @@ export async function loadSegment(
     // The documents are checked by reading them through one small buffer: they are not kept in memory.
     const verifyRest = async () => {
       checksum.update(tables);
-      const chunk = Buffer.allocUnsafeSlow(Math.max(1, Math.min(READ_THROUGH_BYTES, entry.bytes - shape.layout.fields)));
+      // A WebAssembly memory, so the checksum reads the chunk where it was read to.
+      const chunk = new Uint8Array(
+        createMemory(READ_THROUGH_BYTES / WASM_PAGE_BYTES).buffer,
+        0,
+        Math.max(1, Math.min(READ_THROUGH_BYTES, entry.bytes - shape.layout.fields)),
+      );
       for (let at = shape.layout.fields; at < entry.bytes; at += chunk.length) {
         const part = chunk.subarray(0, Math.min(chunk.length, entry.bytes - at));
         await readInto(handle, part, at);

@@ -31,6 +31,8 @@ import {
   type Manifest,
   type SegmentEntry,
 } from './file-store-format.ts';
+import { WASM_PAGE_BYTES } from '../indexes/simd/space-layout.ts';
+import { createMemory } from '../indexes/simd/wasm-runtime.ts';
 import type { PreparedBatch, VectorIndex } from '../indexes/vector-index.ts';
 
 const snapshotEntrySchema = componentEntryShape
@@ -141,7 +143,7 @@ export async function loadDerivedIndex<T>(
   if (!parsed.success) return rebuild('its manifest entry is malformed', true);
   const entry = parsed.data;
 
-  let bytes: Buffer | undefined;
+  let bytes: Uint8Array | undefined;
   try {
     bytes = await readChecked(join(directory, entry.file), entry, directory, component);
   } catch (error) {
@@ -251,12 +253,15 @@ export function coverMergedSegments(manifest: Manifest, before: readonly Segment
   }
 }
 
-/** The snapshot's bytes, read and checksummed in one pass; `undefined` when its size or checksum is not the entry's. */
-async function readChecked(path: string, entry: SnapshotEntry, directory: string, component: string): Promise<Buffer | undefined> {
+/**
+ * The snapshot's bytes, read and checksummed in one pass; `undefined` when its size or checksum is not the entry's.
+ * They are read into a WebAssembly memory of their own, where the checksum reads them without copying them.
+ */
+async function readChecked(path: string, entry: SnapshotEntry, directory: string, component: string): Promise<Uint8Array | undefined> {
   const handle = await open(path, 'r');
   try {
     if ((await handle.stat()).size !== entry.bytes) return undefined;
-    const bytes = Buffer.allocUnsafeSlow(entry.bytes);
+    const bytes = new Uint8Array(createMemory(Math.max(1, Math.ceil(entry.bytes / WASM_PAGE_BYTES))).buffer, 0, entry.bytes);
     const checksum = contentChecksum(entry, (problem) => corruptStoreError(component, directory, entry.file, problem));
     try {
       await readInto(handle, bytes, 0, checksum);
