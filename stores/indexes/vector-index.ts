@@ -224,10 +224,12 @@ export class VectorIndex {
       space.swapRemove(at);
       this.documents.pop();
     }
+    const rowById = this.rowById;
     for (let row = first; row < this.documents.length; row++) {
       const id = this.documents[row].id;
-      if (this.rowById.has(id)) throw duplicate(id);
-      this.rowById.set(id, row);
+      // One lookup per id: an id already held leaves the size unchanged (the index is discarded after the throw).
+      const size = rowById.size;
+      if (rowById.set(id, row).size === size) throw duplicate(id);
     }
   }
 
