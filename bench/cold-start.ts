@@ -9,11 +9,12 @@
  *   npx tsx bench/cold-start.ts --quick              # 5,000 chunks, graph on, 2 rounds: a smoke test
  *   npx tsx bench/cold-start.ts                      # 100,000 chunks without a graph, plus a 10,000-chunk store with one
  *   npx tsx bench/cold-start.ts --documents 20000 --ann-documents 0 --rounds 5
+ *   npx tsx bench/cold-start.ts --ann-documents 0 --store /tmp/cold   # keep the store in /tmp/cold (built once, reused later)
  *
  * Target (issue 19): open + first hybrid query on 100k chunks <= 10x a warm query.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +36,7 @@ const { values } = parseArgs({
     'ann-documents': { type: 'string' },
     rounds: { type: 'string' },
     child: { type: 'string' },
+    store: { type: 'string' },
   },
 });
 
@@ -175,7 +177,8 @@ async function child(directory: string): Promise<void> {
   let keywordDecodeMs = Number.NaN;
   if (entry?.file) {
     lap();
-    Bm25Index.deserialize(readFileSync(join(directory, entry.file)));
+    // As the store loads it: the bytes read are handed over (no copy).
+    Bm25Index.deserialize(readFileSync(join(directory, entry.file)), { adopt: true });
     keywordDecodeMs = lap();
   }
   const result: ChildResult = {
@@ -208,7 +211,7 @@ function report(label: string, count: number, buildMs: number, results: ChildRes
   const cold = m((result) => result.openMs + result.firstKeywordMs + result.firstVectorMs);
   const warm = m((result) => result.warmMs);
   console.log(
-    `\n${label}: ${count.toLocaleString('en')} chunks × ${DIMENSIONS}, built in ${(buildMs / 1000).toFixed(1)} s; median of ${results.length} fresh processes (wall ms)`,
+    `\n${label}: ${count.toLocaleString('en')} chunks × ${DIMENSIONS}, ${Number.isNaN(buildMs) ? 'built before' : `built in ${(buildMs / 1000).toFixed(1)} s`}; median of ${results.length} fresh processes (wall ms)`,
   );
   console.log('| step | ms |');
   console.log('|---|---:|');
@@ -234,12 +237,18 @@ async function main(): Promise<void> {
     ['keyword + HNSW graph', annDocuments, true],
   ] as const) {
     if (count <= 0) continue;
-    const directory = mkdtempSync(join(tmpdir(), 'axon-cold-start-'));
+    // With --store the store is kept under that folder (one subfolder per size), built only when it is not there yet.
+    const kept = values.store === undefined ? undefined : join(values.store, `${count}${ann ? '-ann' : ''}`);
+    const directory = kept ?? mkdtempSync(join(tmpdir(), 'axon-cold-start-'));
     try {
-      const buildMs = await build(directory, count, ann);
+      let buildMs = Number.NaN;
+      if (kept === undefined || !existsSync(join(kept, 'manifest.json'))) {
+        mkdirSync(directory, { recursive: true });
+        buildMs = await build(directory, count, ann);
+      }
       report(label, count, buildMs, measure(directory, rounds));
     } finally {
-      rmSync(directory, { recursive: true, force: true });
+      if (kept === undefined) rmSync(directory, { recursive: true, force: true });
     }
   }
 }

@@ -3,55 +3,69 @@
  * an atomically replaced manifest, durable writes and the single-writer lock. See docs/stores.md.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { endianness, hostname } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { Document } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
-import type { PreparedBatch } from '../indexes/vector-index.ts';
+import { CHECKSUM_PATTERN, type ContentChecksum } from './file-store-checksum.ts';
 
 export const MANIFEST_FILE = 'manifest.json';
 export const LOCK_FILE = 'write.lock';
-const SEGMENT_MAGIC = 'AXONSEG1';
+/** The smallest segment file (a version 1 header); see file-store-segment.ts. */
 const SEGMENT_HEADER_BYTES = 20;
 const SEGMENT_FILE_PATTERN = /^segment-(\d{6,})\.axs$/;
 /** Snapshots of derived indexes (see file-store-snapshot.ts); named after the manifest generation that published them. */
 const SNAPSHOT_FILE_PATTERN = /^(?:keyword-index|ann-index)-(\d{6,})\.(?:bm25|hnsw)$/;
 /** Temporary files of `writeFileDurably`: never part of the store, removed by the next writer. */
 const TEMPORARY_FILE_PATTERN = /^(?:manifest\.json|segment-\d{6,}\.axs|(?:keyword-index|ann-index)-\d{6,}\.(?:bm25|hnsw))\.tmp$/;
-/** The manifest version this code writes; version 1 (no checksum) is still read. */
-const MANIFEST_VERSION = 2;
-/** How many segment numbers `writeSegment` tries past one already taken before giving up. */
-const SEGMENT_NUMBER_ATTEMPTS = 1000;
+/** The manifest version this code writes; versions 1 (no checksum) and 2 (files checked by SHA-256 only) are still read. */
+const MANIFEST_VERSION = 3;
 
-const segmentEntrySchema = z.object({
-  /** File name inside the store directory. */
-  file: z.string().regex(SEGMENT_FILE_PATTERN),
-  /** Documents written in the file, live or not. */
-  documents: z.number().int().min(1),
-  /** Exact size of the file; a shorter file was truncated. */
-  bytes: z.number().int().min(SEGMENT_HEADER_BYTES),
-  /** SHA-256 of the whole file, hex. */
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
-  /** Ids in this file that were deleted or replaced since it was written. */
-  tombstones: z.array(z.string()),
-});
+/** How a manifest entry records its file's content: `checksum` (version 3, see file-store-checksum.ts) or `sha256` (every version). */
+const contentChecksumFields = {
+  /** The file's checksum, `lanes64:` and 16 hex digits (see file-store-checksum.ts); written since manifest version 3. */
+  checksum: z.string().regex(CHECKSUM_PATTERN).optional(),
+  /** SHA-256 of the whole file, hex: what manifests before version 3 record. */
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+};
+export const hasContentChecksum = (entry: { checksum?: string; sha256?: string }) => entry.checksum !== undefined || entry.sha256 !== undefined;
+
+const segmentEntrySchema = z
+  .object({
+    /** File name inside the store directory. */
+    file: z.string().regex(SEGMENT_FILE_PATTERN),
+    /** Documents written in the file, live or not. */
+    documents: z.number().int().min(1),
+    /** Exact size of the file; a shorter file was truncated. */
+    bytes: z.number().int().min(SEGMENT_HEADER_BYTES),
+    ...contentChecksumFields,
+    /** Ids in this file that were deleted or replaced since it was written. */
+    tombstones: z.array(z.string()),
+  })
+  .refine(hasContentChecksum, 'it records no checksum');
 
 /**
  * A persisted part of the store other than the vectors (a keyword index, for example). Written with the
  * same protocol as segments and listed here, so one manifest swap publishes it together with the vectors.
  */
-export const componentEntrySchema = z.looseObject({
+export const componentEntryShape = z.looseObject({
   file: z.string().min(1),
   bytes: z.number().int().min(0),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  ...contentChecksumFields,
 });
+export const componentEntrySchema = componentEntryShape.refine(hasContentChecksum, 'it records no checksum');
 
 export const manifestSchema = z.object({
   format: z.literal('axon-file-store'),
-  /** 2 since manifests carry a `checksum`; 1 (no checksum) is read, and rewritten as 2 by the next write. */
-  version: z.union([z.literal(1), z.literal(2)]),
+  /**
+   * 3 since files may be checked by `checksum` instead of SHA-256; 2 since manifests carry their own `checksum`;
+   * 1 (no checksum) and 2 are read, and rewritten as 3 by the next write.
+   */
+  version: z.union([z.literal(1), z.literal(2), z.literal(3)]),
   /** Incremented by every committed write; a writer that sees another number reloads first. */
   generation: z.number().int().min(0),
   /** Fixed by the first document; `null` while the store has never held one. */
@@ -69,9 +83,6 @@ export const manifestSchema = z.object({
 
 export type Manifest = z.output<typeof manifestSchema>;
 export type SegmentEntry = Manifest['segments'][number];
-
-/** A segment as read back: stored documents (score 0, no embedding) and their unit vectors, row after row. */
-export type SegmentContents = PreparedBatch;
 
 export function emptyManifest(): Manifest {
   return { format: 'axon-file-store', version: MANIFEST_VERSION, generation: 0, dimensions: null, nextSegment: 1, segments: [], components: {}, garbage: [] };
@@ -197,60 +208,6 @@ function manifestChecksum(body: Record<string, unknown>): string {
   return sha256(Buffer.from(JSON.stringify(body), 'utf8'));
 }
 
-/**
- * Lay out a segment: magic `AXONSEG1`, then little-endian uint32 document count, dimensions and JSON
- * byte length, the documents as UTF-8 JSON, zero padding to a multiple of 4, then the float32 vectors.
- */
-export function encodeSegment(documents: readonly Document[], vectors: Float32Array, dimensions: number): Buffer {
-  assertLittleEndian();
-  const json = Buffer.from(
-    JSON.stringify(documents.map(({ id, content, sourceType, sourceName, metadata }) => ({ id, content, sourceType, sourceName, metadata }))),
-    'utf8',
-  );
-  const vectorsOffset = alignTo4(SEGMENT_HEADER_BYTES + json.length);
-  const vectorBytes = documents.length * dimensions * 4;
-  const buffer = Buffer.alloc(vectorsOffset + vectorBytes);
-  buffer.write(SEGMENT_MAGIC, 0, 'latin1');
-  buffer.writeUInt32LE(documents.length, 8);
-  buffer.writeUInt32LE(dimensions, 12);
-  buffer.writeUInt32LE(json.length, 16);
-  json.copy(buffer, SEGMENT_HEADER_BYTES);
-  Buffer.from(vectors.buffer, vectors.byteOffset, vectorBytes).copy(buffer, vectorsOffset);
-  return buffer;
-}
-
-/** Check a segment against its manifest entry and decode it. Any mismatch is `STORE_CORRUPT` naming the file. */
-export function decodeSegment(buffer: Buffer, entry: SegmentEntry, expectedDimensions: number | null, directory: string, component: string): SegmentContents {
-  assertLittleEndian();
-  const corrupt = (problem: string, cause?: unknown) => corruptStoreError(component, directory, entry.file, problem, cause);
-  if (buffer.length !== entry.bytes) throw corrupt(`it holds ${buffer.length} bytes, the manifest recorded ${entry.bytes} (truncated or overwritten)`);
-  if (sha256(buffer) !== entry.sha256) throw corrupt('its checksum does not match the manifest');
-  if (buffer.toString('latin1', 0, 8) !== SEGMENT_MAGIC) throw corrupt('it does not start with the segment signature');
-  const count = buffer.readUInt32LE(8);
-  const dimensions = buffer.readUInt32LE(12);
-  const jsonLength = buffer.readUInt32LE(16);
-  const vectorsOffset = alignTo4(SEGMENT_HEADER_BYTES + jsonLength);
-  if (count !== entry.documents) throw corrupt(`it holds ${count} documents, the manifest recorded ${entry.documents}`);
-  if (expectedDimensions !== null && dimensions !== expectedDimensions)
-    throw corrupt(`its vectors have ${dimensions} dimensions, the store ${expectedDimensions}`);
-  if (vectorsOffset + count * dimensions * 4 !== buffer.length) throw corrupt('its section lengths do not add up to its size');
-  let documents: Document[];
-  try {
-    const parsed: unknown = JSON.parse(buffer.toString('utf8', SEGMENT_HEADER_BYTES, SEGMENT_HEADER_BYTES + jsonLength));
-    if (!Array.isArray(parsed) || parsed.length !== count) throw new Error(`expected an array of ${count} documents`);
-    documents = parsed.map((document: Document) => ({ ...document, score: 0 }));
-  } catch (error) {
-    throw corrupt('its documents are not valid JSON', error);
-  }
-  const start = buffer.byteOffset + vectorsOffset;
-  // A view needs 4-byte alignment; copy in the rare case the read buffer is not aligned.
-  const vectors =
-    start % 4 === 0
-      ? new Float32Array(buffer.buffer, start, count * dimensions)
-      : new Float32Array(Uint8Array.prototype.slice.call(buffer, vectorsOffset).buffer);
-  return { documents, vectors, dimensions };
-}
-
 /** Write a file so that it is either absent or complete after a crash: temp file, fsync, rename, directory fsync. */
 export async function writeFileDurably(directory: string, file: string, data: Buffer | string): Promise<void> {
   const target = join(directory, file);
@@ -264,40 +221,6 @@ export async function writeFileDurably(directory: string, file: string, data: Bu
   }
   await rename(temporary, target);
   await syncDirectory(directory);
-}
-
-/**
- * Write a segment durably and return its manifest entry. The file is created exclusively, so a file already
- * there (whatever the manifest says) is never overwritten: a taken number moves the segment to the next free one.
- * The segment needs no temporary file: it is invisible until a manifest lists it, and one cut short by a crash
- * is above the published `nextSegment`, so the next writer removes it.
- */
-export async function writeSegment(
-  directory: string,
-  number: number,
-  documents: readonly Document[],
-  vectors: Float32Array,
-  dimensions: number,
-): Promise<SegmentEntry> {
-  const buffer = encodeSegment(documents, vectors, dimensions);
-  for (let attempt = 0; ; attempt++) {
-    const file = segmentFileName(number + attempt);
-    let handle;
-    try {
-      handle = await open(join(directory, file), 'wx');
-    } catch (error) {
-      if (errorCode(error) === 'EEXIST' && attempt < SEGMENT_NUMBER_ATTEMPTS) continue;
-      throw error;
-    }
-    try {
-      await handle.writeFile(buffer);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await syncDirectory(directory);
-    return { file, documents: documents.length, bytes: buffer.length, sha256: sha256(buffer), tombstones: [] };
-  }
 }
 
 /** Write the manifest durably, as the current version, sealed with its checksum. */
@@ -386,6 +309,44 @@ export async function acquireWriteLock(directory: string, timeoutMs: number, com
   }
 }
 
+/** Bytes of one read of `readInto`; several are in flight at once. */
+const READ_CHUNK_BYTES = 8 * 1024 * 1024;
+/** Reads `readInto` keeps in flight: libuv's default thread pool has four threads. */
+const READS_IN_FLIGHT = 4;
+
+/**
+ * Read `target.length` bytes of a file from `position` into `target`, in chunks read concurrently (page faults on
+ * fresh memory are most of the cost, and they spread over the cores), feeding each chunk to `checksum`, in order,
+ * as soon as it and those before it have arrived, so hashing overlaps reading. A file that ends first is an
+ * error with code `EOF`.
+ */
+export async function readInto(handle: FileHandle, target: Uint8Array, position: number, checksum?: ContentChecksum): Promise<void> {
+  const chunks = Math.ceil(target.length / READ_CHUNK_BYTES);
+  const reads: Promise<void>[] = [];
+  const start = (chunk: number) => {
+    const from = chunk * READ_CHUNK_BYTES;
+    reads[chunk] = readFully(handle, target.subarray(from, Math.min(target.length, from + READ_CHUNK_BYTES)), position + from);
+    // Awaited in order below; a failure of a later chunk is reported there, never unhandled.
+    reads[chunk].catch(() => undefined);
+  };
+  for (let chunk = 0; chunk < Math.min(chunks, READS_IN_FLIGHT); chunk++) start(chunk);
+  for (let chunk = 0; chunk < chunks; chunk++) {
+    await reads[chunk];
+    if (chunk + READS_IN_FLIGHT < chunks) start(chunk + READS_IN_FLIGHT);
+    const from = chunk * READ_CHUNK_BYTES;
+    checksum?.update(target.subarray(from, Math.min(target.length, from + READ_CHUNK_BYTES)));
+  }
+}
+
+async function readFully(handle: FileHandle, target: Uint8Array, position: number): Promise<void> {
+  let done = 0;
+  while (done < target.length) {
+    const { bytesRead } = await handle.read(target, done, target.length - done, position + done);
+    if (bytesRead === 0) throw Object.assign(new Error(`unexpected end of file at byte ${position + done}`), { code: 'EOF' });
+    done += bytesRead;
+  }
+}
+
 export function sha256(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
@@ -428,7 +389,7 @@ function isProcessAlive(pid: number): boolean {
   }
 }
 
-async function syncDirectory(directory: string): Promise<void> {
+export async function syncDirectory(directory: string): Promise<void> {
   // Makes the rename itself durable. Some platforms (Windows) cannot open a directory; they journal renames.
   let handle;
   try {
@@ -449,11 +410,7 @@ async function unlinkQuietly(path: string): Promise<void> {
   }
 }
 
-function alignTo4(value: number): number {
-  return (value + 3) & ~3;
-}
-
-function assertLittleEndian(): void {
+export function assertLittleEndian(): void {
   if (endianness() !== 'LE') {
     throw new AxonError('STORE_IO', 'The file store format is little-endian and this machine is big-endian.', {
       component: 'file-store',

@@ -21,7 +21,8 @@ export function keywordIndexKind(option: Exclude<z.output<typeof keywordIndexOpt
     // to decode 80,000, bench/cold-start.ts), and every later load would repeat it: save the catch-up.
     saveAfterCatchUp: true,
     create,
-    deserialize: (bytes) => Bm25Index.deserialize(bytes),
+    // The bytes were read for this load alone: the index may keep them rather than copy them.
+    deserialize: (bytes) => Bm25Index.deserialize(bytes, { adopt: true }),
     serialize: (index) => index.serialize(),
     matchesSettings: (index) => analysisOf(index) === expected,
     addRows: (index, vectors, rows) => index.add(rows.map((row) => keywordInput(vectors.storedDocumentAt(row)))),

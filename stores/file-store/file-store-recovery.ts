@@ -6,8 +6,8 @@
  */
 import { copyFile, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { checksumOf } from './file-store-checksum.ts';
 import {
-  decodeSegment,
   emptyManifest,
   errorCode,
   latestSnapshotGeneration,
@@ -15,11 +15,11 @@ import {
   MANIFEST_FILE,
   readManifest,
   segmentNumber,
-  sha256,
   writeManifest,
   type Manifest,
   type SegmentEntry,
 } from './file-store-format.ts';
+import { decodeSegment, segmentDocumentCount } from './file-store-segment.ts';
 
 /** What `FileStore.recover` did (or, with `dryRun`, would do). */
 export interface RecoveryReport {
@@ -47,8 +47,6 @@ export interface RecoveryOptions {
   dryRun?: boolean;
 }
 
-const SEGMENT_HEADER_BYTES = 20;
-
 export async function recoverManifest(directory: string, component: string, options: RecoveryOptions = {}): Promise<RecoveryReport> {
   const dryRun = options.dryRun === true ? ({ dryRun: true } as const) : {};
   let damaged = false;
@@ -72,8 +70,7 @@ export async function recoverManifest(directory: string, component: string, opti
   for (const file of await listSegmentFiles(directory)) {
     const buffer = await readFile(join(directory, file));
     // The segment's own checks (signature, section lengths, documents JSON, dimensions) against an entry describing it as it is.
-    const documents = buffer.length >= SEGMENT_HEADER_BYTES ? buffer.readUInt32LE(8) : 0;
-    const entry: SegmentEntry = { file, documents, bytes: buffer.length, sha256: sha256(buffer), tombstones: [] };
+    const entry: SegmentEntry = { file, documents: segmentDocumentCount(buffer), bytes: buffer.length, ...checksumOf([buffer]), tombstones: [] };
     try {
       if (entry.documents < 1) throw new Error('no documents');
       const contents = decodeSegment(buffer, entry, manifest.dimensions, directory, component);

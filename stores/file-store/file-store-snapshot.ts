@@ -14,27 +14,35 @@
  * The invariant that makes this exact: segments are immutable, so a live document in a covered segment is,
  * in the snapshot, exactly the version that is live.
  */
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+import { AxonError } from '../../src/errors.ts';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { checksumOf, contentChecksum } from './file-store-checksum.ts';
 import {
-  componentEntrySchema,
+  componentEntryShape,
+  corruptStoreError,
   errorCode,
+  hasContentChecksum,
+  readInto,
   readManifest,
-  sha256,
   snapshotFileName,
   writeFileDurably,
   type Manifest,
   type SegmentEntry,
 } from './file-store-format.ts';
+import { WASM_PAGE_BYTES } from '../indexes/simd/space-layout.ts';
+import { createMemory } from '../indexes/simd/wasm-runtime.ts';
 import type { PreparedBatch, VectorIndex } from '../indexes/vector-index.ts';
 
-const snapshotEntrySchema = componentEntrySchema.extend({
-  /** Documents the snapshot holds. */
-  documents: z.number().int().min(0),
-  /** Segment files whose live documents the snapshot holds, in their current version. */
-  covers: z.array(z.string()),
-});
+const snapshotEntrySchema = componentEntryShape
+  .extend({
+    /** Documents the snapshot holds. */
+    documents: z.number().int().min(0),
+    /** Segment files whose live documents the snapshot holds, in their current version. */
+    covers: z.array(z.string()),
+  })
+  .refine(hasContentChecksum, 'it records no checksum');
 
 export type SnapshotEntry = z.output<typeof snapshotEntrySchema>;
 
@@ -63,7 +71,7 @@ export interface DerivedIndexKind<T> {
   readonly saveAfterCatchUp: boolean;
   /** A new, empty index with the store's settings. */
   create(): T;
-  /** Read a snapshot, taking what it does not hold from the store's vectors; throws when the bytes are not one. */
+  /** Read a snapshot (the bytes were read for this load: the index may keep them), taking what it does not hold from the store's vectors; throws when the bytes are not one. */
   deserialize(bytes: Uint8Array, vectors: VectorIndex): T;
   serialize(index: T): Uint8Array;
   /** Whether an index read from disk was built with the settings `create` uses; if not, it is rebuilt. */
@@ -107,15 +115,17 @@ export class SnapshotSuperseded extends Error {
  * Load a derived index for the documents of `vectors` (the store as loaded from `manifest`), from its
  * snapshot when that is usable, else by indexing every stored document. With `reloadIfSuperseded`, a
  * snapshot that another process replaced (and deleted) throws `SnapshotSuperseded` instead of a rebuild.
+ * With `distrusted` (why), the snapshot is not read: the index is rebuilt, and counts as damaged.
  */
 export async function loadDerivedIndex<T>(
   kind: DerivedIndexKind<T>,
   directory: string,
   manifest: Manifest,
   vectors: VectorIndex,
-  segmentOfId: ReadonlyMap<string, string>,
+  segmentOf: (id: string) => string | undefined,
   component: string,
   reloadIfSuperseded = false,
+  distrusted?: string,
 ): Promise<LoadedDerivedIndex<T>> {
   const rebuild = (reason: string | undefined, damaged = false): LoadedDerivedIndex<T> => {
     const index = kind.create();
@@ -126,15 +136,16 @@ export async function loadDerivedIndex<T>(
     );
     return reason === undefined ? { index } : { index, saveReason: reason, damaged };
   };
+  if (distrusted !== undefined) return rebuild(distrusted, true);
   const raw = manifest.components[kind.key];
   if (raw === undefined) return rebuild(vectors.size > 0 ? `the store had no ${kind.label}` : undefined);
   const parsed = snapshotEntrySchema.safeParse(raw);
   if (!parsed.success) return rebuild('its manifest entry is malformed', true);
   const entry = parsed.data;
 
-  let bytes: Buffer;
+  let bytes: Uint8Array | undefined;
   try {
-    bytes = await readFile(join(directory, entry.file));
+    bytes = await readChecked(join(directory, entry.file), entry, directory, component);
   } catch (error) {
     if (errorCode(error) !== 'ENOENT') throw error;
     // A writer in another process published a newer snapshot and removed this one. Loading the store again
@@ -147,7 +158,7 @@ export async function loadDerivedIndex<T>(
     }
     return rebuild(`its file ${entry.file} is missing`, true);
   }
-  if (bytes.length !== entry.bytes || sha256(bytes) !== entry.sha256) return rebuild(`its file ${entry.file} does not match its checksum`, true);
+  if (bytes === undefined) return rebuild(`its file ${entry.file} does not match its checksum`, true);
   let index: T;
   try {
     index = kind.deserialize(bytes, vectors);
@@ -158,8 +169,11 @@ export async function loadDerivedIndex<T>(
 
   const covered = new Set(entry.covers);
   const uncovered: number[] = [];
-  for (let row = 0; row < vectors.size; row++) {
-    if (!covered.has(segmentOfId.get(vectors.storedDocumentAt(row).id) ?? '')) uncovered.push(row);
+  // After a clean shutdown the snapshot covers every segment: nothing to look up row by row.
+  if (!manifest.segments.every((segment) => covered.has(segment.file))) {
+    for (let row = 0; row < vectors.size; row++) {
+      if (!covered.has(segmentOf(vectors.storedDocumentAt(row).id) ?? '')) uncovered.push(row);
+    }
   }
   // Re-adding an id replaces the older version the snapshot may hold.
   kind.addRows(index, vectors, uncovered);
@@ -215,7 +229,7 @@ export async function writeSnapshot<T>(kind: DerivedIndexKind<T>, directory: str
   const entry: SnapshotEntry = {
     file,
     bytes: buffer.length,
-    sha256: sha256(buffer),
+    ...checksumOf([buffer]),
     documents: kind.count(index),
     covers: manifest.segments.map((segment) => segment.file),
   };
@@ -236,6 +250,29 @@ export function coverMergedSegments(manifest: Manifest, before: readonly Segment
     const covers = entry.covers.filter((file) => !merged.has(file));
     if (into && allCovered) covers.push(into.file);
     manifest.components[key] = { ...entry, covers };
+  }
+}
+
+/**
+ * The snapshot's bytes, read and checksummed in one pass; `undefined` when its size or checksum is not the entry's.
+ * They are read into a WebAssembly memory of their own, where the checksum reads them without copying them.
+ */
+async function readChecked(path: string, entry: SnapshotEntry, directory: string, component: string): Promise<Uint8Array | undefined> {
+  const handle = await open(path, 'r');
+  try {
+    if ((await handle.stat()).size !== entry.bytes) return undefined;
+    const bytes = new Uint8Array(createMemory(Math.max(1, Math.ceil(entry.bytes / WASM_PAGE_BYTES))).buffer, 0, entry.bytes);
+    const checksum = contentChecksum(entry, (problem) => corruptStoreError(component, directory, entry.file, problem));
+    try {
+      await readInto(handle, bytes, 0, checksum);
+      checksum.verify('its checksum does not match the manifest');
+    } catch (error) {
+      if (errorCode(error) === 'EOF' || (AxonError.isInstance(error) && error.code === 'STORE_CORRUPT')) return undefined;
+      throw error;
+    }
+    return bytes;
+  } finally {
+    await handle.close();
   }
 }
 

@@ -1,5 +1,5 @@
 import { parseOptions } from '../../src/runtime/options.ts';
-import { mkdir, readFile, unlink } from 'node:fs/promises';
+import { mkdir, unlink } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { KeywordSearchable, KeywordSearchOptions } from '../../src/contracts/keyword-search.ts';
@@ -9,7 +9,6 @@ import { AxonError, throwIfAborted } from '../../src/errors.ts';
 import {
   acquireWriteLock,
   corruptStoreError,
-  decodeSegment,
   emptyManifest,
   errorCode,
   MANIFEST_FILE,
@@ -18,11 +17,11 @@ import {
   removeOrphans,
   segmentNumber,
   writeManifest,
-  writeSegment,
   type Manifest,
   type SegmentEntry,
 } from './file-store-format.ts';
 import { type RecoveryOptions, recoverManifest, type RecoveryReport } from './file-store-recovery.ts';
+import { loadSegment, writeSegment } from './file-store-segment.ts';
 import { type AnnGraph, annIndexKind, annOptionSchema, annSettings, searchWithAnn, type AnnSettings } from './file-store-ann.ts';
 import { keywordIndexKind } from './file-store-keyword.ts';
 import {
@@ -82,12 +81,17 @@ const MAX_SEGMENTS = 32;
 interface LoadedState {
   manifest: Manifest;
   index: VectorIndex;
-  segmentOfId: Map<string, string>;
+  /** Built on first use (every write uses it; a reader rarely does), from where each segment's rows were loaded. */
+  readonly segmentOfId: Map<string, string>;
   /**
    * Derived indexes (keyword, ann) for exactly these documents, by kind key, each loaded on first use
    * (a vector-only reader never pays for the keyword index).
    */
   derived: Map<string, Promise<LoadedDerivedIndex<unknown>>>;
+  /** Derived indexes whose snapshot proved damaged after it was loaded (a part checked when first read), by kind key: rebuilt, not read again. */
+  distrusted: Map<string, string>;
+  /** Close the segment files the documents keep open (a document read after this opens its file again). */
+  release(): void;
 }
 
 /** A derived index a write keeps in step, as loaded. */
@@ -200,6 +204,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     if (this.state) await this.saveSnapshotsBehind(this.state);
     // Writes queued meanwhile finish on the state they started with, before it is dropped.
     await this.idle();
+    this.state?.release();
     this.state = undefined;
   }
 
@@ -257,10 +262,21 @@ export class FileStore implements VectorStore, KeywordSearchable {
   async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
     if (!this.keywordIndexEnabled) throw keywordIndexDisabled(NAME);
-    const { state, loaded: keyword } = await this.derivedForRead(this.keywordKind!);
+    const kind = this.keywordKind!;
+    const { state, loaded: keyword } = await this.derivedForRead(kind);
     throwIfAborted(options.signal, NAME);
-    if (keyword.saveReason !== undefined) this.writeBack(this.keywordKind!);
-    return searchKeywordIndex(keyword.index, state.index, query, { ...options, topK: options.topK ?? this.topK }, NAME);
+    if (keyword.saveReason !== undefined) this.writeBack(kind);
+    try {
+      return searchKeywordIndex(keyword.index, state.index, query, { ...options, topK: options.topK ?? this.topK }, NAME);
+    } catch (error) {
+      // The snapshot passed its checksum, but a part of it checked only when first read (a term's postings, a
+      // document's fields) is damaged: drop it, rebuild the index from the stored documents, and search that.
+      if (!(AxonError.isInstance(error) && error.code === 'STORE_CORRUPT' && error.component === 'bm25-index') || state.distrusted.has(kind.key)) throw error;
+      state.distrusted.set(kind.key, `a part of it read by a search is unusable: ${error.message}`);
+      const loading = state.derived.get(kind.key);
+      if (loading !== undefined && (await loading).index === keyword.index) state.derived.delete(kind.key);
+      return this.keywordSearch(query, options);
+    }
   }
 
   async deleteBySource(sourceType: string, sourceName?: string, options: StoreOperationOptions = {}): Promise<number> {
@@ -363,7 +379,16 @@ export class FileStore implements VectorStore, KeywordSearchable {
   private derivedOf<T>(state: LoadedState, kind: DerivedIndexKind<T>, reloadIfSuperseded = false): Promise<LoadedDerivedIndex<T>> {
     let loading = state.derived.get(kind.key) as Promise<LoadedDerivedIndex<T>> | undefined;
     if (loading === undefined) {
-      const started = loadDerivedIndex(kind, this.directory, state.manifest, state.index, state.segmentOfId, NAME, reloadIfSuperseded).catch((error) => {
+      const started = loadDerivedIndex(
+        kind,
+        this.directory,
+        state.manifest,
+        state.index,
+        (id) => state.segmentOfId.get(id),
+        NAME,
+        reloadIfSuperseded,
+        state.distrusted.get(kind.key),
+      ).catch((error) => {
         // Let the next call try again rather than remember a transient IO failure (or a superseded snapshot).
         if (state.derived.get(kind.key) === started) state.derived.delete(kind.key);
         throw AxonError.isInstance(error) || error instanceof SnapshotSuperseded ? error : ioError(this.directory, error);
@@ -510,6 +535,8 @@ export class FileStore implements VectorStore, KeywordSearchable {
           await writeManifest(this.directory, onDisk);
         }
         if (!this.state || onDisk.generation !== this.state.manifest.generation) this.state = await loadState(this.directory, this.precision, onDisk);
+        // Built now, while the index is still as loaded (see `loadedState`).
+        void this.state.segmentOfId;
         if (!this.orphansRemoved) {
           await removeOrphans(this.directory, this.state.manifest);
           this.orphansRemoved = true;
@@ -631,26 +658,33 @@ async function loadState(directory: string, precision: VectorPrecision, given?: 
         : given;
     const manifest = read ?? emptyManifest();
     const index = new VectorIndex({ component: NAME, precision });
-    const segmentOfId = new Map<string, string>();
+    // A segment's kept rows are appended together, and its dropped rows are filled from its own last rows, so
+    // each segment ends up as one run of rows: `segmentOfId` is built from those runs when first needed.
+    const runs: { file: string; end: number }[] = [];
+    const releases: (() => void)[] = [];
+    const segmentOfRow = (row: number) => runs.find((run) => row < run.end)?.file;
     if (manifest.dimensions !== null) index.setDimensions(manifest.dimensions);
-    index.reserve(manifest.segments.reduce((sum, segment) => sum + segment.documents - segment.tombstones.length, 0));
+    // A segment's rows are placed whole and its deleted ones dropped after, so leave room for the most of those.
+    const live = manifest.segments.reduce((sum, segment) => sum + segment.documents - segment.tombstones.length, 0);
+    index.reserve(live + Math.max(0, ...manifest.segments.map((segment) => segment.tombstones.length)));
     try {
       for (const entry of manifest.segments) {
-        const buffer = await readFile(join(directory, entry.file));
-        const contents = decodeSegment(buffer, entry, manifest.dimensions, directory, NAME);
-        const batch = entry.tombstones.length === 0 ? contents : withoutTombstones(contents, new Set(entry.tombstones), entry, directory);
-        for (const document of batch.documents) {
-          const other = segmentOfId.get(document.id);
-          if (other !== undefined) {
-            const problem = `id ${JSON.stringify(document.id)} is live in more than one segment (${other} and ${entry.file})`;
-            throw corruptStoreError(NAME, directory, MANIFEST_FILE, problem);
-          }
-          segmentOfId.set(document.id, entry.file);
-        }
-        index.insert(batch);
+        const release = await loadSegment(directory, entry, manifest.dimensions, NAME, async (rows) => {
+          const dropped = tombstonedRows(rows.documents, entry, directory);
+          const duplicate = (id: string) => {
+            const other = segmentOfRow(index.rowOf(id) ?? Number.POSITIVE_INFINITY) ?? entry.file;
+            return corruptStoreError(NAME, directory, MANIFEST_FILE, `id ${JSON.stringify(id)} is live in more than one segment (${other} and ${entry.file})`);
+          };
+          await index.appendStored(rows.documents, rows.dimensions, rows.largestNorm, rows.fill, { dropped, duplicate });
+          runs.push({ file: entry.file, end: index.size });
+        });
+        releases.push(release);
       }
-      return { manifest, index, segmentOfId, derived: new Map() };
+      return loadedState(manifest, index, runs, () => {
+        for (const release of releases) release();
+      });
     } catch (error) {
+      for (const release of releases) release();
       if (errorCode(error) !== 'ENOENT') throw AxonError.isInstance(error) ? error : ioError(directory, error);
       const latest = await readManifest(directory, NAME);
       if (attempt < 5 && latest && latest.generation !== manifest.generation) continue;
@@ -660,22 +694,45 @@ async function loadState(directory: string, precision: VectorPrecision, given?: 
   }
 }
 
-function withoutTombstones(contents: PreparedBatch, tombstones: Set<string>, entry: SegmentEntry, directory: string): PreparedBatch {
-  const { dimensions } = contents;
-  const held = new Set(contents.documents.map((document) => document.id));
+/** A loaded store whose segment `runs[i].file` holds the rows from the previous run's end to `runs[i].end`. */
+function loadedState(manifest: Manifest, index: VectorIndex, runs: readonly { file: string; end: number }[], release: () => void): LoadedState {
+  let segmentOfId: Map<string, string> | undefined;
+  return {
+    manifest,
+    index,
+    derived: new Map(),
+    distrusted: new Map(),
+    release,
+    // Valid until the index first changes: every write takes it before that (see `write`), and reads do not change the index.
+    get segmentOfId() {
+      if (segmentOfId === undefined) {
+        segmentOfId = new Map();
+        let row = 0;
+        for (const run of runs) for (; row < run.end; row++) segmentOfId.set(index.storedDocumentAt(row).id, run.file);
+      }
+      return segmentOfId;
+    },
+  };
+}
+
+/** The rows of a segment's documents that its manifest entry records as deleted; a tombstone naming no row is `STORE_CORRUPT`. */
+function tombstonedRows(documents: readonly Document[], entry: SegmentEntry, directory: string): number[] {
+  if (entry.tombstones.length === 0) return [];
+  const tombstones = new Set(entry.tombstones);
+  const found = new Set<string>();
+  const rows: number[] = [];
+  for (let row = 0; row < documents.length; row++) {
+    const id = documents[row].id;
+    if (!tombstones.has(id)) continue;
+    rows.push(row);
+    found.add(id);
+  }
   for (const id of tombstones) {
-    if (!held.has(id)) {
+    if (!found.has(id)) {
       throw corruptStoreError(NAME, directory, MANIFEST_FILE, `a tombstone of ${entry.file} names ${JSON.stringify(id)}, which that segment does not hold`);
     }
   }
-  const documents: Document[] = [];
-  const vectors = new Float32Array((contents.documents.length - tombstones.size) * dimensions);
-  contents.documents.forEach((document, row) => {
-    if (tombstones.has(document.id)) return;
-    vectors.set(contents.vectors.subarray(row * dimensions, (row + 1) * dimensions), documents.length * dimensions);
-    documents.push(document);
-  });
-  return { documents, vectors: vectors.subarray(0, documents.length * dimensions), dimensions };
+  return rows;
 }
 
 function ioError(directory: string, cause: unknown): AxonError {

@@ -185,14 +185,30 @@ export function bm25SnapshotVersion(bytes: Uint8Array): number {
 }
 
 /**
- * Read version 2 bytes: one copy of the bytes (into aligned memory the index owns), views onto it, and checks
- * linear in the vocabulary and the postings (every posting names a document, postings ascend, the vocabulary
- * is strictly sorted), so a damaged file fails here. Each document's fields are checked when first parsed.
+ * Read version 2 bytes: views onto them (onto a copy, unless the caller hands the bytes over with `adopt` and
+ * they are 4-byte aligned) and checks linear in the vocabulary (section sizes, offsets that ascend, a strictly
+ * sorted vocabulary), so a damaged file fails here. The postings of a term are checked the first time they are
+ * read (`checkTermPostings`), each document's fields when first parsed: a damaged one is `STORE_CORRUPT` then,
+ * never a wrong result.
  *
  * @throws AxonError `STORE_CORRUPT`
  */
-export function decodeSearchableBm25Snapshot(bytes: Uint8Array): Bm25SearchableSnapshot {
-  return guarded(() => decodeSearchable(bytes));
+export function decodeSearchableBm25Snapshot(bytes: Uint8Array, adopt = false): Bm25SearchableSnapshot {
+  return guarded(() => decodeSearchable(bytes, adopt));
+}
+
+/**
+ * Check term `term`'s postings in a version 2 snapshot: every one names a document, with a frequency above 0,
+ * in ascending document order. @throws AxonError `STORE_CORRUPT`
+ */
+export function checkTermPostings(snapshot: Bm25SearchableSnapshot, term: number): void {
+  const { postings, postingStarts, documentCount } = snapshot;
+  let before = -1;
+  for (let at = postingStarts[term] * 2, end = postingStarts[term + 1] * 2; at < end; at += 2) {
+    const document = postings[at];
+    if (document >= documentCount || document <= before || postings[at + 1] === 0) throw corrupt('a posting names an unknown document');
+    before = document;
+  }
 }
 
 /** Document `number`'s fields from a version 2 snapshot. @throws AxonError `STORE_CORRUPT` */
@@ -230,11 +246,12 @@ function documentEntry(entry: unknown, number: number): FilterableDocument {
   return { id: entry[0], sourceType: entry[1], sourceName: entry[2], metadata: entry[3] };
 }
 
-function decodeSearchable(input: Uint8Array): Bm25SearchableSnapshot {
+function decodeSearchable(input: Uint8Array, adopt: boolean): Bm25SearchableSnapshot {
   if (bm25SnapshotVersion(input) !== 2) throw corrupt('it is not of format version 2');
-  // One copy: the index must not change when the caller reuses its buffer, and u32 views need alignment.
-  const bytes = Uint8Array.prototype.slice.call(input) as Uint8Array<ArrayBuffer>;
-  const view = new DataView(bytes.buffer);
+  // Bytes the caller keeps get one copy (the index must not change when the caller reuses its buffer); u32 views need alignment.
+  const owned = adopt && input.byteOffset % 4 === 0 && !(input.buffer instanceof SharedArrayBuffer);
+  const bytes = (owned ? input : Uint8Array.prototype.slice.call(input)) as Uint8Array<ArrayBuffer>;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLength = view.getUint32(8, true);
   if (12 + headerLength > bytes.length) throw corrupt('it is truncated inside the header');
   const header = JSON.parse(FATAL_DECODER.decode(bytes.subarray(12, 12 + headerLength)));
@@ -245,7 +262,7 @@ function decodeSearchable(input: Uint8Array): Bm25SearchableSnapshot {
   const section = (length: number): Uint32Array<ArrayBuffer> => {
     if (offset + length * 4 > bytes.length) throw corrupt('it is truncated');
     let result: Uint32Array<ArrayBuffer>;
-    if (LITTLE_ENDIAN) result = new Uint32Array(bytes.buffer, offset, length);
+    if (LITTLE_ENDIAN) result = new Uint32Array(bytes.buffer, bytes.byteOffset + offset, length);
     else {
       result = new Uint32Array(length);
       for (let index = 0; index < length; index++) result[index] = view.getUint32(offset + index * 4, true);
@@ -269,22 +286,11 @@ function decodeSearchable(input: Uint8Array): Bm25SearchableSnapshot {
   if (fieldOffsets[0] !== 0 || fieldOffsets[count] !== fieldBytes) throw corrupt('its document offsets do not match its fields');
   for (let number = 0; number < count; number++)
     if (fieldOffsets[number + 1] < fieldOffsets[number]) throw corrupt(`the fields of document ${number} are malformed`);
-  let previous = '';
   for (let term = 0; term < termCount; term++) {
     const start = termOffsets[term];
     const end = termOffsets[term + 1];
-    const first = postingStarts[term];
-    const last = postingStarts[term + 1];
-    if (end <= start || last <= first) throw corrupt(`term ${term} is malformed`);
-    const text = dictionary.slice(start, end);
-    if (term > 0 && !(previous < text)) throw corrupt('its vocabulary is not sorted');
-    previous = text;
-    let before = -1;
-    for (let at = first * 2; at < last * 2; at += 2) {
-      const document = postings[at];
-      if (document >= count || document <= before || postings[at + 1] === 0) throw corrupt('a posting names an unknown document');
-      before = document;
-    }
+    if (end <= start || postingStarts[term + 1] <= postingStarts[term]) throw corrupt(`term ${term} is malformed`);
+    if (term > 0 && !precedes(dictionary, termOffsets[term - 1], start, end)) throw corrupt('its vocabulary is not sorted');
   }
   const { k1, b, topK, tokenizer } = header;
   return { k1, b, topK, tokenizer, documentCount: count, lengths, dictionary, termOffsets, postingStarts, postings, fieldOffsets, fields, bytes };
@@ -342,6 +348,17 @@ function decode(bytes: Uint8Array): Bm25Snapshot {
   const documents: FilterableDocument[] = header.documents.map(documentEntry);
   if (new Set(documents.map((document) => document.id)).size !== count) throw corrupt('it holds a document id twice');
   return { k1: header.k1, b: header.b, topK: header.topK, tokenizer: header.tokenizer, terms: header.terms, documents, lengths, starts, forward };
+}
+
+/** Whether `text[first, second)` sorts strictly before `text[second, end)`, as `<` on the two strings would say, without slicing them. */
+function precedes(text: string, first: number, second: number, end: number): boolean {
+  const length = Math.min(second - first, end - second);
+  for (let index = 0; index < length; index++) {
+    const left = text.charCodeAt(first + index);
+    const right = text.charCodeAt(second + index);
+    if (left !== right) return left < right;
+  }
+  return second - first < end - second;
 }
 
 function align4(length: number): number {

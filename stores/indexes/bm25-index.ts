@@ -5,6 +5,7 @@ import { compileFilter, parseFilter, type Filter, type FilterPredicate, type Fil
 import { parseOptions } from '../../src/runtime/options.ts';
 import {
   bm25SnapshotVersion,
+  checkTermPostings,
   decodeBm25Snapshot,
   decodeSearchableBm25Snapshot,
   encodeSearchableBm25Snapshot,
@@ -71,8 +72,9 @@ const NAME = 'bm25-index';
  * compacted once a quarter of them are dead.
  *
  * An index read from a snapshot searches the snapshot's own layout (sorted vocabulary, postings term after
- * term, each document's fields parsed when first needed), so loading costs one copy of the bytes and checks
- * linear in them; the first change (add, remove) unpacks it into the structures above.
+ * term, each term's postings checked and each document's fields parsed when first needed), so loading costs
+ * at most one copy of the bytes and checks linear in the vocabulary; the first change (add, remove) unpacks it
+ * into the structures above.
  */
 export class Bm25Index {
   readonly name = NAME;
@@ -119,6 +121,8 @@ export class Bm25Index {
   private frozen: Bm25SearchableSnapshot | undefined;
   /** Documents parsed from `frozen` so far, by number. */
   private frozenDocuments: (FilterableDocument | undefined)[] = [];
+  /** 1 for a term of `frozen` whose postings were checked (see `checkTermPostings`). */
+  private checkedTerms = new Uint8Array(0);
 
   constructor(options: Bm25IndexOptions = {}) {
     const resolved = parseOptions(bm25IndexOptionsSchema, options, NAME);
@@ -148,7 +152,7 @@ export class Bm25Index {
   statistics(): { documentCount: number; termCount: number; averageDocumentLength: number } {
     let termCount = 0;
     const terms = this.frozen ? this.frozen.termOffsets.length - 1 : this.terms.length;
-    for (let term = 0; term < terms; term++) if (this.documentFrequencies[term] > 0) termCount++;
+    for (let term = 0; term < terms; term++) if (this.documentFrequency(term) > 0) termCount++;
     return { documentCount: this.liveCount, termCount, averageDocumentLength: this.liveCount === 0 ? 0 : this.totalLength / this.liveCount };
   }
 
@@ -233,10 +237,12 @@ export class Bm25Index {
     const { scores, touched, lengthNorms: norms, live, postings } = this;
     let touchedCount = 0;
     for (const { term, weight: queryWeight } of queryTerms) {
-      const frequency = this.documentFrequencies[term];
+      const frequency = this.documentFrequency(term);
       const weight = queryWeight * Math.log(1 + (this.liveCount - frequency + 0.5) / (frequency + 0.5));
-      const end = this.postingStarts[term] + this.postingSizes[term] * 2;
-      for (let at = this.postingStarts[term]; at < end; at += 2) {
+      // A snapshot's postings are read where they lie: term after term, every pair live.
+      const start = this.frozen ? this.frozen.postingStarts[term] * 2 : this.postingStarts[term];
+      const end = this.frozen ? this.frozen.postingStarts[term + 1] * 2 : start + this.postingSizes[term] * 2;
+      for (let at = start; at < end; at += 2) {
         const document = postings[at];
         if (live[document] === 0) continue;
         const termFrequency = postings[at + 1];
@@ -287,12 +293,14 @@ export class Bm25Index {
 
   /**
    * Rebuild an index from `serialize()` output. The stored options (k1, b, tokenizer) are used, so queries
-   * are tokenized exactly as the documents were.
+   * are tokenized exactly as the documents were. With `adopt: true` the caller hands the bytes over (it will not
+   * change or reuse them): the index then searches them where they are instead of copying them.
    *
-   * @throws AxonError `STORE_CORRUPT` when the bytes are not a complete index of a known version.
+   * @throws AxonError `STORE_CORRUPT` when the bytes are not a complete index of a known version; damage in a
+   *   term's postings or a document's fields is found (and thrown) by the first search that reads them.
    */
-  static deserialize(bytes: Uint8Array): Bm25Index {
-    const snapshot = bm25SnapshotVersion(bytes) === 2 ? decodeSearchableBm25Snapshot(bytes) : decodeBm25Snapshot(bytes);
+  static deserialize(bytes: Uint8Array, options: { adopt?: boolean } = {}): Bm25Index {
+    const snapshot = bm25SnapshotVersion(bytes) === 2 ? decodeSearchableBm25Snapshot(bytes, options.adopt === true) : decodeBm25Snapshot(bytes);
     let index: Bm25Index;
     try {
       index = new Bm25Index({ k1: snapshot.k1, b: snapshot.b, topK: snapshot.topK, tokenizer: snapshot.tokenizer });
@@ -310,23 +318,17 @@ export class Bm25Index {
 
   // --- Internal helpers ---
 
-  /** Take a version 2 snapshot as the index's state: only the per-term and per-document numbers are built (O(terms + documents)). */
+  /**
+   * Take a version 2 snapshot as the index's state: only per-document numbers are built (O(documents)); a term's
+   * postings and document frequency are read from the snapshot's own tables.
+   */
   private freeze(snapshot: Bm25SearchableSnapshot): void {
     const count = snapshot.documentCount;
     const termCount = snapshot.termOffsets.length - 1;
     this.frozen = snapshot;
     this.frozenDocuments = new Array(count);
+    this.checkedTerms = new Uint8Array(termCount);
     this.postings = snapshot.postings;
-    this.postingStarts = new Uint32Array(termCount);
-    this.postingSizes = new Uint32Array(termCount);
-    this.documentFrequencies = new Uint32Array(termCount);
-    for (let term = 0; term < termCount; term++) {
-      const first = snapshot.postingStarts[term];
-      const size = snapshot.postingStarts[term + 1] - first;
-      this.postingStarts[term] = first * 2;
-      this.postingSizes[term] = size;
-      this.documentFrequencies[term] = size;
-    }
     this.documentLengths = snapshot.lengths;
     this.live = new Uint8Array(count).fill(1);
     this.liveCount = count;
@@ -341,6 +343,7 @@ export class Bm25Index {
     if (snapshot === undefined) return;
     const count = snapshot.documentCount;
     const termCount = snapshot.termOffsets.length - 1;
+    for (let term = 0; term < termCount; term++) this.checkPostings(term);
     const documents = Array.from({ length: count }, (_, number) => this.documentAt(number));
     const ids = new Set<string>();
     for (const document of documents) {
@@ -365,7 +368,21 @@ export class Bm25Index {
     }
     this.frozen = undefined;
     this.frozenDocuments = [];
+    this.checkedTerms = new Uint8Array(0);
     this.restore(documents, terms, snapshot.lengths, starts, forward);
+  }
+
+  /** How many live documents hold `term`. */
+  private documentFrequency(term: number): number {
+    const snapshot = this.frozen;
+    return snapshot ? snapshot.postingStarts[term + 1] - snapshot.postingStarts[term] : this.documentFrequencies[term];
+  }
+
+  /** Check a snapshot term's postings the first time they are read. */
+  private checkPostings(term: number): void {
+    if (this.frozen === undefined || this.checkedTerms[term] === 1) return;
+    checkTermPostings(this.frozen, term);
+    this.checkedTerms[term] = 1;
   }
 
   /** The filterable fields of document `number`, parsed from the snapshot on first use when the index is one. */
@@ -586,7 +603,8 @@ export class Bm25Index {
     const seen = new Map<number, { term: number; weight: number }>();
     for (const text of this.tokenizer.tokenize(query)) {
       const term = this.lookupTerm(text);
-      if (term === undefined || this.documentFrequencies[term] === 0) continue;
+      if (term === undefined || this.documentFrequency(term) === 0) continue;
+      this.checkPostings(term);
       const entry = seen.get(term);
       if (entry) entry.weight++;
       else {

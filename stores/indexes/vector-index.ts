@@ -186,6 +186,53 @@ export class VectorIndex {
     }
   }
 
+  /**
+   * Bulk load, for a store reading its own checked files: `documents[i]` is row `i` of the float32 unit vectors
+   * that `fill` writes, row after row, into the bytes it is given (straight into the scan's memory when its rows
+   * need no padding, else into one buffer copied over). The rows are trusted, not validated (see
+   * `SimdVectorSpace.appendFilled`): no row's norm may pass `largestNorm`. The rows listed in `dropped` (deleted
+   * documents) are removed again. Every kept id must be new to the index, else `duplicate(id)` is thrown (by
+   * default `INTERNAL`); if this throws, discard the index.
+   * @throws AxonError `CAPACITY_EXCEEDED`
+   */
+  async appendStored(
+    documents: readonly Document[],
+    dimensions: number,
+    largestNorm: number,
+    fill: (target: Uint8Array) => Promise<void>,
+    options: { dropped?: readonly number[]; duplicate?: (id: string) => Error } = {},
+  ): Promise<void> {
+    const { dropped = [], duplicate = duplicateStoredId(this.component) } = options;
+    this.filterCache.clear();
+    this.setDimensions(dimensions);
+    const space = this.space!;
+    const first = this.documents.length;
+    const needed = first + documents.length;
+    if (needed > space.capacity) space.reserve(Math.max(needed, 2 * space.capacity));
+    if (space.packedRows) await space.appendFilled(documents.length, largestNorm, fill);
+    else {
+      const vectors = new Float32Array(documents.length * dimensions);
+      await fill(new Uint8Array(vectors.buffer));
+      space.append(vectors);
+    }
+    for (const document of documents) this.documents.push(document);
+    // Highest first, so the last row, which moves into each hole, is always one that stays.
+    for (const row of [...dropped].sort((left, right) => right - left)) {
+      const at = first + row;
+      const last = this.documents.length - 1;
+      if (at !== last) this.documents[at] = this.documents[last];
+      space.swapRemove(at);
+      this.documents.pop();
+    }
+    const rowById = this.rowById;
+    for (let row = first; row < this.documents.length; row++) {
+      const id = this.documents[row].id;
+      // One lookup per id: an id already held leaves the size unchanged (the index is discarded after the throw).
+      const size = rowById.size;
+      if (rowById.set(id, row).size === size) throw duplicate(id);
+    }
+  }
+
   /** Validate and insert in one step. */
   add(documents: readonly Document[]): void {
     this.insert(this.prepare(documents));
@@ -338,6 +385,14 @@ export class VectorIndex {
       embedding: this.space!.vectorAt(row).slice(),
     };
   }
+}
+
+function duplicateStoredId(component: string): (id: string) => Error {
+  return (id) =>
+    new AxonError('INTERNAL', `appendStored() got the id "${id}", which the index already holds.`, {
+      component,
+      details: { invariant: 'append-stored-new-ids' },
+    });
 }
 
 /** A deep copy of a JSON value (faster than `structuredClone` for small metadata objects). */

@@ -132,6 +132,36 @@ export class SimdVectorSpace {
     return first;
   }
 
+  /** True when rows are stored without padding (the dimensions are a multiple of 4), so `appendFilled` can take them as they are laid out on disk. */
+  get packedRows(): boolean {
+    return this.layout.floatStride === this.dimensions * 4;
+  }
+
+  /**
+   * Append `rows` rows that `fill` writes straight into the space's memory, saving the copy `append` makes: for a
+   * store reading its own files. `fill` gets the rows' bytes (float32, row after row, no padding; needs
+   * `packedRows`) and may read a file into them; nothing else may use the space until it settles. The rows are
+   * trusted, not checked: the caller vouches (by a checksum of what it wrote) that every value is finite and that
+   * no row's L2 norm passes `largestNorm`. Returns the first new row. If `fill` throws, no row is added.
+   * @throws AxonError `CAPACITY_EXCEEDED` past the memory limit, `INTERNAL` when the rows are not packed
+   */
+  async appendFilled(rows: number, largestNorm: number, fill: (target: Uint8Array) => Promise<void>): Promise<number> {
+    if (!this.packedRows || !Number.isSafeInteger(rows) || rows < 0 || !(largestNorm >= 0)) {
+      throw new AxonError('INTERNAL', `appendFilled() needs packed rows, a row count and a norm (got ${rows} rows, norm ${largestNorm}).`, {
+        component: this.component,
+        details: { invariant: 'append-filled-arguments' },
+      });
+    }
+    const first = this.rowCount;
+    if (first + rows > this.layout.capacity) this.resize(this.planFor(first + rows, Math.max(first + rows, 2 * this.layout.capacity)));
+    const { vectors, floatStride } = this.layout;
+    await fill(new Uint8Array(this.memory.buffer, vectors + first * floatStride, rows * floatStride));
+    if (this.quantization === 'int8') for (let row = first; row < first + rows; row++) this.writeCodes(row, this.vectorAtUnchecked(row));
+    if (largestNorm > this.largestNorm) this.largestNorm = largestNorm;
+    this.rowCount += rows;
+    return first;
+  }
+
   /** Overwrite one stored row (an upsert of an existing id). */
   set(row: number, vector: Float32Array): void {
     this.assertRow(row);
@@ -296,16 +326,22 @@ export class SimdVectorSpace {
     const norm = Math.sqrt(sumOfSquares(vector));
     if (norm > this.largestNorm) this.largestNorm = norm;
     this.floats.set(vector, (this.layout.vectors + row * this.layout.floatStride) / 4);
-    if (this.quantization === 'int8') {
-      const { codes, codeStride, scales } = this.layout;
-      // Codes of positions past the dimensions stay 0 (the scratch row is zero there), so padding adds nothing.
-      this.floats[scales / 4 + row] = quantizeRow(vector, this.codeScratch.subarray(0, this.dimensions));
-      const bytes = this.bytes;
-      for (let position = 0; position < codeStride; position += 8) {
-        const target = codes + codeOffset(row, position, codeStride);
-        for (let lane = 0; lane < 8; lane++) bytes[target + lane] = this.codeScratch[position + lane];
-      }
+    if (this.quantization === 'int8') this.writeCodes(row, vector);
+  }
+
+  private writeCodes(row: number, vector: Float32Array): void {
+    const { codes, codeStride, scales } = this.layout;
+    // Codes of positions past the dimensions stay 0 (the scratch row is zero there), so padding adds nothing.
+    this.floats[scales / 4 + row] = quantizeRow(vector, this.codeScratch.subarray(0, this.dimensions));
+    const bytes = this.bytes;
+    for (let position = 0; position < codeStride; position += 8) {
+      const target = codes + codeOffset(row, position, codeStride);
+      for (let lane = 0; lane < 8; lane++) bytes[target + lane] = this.codeScratch[position + lane];
     }
+  }
+
+  private vectorAtUnchecked(row: number): Float32Array {
+    return new Float32Array(this.memory.buffer, this.layout.vectors + row * this.layout.floatStride, this.dimensions);
   }
 
   private writeQuery(query: Float32Array): void {
@@ -392,6 +428,16 @@ export function simdScanTopK(vectors: Float32Array, dimensions: number, query: F
   const space = new SimdVectorSpace({ dimensions, initialCapacity: Math.max(1, stored) });
   space.append(vectors.subarray(0, stored * dimensions));
   return space.search(query, topK, rows, count);
+}
+
+/** The largest L2 norm among rows of `vectors`, computed as a space computes it when rows are appended (for `appendFilled`). */
+export function largestRowNorm(vectors: Float32Array, dimensions: number): number {
+  let largest = 0;
+  for (let start = 0; start + dimensions <= vectors.length; start += dimensions) {
+    const norm = Math.sqrt(sumOfSquares(vectors.subarray(start, start + dimensions)));
+    if (norm > largest) largest = norm;
+  }
+  return largest;
 }
 
 function sumOfSquares(values: Float32Array): number {

@@ -61,9 +61,19 @@ interface WasmRuntime {
 const runtime = (globalThis as unknown as { WebAssembly: WasmRuntime }).WebAssembly;
 let compiledKernel: object | undefined;
 
+/** The memories `createMemory` made, by their buffer, so that code handed a view can work on the memory itself (`memoryOf`). */
+const memoriesByBuffer = new WeakMap<ArrayBuffer, WasmMemory>();
+
 /** A fresh memory of `pages` 64 KiB pages that never grows in place. */
 export function createMemory(pages: number): WasmMemory {
-  return new runtime.Memory({ initial: pages, maximum: pages });
+  const memory = new runtime.Memory({ initial: pages, maximum: pages });
+  memoriesByBuffer.set(memory.buffer, memory);
+  return memory;
+}
+
+/** The memory `createMemory` made whose buffer `buffer` is, if any (the file store hashes vectors where they were read). */
+export function memoryOf(buffer: ArrayBufferLike): WasmMemory | undefined {
+  return memoriesByBuffer.get(buffer as ArrayBuffer);
 }
 
 /** The kernel bound to `memory`. The module is compiled once per process and shared. */

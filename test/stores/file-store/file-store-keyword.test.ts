@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -6,6 +5,7 @@ import { supportsKeywordSearch } from '../../../src/contracts/keyword-search.ts'
 import type { Document } from '../../../src/document.ts';
 import { Bm25Index } from '../../../stores/indexes/bm25-index.ts';
 import { FileStore, type FileStoreOptions } from '../../../stores/file-store/file-store.ts';
+import { checksumOf } from '../../../stores/file-store/file-store-checksum.ts';
 import { readManifest, writeManifest } from '../../../stores/file-store/file-store-format.ts';
 import { MemoryStore } from '../../../stores/memory/memory-store.ts';
 import { doc } from '../../../testing/vector-store.ts';
@@ -27,7 +27,7 @@ function batchOf(batch: number, size: number): Document[] {
   );
 }
 
-async function keywordEntry(store: FileStore): Promise<{ file: string; documents: number; covers: string[]; bytes: number; sha256: string }> {
+async function keywordEntry(store: FileStore): Promise<{ file: string; documents: number; covers: string[]; bytes: number; checksum: string }> {
   return (await store.manifest()).components.keyword as never;
 }
 
@@ -57,7 +57,7 @@ describe('FileStore keyword index', () => {
     expect(entry).toMatchObject({ file: 'keyword-index-000001.bm25', documents: 3, covers: ['segment-000001.axs'] });
     const bytes = await readFile(join(directory, entry.file));
     expect(bytes.length).toBe(entry.bytes);
-    expect(createHash('sha256').update(bytes).digest('hex')).toBe(entry.sha256);
+    expect(checksumOf([bytes]).checksum).toBe(entry.checksum);
     expect(supportsKeywordSearch(store)).toBe(true);
     expect((await store.keywordSearch('three')).map((document) => document.id)).toEqual(['b1-2']);
   });
@@ -168,7 +168,7 @@ describe('FileStore keyword index', () => {
       expect(entry.file).not.toBe(previous);
       expect(entry.documents).toBe(6);
       const bytes = await readFile(join(directory, entry.file));
-      expect(createHash('sha256').update(bytes).digest('hex')).toBe(entry.sha256);
+      expect(checksumOf([bytes]).checksum).toBe(entry.checksum);
       expect((await readdir(directory)).filter((name) => name.endsWith('.bm25'))).toEqual([entry.file]);
       expect(await reopened.count()).toBe(6);
     }
@@ -201,7 +201,7 @@ describe('FileStore keyword index', () => {
       await writeFile(join(directory, file), garbage);
       // Sealed again with writeManifest, so the manifest's own checksum holds and the snapshot is what is wrong.
       const manifest = (await readManifest(directory, 'test'))!;
-      Object.assign(manifest.components.keyword, { bytes: garbage.length, sha256: createHash('sha256').update(garbage).digest('hex') });
+      Object.assign(manifest.components.keyword, { bytes: garbage.length, ...checksumOf([garbage]) });
       await writeManifest(directory, manifest);
       vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
       await expectRebuiltAndSaved(directory, file);

@@ -252,6 +252,28 @@ describe('Bm25Index persistence', () => {
     expect(copy.removeBySource('file', 'a.md')).toEqual(['a']);
   });
 
+  it('searches bytes handed over with adopt: true where they are, and copies bytes it may not keep', () => {
+    const index = tinyIndex();
+    const bytes = index.serialize();
+    const adopted = Bm25Index.deserialize(bytes, { adopt: true });
+    const copied = Bm25Index.deserialize(bytes);
+    expect(adopted.search('cherry')).toEqual(index.search('cherry'));
+    // The adopted index reads the caller's bytes; the copy does not see them change. 'durian', the last term, holds
+    // the last posting: its frequency set to 0 is found by the first search that reads it.
+    const view = new DataView(bytes.buffer, bytes.byteOffset);
+    const headerLength = view.getUint32(8, true);
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + headerLength)));
+    const lastPosting = 12 + ((headerLength + 3) & ~3) + 4 * header.documentCount + 8 * (header.termCount + 1) + 8 * (header.postingCount - 1);
+    view.setUint32(lastPosting + 4, 0, true);
+    expect(copied.search('durian')).toEqual(index.search('durian'));
+    expect(() => adopted.search('durian')).toThrow(/unknown document/);
+    // Unaligned bytes cannot be viewed as 32-bit words: they are copied even when handed over.
+    const unaligned = Buffer.concat([Buffer.from('x'), Buffer.from(index.serialize())]).subarray(1);
+    const fromUnaligned = Bm25Index.deserialize(unaligned, { adopt: true });
+    unaligned.fill(0, 12);
+    expect(fromUnaligned.search('cherry')).toEqual(index.search('cherry'));
+  });
+
   it('deserializes from a Node Buffer that views a larger, shared pool', () => {
     const index = new Bm25Index();
     index.add([
@@ -346,12 +368,17 @@ describe('Bm25Index persistence', () => {
     const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + headerLength)));
     expect(header).toMatchObject({ version: 2, documentCount: 3, termCount: 4 });
     const firstPosting = 12 + ((headerLength + 3) & ~3) + 4 * header.documentCount + 8 * (header.termCount + 1);
+    // A term's postings are checked when first read ('apple', the first term, holds the first posting), and all of
+    // them before the first change unpacks the snapshot: the damage is STORE_CORRUPT then, never a wrong result.
     const badDocument = bytes.slice();
     new DataView(badDocument.buffer).setUint32(firstPosting, 9999, true);
-    expect(corrupt(badDocument)).toThrow(/unknown document/);
+    expect(Bm25Index.deserialize(badDocument).search('banana')).toHaveLength(2);
+    expect(() => Bm25Index.deserialize(badDocument).search('apple')).toThrow(/unknown document/);
+    expect(() => Bm25Index.deserialize(badDocument).add([{ id: 'd4', content: 'fig' }])).toThrow(/unknown document/);
+    expect(() => Bm25Index.deserialize(badDocument).remove(['d1'])).toThrow(expect.objectContaining({ code: 'STORE_CORRUPT' }));
     const zeroFrequency = bytes.slice();
     new DataView(zeroFrequency.buffer).setUint32(firstPosting + 4, 0, true);
-    expect(corrupt(zeroFrequency)).toThrow(/unknown document/);
+    expect(() => Bm25Index.deserialize(zeroFrequency).search('apple banana')).toThrow(/unknown document/);
     const unsorted = bytes.slice();
     const dictionary = new TextDecoder().decode(unsorted).indexOf('applebanana');
     unsorted.set(new TextEncoder().encode('bananaapple'), dictionary); // offsets now cut 'banan' | 'aapple': out of order

@@ -102,6 +102,51 @@ describe('VectorIndex', () => {
   });
 });
 
+describe('VectorIndex.appendStored (bulk load of checked rows)', () => {
+  it.each([
+    ['packed rows, exact', 8, 'exact'],
+    ['packed rows, int8', 8, 'int8'],
+    ['padded rows (dimensions not a multiple of 4)', 6, 'exact'],
+  ] as const)('holds and finds what insert() would, with the dropped rows removed (%s)', async (_, dimensions, precision) => {
+    const next = random(11);
+    const items = documents(40, dimensions, next);
+    const dropped = [0, 5, 6, 39];
+    const reference = new VectorIndex({ precision });
+    reference.add(items.filter((_, row) => !dropped.includes(row)));
+    const prepared = reference.prepare(items);
+    const loaded = new VectorIndex({ precision, initialCapacity: 4 });
+    loaded.add(documents(3, dimensions, next).map((document) => ({ ...document, id: `before-${document.id}` })));
+    let calls = 0;
+    await loaded.appendStored(
+      prepared.documents,
+      dimensions,
+      1,
+      async (target) => {
+        calls++;
+        expect(target.length).toBe(40 * dimensions * 4);
+        target.set(new Uint8Array(prepared.vectors.buffer, prepared.vectors.byteOffset, prepared.vectors.byteLength));
+      },
+      { dropped },
+    );
+    expect(calls).toBe(1);
+    expect(loaded.size).toBe(3 + 36);
+    for (const row of dropped) expect(loaded.has(`doc${row}`)).toBe(false);
+    const query = Array.from({ length: dimensions }, next);
+    const ids = (found: Document[]) => found.map((document) => `${document.id} ${document.score.toFixed(12)}`);
+    const live = (found: Document[]) => found.filter((document) => !document.id.startsWith('before-'));
+    expect(ids(live(loaded.search(query, { topK: 50 })))).toEqual(ids(reference.search(query, { topK: 50 })));
+    expect(Array.from(loaded.get('doc7')!.embedding!)).toEqual(Array.from(reference.get('doc7')!.embedding!));
+  });
+
+  it('refuses an id it already holds through the caller’s error', async () => {
+    const index = new VectorIndex();
+    index.add(documents(2, 4, random(3)));
+    const prepared = index.prepare(documents(3, 4, random(4)));
+    const fill = async (target: Uint8Array) => target.set(new Uint8Array(prepared.vectors.buffer));
+    await expect(index.appendStored(prepared.documents, 4, 1, fill, { duplicate: (id) => new Error(`twice: ${id}`) })).rejects.toThrow('twice: doc0');
+  });
+});
+
 describe('VectorIndex filter cache', () => {
   it('forgets cached matches when documents are added, replaced or deleted', () => {
     const index = new VectorIndex();

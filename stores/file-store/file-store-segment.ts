@@ -1,0 +1,667 @@
+/**
+ * The segment files of `FileStore`: the documents of one write and their unit vectors, immutable once written.
+ * See docs/stores.md ("Segment files") for the byte layout.
+ *
+ * Version 2 (`AXONSEG2`, written since issue 19) is laid out so that a load does as little as it can: the vectors
+ * come first and are read straight into the scan's WebAssembly memory, the ids are one small JSON array, and each
+ * document's other fields are JSON of their own behind offset and checksum tables. A load reads the header, the
+ * vectors, the ids and the tables, and checks every byte of the file against its checksum, reading the documents
+ * through a small buffer it reuses; a document's bytes are read again from the open file, checked against their
+ * own checksum and parsed only when the document is returned, filtered or rewritten (`StoredDocument`).
+ * Version 1 (`AXONSEG1`: one JSON array of all documents, then the vectors) is still read.
+ */
+import { closeSync, openSync, readSync } from 'node:fs';
+import { type FileHandle, open, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Document, JsonValue } from '../../src/document.ts';
+import { AxonError } from '../../src/errors.ts';
+import { largestRowNorm } from '../indexes/simd/simd-index.ts';
+import { WASM_PAGE_BYTES } from '../indexes/simd/space-layout.ts';
+import { createMemory } from '../indexes/simd/wasm-runtime.ts';
+import { assertLittleEndian, corruptStoreError, errorCode, readInto, segmentFileName, syncDirectory, type SegmentEntry } from './file-store-format.ts';
+import { checksumOf, contentChecksum } from './file-store-checksum.ts';
+
+const MAGIC_V1 = 'AXONSEG1';
+const MAGIC_V2 = 'AXONSEG2';
+const HEADER_BYTES_V1 = 20;
+const HEADER_BYTES_V2 = 64;
+/** The buffer a load reads a segment's documents through to check them. */
+const READ_THROUGH_BYTES = 1024 * 1024;
+/** Documents read one after another, in row order, after which a part (fields or contents) of a segment is read whole and kept. */
+const RUN_BEFORE_WHOLE = 32;
+/** How many segment numbers `writeSegment` tries past one already taken before giving up. */
+const SEGMENT_NUMBER_ATTEMPTS = 1000;
+/** The smallest segment of either version: a header. */
+export const SEGMENT_MIN_BYTES = HEADER_BYTES_V1;
+
+/** A segment as read back: its documents (score 0, no embedding) and how to place their unit vectors. */
+export interface SegmentRows {
+  /** Row `i`'s document; for version 2 a `StoredDocument` whose fields are parsed on first use. */
+  readonly documents: Document[];
+  readonly dimensions: number;
+  /** The largest L2 norm among the rows (see `SimdVectorSpace.appendFilled`). */
+  readonly largestNorm: number;
+  /**
+   * Write the rows' float32 vectors, row after row, into `target` (`documents.length × dimensions × 4` bytes),
+   * checksumming them there. Call it once.
+   */
+  readonly fill: (target: Uint8Array) => Promise<void>;
+}
+
+/** A whole segment decoded from its bytes (recovery, tests): documents and vectors. */
+export interface DecodedSegment {
+  readonly documents: Document[];
+  readonly vectors: Float32Array;
+  readonly dimensions: number;
+}
+
+/**
+ * Lay out a segment, version 2: a 64-byte header (magic `AXONSEG2`, then little-endian uint32 document count,
+ * dimensions, ids bytes, field bytes and content bytes, a zero uint32, the largest row norm as float64, zeros),
+ * the float32 vectors row after row, the ids as one UTF-8 JSON array padded to 4 bytes, four uint32 tables
+ * (field offsets and content offsets, count + 1 entries each; field checksums and content checksums, one entry
+ * per document, see `documentChecksum`), each document's `[sourceType, sourceName, metadata]` as JSON, and each
+ * document's content as a JSON string.
+ */
+export function encodeSegment(documents: readonly Document[], vectors: Float32Array, dimensions: number): Buffer {
+  assertLittleEndian();
+  const count = documents.length;
+  const ids = Buffer.from(JSON.stringify(documents.map((document) => document.id)), 'utf8');
+  const fields: Uint8Array[] = new Array(count);
+  const contents: Uint8Array[] = new Array(count);
+  for (let row = 0; row < count; row++) {
+    const document = documents[row];
+    // A document loaded from a segment is copied as it is stored, without parsing it.
+    const raw = StoredDocument.rawParts(document);
+    fields[row] = raw?.fields ?? Buffer.from(JSON.stringify([document.sourceType, document.sourceName, document.metadata]), 'utf8');
+    contents[row] = raw?.content ?? Buffer.from(JSON.stringify(document.content), 'utf8');
+  }
+  const fieldBytes = fields.reduce((sum, part) => sum + part.length, 0);
+  const contentBytes = contents.reduce((sum, part) => sum + part.length, 0);
+  const vectorBytes = count * dimensions * 4;
+  const layout = layoutV2(count, vectorBytes, ids.length, fieldBytes, contentBytes);
+  const buffer = Buffer.alloc(layout.total);
+  buffer.write(MAGIC_V2, 0, 'latin1');
+  buffer.writeUInt32LE(count, 8);
+  buffer.writeUInt32LE(dimensions, 12);
+  buffer.writeUInt32LE(ids.length, 16);
+  buffer.writeUInt32LE(fieldBytes, 20);
+  buffer.writeUInt32LE(contentBytes, 24);
+  buffer.writeDoubleLE(largestRowNorm(vectors.subarray(0, count * dimensions), dimensions), 32);
+  Buffer.from(vectors.buffer, vectors.byteOffset, vectorBytes).copy(buffer, HEADER_BYTES_V2);
+  ids.copy(buffer, layout.ids);
+  let fieldAt = layout.fields;
+  let contentAt = layout.contents;
+  for (let row = 0; row < count; row++) {
+    buffer.writeUInt32LE(fieldAt - layout.fields, layout.fieldOffsets + row * 4);
+    buffer.writeUInt32LE(contentAt - layout.contents, layout.contentOffsets + row * 4);
+    buffer.writeUInt32LE(documentChecksum(fields[row]), layout.fieldChecksums + row * 4);
+    buffer.writeUInt32LE(documentChecksum(contents[row]), layout.contentChecksums + row * 4);
+    buffer.set(fields[row], fieldAt);
+    fieldAt += fields[row].length;
+    buffer.set(contents[row], contentAt);
+    contentAt += contents[row].length;
+  }
+  buffer.writeUInt32LE(fieldBytes, layout.fieldOffsets + count * 4);
+  buffer.writeUInt32LE(contentBytes, layout.contentOffsets + count * 4);
+  return buffer;
+}
+
+/**
+ * The checksum of one document's stored fields or content (MurmurHash3, 32 bits), checked each time the bytes are
+ * read again after the load checked the whole file: each step takes a 4-byte word through a bijection, so any
+ * change within one word (any single flipped bit) always changes it.
+ */
+export function documentChecksum(bytes: Uint8Array): number {
+  let hash = bytes.length;
+  const words = bytes.length & ~3;
+  for (let at = 0; at < words; at += 4) {
+    let word = bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24);
+    word = Math.imul(word, 0xcc9e2d51);
+    word = (word << 15) | (word >>> 17);
+    hash ^= Math.imul(word, 0x1b873593);
+    hash = (hash << 13) | (hash >>> 19);
+    hash = (Math.imul(hash, 5) + 0xe6546b64) | 0;
+  }
+  if (words < bytes.length) {
+    let tail = 0;
+    for (let at = bytes.length - 1; at >= words; at--) tail = (tail << 8) | bytes[at];
+    tail = Math.imul(tail, 0xcc9e2d51);
+    tail = (tail << 15) | (tail >>> 17);
+    hash ^= Math.imul(tail, 0x1b873593);
+  }
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  hash ^= hash >>> 16;
+  return hash >>> 0;
+}
+
+/**
+ * Write a segment durably and return its manifest entry. The file is created exclusively, so a file already
+ * there (whatever the manifest says) is never overwritten: a taken number moves the segment to the next free one.
+ * The segment needs no temporary file: it is invisible until a manifest lists it, and one cut short by a crash
+ * is above the published `nextSegment`, so the next writer removes it.
+ */
+export async function writeSegment(
+  directory: string,
+  number: number,
+  documents: readonly Document[],
+  vectors: Float32Array,
+  dimensions: number,
+): Promise<SegmentEntry> {
+  const buffer = encodeSegment(documents, vectors, dimensions);
+  for (let attempt = 0; ; attempt++) {
+    const file = segmentFileName(number + attempt);
+    let handle;
+    try {
+      handle = await open(join(directory, file), 'wx');
+    } catch (error) {
+      if (errorCode(error) === 'EEXIST' && attempt < SEGMENT_NUMBER_ATTEMPTS) continue;
+      throw error;
+    }
+    try {
+      await handle.writeFile(buffer);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await syncDirectory(directory);
+    return { file, documents: documents.length, bytes: buffer.length, ...checksumOf([buffer]), tombstones: [] };
+  }
+}
+
+/**
+ * Lay out a segment, version 1 (what Axon wrote before version 2; kept so tests can write old stores): magic
+ * `AXONSEG1`, then little-endian uint32 document count, dimensions and JSON byte length, the documents as one
+ * UTF-8 JSON array, zero padding to a multiple of 4, then the float32 vectors.
+ */
+export function encodeSegmentVersion1(documents: readonly Document[], vectors: Float32Array, dimensions: number): Buffer {
+  assertLittleEndian();
+  const json = Buffer.from(
+    JSON.stringify(documents.map(({ id, content, sourceType, sourceName, metadata }) => ({ id, content, sourceType, sourceName, metadata }))),
+    'utf8',
+  );
+  const vectorsOffset = align4(HEADER_BYTES_V1 + json.length);
+  const vectorBytes = documents.length * dimensions * 4;
+  const buffer = Buffer.alloc(vectorsOffset + vectorBytes);
+  buffer.write(MAGIC_V1, 0, 'latin1');
+  buffer.writeUInt32LE(documents.length, 8);
+  buffer.writeUInt32LE(dimensions, 12);
+  buffer.writeUInt32LE(json.length, 16);
+  json.copy(buffer, HEADER_BYTES_V1);
+  Buffer.from(vectors.buffer, vectors.byteOffset, vectorBytes).copy(buffer, vectorsOffset);
+  return buffer;
+}
+
+/**
+ * Read a segment listed in the manifest and hand its rows to `place` (which puts the vectors where they are
+ * searched, through `rows.fill`). Every byte is checked against the entry's checksum; any mismatch, in the
+ * header, the ids, the tables, the vectors or a document, is `STORE_CORRUPT` naming the file, thrown after
+ * `place` returned, so the caller must drop what `place` built when this throws. A missing file is the
+ * file system's `ENOENT` error (a concurrent compaction may have removed it).
+ *
+ * A version 2 segment's documents keep the file open to read their bytes when first needed; the returned
+ * function closes it (a document read after that opens the file again). A file left open is closed once its
+ * documents are garbage.
+ */
+export async function loadSegment(
+  directory: string,
+  entry: SegmentEntry,
+  expectedDimensions: number | null,
+  component: string,
+  place: (rows: SegmentRows) => Promise<void>,
+): Promise<() => void> {
+  assertLittleEndian();
+  const corrupt = (problem: string, cause?: unknown) => corruptStoreError(component, directory, entry.file, problem, cause);
+  const path = join(directory, entry.file);
+  const handle = await open(path, 'r');
+  let kept: SegmentFile | undefined;
+  try {
+    const size = (await handle.stat()).size;
+    if (size !== entry.bytes) throw corrupt(`it holds ${size} bytes, the manifest recorded ${entry.bytes} (truncated or overwritten)`);
+    const header = Buffer.alloc(Math.min(HEADER_BYTES_V2, size));
+    await readInto(handle, header, 0);
+    if (header.toString('latin1', 0, 8) !== MAGIC_V2) {
+      // Version 1 (or not a segment): read and check it whole, as before.
+      const segment = decodeSegment(await readFile(handle), entry, expectedDimensions, directory, component);
+      await place({
+        documents: segment.documents,
+        dimensions: segment.dimensions,
+        largestNorm: largestRowNorm(segment.vectors, segment.dimensions),
+        fill: async (target) => target.set(new Uint8Array(segment.vectors.buffer, segment.vectors.byteOffset, segment.vectors.byteLength)),
+      });
+      return () => undefined;
+    }
+    const shape = readHeaderV2(header, entry, expectedDimensions, corrupt);
+    const checksum = contentChecksum(entry, corrupt);
+    // The ids and tables first: they are checked before any vector is placed.
+    const tables = Buffer.allocUnsafeSlow(shape.layout.fields - shape.layout.ids);
+    await readInto(handle, tables, shape.layout.ids);
+    const file = new SegmentFile(path, handle);
+    const texts = new SegmentTexts(file, tables, shape, directory, entry.file, component);
+    const ids = texts.ids();
+    const documents: Document[] = new Array(shape.count);
+    for (let row = 0; row < shape.count; row++) documents[row] = new StoredDocument(ids[row], texts, row);
+    let filled = false;
+    let hashed = false;
+    const fill = async (target: Uint8Array) => {
+      if (filled || target.length !== shape.vectorBytes) throw fillMisuse(component);
+      filled = true;
+      checksum.update(header);
+      await readInto(handle, target, HEADER_BYTES_V2, checksum);
+      hashed = true;
+    };
+    // The documents are checked by reading them through one small buffer: they are not kept in memory.
+    const verifyRest = async () => {
+      checksum.update(tables);
+      // A WebAssembly memory, so the checksum reads the chunk where it was read to.
+      const chunk = new Uint8Array(
+        createMemory(READ_THROUGH_BYTES / WASM_PAGE_BYTES).buffer,
+        0,
+        Math.max(1, Math.min(READ_THROUGH_BYTES, entry.bytes - shape.layout.fields)),
+      );
+      for (let at = shape.layout.fields; at < entry.bytes; at += chunk.length) {
+        const part = chunk.subarray(0, Math.min(chunk.length, entry.bytes - at));
+        await readInto(handle, part, at);
+        checksum.update(part);
+      }
+      checksum.verify('its checksum does not match the manifest');
+    };
+    try {
+      await place({ documents, dimensions: shape.dimensions, largestNorm: shape.largestNorm, fill });
+      if (!filled) throw fillMisuse(component);
+    } catch (error) {
+      // What `place` refused (an id live twice, say) may be damage in this file: then say so, naming the file.
+      if (!filled && errorCode(error) !== 'ENOENT') await fill(new Uint8Array(shape.vectorBytes)).catch(() => undefined);
+      if (hashed) await verifyRest();
+      throw error;
+    }
+    await verifyRest();
+    kept = file;
+    file.keepOpen(texts);
+    return () => file.close();
+  } finally {
+    if (kept === undefined) await handle.close();
+  }
+}
+
+/** Check a whole segment (either version) against its manifest entry and decode it. Any mismatch is `STORE_CORRUPT` naming the file. */
+export function decodeSegment(buffer: Buffer, entry: SegmentEntry, expectedDimensions: number | null, directory: string, component: string): DecodedSegment {
+  assertLittleEndian();
+  const corrupt = (problem: string, cause?: unknown) => corruptStoreError(component, directory, entry.file, problem, cause);
+  if (buffer.length !== entry.bytes) throw corrupt(`it holds ${buffer.length} bytes, the manifest recorded ${entry.bytes} (truncated or overwritten)`);
+  const checksum = contentChecksum(entry, corrupt);
+  checksum.update(buffer);
+  checksum.verify('its checksum does not match the manifest');
+  const magic = buffer.toString('latin1', 0, 8);
+  if (magic === MAGIC_V2) {
+    const shape = readHeaderV2(buffer.subarray(0, HEADER_BYTES_V2), entry, expectedDimensions, corrupt);
+    const texts = new SegmentTexts(
+      new BufferBytes(buffer.subarray(shape.layout.fields), shape.layout.fields),
+      buffer.subarray(shape.layout.ids, shape.layout.fields),
+      shape,
+      directory,
+      entry.file,
+      component,
+    );
+    const ids = texts.ids();
+    const documents: Document[] = ids.map((id, row) => new StoredDocument(id, texts, row));
+    return { documents, vectors: floatView(buffer, HEADER_BYTES_V2, shape.count * shape.dimensions), dimensions: shape.dimensions };
+  }
+  if (magic !== MAGIC_V1) throw corrupt('it does not start with the segment signature');
+  const count = buffer.readUInt32LE(8);
+  const dimensions = buffer.readUInt32LE(12);
+  const jsonLength = buffer.readUInt32LE(16);
+  const vectorsOffset = align4(HEADER_BYTES_V1 + jsonLength);
+  if (count !== entry.documents) throw corrupt(`it holds ${count} documents, the manifest recorded ${entry.documents}`);
+  if (expectedDimensions !== null && dimensions !== expectedDimensions)
+    throw corrupt(`its vectors have ${dimensions} dimensions, the store ${expectedDimensions}`);
+  if (vectorsOffset + count * dimensions * 4 !== buffer.length) throw corrupt('its section lengths do not add up to its size');
+  let documents: Document[];
+  try {
+    const parsed: unknown = JSON.parse(buffer.toString('utf8', HEADER_BYTES_V1, HEADER_BYTES_V1 + jsonLength));
+    if (!Array.isArray(parsed) || parsed.length !== count) throw new Error(`expected an array of ${count} documents`);
+    documents = parsed.map((document: Document) => ({ ...document, score: 0 }));
+  } catch (error) {
+    throw corrupt('its documents are not valid JSON', error);
+  }
+  return { documents, vectors: floatView(buffer, vectorsOffset, count * dimensions), dimensions };
+}
+
+/** The document count a segment's header states (0 when it is too short to have one), for recovery. */
+export function segmentDocumentCount(buffer: Buffer): number {
+  return buffer.length >= SEGMENT_MIN_BYTES ? buffer.readUInt32LE(8) : 0;
+}
+
+/**
+ * A document of a version 2 segment: its id is read with the segment, its other fields are parsed from the
+ * segment's bytes the first time they are read (a result, a filter, a rewrite), then kept. Read-only, like every
+ * stored document; the fields are getters, so copy them out by name (as `VectorIndex` does), not by spreading.
+ */
+export class StoredDocument implements Document {
+  readonly score = 0;
+  readonly #texts: SegmentTexts;
+  readonly #row: number;
+  #fields: StoredFields | undefined;
+  #content: string | undefined;
+
+  constructor(
+    readonly id: string,
+    texts: SegmentTexts,
+    row: number,
+  ) {
+    this.#texts = texts;
+    this.#row = row;
+  }
+
+  get content(): string {
+    if (this.#content === undefined) this.#content = this.#texts.content(this.#row);
+    return this.#content;
+  }
+
+  get sourceType(): string {
+    return this.fields()[0];
+  }
+
+  get sourceName(): string {
+    return this.fields()[1];
+  }
+
+  get metadata(): Record<string, JsonValue> {
+    return this.fields()[2];
+  }
+
+  /** The stored bytes of a document read from a version 2 segment (to write it again unparsed); `undefined` for any other document. */
+  static rawParts(document: Document): { fields: Uint8Array; content: Uint8Array } | undefined {
+    if (!(document instanceof StoredDocument)) return undefined;
+    return document.#texts.rawParts(document.#row);
+  }
+
+  private fields(): StoredFields {
+    if (this.#fields === undefined) this.#fields = this.#texts.fields(this.#row);
+    return this.#fields;
+  }
+}
+
+// --- Internal helpers ---
+
+type StoredFields = [sourceType: string, sourceName: string, metadata: Record<string, JsonValue>];
+
+interface LayoutV2 {
+  /** Byte offsets in the file. */
+  readonly ids: number;
+  readonly fieldOffsets: number;
+  readonly contentOffsets: number;
+  readonly fieldChecksums: number;
+  readonly contentChecksums: number;
+  readonly fields: number;
+  readonly contents: number;
+  readonly total: number;
+}
+
+interface ShapeV2 {
+  readonly count: number;
+  readonly dimensions: number;
+  readonly idBytes: number;
+  readonly fieldBytes: number;
+  readonly contentBytes: number;
+  readonly largestNorm: number;
+  readonly vectorBytes: number;
+  readonly layout: LayoutV2;
+}
+
+function layoutV2(count: number, vectorBytes: number, idBytes: number, fieldBytes: number, contentBytes: number): LayoutV2 {
+  const ids = HEADER_BYTES_V2 + vectorBytes;
+  const fieldOffsets = ids + align4(idBytes);
+  const contentOffsets = fieldOffsets + (count + 1) * 4;
+  const fieldChecksums = contentOffsets + (count + 1) * 4;
+  const contentChecksums = fieldChecksums + count * 4;
+  const fields = contentChecksums + count * 4;
+  const contents = fields + fieldBytes;
+  return { ids, fieldOffsets, contentOffsets, fieldChecksums, contentChecksums, fields, contents, total: contents + contentBytes };
+}
+
+function readHeaderV2(header: Buffer, entry: SegmentEntry, expectedDimensions: number | null, corrupt: (problem: string) => AxonError): ShapeV2 {
+  if (header.length < HEADER_BYTES_V2) throw corrupt('it is shorter than its header');
+  const count = header.readUInt32LE(8);
+  const dimensions = header.readUInt32LE(12);
+  const idBytes = header.readUInt32LE(16);
+  const fieldBytes = header.readUInt32LE(20);
+  const contentBytes = header.readUInt32LE(24);
+  const largestNorm = header.readDoubleLE(32);
+  if (count !== entry.documents) throw corrupt(`it holds ${count} documents, the manifest recorded ${entry.documents}`);
+  if (dimensions < 1 || (expectedDimensions !== null && dimensions !== expectedDimensions)) {
+    throw corrupt(`its vectors have ${dimensions} dimensions, the store ${expectedDimensions ?? 'at least 1'}`);
+  }
+  if (!(largestNorm >= 0 && largestNorm < Number.POSITIVE_INFINITY)) throw corrupt('its header is malformed');
+  const vectorBytes = count * dimensions * 4;
+  const layout = layoutV2(count, vectorBytes, idBytes, fieldBytes, contentBytes);
+  if (layout.total !== entry.bytes) throw corrupt('its section lengths do not add up to its size');
+  return { count, dimensions, idBytes, fieldBytes, contentBytes, largestNorm, vectorBytes, layout };
+}
+
+/** One part of a version 2 segment's documents (their fields, or their contents): where it starts in the file, its tables, and how it is being read. */
+interface DocumentPart {
+  readonly start: number;
+  readonly offsets: Uint32Array;
+  readonly checksums: Uint32Array;
+  /** The whole part, once rows were read in order. */
+  whole?: Uint8Array;
+  lastRow: number;
+  /** Rows read one after another so far. */
+  run: number;
+}
+
+/** Where a version 2 segment's document bytes are read from: `read` takes file offsets. */
+interface DocumentBytes {
+  read(position: number, length: number): Uint8Array;
+}
+
+/** Document bytes held in memory (a segment decoded whole): `bytes` starts at file offset `base`. */
+class BufferBytes implements DocumentBytes {
+  constructor(
+    private readonly bytes: Buffer,
+    private readonly base: number,
+  ) {}
+
+  read(position: number, length: number): Uint8Array {
+    return this.bytes.subarray(position - this.base, position - this.base + length);
+  }
+}
+
+/** Closes the files of segments whose documents became garbage while the file was still open. */
+const openFiles = new FinalizationRegistry<FileHandle>((handle) => {
+  handle.close().catch(() => undefined);
+});
+
+/**
+ * Document bytes read from the segment file: through the handle the load opened, kept open while the documents
+ * live, or, once it is closed, by opening the file again for each read.
+ */
+class SegmentFile implements DocumentBytes {
+  private open: FileHandle | undefined;
+
+  constructor(
+    private readonly path: string,
+    handle: FileHandle,
+  ) {
+    this.open = handle;
+  }
+
+  /** Keep the file open while `owner` lives. */
+  keepOpen(owner: object): void {
+    if (this.open !== undefined) openFiles.register(owner, this.open, this);
+  }
+
+  close(): void {
+    if (this.open === undefined) return;
+    openFiles.unregister(this);
+    this.open.close().catch(() => undefined);
+    this.open = undefined;
+  }
+
+  read(position: number, length: number): Uint8Array {
+    const target = Buffer.allocUnsafe(length);
+    const descriptor = this.open?.fd ?? openSync(this.path, 'r');
+    try {
+      for (let done = 0; done < length; ) {
+        const read = readSync(descriptor, target, done, length - done, position + done);
+        if (read === 0) throw Object.assign(new Error(`unexpected end of file at byte ${position + done}`), { code: 'EOF' });
+        done += read;
+      }
+    } finally {
+      if (this.open === undefined) closeSync(descriptor);
+    }
+    return target;
+  }
+}
+
+/**
+ * A version 2 segment's ids and tables (in memory) and its documents' bytes (`DocumentBytes`), and the parsing of
+ * one document's fields or content, checked against its own checksum.
+ */
+class SegmentTexts {
+  private readonly fieldOffsets: Uint32Array;
+  private readonly contentOffsets: Uint32Array;
+  private readonly parts: { fields: DocumentPart; contents: DocumentPart };
+
+  constructor(
+    private readonly bytes: DocumentBytes,
+    /** The file from the ids to the end of the tables. */
+    private readonly tables: Buffer,
+    private readonly shape: ShapeV2,
+    private readonly directory: string,
+    private readonly file: string,
+    private readonly component: string,
+  ) {
+    const { layout, count } = shape;
+    const table = (offset: number, length: number) => uint32Table(tables, offset - layout.ids, length);
+    this.fieldOffsets = table(layout.fieldOffsets, count + 1);
+    this.contentOffsets = table(layout.contentOffsets, count + 1);
+    this.parts = {
+      fields: { start: layout.fields, offsets: this.fieldOffsets, checksums: table(layout.fieldChecksums, count), lastRow: -1, run: 0 },
+      contents: { start: layout.contents, offsets: this.contentOffsets, checksums: table(layout.contentChecksums, count), lastRow: -1, run: 0 },
+    };
+    const ascending = (offsets: Uint32Array, total: number) => {
+      if (offsets[0] !== 0 || offsets[count] !== total) return false;
+      for (let row = 0; row < count; row++) if (offsets[row + 1] <= offsets[row]) return false;
+      return true;
+    };
+    if (!ascending(this.fieldOffsets, shape.fieldBytes) || !ascending(this.contentOffsets, shape.contentBytes)) {
+      throw this.corrupt('its document offsets are malformed');
+    }
+  }
+
+  /** Every row's id, checked: non-empty strings, one per document. */
+  ids(): string[] {
+    let ids: unknown;
+    try {
+      ids = JSON.parse(this.tables.toString('utf8', 0, this.shape.idBytes));
+    } catch (error) {
+      throw this.corrupt('its ids are not valid JSON', error);
+    }
+    if (!Array.isArray(ids) || ids.length !== this.shape.count) throw this.corrupt(`its ids are not a list of ${this.shape.count}`);
+    for (const id of ids) if (typeof id !== 'string' || id === '') throw this.corrupt('an id is not a non-empty string');
+    return ids as string[];
+  }
+
+  fields(row: number): StoredFields {
+    const fields = this.parse(this.fieldBytes(row), row);
+    if (
+      !Array.isArray(fields) ||
+      fields.length !== 3 ||
+      typeof fields[0] !== 'string' ||
+      typeof fields[1] !== 'string' ||
+      typeof fields[2] !== 'object' ||
+      fields[2] === null ||
+      Array.isArray(fields[2])
+    ) {
+      throw this.corrupt(`the fields of document ${row} are malformed`);
+    }
+    return fields as StoredFields;
+  }
+
+  content(row: number): string {
+    const content = this.parse(this.contentBytes(row), row);
+    if (typeof content !== 'string') throw this.corrupt(`the content of document ${row} is malformed`);
+    return content;
+  }
+
+  rawParts(row: number): { fields: Uint8Array; content: Uint8Array } {
+    return { fields: this.fieldBytes(row), content: this.contentBytes(row) };
+  }
+
+  private fieldBytes(row: number): Uint8Array {
+    return this.checked(this.parts.fields, row);
+  }
+
+  private contentBytes(row: number): Uint8Array {
+    return this.checked(this.parts.contents, row);
+  }
+
+  /**
+   * Row `row`'s bytes of one part, read and checked against the part's checksum table. Rows read one after
+   * another (a filter or a rewrite going through every document) make the whole part be read once and kept.
+   */
+  private checked(part: DocumentPart, row: number): Uint8Array {
+    const { offsets, checksums } = part;
+    part.run = row === part.lastRow + 1 ? part.run + 1 : 0;
+    part.lastRow = row;
+    let bytes: Uint8Array;
+    try {
+      if (part.whole === undefined && part.run >= RUN_BEFORE_WHOLE) part.whole = this.bytes.read(part.start, offsets[this.shape.count]);
+      bytes =
+        part.whole === undefined
+          ? this.bytes.read(part.start + offsets[row], offsets[row + 1] - offsets[row])
+          : part.whole.subarray(offsets[row], offsets[row + 1]);
+    } catch (error) {
+      if (errorCode(error) === 'EOF') throw this.corrupt('it is shorter than when it was loaded', error);
+      throw new AxonError('STORE_IO', `Could not read document ${row} of ${join(this.directory, this.file)}: ${(error as Error).message}.`, {
+        component: this.component,
+        fix: 'Open the store again: another process may have compacted it since it was loaded.',
+        cause: error,
+      });
+    }
+    if (documentChecksum(bytes) !== checksums[row]) throw this.corrupt(`document ${row} does not match its checksum`);
+    return bytes;
+  }
+
+  private parse(bytes: Uint8Array, row: number): unknown {
+    try {
+      return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+    } catch (error) {
+      throw this.corrupt(`document ${row} is not valid JSON`, error);
+    }
+  }
+
+  private corrupt(problem: string, cause?: unknown): AxonError {
+    return corruptStoreError(this.component, this.directory, this.file, problem, cause);
+  }
+}
+
+/** `length` uint32 values at byte `offset` of `bytes`: a view when aligned, else a copy. */
+function uint32Table(bytes: Buffer, offset: number, length: number): Uint32Array {
+  const start = bytes.byteOffset + offset;
+  if (start % 4 === 0) return new Uint32Array(bytes.buffer, start, length);
+  return new Uint32Array(Uint8Array.prototype.slice.call(bytes, offset, offset + length * 4).buffer);
+}
+
+/** `length` floats at byte `offset` of `buffer`: a view when aligned, else a copy. */
+function floatView(buffer: Buffer, offset: number, length: number): Float32Array {
+  const start = buffer.byteOffset + offset;
+  if (start % 4 === 0) return new Float32Array(buffer.buffer, start, length);
+  return new Float32Array(Uint8Array.prototype.slice.call(buffer, offset, offset + length * 4).buffer);
+}
+
+function fillMisuse(component: string): AxonError {
+  return new AxonError('INTERNAL', 'A segment loader must place its vectors exactly once, with the right length.', {
+    component,
+    details: { invariant: 'segment-fill-once' },
+  });
+}
+
+function align4(value: number): number {
+  return (value + 3) & ~3;
+}
