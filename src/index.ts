@@ -1,5 +1,7 @@
-// The core: RAG, contracts, documents, errors, filters, the pipeline and its trace, ingestion.
-// It loads no provider SDK, no store client and no container; createRag and the built-ins are in `axon-rag/config`.
+// The core: RAG, contracts, documents, errors, filters, the pipeline and its trace, evaluation metrics.
+// It loads no dependency on import (not even zod: the schemas the core needs load when a run first needs them);
+// ingestion is `axon-rag/ingest`, the agent retrieval tool `axon-rag/agentic`, createRag and the built-ins
+// `axon-rag/config`.
 export {
   RAG,
   type RagComponents,
@@ -19,19 +21,7 @@ export { parseFilter, compileFilter } from './filter/index.ts';
 export type { RunTrace, StageRecord, StageKind, DroppedDocument } from './pipeline/trace.ts';
 export { AxonError, FilterError, ConfigError, ProviderError, IndexEmptyError, SearchTimeoutError, type AxonErrorCode, type ConfigIssue } from './errors.ts';
 export { formatCitation } from './context/evidence.ts';
-export {
-  AgentRetriever,
-  agentRetrieverOptionsSchema,
-  SEARCH_TYPES,
-  type AgentRetrieverOptions,
-  type AgentRetrievalRequest,
-  type AgentRetrievalResponse,
-  type AgentRetrievalItem,
-  type RetrievalCitation,
-  type SearchType,
-} from './retrieval/agent-retriever.ts';
 export { reciprocalRankFusion, type RankedList, type FusionContribution, type FusionOptions, type FusionResult } from './pipeline/fusion.ts';
-export * from './ingest/index.ts';
 export * from './eval/index.ts';
 export { maximalMarginalRelevance, cosineSimilarity } from './pipeline/mmr.ts';
 export { SEARCH_MODES, type SearchMode, type HybridWeights } from './rag.ts';

@@ -17,7 +17,6 @@ import {
 } from './context/contract.ts';
 import { checkEligibility, eligibilityFilter, type CallerContext, type EligibilityPolicy } from './context/eligibility.ts';
 import { citationOf, EVIDENCE_RULES, extractCitations, type Evidence } from './context/evidence.ts';
-import { contextOptionsSchema } from './context/options.ts';
 import { renderMessages, type ContextPacket, type OmittedRef } from './context/packet.ts';
 import { parseOptions } from './runtime/options.ts';
 import { stableHash, type PipelineVersion, type StoredTrace, type TraceStore } from './context/trace-store.ts';
@@ -344,6 +343,8 @@ export abstract class RAG {
 
   /** Like `answer`, as events: each stage record when it finishes, answer text deltas, then the result. */
   async *stream(question: string, options: AnswerOptions = {}): AsyncGenerator<RagEvent, void, undefined> {
+    // The schema's module (and zod) load with the first answer, not with the core.
+    const { contextOptionsSchema } = await import('./context/options.ts');
     const settings: ContextOptions = parseOptions(contextOptionsSchema, { ...this.contextOptions(), ...options.context }, 'context');
     // Built once here only to reject budget options that do not fit together before any work is done.
     new ContextBuilder(settings);

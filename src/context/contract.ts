@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { ChatMessage, ChatProvider } from '../contracts/chat.ts';
 import type { Document, JsonValue } from '../document.ts';
 import { throwIfAborted } from '../errors.ts';
@@ -136,12 +136,24 @@ const CONFLICT_CHECK_SYSTEM = [
     'pieces that answer different questions, or agree, are no conflict.',
 ].join('\n');
 
-const conflictReplySchema = z.union([
-  z.object({ conflict: z.literal(false) }).loose(),
-  z
-    .object({ conflict: z.literal(true), key: z.string().min(1), claims: z.array(z.object({ label: z.number().int().positive(), value: z.string() })).min(2) })
-    .loose(),
-]);
+/** The model's reply, checked against a schema built on first use (zod loads when a model check first runs, not with the core). */
+let conflictReply: Promise<z.ZodType<ConflictReply>> | undefined;
+type ConflictReply = { conflict: false } | { conflict: true; key: string; claims: { label: number; value: string }[] };
+function conflictReplySchema(): Promise<z.ZodType<ConflictReply>> {
+  conflictReply ??= import('zod').then(({ z }) =>
+    z.union([
+      z.object({ conflict: z.literal(false) }).loose(),
+      z
+        .object({
+          conflict: z.literal(true),
+          key: z.string().min(1),
+          claims: z.array(z.object({ label: z.number().int().positive(), value: z.string() })).min(2),
+        })
+        .loose(),
+    ]),
+  );
+  return conflictReply;
+}
 
 /** What the model-based conflict check found, and whether its reply could be used. */
 export type ModelConflictCheck = { conflict: EvidenceConflict | undefined; invalidReply?: string };
@@ -161,9 +173,10 @@ export async function detectConflictsWithModel(chat: ChatProvider, question: str
   throwIfAborted(signal, chat.name);
   const text = typeof reply === 'string' ? reply : '';
   const json = text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1);
-  let parsed: z.infer<typeof conflictReplySchema>;
+  const schema = await conflictReplySchema();
+  let parsed: ConflictReply;
   try {
-    parsed = conflictReplySchema.parse(JSON.parse(json));
+    parsed = schema.parse(JSON.parse(json));
   } catch {
     return { conflict: undefined, invalidReply: text.slice(0, 200) };
   }
