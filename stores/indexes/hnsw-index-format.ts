@@ -1,11 +1,15 @@
 /**
  * The binary form of `HnswIndex` (see hnsw-index.ts): what `serialize` writes and `deserialize` reads.
  *
- *   "AXHNSW02" | u32 header length | header JSON (UTF-8) | padding to 8 | sections, each padded to 8:
- *   levels (u8 per node) | deleted flags (u8 per node, 0 or 1) | vectors (f32, node-major) | layer 0 (i32) | upper layers (i32)
+ *   "AXHNSW03" | u32 header length | header JSON (UTF-8) | padding to 8 | sections, each padded to 8:
+ *   levels (u8 per node) | deleted flags (u8 per node, 0 live or 1 a free slot) | vectors (f32, node-major) |
+ *   layer 0 (i32) | upper layers (i32) | order (i32 per node)
  *
- * The header's `vectors` says which nodes the vectors section holds: `'all'` every node's, `'deleted'` only
- * the deleted nodes' (in node order), for a caller that keeps the live vectors itself and supplies them on load.
+ * A deleted node is a free slot: unlinked from the graph, its id an empty string, no vector. The header's
+ * `vectors` says which vectors the vectors section holds: `'all'` every live node's (in node order),
+ * `'deleted'` none, for a caller that keeps the live vectors itself and supplies them on load (the name is
+ * that of the version before, which kept deleted nodes' vectors). `order` lists the live nodes in the order
+ * their ids were added, then the free slots in the order they are reused last to first.
  *
  * Typed arrays are written in the machine's byte order, which the header records; a file from a machine
  * of the other order is refused rather than misread.
@@ -14,10 +18,10 @@ import { endianness } from 'node:os';
 import { z } from 'zod';
 import { AxonError } from '../../src/errors.ts';
 
-const MAGIC = 'AXHNSW02';
+const MAGIC = 'AXHNSW03';
 
 const headerSchema = z.object({
-  version: z.literal(2),
+  version: z.literal(3),
   endianness: z.enum(['LE', 'BE']),
   vectors: z.enum(['all', 'deleted']),
   dimensions: z.number().int().min(1),
@@ -38,18 +42,20 @@ export type HnswHeader = z.output<typeof headerSchema>;
 export interface HnswSections {
   levels: Uint8Array;
   deleted: Uint8Array;
-  /** Every node's vector, or only the deleted nodes' (see the header's `vectors`). */
+  /** Every live node's vector, or none (see the header's `vectors`). */
   vectors: Float32Array;
   /** Per node: a count, then `2m` neighbour slots. */
   layerZero: Int32Array;
   /** Per node with level > 0, in node order: for each level 1..level, a count and `m` neighbour slots. */
   upperLayers: Int32Array;
+  /** Every node once: the live ones in the order their ids were added, then the free slots. */
+  order: Int32Array;
 }
 
 /** Write a header and its sections into one buffer. */
 export function encodeHnsw(header: Omit<HnswHeader, 'version' | 'endianness'>, sections: HnswSections): Uint8Array {
-  const headerBytes = new TextEncoder().encode(JSON.stringify({ version: 2, endianness: endianness(), ...header }));
-  const parts = [sections.levels, sections.deleted, sections.vectors, sections.layerZero, sections.upperLayers].map(
+  const headerBytes = new TextEncoder().encode(JSON.stringify({ version: 3, endianness: endianness(), ...header }));
+  const parts = [sections.levels, sections.deleted, sections.vectors, sections.layerZero, sections.upperLayers, sections.order].map(
     (array) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength),
   );
   let offset = padTo8(MAGIC.length + 4 + headerBytes.length);
@@ -114,15 +120,25 @@ export function decodeHnsw(bytes: Uint8Array, component: string): { header: Hnsw
     if (deleted[node] > 1) throw corrupt(`node ${node} has the deleted flag ${deleted[node]}`);
     deletedCount += deleted[node];
   }
-  const vectorRows = header.vectors === 'all' ? nodes : deletedCount;
+  const vectorRows = header.vectors === 'all' ? nodes - deletedCount : 0;
   // Vectors and layer 0, the bulk of the bytes, are only copied on into the index's memory: views where aligned.
   const vectors = floats(section(vectorRows * header.dimensions * 4, 'vectors', true));
   const layerZero = ints(section(nodes * (2 * header.m + 1) * 4, 'layer 0', true));
   let upperSlots = 0;
   for (let node = 0; node < nodes; node++) upperSlots += levels[node] * (header.m + 1);
   const upperLayers = ints(section(upperSlots * 4, 'upper layers'));
+  const order = ints(section(nodes * 4, 'order'));
   if (offset !== bytes.length) throw corrupt(`it holds ${bytes.length} bytes where its sections end at ${offset}`);
-  return { header, sections: { levels, deleted, vectors, layerZero, upperLayers } };
+  // Every node exactly once, the live ones first.
+  const seen = new Uint8Array(nodes);
+  for (let position = 0; position < nodes; position++) {
+    const node = order[position];
+    if (!(node >= 0 && node < nodes) || seen[node]) throw corrupt(`its order section lists ${node} out of place`);
+    seen[node] = 1;
+    if (deleted[node] !== (position < nodes - deletedCount ? 0 : 1))
+      throw corrupt(`its order section lists node ${node} among the ${deleted[node] ? 'live' : 'free'} ones`);
+  }
+  return { header, sections: { levels, deleted, vectors, layerZero, upperLayers, order } };
 }
 
 function padTo8(length: number): number {

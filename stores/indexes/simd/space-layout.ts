@@ -69,66 +69,78 @@ export function planLayout(rows: number, dimensions: number, int8: boolean): Spa
 export interface GraphLayout {
   /** Nodes that fit. */
   readonly capacity: number;
+  /** Slots of the upper-layer pool (a count and m neighbours per list). */
+  readonly upperCapacity: number;
   /** Bytes from one vector to the next: the dimensions rounded up to 16 floats, zero-padded. */
   readonly stride: number;
-  /** Entries of each scratch list: enough for a search's candidates and a full neighbour list plus one. */
-  readonly scratch: number;
   readonly query: number;
-  /** A copied upper-layer neighbour list. */
-  readonly listRows: number;
-  /** Rows and scores a kernel call writes. */
-  readonly foundRows: number;
-  readonly foundScores: number;
-  /** Candidates (rows, float32 scores) handed to the neighbour-selection heuristic, or rows re-scored exactly. */
-  readonly candidateRows: number;
-  readonly candidateScores: number;
-  /** Rows the heuristic keeps. */
-  readonly keptRows: number;
-  /** Float64 scores of the rows re-scored exactly. */
-  readonly exactScores: number;
+  /** Scratch lists of 2m + 1 entries: a node's unvisited neighbours (i32), a pool being pruned (node, score), the nodes kept (i32). */
+  readonly buffer: number;
+  readonly pool: number;
+  readonly kept: number;
+  /** Per node: the row of its vector (i32). */
+  readonly rows: number;
+  /** Per node (u8): 0 live, 1 walked through but not returned (deleted), 2 unlinked (a free slot). */
+  readonly flags: number;
   /** One visit mark (i32) per node. */
   readonly visitMarks: number;
   /** Per node: a count, then up to 2m neighbours (i32). */
   readonly layerZero: number;
+  /** Per node: where its upper-layer lists start in the pool (i32 slot). */
+  readonly upperIndex: number;
+  readonly upperPool: number;
+  /** The heaps of a layer search, 8 bytes an entry, room for every node; the frontier also takes the float64 re-scores. */
+  readonly frontier: number;
+  readonly nearest: number;
   readonly vectors: number;
   /** Total size, with slack so that no pointer the kernel forms reaches 2^32 and wraps. */
   readonly bytes: number;
 }
 
 /**
- * Plan an HNSW graph's memory for `capacity` nodes. The scratch lists hold a search's `efConstruction` candidates or a
- * full layer-0 list plus one (the pool `connect` prunes); the final re-score goes through them in chunks.
+ * Upper-layer slots to plan for `capacity` nodes: a node reaches level l with probability m^-l, so it holds
+ * on average 1 / (m - 1) upper lists of m + 1 slots; twice that, and room for one node of the highest
+ * level (255), so that an add never finds the pool full once it checked for that much room.
  */
-export function planGraph(capacity: number, dimensions: number, m: number, efConstruction: number): GraphLayout {
+export function upperSlotsFor(capacity: number, m: number): number {
+  return Math.ceil((2 * capacity * (m + 1)) / (m - 1)) + 256 * (m + 1);
+}
+
+/** Plan an HNSW graph's memory for `capacity` nodes and `upperCapacity` upper-layer slots. */
+export function planGraph(capacity: number, dimensions: number, m: number, upperCapacity = upperSlotsFor(capacity, m)): GraphLayout {
   const stride = alignTo(dimensions * 4, 64);
-  const scratch = Math.max(efConstruction, 2 * m + 1, 64);
+  const list = 2 * m + 1;
   const regions = regionAllocator();
   const take = regions.take;
   const query = take(stride);
-  const listRows = take(scratch * 4);
-  const foundRows = take(scratch * 4);
-  const foundScores = take(scratch * 4);
-  const candidateRows = take(scratch * 4);
-  const candidateScores = take(scratch * 4);
-  const keptRows = take(scratch * 4);
-  const exactScores = take(scratch * 8);
+  const buffer = take(list * 4);
+  const pool = take(list * 8);
+  const kept = take(list * 4);
+  const rows = take(capacity * 4);
+  const flags = take(capacity);
   const visitMarks = take(capacity * 4);
-  const layerZero = take(capacity * (2 * m + 1) * 4);
+  const layerZero = take(capacity * list * 4);
+  const upperIndex = take(capacity * 4);
+  const upperPool = take(upperCapacity * 4);
+  const frontier = take(capacity * 8);
+  const nearest = take(capacity * 8);
   const vectors = take(capacity * stride);
   return {
     capacity,
+    upperCapacity,
     stride,
-    scratch,
     query,
-    listRows,
-    foundRows,
-    foundScores,
-    candidateRows,
-    candidateScores,
-    keptRows,
-    exactScores,
+    buffer,
+    pool,
+    kept,
+    rows,
+    flags,
     visitMarks,
     layerZero,
+    upperIndex,
+    upperPool,
+    frontier,
+    nearest,
     vectors,
     bytes: regions.end + 64,
   };

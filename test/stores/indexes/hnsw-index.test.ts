@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { decodeHnsw } from '../../../stores/indexes/hnsw-index-format.ts';
 import { HnswIndex } from '../../../stores/indexes/hnsw-index.ts';
 import { createMemory, instantiateKernel } from '../../../stores/indexes/simd/wasm-runtime.ts';
+import { ScoredHeap } from '../../../stores/indexes/top-k-heap.ts';
 import { scanTopK } from '../../../stores/indexes/vector-index.ts';
 import { expectAxonError, random } from '../support.ts';
 
@@ -169,6 +171,11 @@ describe('HnswIndex', () => {
           current.set(id, vector);
         }
       }
+      // Adds reuse free slots, so a few deletes last leave some free.
+      for (const id of [...current.keys()].slice(0, 3)) {
+        index.delete(id);
+        current.delete(id);
+      }
       expect(index.tombstones).toBeGreaterThan(0);
       const all = index.serialize();
       const withoutLive = index.serialize({ vectors: 'deleted' });
@@ -297,11 +304,11 @@ describe('HnswIndex', () => {
     const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + headerLength)));
     expect(header.vectors).toBe('deleted');
     const deletedFlags = Math.ceil((12 + headerLength) / 8) * 8 + 8 + Math.ceil(80 / 8) * 8 + 8;
-    // A fourth deleted flag: the vectors section then holds one vector too few.
+    // A fourth deleted flag: the order section then lists a free slot among the live nodes.
     const oneMoreDeleted = bytes.slice();
     expect(oneMoreDeleted[deletedFlags + 50]).toBe(0);
     oneMoreDeleted[deletedFlags + 50] = 1;
-    expectAxonError(() => HnswIndex.deserialize(oneMoreDeleted, { vectorOf }), 'STORE_CORRUPT', /vectors section/);
+    expectAxonError(() => HnswIndex.deserialize(oneMoreDeleted, { vectorOf }), 'STORE_CORRUPT', /order section/);
     const badFlag = bytes.slice();
     badFlag[deletedFlags + 2] = 7;
     expectAxonError(() => HnswIndex.deserialize(badFlag, { vectorOf }), 'STORE_CORRUPT', /deleted flag/);
@@ -343,7 +350,9 @@ describe('HnswIndex', () => {
     index.delete('b');
     index.add('a', [0, 1]);
     expect([...index.ids()]).toEqual(['c', 'd', 'a']);
-    expect(index.tombstones).toBe(2);
+    // b's slot is free; a's old slot went to its new vector.
+    expect(index.tombstones).toBe(1);
+    expect([...HnswIndex.deserialize(index.serialize()).ids()]).toEqual(['c', 'd', 'a']);
   });
 
   it('counts its WebAssembly memory in memoryBytes and keeps the graph through growth', () => {
@@ -401,24 +410,52 @@ describe('HnswIndex', () => {
   });
 });
 
-/** A memory laid out for the HNSW kernel exports: rows `stride` bytes apart from `vectors`, scratch regions before them. */
+/**
+ * A memory laid out for the HNSW kernel exports: rows `stride` bytes apart from `vectors`, scratch regions
+ * before them, and the graph configured over them with every node at the row of its number.
+ */
 function kernelFixture(rows: number, dimensions: number, next: () => number) {
   const stride = Math.ceil((dimensions * 4) / 64) * 64;
+  const align = (bytes: number) => Math.ceil(bytes / 64) * 64;
+  const m = 8;
   const layout = {
     query: 0,
     list: stride,
     outRows: stride + 4096,
     outScores: stride + 8192,
-    marks: stride + 12_288,
-    vectors: stride + 12_288 + Math.ceil((rows * 4) / 64) * 64,
+    entries: stride + 12_288,
+    rowTable: stride + 16_384,
+    flags: stride + 16_384 + align(rows * 4),
+    vectors: stride + 16_384 + align(rows * 4) + align(rows),
   };
-  const memory = createMemory(Math.ceil((layout.vectors + rows * stride + 64) / 65_536));
+  const memory = createMemory(Math.ceil((layout.vectors + rows * stride + 64) / 65_536) + 1);
   const kernel = instantiateKernel(memory);
   const floats = new Float32Array(memory.buffer);
   const ints = new Int32Array(memory.buffer);
   const values = unitVectors(rows + 1, dimensions, next);
   floats.set(values.subarray(rows * dimensions), layout.query / 4);
   for (let row = 0; row < rows; row++) floats.set(values.subarray(row * dimensions, (row + 1) * dimensions), (layout.vectors + row * stride) / 4);
+  for (let row = 0; row < rows; row++) ints[layout.rowTable / 4 + row] = row;
+  // Only the vectors, the row table and the flags are read by what these tests call; the rest points at scratch past the vectors.
+  const scratch = layout.vectors + rows * stride;
+  kernel.hnsw_configure(
+    layout.vectors,
+    stride,
+    dimensions,
+    layout.rowTable,
+    layout.flags,
+    scratch,
+    0,
+    scratch,
+    m,
+    scratch,
+    scratch,
+    scratch,
+    scratch,
+    scratch,
+    scratch,
+    scratch,
+  );
   const rowAddress = (row: number) => layout.vectors + row * stride;
   /** The float64 dot product of two rows at byte addresses, and the sum of the absolute products (for the rounding bound). */
   const reference = (left: number, right: number) => {
@@ -438,6 +475,153 @@ function kernelFixture(rows: number, dimensions: number, next: () => number) {
 function writeRows(ints: Int32Array, address: number, rows: number[]): void {
   ints.set(rows, address / 4);
 }
+
+/** Write (node, f32 score) entries, as the kernel's heaps and pools hold them, at byte `address`. */
+function writeEntries(memory: { ints: Int32Array; floats: Float32Array }, address: number, entries: { row: number; score: number }[]): void {
+  entries.forEach(({ row, score }, index) => {
+    memory.ints[address / 4 + 2 * index] = row;
+    memory.floats[address / 4 + 2 * index + 1] = score;
+  });
+}
+
+/**
+ * The float32 score the kernel's $dot_pair computes, in JavaScript: two four-lane sums over 8 floats a step
+ * (positions 0-3 and 4-7 of each step), added lane by lane, then lanes (0 + 2) + (1 + 3). Every operation
+ * rounds to float32 (a float64 sum or product of two float32 values rounds to the correctly rounded float32).
+ */
+function kernelScore(vector: Float32Array, query: Float32Array): number {
+  const lanes = new Float32Array(8);
+  for (let index = 0; index < vector.length; index++) lanes[index % 8] = Math.fround(lanes[index % 8] + Math.fround(vector[index] * query[index]));
+  const low = Array.from({ length: 4 }, (_, lane) => Math.fround(lanes[lane] + lanes[lane + 4]));
+  return Math.fround(Math.fround(low[0] + low[2]) + Math.fround(low[1] + low[3]));
+}
+
+/**
+ * The graph walk as the TypeScript implementation that preceded the kernel's ran it (the reference the
+ * kernel must agree with), over a graph decoded from `serialize()`: a greedy descent through the upper
+ * layers, a best-first search of layer 0 with ScoredHeap's tie rules, and an exact re-score of the best
+ * `topK`. Deleted nodes (free slots, unlinked) are passed over wherever a list still names them.
+ */
+function referenceSearch(bytes: Uint8Array, query: Float32Array, topK: number, ef: number): { ids: string[]; scores: number[] } {
+  const { header, sections } = decodeHnsw(bytes, 'reference');
+  const { dimensions, m, nodes } = header;
+  // The vectors section holds the live nodes' vectors, in node order.
+  const vectorRow = new Int32Array(nodes).fill(-1);
+  for (let node = 0, row = 0; node < nodes; node++) if (!sections.deleted[node]) vectorRow[node] = row++;
+  const vectorOf = (node: number) => sections.vectors.subarray(vectorRow[node] * dimensions, (vectorRow[node] + 1) * dimensions);
+  const upperStart: number[] = [];
+  for (let node = 0, offset = 0; node < nodes; node++) {
+    upperStart.push(offset);
+    offset += sections.levels[node] * (m + 1);
+  }
+  const neighbours = (node: number, level: number): Int32Array => {
+    const list = level === 0 ? sections.layerZero : sections.upperLayers;
+    const start = level === 0 ? node * (2 * m + 1) : upperStart[node] + (level - 1) * (m + 1);
+    return list.subarray(start + 1, start + 1 + list[start]);
+  };
+  const score = (node: number) => kernelScore(vectorOf(node), query);
+  let entry = header.entryPoint;
+  for (let level = header.maxLevel; level > 0; level--) {
+    let bestScore = score(entry);
+    for (let improved = true; improved; ) {
+      improved = false;
+      for (const neighbour of neighbours(entry, level)) {
+        if (sections.deleted[neighbour]) continue;
+        const candidate = score(neighbour);
+        if (candidate > bestScore) {
+          bestScore = candidate;
+          entry = neighbour;
+          improved = true;
+        }
+      }
+    }
+  }
+  const visited = new Set([entry]);
+  const frontier = new ScoredHeap(true);
+  const nearest = new ScoredHeap(false);
+  frontier.push(entry, score(entry));
+  nearest.push(entry, score(entry));
+  while (frontier.size > 0) {
+    if (nearest.size >= ef && frontier.topScore() < nearest.topScore()) break;
+    for (const neighbour of neighbours(frontier.pop(), 0)) {
+      if (visited.has(neighbour)) continue;
+      visited.add(neighbour);
+      if (sections.deleted[neighbour]) continue;
+      const candidate = score(neighbour);
+      if (nearest.size < ef || candidate > nearest.topScore()) {
+        frontier.push(neighbour, candidate);
+        if (nearest.size < ef) nearest.push(neighbour, candidate);
+        else nearest.replaceTop(neighbour, candidate);
+      }
+    }
+  }
+  const found: number[] = [];
+  while (nearest.size > 0) found.unshift(nearest.pop());
+  const best = Int32Array.from(found.slice(0, topK), (node) => vectorRow[node]);
+  const exact = scanTopK(sections.vectors, dimensions, query, best, best.length, best.length);
+  const nodeOfRow = (row: number) => vectorRow.indexOf(row);
+  return { ids: Array.from(exact.rows, (row) => header.ids[nodeOfRow(row)]), scores: Array.from(exact.scores) };
+}
+
+/** Unit vectors near one of `centres` random directions: structured data, with real near neighbours. */
+function clusteredVectors(count: number, dimensions: number, centres: number, next: () => number): Float32Array {
+  const middles = unitVectors(centres, dimensions, next);
+  const vectors = new Float32Array(count * dimensions);
+  for (let row = 0; row < count; row++) {
+    const centre = row % centres;
+    for (let index = 0; index < dimensions; index++) vectors[row * dimensions + index] = middles[centre * dimensions + index] + 0.15 * next();
+  }
+  return unitVectors(
+    count,
+    dimensions,
+    (() => {
+      let position = 0;
+      return () => vectors[position++];
+    })(),
+  );
+}
+
+describe('the HNSW walk in the kernel', () => {
+  it('returns what the TypeScript reference walk returns, on random and structured data, with deleted nodes and reused slots', () => {
+    const cases = [
+      { name: 'random', dimensions: 32, count: 1500, m: 8, next: random(21), structured: false },
+      { name: 'structured', dimensions: 64, count: 2000, m: 16, next: random(22), structured: true },
+      { name: 'structured, 384 dimensions', dimensions: 384, count: 800, m: 12, next: random(23), structured: true },
+    ];
+    for (const { dimensions, count, m, next, structured } of cases) {
+      const vectors = structured ? clusteredVectors(count, dimensions, 20, next) : unitVectors(count, dimensions, next);
+      const index = new HnswIndex({ dimensions, m, efConstruction: 48, initialCapacity: 8, rebuildRatio: 0.9 });
+      for (let row = 0; row < count; row++) index.add(`doc${row}`, vectors.subarray(row * dimensions, (row + 1) * dimensions));
+      for (let row = 0; row < count; row += 7) index.delete(`doc${row}`);
+      // Some of the slots go to new vectors (the links that other nodes kept to them then reach these).
+      for (let row = 0; row < count; row += 21)
+        index.add(`again${row}`, vectors.subarray(((row + 3) % count) * dimensions, (((row + 3) % count) + 1) * dimensions));
+      expect(index.tombstones).toBeGreaterThan(0);
+      const bytes = index.serialize();
+      for (let probe = 0; probe < 60; probe++) {
+        const query = probe % 2 === 0 ? unitVectors(1, dimensions, next) : vectors.subarray(probe * dimensions, (probe + 1) * dimensions);
+        const topK = 1 + (probe % 25);
+        const ef = topK + ((probe * 13) % 90);
+        const hits = index.search(query, topK, { ef });
+        const expected = referenceSearch(bytes, query, topK, ef);
+        expect(hits.ids).toEqual(expected.ids);
+        expect(Array.from(hits.scores)).toEqual(expected.scores);
+      }
+    }
+  });
+
+  it('scores rows as the JavaScript model of $dot_pair does, bit for bit', () => {
+    for (const dimensions of [1, 3, 17, 384]) {
+      const { kernel, floats, ints, stride, layout, rowAddress } = kernelFixture(20, dimensions, random(dimensions + 300));
+      writeRows(ints, layout.list, [3, 11, 19]);
+      kernel.dot_rows(layout.vectors, stride, layout.query, layout.list, 3, layout.outScores);
+      const query = floats.slice(layout.query / 4, layout.query / 4 + dimensions);
+      [3, 11, 19].forEach((row, index) =>
+        expect(floats[layout.outScores / 4 + index]).toBe(kernelScore(floats.slice(rowAddress(row) / 4, rowAddress(row) / 4 + dimensions), query)),
+      );
+    }
+  });
+});
 
 describe('search-kernel.wasm HNSW exports', () => {
   const dimensionCases = [1, 3, 17, 384, 1536];
@@ -478,50 +662,44 @@ describe('search-kernel.wasm HNSW exports', () => {
     expect(scoreOf(rowAddress(5), [2], 0)).toBe(alone);
   });
 
-  it('dot_unvisited scores each unmarked row once, marks it, and skips marked rows', () => {
-    for (const dimensions of dimensionCases) {
-      const { kernel, floats, ints, stride, layout } = kernelFixture(20, dimensions, random(dimensions + 100));
-      const marks = layout.marks / 4;
-      ints.fill(0, marks, marks + 20);
-      ints[marks + 4] = 3; // visited in this search (epoch 3)
-      ints[marks + 6] = 2; // visited in an earlier one
-      const list = [4, 6, 9, 6, 0, 19, 4];
-      writeRows(ints, layout.list, list);
-      const written = kernel.dot_unvisited(layout.vectors, stride, layout.query, layout.list, list.length, layout.marks, 3, layout.outRows, layout.outScores);
-      expect(written).toBe(4);
-      expect(Array.from(ints.subarray(layout.outRows / 4, layout.outRows / 4 + written))).toEqual([6, 9, 0, 19]);
-      for (const row of [0, 4, 6, 9, 19]) expect(ints[marks + row]).toBe(3);
-      expect(ints[marks + 1]).toBe(0);
-      const scores = Array.from(floats.subarray(layout.outScores / 4, layout.outScores / 4 + written));
-      writeRows(ints, layout.list, [6, 9, 0, 19]);
-      kernel.dot_rows(layout.vectors, stride, layout.query, layout.list, 4, layout.outScores);
-      expect(scores).toEqual(Array.from(floats.subarray(layout.outScores / 4, layout.outScores / 4 + 4)));
-      expect(kernel.dot_unvisited(layout.vectors, stride, layout.query, layout.list, 4, layout.marks, 3, layout.outRows, layout.outScores)).toBe(0);
-    }
-  });
-
-  it('select_diverse keeps a candidate only when it is nearer the base than every row kept before it', () => {
+  it('hnsw_select keeps a candidate only when it is nearer the base than every node kept before it', () => {
     // The base points along x; 1 and 2 lie just either side of it in the xy plane, 3 beyond 1, and 4 rises
     // out of the plane, 53° from the base but further still from 1 and 2.
-    const { kernel, floats, ints, stride, layout, rowAddress } = kernelFixture(5, 3, random(10));
+    const fixture = kernelFixture(5, 3, random(10));
+    const { kernel, floats, ints, stride, layout, rowAddress } = fixture;
     [0, 0.1, -0.15, 0.2].forEach((angle, row) => floats.set([Math.cos(angle), Math.sin(angle), 0], rowAddress(row) / 4));
     floats.set([0.6, 0, 0.8], rowAddress(4) / 4);
     const candidates = [0, 1, 2, 3, 4];
     writeRows(ints, layout.list, candidates);
     kernel.dot_rows(layout.vectors, stride, rowAddress(0), layout.list, 5, layout.outScores);
     // Scores against the base, best first: the base itself (skipped), then 1, 2, 3, 4.
-    const kept = kernel.select_diverse(layout.vectors, stride, 0, layout.list, layout.outScores, 5, 4, layout.outRows);
+    writeEntries(
+      fixture,
+      layout.entries,
+      candidates.map((row, index) => ({ row, score: floats[layout.outScores / 4 + index] })),
+    );
+    const kept = kernel.hnsw_select(0, layout.entries, 5, 4, layout.outRows);
     // 3 is nearer 1 (0.1 rad) than the base (0.2 rad): dropped. 2 is 0.25 rad from 1 and 0.15 from the base: kept.
     // 4 scores 0.6 against the base, 0.6 cos 0.1 and 0.6 cos 0.15 against 1 and 2: kept.
     expect(Array.from(ints.subarray(layout.outRows / 4, layout.outRows / 4 + kept))).toEqual([1, 2, 4]);
-    expect(kernel.select_diverse(layout.vectors, stride, 0, layout.list, layout.outScores, 5, 1, layout.outRows)).toBe(1);
+    expect(kernel.hnsw_select(0, layout.entries, 5, 1, layout.outRows)).toBe(1);
+    // Rows are found through the row table: the same vectors under other node numbers give the same choice.
+    for (let node = 0; node < 5; node++) ints[layout.rowTable / 4 + node] = 4 - node;
+    writeEntries(
+      fixture,
+      layout.entries,
+      candidates.map((row, index) => ({ row: 4 - row, score: floats[layout.outScores / 4 + index] })),
+    );
+    const renumbered = kernel.hnsw_select(4, layout.entries, 5, 4, layout.outRows);
+    expect(Array.from(ints.subarray(layout.outRows / 4, layout.outRows / 4 + renumbered))).toEqual([3, 2, 0]);
   });
 
-  it('select_diverse agrees with the heuristic computed from dot_rows scores', () => {
+  it('hnsw_select agrees with the heuristic computed from dot_rows scores', () => {
     for (const dimensions of dimensionCases) {
       const next = random(dimensions + 200);
       const rows = 60;
-      const { kernel, floats, ints, stride, layout, rowAddress } = kernelFixture(rows, dimensions, next);
+      const fixture = kernelFixture(rows, dimensions, next);
+      const { kernel, floats, ints, stride, layout, rowAddress } = fixture;
       const score = (left: number, right: number) => {
         writeRows(ints, layout.outRows, [right]);
         kernel.dot_rows(layout.vectors, stride, rowAddress(left), layout.outRows, 1, layout.outScores);
@@ -535,19 +713,8 @@ describe('search-kernel.wasm HNSW exports', () => {
           if (expected.length === limit) break;
           if (candidate.row !== base && expected.every((keptRow) => score(candidate.row, keptRow) <= candidate.score)) expected.push(candidate.row);
         }
-        writeRows(
-          ints,
-          layout.list,
-          candidates.map((candidate) => candidate.row),
-        );
-        floats.set(
-          candidates.map((candidate) => candidate.score),
-          layout.outScores / 4,
-        );
-        // The scores sit where dot_rows above writes, so they move to a region of their own first.
-        const scoresAddress = layout.list + 2048;
-        floats.copyWithin(scoresAddress / 4, layout.outScores / 4, layout.outScores / 4 + rows);
-        const kept = kernel.select_diverse(layout.vectors, stride, base, layout.list, scoresAddress, rows, limit, layout.outRows);
+        writeEntries(fixture, layout.entries, candidates);
+        const kept = kernel.hnsw_select(base, layout.entries, rows, limit, layout.outRows);
         expect(Array.from(ints.subarray(layout.outRows / 4, layout.outRows / 4 + kept))).toEqual(expected);
         expect(expected.length).toBeGreaterThan(0);
       }
