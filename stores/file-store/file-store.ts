@@ -142,7 +142,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     this.capabilities = Object.freeze({ keywordSearch: this.keywordIndexEnabled });
     this.keywordKind = parsed.keywordIndex === false ? undefined : keywordIndexKind(parsed.keywordIndex);
     this.ann = annSettings(parsed.ann);
-    this.annKind = this.ann === undefined ? undefined : annIndexKind(this.ann, NAME);
+    this.annKind = this.ann === undefined ? undefined : annIndexKind(this.ann, NAME, parsed.precision);
   }
 
   /**

@@ -2,10 +2,23 @@ import { z } from 'zod';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { AxonError } from '../../src/errors.ts';
 import { decodeHnsw, encodeHnsw } from './hnsw-index-format.ts';
-import { WASM_MEMORY_LIMIT_BYTES } from './simd/simd-index.ts';
-import { formatBytes, pagedBytes, planGraph, planWithinLimit, upperSlotsFor, WASM_PAGE_BYTES, type GraphLayout } from './simd/space-layout.ts';
+import { type SimdVectorSpace, type SpaceTenant, WASM_MEMORY_LIMIT_BYTES } from './simd/simd-index.ts';
+import {
+  alignTo,
+  formatBytes,
+  type GraphHost,
+  type GraphLayout,
+  pagedBytes,
+  planGraph,
+  planLayout,
+  planWithinLimit,
+  upperSlotsFor,
+  WASM_PAGE_BYTES,
+} from './simd/space-layout.ts';
 import { createMemory, instantiateKernel, type SearchKernel, type WasmMemory } from './simd/wasm-runtime.ts';
 import { assertEf, assertTopK } from './arguments.ts';
+import type { RowObserver, VectorIndex } from './vector-index.ts';
+import type { SearchHits } from './vector-scan.ts';
 
 export const hnswIndexOptionsSchema = z
   .object({
@@ -45,6 +58,12 @@ export interface HnswLoadOptions extends Pick<HnswIndexOptions, 'component' | 'e
    * those, not called for the others); `undefined` when the document is gone, which loads the node as deleted.
    */
   vectorOf?: (id: string) => ArrayLike<number> | undefined;
+  /**
+   * Load the graph over the vectors of this index instead of its own copy (see `HnswIndex.over`): a live
+   * node takes the row of its id, and a node whose id the index does not hold is deleted. The bytes' own
+   * vectors, if any, are not read, and `vectorOf` is not called.
+   */
+  over?: VectorIndex;
 }
 
 /** Ids and dot-product scores, best first. */
@@ -55,6 +74,9 @@ export interface HnswHits {
 
 /** The highest level a node can draw (levels are stored in a byte). */
 const MAX_LEVEL = 255;
+
+/** Candidates re-scored exactly beyond `topK` by `searchRows` before the rounding bound is checked (as `SimdVectorSpace.search` keeps). */
+const RESCORE_MARGIN = 16;
 
 /**
  * Approximate nearest neighbours by dot product (the cosine for unit vectors) with a hierarchical navigable
@@ -70,6 +92,10 @@ const MAX_LEVEL = 255;
  * when full, never grown in place. One memory holds at most 4 GiB: at m 32, about 670,000 vectors of 1536
  * dimensions or 2.3 million of 384 (`CAPACITY_EXCEEDED` past that).
  *
+ * `new HnswIndex(...)` keeps its own copy of the vectors. `HnswIndex.over(vectorIndex)` keeps none: its
+ * regions go into the memory of the `VectorIndex`'s vectors and every node reads its document's row there,
+ * followed through the index's deletes (which move rows) by a `RowObserver`.
+ *
  * Neighbours are chosen with the paper's diversity heuristic. Adding an id that exists replaces it.
  * Deleting unlinks the node at once: each neighbour that linked to it takes, in its place, the deleted
  * node's neighbour nearest to it, and the slot goes to the next add (links that other nodes kept to the
@@ -83,7 +109,7 @@ const MAX_LEVEL = 255;
  * index.add('b', new Float32Array([0, 1]));
  * index.search(new Float32Array([0.9, 0.1]), 1, { ef: 32 }); // { ids: ['a'], scores: [0.89999998] }
  */
-export class HnswIndex {
+export class HnswIndex implements RowObserver, SpaceTenant {
   readonly component: string;
   readonly dimensions: number;
   /** The options that shape the graph (a saved graph keeps those it was built with). */
@@ -112,8 +138,13 @@ export class HnswIndex {
   private entryPoint = -1;
   private maxLevel = -1;
   private randomState: number;
+  /**
+   * With `over`: the index whose vectors the nodes read, its space (whose capacity is the graph's: a node
+   * per row), the upper-pool slots the graph asks for, and the node at each row (-1: none).
+   */
+  private host: { index: VectorIndex; space: SimdVectorSpace; upperWanted: number; nodeOfRow: Int32Array } | undefined;
 
-  constructor(options: HnswIndexOptions) {
+  constructor(options: HnswIndexOptions, over?: VectorIndex, upperCapacity?: number, minimumCapacity = 1) {
     const parsed = parseOptions(hnswIndexOptionsSchema, options, typeof options?.component === 'string' ? options.component : 'hnsw-index');
     this.options = parsed;
     this.component = parsed.component;
@@ -122,10 +153,64 @@ export class HnswIndex {
     this.efConstruction = parsed.efConstruction;
     this.maxLayerZero = 2 * parsed.m;
     this.randomState = parsed.seed >>> 0 || 1;
-    this.allocate(this.planFor(1, parsed.initialCapacity));
+    if (over !== undefined) {
+      if (over.dimensions !== undefined && over.dimensions !== parsed.dimensions) {
+        throw new AxonError('DIMENSION_MISMATCH', `The graph is for ${parsed.dimensions}-dimensional vectors; the index holds ${over.dimensions}.`, {
+          component: this.component,
+        });
+      }
+      const space = over.sharedVectors(parsed.dimensions);
+      this.host = { index: over, space, upperWanted: upperCapacity ?? 0, nodeOfRow: new Int32Array(0) };
+      // The graph's region is sized by the space's rows from now on: one plan for both, no spare memory
+      // on one side that the other could not grow into.
+      space.attach(this, parsed.memoryLimitBytes, minimumCapacity);
+      over.observeRows(this);
+      return;
+    }
+    const capacity = parsed.initialCapacity;
+    this.allocate(capacity, Math.max(upperCapacity ?? 0, upperSlotsFor(capacity, parsed.m)), minimumCapacity);
   }
 
-  /** Live vectors. */
+  /** SpaceTenant (with `over`): the bytes of the graph's region for `capacity` nodes, beside as many rows. */
+  bytesFor(capacity: number): number {
+    return planGraph(capacity, this.dimensions, this.m, Math.max(this.host!.upperWanted, upperSlotsFor(capacity, this.m)), this.hostGeometry()).bytes;
+  }
+
+  /** SpaceTenant (with `over`): the host replaced its memory; take the new region and copy the graph into it. */
+  moved(old: ArrayBuffer): void {
+    const previous = this.layout;
+    const shared = this.host!.space.shared;
+    if (shared.owner !== this) return;
+    this.memory = { buffer: shared.buffer };
+    this.kernel = shared.kernel;
+    this.floats = new Float32Array(shared.buffer);
+    this.ints = new Int32Array(shared.buffer);
+    this.bytes = new Uint8Array(shared.buffer);
+    const upper = Math.max(this.host!.upperWanted, upperSlotsFor(shared.capacity, this.m));
+    this.layout = planGraph(shared.capacity, this.dimensions, this.m, upper, { base: shared.tenant, vectors: shared.vectors, stride: shared.stride });
+    this.configure();
+    if (previous === undefined) {
+      this.levels = new Uint8Array(this.layout.capacity);
+      this.allocatedLevels = new Uint8Array(this.layout.capacity);
+      return;
+    }
+    this.moveRegions(old, previous);
+    this.resizeLevels();
+  }
+
+  /**
+   * A graph over the vectors of `vectors` (a `VectorIndex`), keeping no copy of its own: its regions live in
+   * the memory of those vectors and each node reads the row of its document. Rows must be added with
+   * `addRow` once the index stores them; `add(id, vector)` links a vector the index is about to store (it is
+   * staged past the index's last row, and walked through but never returned until `vectors.insert` stores
+   * that id). The index tells the graph when deletes move rows. One graph per `VectorIndex`.
+   * @throws AxonError `CAPACITY_EXCEEDED` when the vectors and the graph would pass the memory limit
+   */
+  static over(vectors: VectorIndex, options: HnswIndexOptions): HnswIndex {
+    return new HnswIndex(options, vectors);
+  }
+
+  /** Live vectors (with `over`, those staged included). */
   get size(): number {
     return this.nodes - this.freeSlots.length;
   }
@@ -135,9 +220,10 @@ export class HnswIndex {
     return this.freeSlots.length;
   }
 
-  /** Bytes held: the WebAssembly memory (vectors, graph, visit marks, heaps) and two bytes a node outside it (ids not counted). */
+  /** Bytes held: the WebAssembly memory (vectors, graph, visit marks, heaps; with `over`, the graph's region only) and two bytes a node outside it (ids not counted). */
   get memoryBytes(): number {
-    return this.memory.buffer.byteLength + this.levels.byteLength + this.allocatedLevels.byteLength;
+    const outside = this.levels.byteLength + this.allocatedLevels.byteLength;
+    return (this.host ? this.layout.bytes + this.host.nodeOfRow.byteLength : this.memory.buffer.byteLength) + outside;
   }
 
   has(id: string): boolean {
@@ -153,20 +239,63 @@ export class HnswIndex {
   }
 
   /**
-   * Insert a vector under `id`, replacing any vector the id had.
+   * Insert a vector under `id`, replacing any vector the id had. With `over`, the vector is one the index is
+   * about to store under `id` (see `over`).
    * @throws AxonError `DIMENSION_MISMATCH`, `INVALID_VECTOR` (non-finite values), `CAPACITY_EXCEEDED` when
    * the memory would pass its limit (nothing is stored, and a replaced vector stays)
    */
   add(id: string, vector: ArrayLike<number>): void {
     if (typeof id !== 'string') throw new AxonError('INVALID_INPUT', 'HNSW ids must be strings.', { component: this.component, details: { argument: 'id' } });
     this.assertVector(vector, 'vector');
-    // Room first (a slot, and upper lists for the tallest node), so a full memory refuses the add before an
-    // old vector of the id is deleted.
-    const slotFree = this.freeSlots.length > 0 || this.nodes < this.layout.capacity;
-    if (!slotFree || this.upperUsed + MAX_LEVEL * (this.m + 1) > this.layout.upperCapacity) this.grow();
+    this.bind();
+    this.makeRoom();
     const old = this.nodeById.get(id);
     if (old !== undefined) this.unlink(old);
-    this.insert(id, vector);
+    if (this.host === undefined) {
+      this.insert(id, -1, vector);
+      return;
+    }
+    const row = this.host.space.stage(vector instanceof Float32Array ? vector : Float32Array.from(vector));
+    this.bind();
+    this.insert(id, row);
+  }
+
+  /**
+   * With `over`: link the document the index stores at `row` under `id` (replacing any node of the id).
+   * @throws AxonError `CAPACITY_EXCEEDED` as `add`; `INVALID_INPUT` without `over` or for a row the index does not hold
+   */
+  addRow(id: string, row: number): void {
+    const host = this.host;
+    if (host === undefined || !(row >= 0 && row < host.index.size) || host.index.storedDocumentAt(row).id !== id) {
+      throw new AxonError(
+        'INVALID_INPUT',
+        `addRow(${JSON.stringify(id)}, ${String(row)}): ${host ? 'the index does not hold that id at that row' : 'this graph keeps its own vectors; use add()'}.`,
+        {
+          component: this.component,
+          details: { argument: 'row' },
+        },
+      );
+    }
+    this.bind();
+    this.makeRoom();
+    const old = this.nodeById.get(id);
+    if (old !== undefined) this.unlink(old);
+    this.insert(id, row);
+  }
+
+  /** Make room for `nodes` live nodes in all, so a bulk load allocates once (when the memory limit allows). */
+  reserve(nodes: number): void {
+    this.bind();
+    const capacity = this.layout.capacity;
+    if (nodes <= capacity) return;
+    if (this.host !== undefined) {
+      this.host.space.reserve(nodes);
+      return;
+    }
+    const upper = Math.max(this.upperUsed + (MAX_LEVEL + 1) * (this.m + 1) + upperSlotsFor(nodes - this.size, this.m), upperSlotsFor(nodes, this.m));
+    const previous = this.layout;
+    this.reallocate(nodes, upper, (old) => this.moveRegions(old, previous), this.nodes);
+    this.resizeLevels();
   }
 
   /**
@@ -176,12 +305,22 @@ export class HnswIndex {
    */
   assertRoomFor(count: number): void {
     const needed = this.size + count;
-    if (count > 0 && needed > this.layout.capacity) this.planFor(needed, needed);
+    if (count <= 0 || needed <= this.layout.capacity) return;
+    if (this.host === undefined) {
+      this.planFor(needed, needed);
+      return;
+    }
+    const { space } = this.host;
+    const int8 = space.quantization === 'int8';
+    const rows = planLayout(Math.max(needed, space.rowsHeld + count), this.dimensions, int8).capacity;
+    const bytes = pagedBytes(planLayout(rows, this.dimensions, int8, this.bytesFor(rows)).bytes);
+    if (bytes > space.memoryLimit) throw this.capacityError(needed, bytes, space.memoryLimit);
   }
 
   /** Renumber the graph without its free slots now (what deletes do at `rebuildRatio`): no vector is linked again. */
   compact(): void {
     if (this.freeSlots.length === 0) return;
+    this.bind();
     const { rows, flags, layerZero, upperIndex, upperPool, vectors, stride } = this.layout;
     const ints = this.ints;
     const renumbered = new Int32Array(this.nodes);
@@ -214,9 +353,16 @@ export class HnswIndex {
       this.allocatedLevels[target] = level;
       this.nodeIds[target] = this.nodeIds[node];
       this.bytes[flags + target] = this.bytes[flags + node];
-      // This index's own vectors sit at the row of their node: they move with it.
-      this.bytes.copyWithin(vectors + target * stride, vectors + node * stride, vectors + (node + 1) * stride);
-      ints[rows / 4 + target] = target;
+      if (this.host === undefined) {
+        // This index's own vectors sit at the row of their node: they move with it.
+        this.bytes.copyWithin(vectors + target * stride, vectors + node * stride, vectors + (node + 1) * stride);
+        ints[rows / 4 + target] = target;
+      } else {
+        const row = ints[rows / 4 + node];
+        ints[rows / 4 + target] = row;
+        // A staged node's row is not the index's yet; only stored rows are looked up by row.
+        if (this.bytes[flags + target] === 0) this.host.nodeOfRow[row] = target;
+      }
     }
     for (const [id, node] of this.nodeById) this.nodeById.set(id, renumbered[node]);
     this.nodeIds.length = live;
@@ -226,9 +372,19 @@ export class HnswIndex {
     this.entryPoint = this.entryPoint < 0 ? -1 : renumbered[this.entryPoint];
   }
 
-  /** The most nodes one graph with these settings can hold within its memory limit. */
-  static maxNodes(dimensions: number, options: { m: number; efConstruction: number; memoryLimitBytes: number }): number {
-    const fits = (nodes: number) => pagedBytes(planGraph(nodes, dimensions, options.m).bytes) <= options.memoryLimitBytes;
+  /**
+   * The most nodes one graph with these settings can hold within its memory limit; with `sharedWith`, for a
+   * graph `over` a `VectorIndex`, the most documents the vectors (float32, and int8 codes with `int8`) and
+   * the graph hold together in one memory.
+   */
+  static maxNodes(dimensions: number, options: { m: number; efConstruction: number; memoryLimitBytes: number; sharedWith?: { int8: boolean } }): number {
+    const { m, sharedWith } = options;
+    const fits = (nodes: number) => {
+      if (sharedWith === undefined) return pagedBytes(planGraph(nodes, dimensions, m).bytes) <= options.memoryLimitBytes;
+      const host = { base: 0, vectors: 0, stride: alignTo(dimensions * 4, 16) };
+      const graphBytes = planGraph(nodes, dimensions, m, upperSlotsFor(nodes, m), host).bytes;
+      return pagedBytes(planLayout(nodes, dimensions, sharedWith.int8, graphBytes).bytes) <= options.memoryLimitBytes;
+    };
     if (!fits(1)) return 0;
     let low = 1;
     let high = 2;
@@ -249,6 +405,7 @@ export class HnswIndex {
   delete(id: string): boolean {
     const node = this.nodeById.get(id);
     if (node === undefined) return false;
+    this.bind();
     this.unlink(node);
     if (this.freeSlots.length >= this.options.rebuildRatio * this.nodes) this.compact();
     return true;
@@ -264,6 +421,7 @@ export class HnswIndex {
     assertEf(options.ef, this.component);
     const ef = Math.max(topK, options.ef ?? this.options.ef);
     if (this.size === 0) return { ids: [], scores: new Float64Array(0) };
+    this.bind();
     const { query: target, nearest, frontier } = this.layout;
     this.floats.set(query, target / 4);
     const found = this.kernel.hnsw_search(target, this.entryPoint, this.maxLevel, ef, 1, topK, frontier);
@@ -275,10 +433,79 @@ export class HnswIndex {
   }
 
   /**
+   * With `over`: the rows of the `topK` best of the `ef` candidates a walk finds for the query that `write`
+   * puts in the view it is handed (the query region, `dimensions` floats), all `ef` re-scored exactly:
+   * what the index's exact scan over those candidate rows returns (the same rows in the same order, ties to
+   * the lower row, the same float64 scores). Nothing is allocated but the result.
+   */
+  searchRows(write: (query: Float32Array) => void, topK: number, ef: number): SearchHits {
+    assertTopK(topK, this.component);
+    assertEf(ef, this.component);
+    if (this.host === undefined || this.size === 0) return { rows: new Int32Array(0), scores: new Float64Array(0) };
+    this.bind();
+    const { query: target, nearest, frontier, rows } = this.layout;
+    write(new Float32Array(this.memory.buffer, target, this.dimensions));
+    const candidates = Math.max(topK, ef);
+    // The exact top K of the candidates is among the best topK + 16 by float32 score unless rounding could
+    // reorder across that cut: re-score those, and all candidates only when the bound cannot rule it out.
+    const rescored = Math.min(topK + RESCORE_MARGIN, candidates);
+    const found = this.kernel.hnsw_search(target, this.entryPoint, this.maxLevel, candidates, 1, rescored, frontier);
+    const count = Math.min(topK, found);
+    if (found > rescored) {
+      // The VectorIndex's vectors and queries are unit vectors: |row| |query| ≤ 1 up to float32 rounding.
+      const bound = (this.layout.stride / 32 + 8) * 2 ** -23 * 1.001;
+      const cut = this.floats[nearest / 4 + 2 * rescored + 1];
+      if (!(this.floats64(frontier, count) > cut + bound)) this.kernel.hnsw_rescore(target, found, frontier);
+    }
+    const hits = { rows: new Int32Array(count), scores: new Float64Array(this.memory.buffer, frontier, count).slice() };
+    for (let rank = 0; rank < count; rank++) hits.rows[rank] = this.ints[rows / 4 + this.ints[nearest / 4 + 2 * rank]];
+    return hits;
+  }
+
+  /** The float64 at index `index` of the doubles from byte `address` (the kth exact score: index count - 1). */
+  private floats64(address: number, count: number): number {
+    return new Float64Array(this.memory.buffer, address, count)[count - 1];
+  }
+
+  /** RowObserver: the document of `id` is stored at `row`; its node (staged, or stored elsewhere before) reads it there now. */
+  rowStored(id: string, row: number): void {
+    const host = this.host;
+    const node = this.nodeById.get(id);
+    if (host === undefined || node === undefined) return;
+    this.bind();
+    this.ints[this.layout.rows / 4 + node] = row;
+    this.nodeOfRowArray(row + 1)[row] = node;
+    this.bytes[this.layout.flags + node] = 0;
+  }
+
+  /** RowObserver: the document at `row` is gone. A node still reading it (the graph was not told) is deleted. */
+  rowRemoved(row: number): void {
+    const host = this.host;
+    if (host === undefined || row >= host.nodeOfRow.length) return;
+    const node = host.nodeOfRow[row];
+    host.nodeOfRow[row] = -1;
+    if (node < 0 || this.bytes[this.layout.flags + node] === 2) return;
+    this.bind();
+    this.unlink(node);
+  }
+
+  /** RowObserver: the document at row `from` moved to `to`. */
+  rowMoved(from: number, to: number): void {
+    const host = this.host;
+    if (host === undefined || from >= host.nodeOfRow.length) return;
+    const node = host.nodeOfRow[from];
+    host.nodeOfRow[from] = -1;
+    if (node < 0) return;
+    this.bind();
+    this.ints[this.layout.rows / 4 + node] = to;
+    this.nodeOfRowArray(to + 1)[to] = node;
+  }
+
+  /**
    * The whole index as bytes (graph, vectors, ids, options): see hnsw-index-format.ts.
    * @param options.vectors `'all'` (default) writes every live node's vector; `'deleted'` none, for a caller
-   * that keeps the vectors and passes them back to `deserialize` through `vectorOf` (deleted nodes have
-   * no vector: the name is kept from when they did): at 384 dimensions that leaves about a sixth of the bytes.
+   * that keeps the vectors and passes them back to `deserialize` through `vectorOf` or `over` (deleted nodes
+   * have no vector: the name is kept from when they did): at 384 dimensions that leaves about a sixth of the bytes.
    */
   serialize(options: { vectors?: 'all' | 'deleted' } = {}): Uint8Array {
     const form = options?.vectors ?? 'all';
@@ -288,6 +515,7 @@ export class HnswIndex {
         details: { option: 'vectors' },
       });
     }
+    this.bind();
     const { vectors: vectorBase, stride, layerZero, flags, upperIndex, upperPool, rows } = this.layout;
     const listSlots = this.m + 1;
     const nodes = this.nodes;
@@ -348,12 +576,12 @@ export class HnswIndex {
 
   /**
    * Rebuild an index from `serialize`'s bytes. `options` may change what does not shape the graph
-   * (component, ef, rebuildRatio, memoryLimitBytes).
+   * (component, ef, rebuildRatio, memoryLimitBytes), and load it `over` a `VectorIndex`.
    *
-   * Bytes saved with `vectors: 'deleted'` need `options.vectorOf`, called once per live node with its id, to
-   * supply its vector (stored as `add` stores it). When it returns `undefined` (the document was deleted
-   * after the bytes were written) the node is deleted as `delete` would: unlinked, its neighbours repaired,
-   * its slot free. Bytes with all vectors do not call `vectorOf`.
+   * Bytes saved with `vectors: 'deleted'` need `options.vectorOf` (or `over`), called once per live node with
+   * its id, to supply its vector (stored as `add` stores it). When it returns `undefined` (the document was
+   * deleted after the bytes were written) the node is deleted as `delete` would: unlinked, its neighbours
+   * repaired, its slot free. Bytes with all vectors do not call `vectorOf`.
    * @throws AxonError `STORE_CORRUPT` when the bytes are not a valid index, `CAPACITY_EXCEEDED` when it does
    * not fit the memory limit, `INVALID_OPTION` when the bytes need `vectorOf` and it is missing,
    * `DIMENSION_MISMATCH` or `INVALID_VECTOR` for a vector `vectorOf` supplies
@@ -361,8 +589,8 @@ export class HnswIndex {
   static deserialize(bytes: Uint8Array, options: HnswLoadOptions = {}): HnswIndex {
     const component = options.component ?? 'hnsw-index';
     const { header, sections } = decodeHnsw(bytes, component);
-    const vectorOf = options.vectorOf;
-    if (header.vectors === 'deleted' && typeof vectorOf !== 'function') {
+    const { vectorOf, over } = options;
+    if (header.vectors === 'deleted' && over === undefined && typeof vectorOf !== 'function') {
       throw new AxonError(
         'INVALID_OPTION',
         `These HNSW bytes were saved without the vectors of their live nodes (serialize({ vectors: 'deleted' })), and no vectorOf was given to supply them${vectorOf === undefined ? '' : ` (got ${typeof vectorOf})`}.`,
@@ -373,43 +601,49 @@ export class HnswIndex {
         },
       );
     }
-    const index = new HnswIndex({
-      dimensions: header.dimensions,
-      m: header.m,
-      efConstruction: header.efConstruction,
-      ef: options.ef ?? header.ef,
-      seed: header.seed,
-      rebuildRatio: options.rebuildRatio,
-      memoryLimitBytes: options.memoryLimitBytes,
-      component,
-      initialCapacity: 1,
-    });
-    index.assertGraph(header.nodes, header.entryPoint, header.maxLevel, sections.levels, sections.deleted, sections.layerZero, sections.upperLayers);
     const nodes = header.nodes;
-    const upperSlots = sections.upperLayers.length;
-    index.allocate(index.planFor(Math.max(1, nodes), Math.max(1, nodes), upperSlots + (MAX_LEVEL + 1) * (header.m + 1)));
+    const index = new HnswIndex(
+      {
+        dimensions: header.dimensions,
+        m: header.m,
+        efConstruction: header.efConstruction,
+        ef: options.ef ?? header.ef,
+        seed: header.seed,
+        rebuildRatio: options.rebuildRatio,
+        memoryLimitBytes: options.memoryLimitBytes,
+        component,
+        initialCapacity: Math.max(1, nodes),
+      },
+      over,
+      sections.upperLayers.length + (MAX_LEVEL + 1) * (header.m + 1),
+      Math.max(1, nodes),
+    );
+    index.assertGraph(header.nodes, header.entryPoint, header.maxLevel, sections.levels, sections.deleted, sections.layerZero, sections.upperLayers);
     const { vectors, stride, layerZero, rows, flags, upperIndex, upperPool } = index.layout;
     const { dimensions } = header;
     const floats = index.floats;
+    const ints = index.ints;
     index.nodes = nodes;
     index.levels.set(sections.levels);
     index.allocatedLevels.set(sections.levels);
-    index.ints.set(sections.layerZero, layerZero / 4);
-    index.ints.set(sections.upperLayers, upperPool / 4);
+    // The bulk of the graph, copied as blocks.
+    ints.set(sections.layerZero, layerZero / 4);
+    ints.set(sections.upperLayers, upperPool / 4);
     let offset = 0;
     for (let node = 0; node < nodes; node++) {
-      index.ints[upperIndex / 4 + node] = offset;
-      index.ints[rows / 4 + node] = node;
+      ints[upperIndex / 4 + node] = offset;
+      ints[rows / 4 + node] = node;
       index.bytes[flags + node] = sections.deleted[node] === 1 ? 2 : 0;
-      index.nodeIds[node] = header.ids[node];
       offset += sections.levels[node] * (header.m + 1);
     }
+    index.nodeIds = header.ids;
     index.upperUsed = offset;
     index.entryPoint = header.entryPoint;
     index.maxLevel = header.maxLevel;
     index.randomState = header.randomState >>> 0 || 1;
-    const live = nodes - index.countFree(sections.deleted);
-    if (header.vectors === 'all') {
+    let live = nodes;
+    for (let node = 0; node < nodes; node++) live -= sections.deleted[node];
+    if (over === undefined && header.vectors === 'all') {
       let savedRow = 0;
       for (let node = 0; node < nodes; node++) {
         if (sections.deleted[node]) continue;
@@ -418,53 +652,69 @@ export class HnswIndex {
       }
     }
     const gone: number[] = [];
+    const nodeOfRow = over === undefined ? undefined : index.nodeOfRowArray(over.size);
     for (let position = 0; position < live; position++) {
       const node = sections.order[position];
       const id = header.ids[node];
       if (index.nodeById.has(id)) throw corruptData(component, `the id "${id}" belongs to two live nodes`);
       index.nodeById.set(id, node);
-      if (header.vectors === 'all') continue;
-      const vector = vectorOf!(id);
-      if (vector === undefined) gone.push(node);
-      else {
-        index.assertVector(vector, `vector of "${id}"`);
-        floats.set(vector, (vectors + node * stride) / 4);
+      if (nodeOfRow !== undefined) {
+        const row = over!.rowOf(id);
+        if (row === undefined) gone.push(node);
+        else {
+          ints[rows / 4 + node] = row;
+          nodeOfRow[row] = node;
+        }
+      } else if (header.vectors === 'deleted') {
+        const vector = vectorOf!(id);
+        if (vector === undefined) gone.push(node);
+        else {
+          index.assertVector(vector, `vector of "${id}"`);
+          floats.set(vector, (vectors + node * stride) / 4);
+        }
       }
     }
     index.freeSlots = Array.from(sections.order.subarray(live));
-    // Nodes whose vectors are gone are deleted now that every other vector is in place for the repairs.
+    // Nodes whose vectors are gone are deleted once every other vector is in place for the repairs, and all
+    // are flagged first, so no repair reads a vector that is not there.
+    for (const node of gone) index.bytes[flags + node] = 2;
     for (const node of gone) index.unlink(node);
     return index;
   }
 
   // --- Internal helpers ---
 
-  private countFree(deleted: Uint8Array): number {
-    let free = 0;
-    for (let node = 0; node < deleted.length; node++) free += deleted[node];
-    return free;
-  }
-
-  /** Store a vector in a free slot or the next node (there is room) and link it into the graph. */
-  private insert(id: string, vector: ArrayLike<number>): void {
+  /**
+   * Take a free slot or the next node (there is room) for `id` and link it into the graph: the vector at
+   * `row` of the host (staged when `row` is past the host's rows), or, without a host, `vector`, stored at
+   * the node's own row.
+   */
+  private insert(id: string, row: number, vector?: ArrayLike<number>): void {
     const level = this.drawLevel();
     const node = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.nodes++;
-    // A slot keeps the upper lists it had; a taller node gets new ones from the pool.
+    // A slot keeps the upper lists it had; a taller node gets new ones from the pool (`makeRoom` left room).
     if (level > this.allocatedLevels[node]) {
-      if (this.upperUsed + level * (this.m + 1) > this.layout.upperCapacity) this.grow();
       this.ints[this.layout.upperIndex / 4 + node] = this.upperUsed;
       this.upperUsed += level * (this.m + 1);
       this.allocatedLevels[node] = level;
     }
     const { vectors, stride, rows, flags, layerZero, upperIndex, upperPool } = this.layout;
-    this.floats.set(vector, (vectors + node * stride) / 4);
-    this.ints[rows / 4 + node] = node;
+    const host = this.host;
+    if (host === undefined) {
+      this.floats.set(vector!, (vectors + node * stride) / 4);
+      this.ints[rows / 4 + node] = node;
+      this.bytes[flags + node] = 0;
+    } else {
+      this.ints[rows / 4 + node] = row;
+      const stored = row < host.index.size;
+      if (stored) this.nodeOfRowArray(row + 1)[row] = node;
+      this.bytes[flags + node] = stored ? 0 : 1;
+    }
     this.levels[node] = level;
     const list = layerZero / 4 + node * (this.maxLayerZero + 1);
     this.ints.fill(0, list, list + this.maxLayerZero + 1);
     const upper = upperPool / 4 + this.ints[upperIndex / 4 + node];
     this.ints.fill(0, upper, upper + level * (this.m + 1));
-    this.bytes[flags + node] = 0;
     this.nodeIds[node] = id;
     this.nodeById.set(id, node);
     if (this.entryPoint < 0) {
@@ -482,7 +732,13 @@ export class HnswIndex {
   /** Unlink a live node and free its slot; a new entry point when it was the entry. */
   private unlink(node: number): void {
     this.nodeById.delete(this.nodeIds[node]);
-    this.bytes[this.layout.flags + node] = 2;
+    const { flags, rows } = this.layout;
+    const host = this.host;
+    if (host !== undefined && this.bytes[flags + node] === 0) {
+      const row = this.ints[rows / 4 + node];
+      if (host.nodeOfRow[row] === node) host.nodeOfRow[row] = -1;
+    }
+    this.bytes[flags + node] = 2;
     const level = this.levels[node];
     this.kernel.hnsw_unlink(node, level);
     // Upper layers must not keep a link to the slot: the node that reuses it may not reach that level. They
@@ -527,77 +783,136 @@ export class HnswIndex {
     }
   }
 
-  /** Move everything into a memory with room for twice the nodes (or as many as the limit allows) and a larger upper pool. */
+  /** The host's row-to-node array, grown to at least `rows` entries. */
+  private nodeOfRowArray(rows: number): Int32Array {
+    const host = this.host!;
+    if (host.nodeOfRow.length < rows) {
+      const grown = new Int32Array(Math.max(rows, 2 * host.nodeOfRow.length, 1024)).fill(-1);
+      grown.set(host.nodeOfRow);
+      host.nodeOfRow = grown;
+    }
+    return host.nodeOfRow;
+  }
+
+  /** Grow, unless there is a slot and room in the upper pool for the tallest node. */
+  private makeRoom(): void {
+    const slotFree = this.freeSlots.length > 0 || this.nodes < this.layout.capacity;
+    if (!slotFree || this.upperUsed + MAX_LEVEL * (this.m + 1) > this.layout.upperCapacity) this.grow();
+  }
+
+  /** Move into room for twice the nodes (or as many as the limit allows) and a larger upper pool. */
   private grow(): void {
     const previous = this.layout;
+    const host = this.host;
+    if (host !== undefined) {
+      // Over a host the nodes grow with its rows; the pool, rarely, on its own.
+      if (this.freeSlots.length === 0 && this.nodes >= previous.capacity) host.space.grow(this.nodes + 1);
+      if (this.upperUsed + MAX_LEVEL * (this.m + 1) > this.layout.upperCapacity) {
+        const needed = this.upperUsed + (MAX_LEVEL + 1) * (this.m + 1);
+        for (const wanted of [needed + this.upperUsed, needed]) {
+          host.upperWanted = wanted;
+          try {
+            host.space.tenantResized();
+            return;
+          } catch (error) {
+            if (wanted === needed || !AxonError.isInstance(error) || error.code !== 'CAPACITY_EXCEEDED') throw error;
+          }
+        }
+      }
+      return;
+    }
     const full = this.freeSlots.length === 0 && this.nodes === previous.capacity;
     const capacity = full ? 2 * previous.capacity : previous.capacity;
     // The pool as planned for the capacity, and at least room for the tallest node. When the pool filled
     // before the nodes did (rare: it is planned at twice the expected need), twice what it holds if that fits.
     const needed = this.upperUsed + (MAX_LEVEL + 1) * (this.m + 1);
-    let next: GraphLayout | undefined;
-    if (!full) {
+    const minimum = full ? this.nodes + 1 : this.nodes;
+    const move = (old: ArrayBuffer) => this.moveRegions(old, previous);
+    const attempts: [number, number][] = full ? [] : [[capacity, needed + this.upperUsed]];
+    attempts.push([capacity, needed], [minimum, needed]);
+    let error: unknown;
+    for (const [nodes, upper] of attempts) {
       try {
-        next = this.planFor(this.nodes, capacity, needed + this.upperUsed);
-      } catch {
-        // Planned again below with only what the next add needs.
+        this.reallocate(nodes, Math.max(upper, upperSlotsFor(nodes, this.m)), move, minimum);
+        this.resizeLevels();
+        return;
+      } catch (caught) {
+        if (!AxonError.isInstance(caught) || caught.code !== 'CAPACITY_EXCEEDED') throw caught;
+        error = caught;
       }
     }
-    next ??= this.planFor(full ? this.nodes + 1 : this.nodes, capacity, needed);
-    const oldBytes = this.bytes;
-    this.replaceMemory(next);
+    throw error;
+  }
+
+  /** Copy the graph from the memory laid out as `previous` (now `old`) into the current one. Visit marks and heaps start again. */
+  private moveRegions(old: ArrayBuffer, previous: GraphLayout): void {
+    const oldBytes = new Uint8Array(old);
+    const next = this.layout;
     const bytes = this.bytes;
-    // Strides do not change, so each region moves as one block. Visit marks and heaps start again.
-    const move = (from: number, to: number, length: number) => bytes.set(oldBytes.subarray(from, from + length), to);
-    move(previous.rows, next.rows, this.nodes * 4);
-    move(previous.flags, next.flags, this.nodes);
-    move(previous.layerZero, next.layerZero, this.nodes * (this.maxLayerZero + 1) * 4);
-    move(previous.upperIndex, next.upperIndex, this.nodes * 4);
-    move(previous.upperPool, next.upperPool, this.upperUsed * 4);
-    move(previous.vectors, next.vectors, this.nodes * previous.stride);
+    // Strides do not change, so each region moves as one block.
+    const copy = (from: number, to: number, length: number) => bytes.set(oldBytes.subarray(from, from + length), to);
+    copy(previous.rows, next.rows, this.nodes * 4);
+    copy(previous.flags, next.flags, this.nodes);
+    copy(previous.layerZero, next.layerZero, this.nodes * (this.maxLayerZero + 1) * 4);
+    copy(previous.upperIndex, next.upperIndex, this.nodes * 4);
+    copy(previous.upperPool, next.upperPool, this.upperUsed * 4);
+    if (this.host === undefined) copy(previous.vectors, next.vectors, this.nodes * previous.stride);
+  }
+
+  /** The per-node arrays outside the memory, at the capacity of the layout. */
+  private resizeLevels(): void {
     const resized = (array: Uint8Array) => {
-      const copy = new Uint8Array(next.capacity);
-      copy.set(array.subarray(0, Math.min(array.length, next.capacity)));
+      const copy = new Uint8Array(this.layout.capacity);
+      copy.set(array.subarray(0, Math.min(array.length, copy.length)));
       return copy;
     };
     this.levels = resized(this.levels);
     this.allocatedLevels = resized(this.allocatedLevels);
   }
 
-  /** A memory laid out for `preferredRows` nodes, or as many from `rows` up as fit the limit. */
-  private planFor(rows: number, preferredRows: number, upperSlots?: number): GraphLayout {
-    const limit = this.options.memoryLimitBytes;
-    const m = this.options.m;
-    const plan = (capacity: number) => planGraph(capacity, this.dimensions, m, Math.max(upperSlots ?? 0, upperSlotsFor(capacity, m)));
-    const planned = planWithinLimit(rows, preferredRows, plan, limit);
-    if (planned) return planned;
-    const neededBytes = pagedBytes(plan(rows).bytes);
-    throw new AxonError(
-      'CAPACITY_EXCEEDED',
-      `${rows.toLocaleString('en')} HNSW ${rows === 1 ? 'node' : 'nodes'} of ${this.dimensions} dimensions (m ${m}) need ${formatBytes(neededBytes, 2)} of WebAssembly memory, past this index's limit of ${formatBytes(limit, 2)} (one 32-bit WebAssembly memory addresses at most 4 GiB). Nothing was stored.`,
-      {
-        component: this.component,
-        fix: 'Split the collection across several stores, use fewer dimensions or a smaller m, or move it to a server store such as Qdrant.',
-        details: { nodes: rows, dimensions: this.dimensions, m, neededBytes, limitBytes: limit },
-      },
-    );
+  /** Empty regions for an empty graph of `capacity` nodes (or as many from `minimum` up as fit the limit). */
+  private allocate(capacity: number, upperCapacity: number, minimum: number): void {
+    this.reallocate(capacity, upperCapacity, undefined, minimum);
+    this.levels = new Uint8Array(this.layout.capacity);
+    this.allocatedLevels = new Uint8Array(this.layout.capacity);
   }
 
-  /** Empty arrays for an empty graph of `layout.capacity` nodes. */
-  private allocate(layout: GraphLayout): void {
-    this.replaceMemory(layout);
-    this.levels = new Uint8Array(layout.capacity);
-    this.allocatedLevels = new Uint8Array(layout.capacity);
-  }
-
-  private replaceMemory(layout: GraphLayout): void {
+  /**
+   * A memory of its own for `wanted` nodes (or as many from `minimum` up as fit the limit) and `wantedUpper`
+   * upper slots; `move` then copies what the old memory held.
+   * @throws AxonError `CAPACITY_EXCEEDED`, changing nothing
+   */
+  private reallocate(wanted: number, wantedUpper: number, move: ((old: ArrayBuffer) => void) | undefined, minimum: number): void {
+    const layout = this.planFor(minimum, wanted, wantedUpper);
+    const old = this.memory?.buffer;
     this.memory = createMemory(pagedBytes(layout.bytes) / WASM_PAGE_BYTES);
     this.kernel = instantiateKernel(this.memory);
     this.floats = new Float32Array(this.memory.buffer);
     this.ints = new Int32Array(this.memory.buffer);
     this.bytes = new Uint8Array(this.memory.buffer);
     this.layout = layout;
-    const { vectors, stride, rows, flags, visitMarks, capacity, layerZero, upperIndex, upperPool, frontier, nearest, buffer, pool, kept } = layout;
+    this.configure();
+    if (old !== undefined) move?.(old);
+  }
+
+  /** With a host: check that the graph still holds its region there (the host tells it of every move). */
+  private bind(): void {
+    const host = this.host;
+    if (host === undefined || host.space.shared.owner === this) return;
+    throw new AxonError('INTERNAL', 'This HNSW graph no longer holds its region in the vectors it reads: another graph was made over the same index.', {
+      component: this.component,
+      fix: 'Keep one HnswIndex.over() per VectorIndex, and stop using one that was replaced.',
+      details: { invariant: 'one-graph-per-vector-index' },
+    });
+  }
+
+  /** The host's row geometry, with the graph's region at 0: what sizes a region. */
+  private hostGeometry(): GraphHost {
+    return { base: 0, vectors: 0, stride: alignTo(this.dimensions * 4, 16) };
+  }
+
+  private configure(): void {
+    const { vectors, stride, rows, flags, visitMarks, capacity, layerZero, upperIndex, upperPool, frontier, nearest, buffer, pool, kept } = this.layout;
     this.kernel.hnsw_configure(
       vectors,
       stride,
@@ -615,6 +930,29 @@ export class HnswIndex {
       buffer,
       pool,
       kept,
+    );
+  }
+
+  /** A memory of its own laid out for `preferredRows` nodes, or as many from `rows` up as fit the limit. */
+  private planFor(rows: number, preferredRows: number, upperSlots?: number): GraphLayout {
+    const limit = this.options.memoryLimitBytes;
+    const m = this.options.m;
+    const plan = (capacity: number) => planGraph(capacity, this.dimensions, m, Math.max(upperSlots ?? 0, upperSlotsFor(capacity, m)));
+    const planned = planWithinLimit(rows, preferredRows, plan, limit);
+    if (planned) return planned;
+    throw this.capacityError(rows, pagedBytes(plan(rows).bytes), limit);
+  }
+
+  private capacityError(nodes: number, neededBytes: number, limit: number): AxonError {
+    const what = this.host ? ', with the vectors they read,' : '';
+    return new AxonError(
+      'CAPACITY_EXCEEDED',
+      `${nodes.toLocaleString('en')} HNSW ${nodes === 1 ? 'node' : 'nodes'} of ${this.dimensions} dimensions (m ${this.m})${what} need ${formatBytes(neededBytes, 2)} of WebAssembly memory, past this index's limit of ${formatBytes(limit, 2)} (one 32-bit WebAssembly memory addresses at most 4 GiB). Nothing was stored.`,
+      {
+        component: this.component,
+        fix: 'Split the collection across several stores, use fewer dimensions or a smaller m, or move it to a server store such as Qdrant.',
+        details: { nodes, dimensions: this.dimensions, m: this.m, neededBytes, limitBytes: limit },
+      },
     );
   }
 

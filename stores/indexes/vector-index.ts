@@ -58,6 +58,20 @@ export interface IndexSearchOptions {
 }
 
 /**
+ * Told how rows change, by an index that refers to this index's rows instead of keeping its own copy of
+ * the vectors (the HNSW graph of `FileStore`, see `HnswIndex.over`). Called synchronously, in order, while
+ * `insert` and `delete` run.
+ */
+export interface RowObserver {
+  /** The document with `id` is now stored at `row`: appended, or replacing an older version in place. */
+  rowStored(id: string, row: number): void;
+  /** The document at `row` is gone; the row is about to be reused by `rowMoved`, or dropped (it was the last). */
+  rowRemoved(row: number): void;
+  /** The document at row `from` (the last) now lives at row `to`. */
+  rowMoved(from: number, to: number): void;
+}
+
+/**
  * An in-memory exact cosine index: every vector is L2-normalised on insert into one contiguous
  * `Float32Array` (row-major, capacity doubling), so a search is one dot product per row and a bounded
  * top-K heap, with no allocation per vector. Documents live in a parallel array; ids map to rows.
@@ -78,6 +92,7 @@ export class VectorIndex {
   private readonly precision: VectorPrecision;
   /** Matching rows per filter (keyed by its JSON), valid for the current contents only. */
   private readonly filterCache = new Map<string, Int32Array>();
+  private observer: RowObserver | undefined;
 
   constructor(options: VectorIndexOptions = {}) {
     const parsed = parseOptions(vectorIndexOptionsSchema, options, 'vector-index');
@@ -111,6 +126,17 @@ export class VectorIndex {
       initialCapacity: this.capacity,
       quantization: this.precision === 'int8' ? 'int8' : 'none',
     });
+  }
+
+  /** The space holding the unit vectors (created for `dimensions` if the index has none yet), for an index that reads them in place. */
+  sharedVectors(dimensions: number): SimdVectorSpace {
+    this.setDimensions(dimensions);
+    return this.space!;
+  }
+
+  /** Tell `observer` of every row that changes from now on (one observer: a later call replaces it). */
+  observeRows(observer: RowObserver): void {
+    this.observer = observer;
   }
 
   /** Make room for `rows` documents in total, so a bulk load allocates once. */
@@ -174,15 +200,17 @@ export class VectorIndex {
     for (let position = 0; position < batch.documents.length; position++) {
       const document = batch.documents[position];
       const vector = batch.vectors.subarray(position * dimensions, (position + 1) * dimensions);
-      const row = this.rowById.get(document.id);
+      let row = this.rowById.get(document.id);
       if (row === undefined) {
-        this.rowById.set(document.id, this.documents.length);
+        row = this.documents.length;
+        this.rowById.set(document.id, row);
         this.documents.push(document);
         space.append(vector);
       } else {
         this.documents[row] = document;
         space.set(row, vector);
       }
+      this.observer?.rowStored(document.id, row);
     }
   }
 
@@ -198,10 +226,12 @@ export class VectorIndex {
       const row = this.rowById.get(id);
       if (row === undefined) continue;
       const last = this.documents.length - 1;
+      this.observer?.rowRemoved(row);
       if (row !== last) {
         const moved = this.documents[last];
         this.documents[row] = moved;
         this.rowById.set(moved.id, row);
+        this.observer?.rowMoved(last, row);
       }
       this.space!.swapRemove(row);
       this.documents.pop();
@@ -266,6 +296,13 @@ export class VectorIndex {
     return this.space!.search(query, options.topK, candidates, count);
   }
 
+  /** Copies of the documents at `hits.rows` (stored rows), with the scores given, in that order: what `search` returns for them. */
+  documentsAt(hits: SearchHits): Document[] {
+    const results: Document[] = new Array(hits.rows.length);
+    for (let rank = 0; rank < hits.rows.length; rank++) results[rank] = this.materialise(hits.rows[rank], hits.scores[rank]);
+    return results;
+  }
+
   /** The stored document at a row, not copied: for stores that persist the index. */
   storedDocumentAt(row: number): Document {
     return this.documents[row];
@@ -324,6 +361,11 @@ export class VectorIndex {
     const query = new Float32Array(dimensions ?? 0);
     writeUnitVector(vector, dimensions, query, 0, this.component, 'query vector');
     return query;
+  }
+
+  /** `unitQuery`, written into the first values of `target` (which must have room for them) instead of a new array. */
+  unitQueryInto(vector: Vector, target: Float32Array): void {
+    writeUnitVector(vector, this.fixedDimensions ?? (isArrayLike(vector) ? vector.length : undefined), target, 0, this.component, 'query vector');
   }
 
   private materialise(row: number, score: number): Document {

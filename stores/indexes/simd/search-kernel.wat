@@ -751,7 +751,7 @@
   (func (export "hnsw_search")
     (param $query i32) (param $entry i32) (param $top_level i32) (param $ef i32) (param $live_only i32)
     (param $rescore i32) (param $exact i32) (result i32)
-    (local $found i32) (local $count i32) (local $index i32) (local $hole i32) (local $entry_bits i64) (local $score f64) (local $row i32)
+    (local $found i32)
     (block $descended
       (loop $descend
         (br_if $descended (i32.le_s (local.get $top_level) (i32.const 0)))
@@ -760,7 +760,17 @@
         (br $descend)))
     (local.set $found (call $search_layer (local.get $query) (local.get $entry) (local.get $ef) (i32.const 0) (local.get $live_only)))
     (call $sort_nearest (local.get $found))
-    (local.set $count (select (local.get $rescore) (local.get $found) (i32.lt_u (local.get $rescore) (local.get $found))))
+    (call $rescore (local.get $query) (select (local.get $rescore) (local.get $found) (i32.lt_u (local.get $rescore) (local.get $found))) (local.get $exact))
+    (local.get $found))
+
+  ;; Score the first `count` nodes of the nearest region again exactly (float64, as score_f64), writing the
+  ;; scores to `exact`, and sort those entries by them, ties to the lower row. The entries past `count`
+  ;; are left as they are: after a search, in float32 order, so a larger `count` re-scores a larger prefix.
+  (func (export "hnsw_rescore") (param $query i32) (param $count i32) (param $exact i32)
+    (call $rescore (local.get $query) (local.get $count) (local.get $exact)))
+
+  (func $rescore (param $query i32) (param $count i32) (param $exact i32)
+    (local $index i32) (local $hole i32) (local $entry_bits i64) (local $score f64) (local $row i32)
     (local.set $index (i32.const 0))
     (block $scored
       (loop $next
@@ -799,8 +809,7 @@
         (i64.store (i32.add (global.get $graph_nearest) (i32.shl (local.get $hole) (i32.const 3))) (local.get $entry_bits))
         (f64.store (i32.add (local.get $exact) (i32.shl (local.get $hole) (i32.const 3))) (local.get $score))
         (local.set $index (i32.add (local.get $index) (i32.const 1)))
-        (br $next)))
-    (local.get $found))
+        (br $next))))
 
   ;; Whether (left_score, left_row) ranks below (right_score, right_row): a lower score, or the same and a higher row.
   (func $exact_worse (param $left_score f64) (param $left_row i32) (param $right_score f64) (param $right_row i32) (result i32)

@@ -23,6 +23,9 @@ export interface SpaceLayout {
   readonly vectors: number;
   /** Int8 codes, interleaved by blocks of four rows: see `codeOffset`. */
   readonly codes: number;
+  /** The region another index keeps in this memory (an `HnswIndex` over these rows), `tenantBytes` long. */
+  readonly tenant: number;
+  readonly tenantBytes: number;
   /** Total size, with slack so that no pointer the kernel forms reaches 2^32 and wraps. */
   readonly bytes: number;
 }
@@ -32,7 +35,7 @@ export interface SpaceLayout {
  * a bigger memory: the heap, the candidate list and the exact scores hold at most every row. That costs
  * 20 to 24 bytes a row, about 1.5% of a 384-dimension float row.
  */
-export function planLayout(rows: number, dimensions: number, int8: boolean): SpaceLayout {
+export function planLayout(rows: number, dimensions: number, int8: boolean, tenantBytes = 0): SpaceLayout {
   const capacity = Math.ceil(Math.max(rows, 1) / 4) * 4;
   const floatStride = alignTo(dimensions * 4, 16);
   const codeStride = int8 ? alignTo(dimensions, 16) : 0;
@@ -48,6 +51,7 @@ export function planLayout(rows: number, dimensions: number, int8: boolean): Spa
   const scales = take(int8 ? capacity * 4 : 0);
   const vectors = take(capacity * floatStride);
   const codes = take(capacity * codeStride);
+  const tenant = take(tenantBytes);
   return {
     capacity,
     floatStride,
@@ -61,6 +65,8 @@ export function planLayout(rows: number, dimensions: number, int8: boolean): Spa
     scales,
     vectors,
     codes,
+    tenant,
+    tenantBytes,
     bytes: regions.end + 64,
   };
 }
@@ -71,7 +77,7 @@ export interface GraphLayout {
   readonly capacity: number;
   /** Slots of the upper-layer pool (a count and m neighbours per list). */
   readonly upperCapacity: number;
-  /** Bytes from one vector to the next: the dimensions rounded up to 16 floats, zero-padded. */
+  /** Bytes from one vector to the next: the dimensions rounded up to 16 floats (zero-padded), or the host's stride. */
   readonly stride: number;
   readonly query: number;
   /** Scratch lists of 2m + 1 entries: a node's unvisited neighbours (i32), a pool being pruned (node, score), the nodes kept (i32). */
@@ -106,11 +112,24 @@ export function upperSlotsFor(capacity: number, m: number): number {
   return Math.ceil((2 * capacity * (m + 1)) / (m - 1)) + 256 * (m + 1);
 }
 
-/** Plan an HNSW graph's memory for `capacity` nodes and `upperCapacity` upper-layer slots. */
-export function planGraph(capacity: number, dimensions: number, m: number, upperCapacity = upperSlotsFor(capacity, m)): GraphLayout {
-  const stride = alignTo(dimensions * 4, 64);
+/** The vectors a graph reads in another's memory (a `SimdVectorSpace`'s rows), and where its own regions begin there. */
+export interface GraphHost {
+  /** Byte address of the graph's first region (64-byte aligned). */
+  readonly base: number;
+  /** Byte address of row 0 and the bytes from one row to the next (a multiple of 16). */
+  readonly vectors: number;
+  readonly stride: number;
+}
+
+/**
+ * Plan an HNSW graph's memory for `capacity` nodes and `upperCapacity` upper-layer slots: its own memory
+ * (vectors included, `bytes` the whole memory), or, with a `host`, the graph's regions from `host.base` in
+ * the host's memory, reading the host's vectors (`bytes` then the length of the graph's block).
+ */
+export function planGraph(capacity: number, dimensions: number, m: number, upperCapacity = upperSlotsFor(capacity, m), host?: GraphHost): GraphLayout {
+  const stride = host ? host.stride : alignTo(dimensions * 4, 64);
   const list = 2 * m + 1;
-  const regions = regionAllocator();
+  const regions = regionAllocator(host?.base ?? 0);
   const take = regions.take;
   const query = take(stride);
   const buffer = take(list * 4);
@@ -124,7 +143,7 @@ export function planGraph(capacity: number, dimensions: number, m: number, upper
   const upperPool = take(upperCapacity * 4);
   const frontier = take(capacity * 8);
   const nearest = take(capacity * 8);
-  const vectors = take(capacity * stride);
+  const vectors = host ? host.vectors : take(capacity * stride);
   return {
     capacity,
     upperCapacity,
@@ -142,7 +161,7 @@ export function planGraph(capacity: number, dimensions: number, m: number, upper
     frontier,
     nearest,
     vectors,
-    bytes: regions.end + 64,
+    bytes: host ? regions.end - host.base : regions.end + 64,
   };
 }
 
@@ -163,8 +182,8 @@ export function alignTo(value: number, alignment: number): number {
  * Hands out regions of one memory in order, each starting on a 64-byte cache line; `end` is the first byte
  * after the last region. Both `planLayout` and the HNSW graph's planner lay out their memory with it.
  */
-export function regionAllocator(): { take(size: number): number; readonly end: number } {
-  let offset = 0;
+export function regionAllocator(start = 0): { take(size: number): number; readonly end: number } {
+  let offset = start;
   return {
     take(size: number): number {
       const start = offset;

@@ -62,6 +62,8 @@ export interface SearchKernel {
    * re-scored in float64 into `exact` and re-sorted by those scores. Returns how many nodes were found.
    */
   hnsw_search(query: number, entry: number, topLevel: number, ef: number, liveOnly: number, rescore: number, exact: number): number;
+  /** HNSW: re-score the first `count` entries of the nearest region in float64 into `exact` and sort them by those scores (ties to the lower row). */
+  hnsw_rescore(query: number, count: number, exact: number): void;
   /** HNSW: link `node` (vector stored, lists empty) into levels `level`..0, from `entry` on `topLevel`, with `ef` candidates a level. */
   hnsw_link(node: number, level: number, entry: number, topLevel: number, ef: number): void;
   /** HNSW: unlink `node` (flagged 2) from levels 0..level, giving each neighbour that linked to it a replacement among its neighbours. */

@@ -3,7 +3,8 @@ import { decodeHnsw } from '../../../stores/indexes/hnsw-index-format.ts';
 import { HnswIndex } from '../../../stores/indexes/hnsw-index.ts';
 import { createMemory, instantiateKernel } from '../../../stores/indexes/simd/wasm-runtime.ts';
 import { ScoredHeap } from '../../../stores/indexes/top-k-heap.ts';
-import { scanTopK } from '../../../stores/indexes/vector-index.ts';
+import { scanTopK, VectorIndex } from '../../../stores/indexes/vector-index.ts';
+import type { Document } from '../../../src/document.ts';
 import { expectAxonError, random } from '../support.ts';
 
 function unitVectors(count: number, dimensions: number, next: () => number): Float32Array {
@@ -407,6 +408,180 @@ describe('HnswIndex', () => {
     expect(index.search(vectorOf(1), 1).ids).toEqual(['doc1']);
     expectAxonError(() => HnswIndex.deserialize(index.serialize(), { memoryLimitBytes: limit / 2 }), 'CAPACITY_EXCEEDED');
     expect(HnswIndex.deserialize(index.serialize(), { memoryLimitBytes: limit }).size).toBe(stored);
+  });
+});
+
+function documents(prefix: string, vectors: Float32Array, dimensions: number, first = 0): Document[] {
+  return Array.from({ length: vectors.length / dimensions }, (_, row) => ({
+    id: `${prefix}${first + row}`,
+    content: '',
+    sourceType: 'test',
+    sourceName: 'test',
+    score: 0,
+    metadata: {},
+    embedding: vectors.subarray(row * dimensions, (row + 1) * dimensions),
+  }));
+}
+
+describe('HnswIndex.over (the vectors of a VectorIndex, read in place)', () => {
+  /** The same writes to a graph over a VectorIndex and to a graph with its own copy, in the order FileStore makes them. */
+  function twins(dimensions: number, m: number) {
+    const options = { dimensions, m, efConstruction: 40, rebuildRatio: 0.3, seed: 5 };
+    const vectors = new VectorIndex({ initialCapacity: 4 });
+    const over = HnswIndex.over(vectors, options);
+    const own = new HnswIndex({ ...options, initialCapacity: 4 });
+    return {
+      vectors,
+      over,
+      own,
+      /** Link a batch (staged in the shared memory), then store it, as a FileStore write does. */
+      add(batch: Document[]) {
+        const prepared = vectors.prepare(batch);
+        prepared.documents.forEach((document, position) => {
+          const vector = prepared.vectors.subarray(position * dimensions, (position + 1) * dimensions);
+          over.add(document.id, vector);
+          own.add(document.id, vector);
+        });
+        vectors.insert(prepared);
+      },
+      delete(ids: string[]) {
+        for (const id of ids) {
+          over.delete(id);
+          own.delete(id);
+        }
+        vectors.delete(ids);
+      },
+    };
+  }
+
+  it('builds the graph a copy of the vectors builds, follows the rows deletes move, and answers alike', () => {
+    for (const dimensions of [24, 64]) {
+      const next = random(40 + dimensions);
+      const { vectors, over, own, add, delete: remove } = twins(dimensions, 8);
+      add(documents('a', unitVectors(300, dimensions, next), dimensions));
+      // Deletes move the last rows into the holes; replacements and new ids reuse the free slots.
+      remove(Array.from({ length: 60 }, (_, index) => `a${index * 5}`));
+      add(documents('a', unitVectors(20, dimensions, next), dimensions, 1));
+      add(documents('b', unitVectors(150, dimensions, next), dimensions));
+      remove(['b3', 'a7', 'b149']);
+      expect(over.size).toBe(vectors.size);
+      expect(Buffer.from(over.serialize()).equals(Buffer.from(own.serialize()))).toBe(true);
+      for (let probe = 0; probe < 30; probe++) {
+        const query = unitVectors(1, dimensions, next);
+        const topK = 1 + (probe % 12);
+        const ef = topK + ((probe * 7) % 50);
+        expect(over.search(query, topK, { ef })).toEqual(own.search(query, topK, { ef }));
+        // searchRows: the exact scan over the walk's candidate rows, from one walk.
+        const candidates = own.search(query, ef, { ef }).ids.map((id) => vectors.rowOf(id)!);
+        const expected = vectors.searchRows(query, { topK, rows: Int32Array.from(candidates) });
+        const hits = over.searchRows((target) => vectors.unitQueryInto(query, target), topK, ef);
+        expect(Array.from(hits.rows)).toEqual(Array.from(expected.rows));
+        expect(Array.from(hits.scores)).toEqual(Array.from(expected.scores));
+      }
+    }
+  });
+
+  it('walks through a staged vector but returns it only once the index stores it', () => {
+    const dimensions = 16;
+    const next = random(50);
+    const vectors = new VectorIndex();
+    const graph = HnswIndex.over(vectors, { dimensions, m: 6, efConstruction: 32 });
+    const stored = vectors.prepare(documents('s', unitVectors(100, dimensions, next), dimensions));
+    stored.documents.forEach((document, position) => graph.add(document.id, stored.vectors.subarray(position * dimensions, (position + 1) * dimensions)));
+    vectors.insert(stored);
+    const staged = vectors.prepare(documents('new', unitVectors(1, dimensions, next), dimensions));
+    graph.add('new0', staged.vectors);
+    expect(graph.size).toBe(101);
+    expect(graph.search(staged.vectors, 5).ids).not.toContain('new0');
+    expect(graph.searchRows((target) => target.set(staged.vectors), 5, 20).rows.length).toBe(5);
+    vectors.insert(staged);
+    expect(graph.search(staged.vectors, 1).ids).toEqual(['new0']);
+    const hits = graph.searchRows((target) => target.set(staged.vectors), 1, 20);
+    expect(vectors.storedDocumentAt(hits.rows[0]).id).toBe('new0');
+    expect(hits.scores[0]).toBeCloseTo(1, 6);
+  });
+
+  it('keeps no copy of the vectors: one memory for both, about half the bytes of a graph with its own', () => {
+    const dimensions = 384;
+    const next = random(51);
+    const vectors = new VectorIndex({ initialCapacity: 500 });
+    const batch = vectors.prepare(documents('d', unitVectors(500, dimensions, next), dimensions));
+    vectors.insert(batch);
+    const graph = HnswIndex.over(vectors, { dimensions, m: 16, efConstruction: 32 });
+    for (let row = 0; row < vectors.size; row++) graph.addRow(vectors.storedDocumentAt(row).id, row);
+    const own = new HnswIndex({ dimensions, m: 16, efConstruction: 32, initialCapacity: 500 });
+    for (let row = 0; row < 500; row++) own.add(`d${row}`, batch.vectors.subarray(row * dimensions, (row + 1) * dimensions));
+    const space = vectors.sharedVectors(dimensions);
+    // The graph's region is part of the vectors' memory, sized for as many nodes as the rows that fit: 33
+    // neighbour slots a node and a few more words, no vector.
+    expect(graph.memoryBytes).toBeLessThan(space.capacity * (33 * 4 + 64) + 256 * 17 * 4);
+    expect(space.shared.tenantBytes).toBeGreaterThan(0);
+    expect(own.memoryBytes).toBeGreaterThan(500 * dimensions * 4);
+    expect(space.memoryBytes + graph.memoryBytes - space.shared.tenantBytes).toBeLessThan(
+      0.65 * (space.memoryBytes - space.shared.tenantBytes + own.memoryBytes),
+    );
+    // Growing the vectors moves the graph with them.
+    const more = vectors.prepare(documents('e', unitVectors(700, dimensions, next), dimensions));
+    more.documents.forEach((document, position) => graph.add(document.id, more.vectors.subarray(position * dimensions, (position + 1) * dimensions)));
+    vectors.insert(more);
+    for (const row of [0, 250, 499, 600, 1199]) {
+      const query = vectors.vectorAt(row).slice();
+      expect(graph.search(query, 1).ids).toEqual([vectors.storedDocumentAt(row).id]);
+    }
+  });
+
+  it('loads a saved graph over the vectors, deleting the nodes whose documents are gone', () => {
+    const dimensions = 12;
+    const next = random(52);
+    const { vectors, over, add, delete: remove } = twins(dimensions, 6);
+    add(documents('d', unitVectors(400, dimensions, next), dimensions));
+    remove(['d3', 'd17']);
+    const bytes = over.serialize({ vectors: 'deleted' });
+    // A new load of the store: the vectors again, without two more documents deleted since.
+    const reloaded = new VectorIndex();
+    reloaded.insert(reloaded.prepare([...vectors.documentsOfSource('test')].filter((document) => document.id !== 'd40' && document.id !== 'd41')));
+    const loaded = HnswIndex.deserialize(bytes, { over: reloaded });
+    expect(loaded.size).toBe(396);
+    expect(loaded.has('d40')).toBe(false);
+    for (let probe = 0; probe < 20; probe++) {
+      const query = unitVectors(1, dimensions, next);
+      const hits = loaded.searchRows((target) => reloaded.unitQueryInto(query, target), 10, 40);
+      expect(hits.rows.length).toBe(10);
+      expect(Array.from(hits.rows, (row) => reloaded.storedDocumentAt(row).id)).toEqual(loaded.search(query, 10, { ef: 40 }).ids);
+    }
+    expect(loaded.search(reloaded.vectorAt(reloaded.rowOf('d100')!), 1).ids).toEqual(['d100']);
+  });
+
+  it('refuses with CAPACITY_EXCEEDED when the vectors and the graph would pass one memory, storing nothing', () => {
+    const dimensions = 64;
+    const limit = 4 * 65_536;
+    // One memory now holds what two held (the vectors, and a graph with its copy of them): nearly as many
+    // documents as a graph alone held, the scan's scratch lists costing the difference.
+    const most = HnswIndex.maxNodes(dimensions, { m: 8, efConstruction: 32, memoryLimitBytes: limit, sharedWith: { int8: false } });
+    expect(most).toBeGreaterThan(0.9 * HnswIndex.maxNodes(dimensions, { m: 8, efConstruction: 32, memoryLimitBytes: limit }));
+    const vectors = new VectorIndex({ initialCapacity: 1 });
+    const graph = HnswIndex.over(vectors, { dimensions, m: 8, efConstruction: 32, memoryLimitBytes: limit });
+    const next = random(53);
+    const batch = vectors.prepare(documents('d', unitVectors(most + 50, dimensions, next), dimensions));
+    let linked = 0;
+    let refusal: unknown;
+    try {
+      for (; linked < batch.documents.length; linked++)
+        graph.add(batch.documents[linked].id, batch.vectors.subarray(linked * dimensions, (linked + 1) * dimensions));
+    } catch (error) {
+      refusal = error;
+    }
+    expectAxonError(
+      () => {
+        throw refusal;
+      },
+      'CAPACITY_EXCEEDED',
+      /Nothing was stored/,
+    );
+    expect(linked).toBeGreaterThan(most * 0.9);
+    expect(linked).toBeLessThanOrEqual(most);
+    expect(graph.size).toBe(linked);
+    expect(vectors.sharedVectors(dimensions).memoryBytes).toBeLessThanOrEqual(limit);
   });
 });
 
