@@ -7,6 +7,7 @@ import {
   alignTo,
   formatBytes,
   type GraphHost,
+  nodeWord,
   type GraphLayout,
   pagedBytes,
   planGraph,
@@ -188,14 +189,15 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     this.bytes = new Uint8Array(shared.buffer);
     const upper = Math.max(this.host!.upperWanted, upperSlotsFor(shared.capacity, this.m));
     this.layout = planGraph(shared.capacity, this.dimensions, this.m, upper, { base: shared.tenant, vectors: shared.vectors, stride: shared.stride });
-    this.configure();
     if (previous === undefined) {
       this.levels = new Uint8Array(this.layout.capacity);
       this.allocatedLevels = new Uint8Array(this.layout.capacity);
-      return;
+    } else {
+      this.moveRegions(old, previous);
+      this.resizeLevels();
     }
-    this.moveRegions(old, previous);
-    this.resizeLevels();
+    // After the copy, which brought the old visit marks along.
+    this.configure();
   }
 
   /**
@@ -321,11 +323,11 @@ export class HnswIndex implements RowObserver, SpaceTenant {
   compact(): void {
     if (this.freeSlots.length === 0) return;
     this.bind();
-    const { rows, flags, layerZero, upperIndex, upperPool, vectors, stride } = this.layout;
+    const { layerZero, upperIndex, upperPool, vectors, stride } = this.layout;
     const ints = this.ints;
     const renumbered = new Int32Array(this.nodes);
     let live = 0;
-    for (let node = 0; node < this.nodes; node++) renumbered[node] = this.bytes[flags + node] === 2 ? -1 : live++;
+    for (let node = 0; node < this.nodes; node++) renumbered[node] = this.flagOf(node) === 2 ? -1 : live++;
     /** Copy a list (count at `from` in `source`) to `to`, renumbered, without links to free slots. */
     const moveList = (source: Int32Array, from: number, to: number) => {
       const count = source[from];
@@ -352,16 +354,16 @@ export class HnswIndex implements RowObserver, SpaceTenant {
       this.levels[target] = level;
       this.allocatedLevels[target] = level;
       this.nodeIds[target] = this.nodeIds[node];
-      this.bytes[flags + target] = this.bytes[flags + node];
+      this.setFlag(target, this.flagOf(node));
       if (this.host === undefined) {
         // This index's own vectors sit at the row of their node: they move with it.
         this.bytes.copyWithin(vectors + target * stride, vectors + node * stride, vectors + (node + 1) * stride);
-        ints[rows / 4 + target] = target;
+        this.setRow(target, target);
       } else {
-        const row = ints[rows / 4 + node];
-        ints[rows / 4 + target] = row;
+        const row = this.rowOf(node);
+        this.setRow(target, row);
         // A staged node's row is not the index's yet; only stored rows are looked up by row.
-        if (this.bytes[flags + target] === 0) this.host.nodeOfRow[row] = target;
+        if (this.flagOf(target) === 0) this.host.nodeOfRow[row] = target;
       }
     }
     for (const [id, node] of this.nodeById) this.nodeById.set(id, renumbered[node]);
@@ -443,7 +445,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     assertEf(ef, this.component);
     if (this.host === undefined || this.size === 0) return { rows: new Int32Array(0), scores: new Float64Array(0) };
     this.bind();
-    const { query: target, nearest, frontier, rows } = this.layout;
+    const { query: target, nearest, frontier } = this.layout;
     write(new Float32Array(this.memory.buffer, target, this.dimensions));
     const candidates = Math.max(topK, ef);
     // The exact top K of the candidates is among the best topK + 16 by float32 score unless rounding could
@@ -458,8 +460,29 @@ export class HnswIndex implements RowObserver, SpaceTenant {
       if (!(this.floats64(frontier, count) > cut + bound)) this.kernel.hnsw_rescore(target, found, frontier);
     }
     const hits = { rows: new Int32Array(count), scores: new Float64Array(this.memory.buffer, frontier, count).slice() };
-    for (let rank = 0; rank < count; rank++) hits.rows[rank] = this.ints[rows / 4 + this.ints[nearest / 4 + 2 * rank]];
+    for (let rank = 0; rank < count; rank++) hits.rows[rank] = this.rowOf(this.ints[nearest / 4 + 2 * rank]);
     return hits;
+  }
+
+  /** The row of a node's vector, and its flag (0 live, 1 walked through but not returned, 2 unlinked): see `GraphLayout.nodes`. */
+  private rowOf(node: number): number {
+    return this.ints[this.layout.nodes / 4 + 2 * node] & 0x3fffffff;
+  }
+
+  private flagOf(node: number): number {
+    return this.ints[this.layout.nodes / 4 + 2 * node] >>> 30;
+  }
+
+  private setNode(node: number, row: number, flag: number): void {
+    this.ints[this.layout.nodes / 4 + 2 * node] = nodeWord(row, flag);
+  }
+
+  private setRow(node: number, row: number): void {
+    this.setNode(node, row, this.flagOf(node));
+  }
+
+  private setFlag(node: number, flag: number): void {
+    this.setNode(node, this.rowOf(node), flag);
   }
 
   /** The float64 at index `index` of the doubles from byte `address` (the kth exact score: index count - 1). */
@@ -473,9 +496,9 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     const node = this.nodeById.get(id);
     if (host === undefined || node === undefined) return;
     this.bind();
-    this.ints[this.layout.rows / 4 + node] = row;
+    this.setRow(node, row);
     this.nodeOfRowArray(row + 1)[row] = node;
-    this.bytes[this.layout.flags + node] = 0;
+    this.setFlag(node, 0);
   }
 
   /** RowObserver: the document at `row` is gone. A node still reading it (the graph was not told) is deleted. */
@@ -484,7 +507,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     if (host === undefined || row >= host.nodeOfRow.length) return;
     const node = host.nodeOfRow[row];
     host.nodeOfRow[row] = -1;
-    if (node < 0 || this.bytes[this.layout.flags + node] === 2) return;
+    if (node < 0 || this.flagOf(node) === 2) return;
     this.bind();
     this.unlink(node);
   }
@@ -497,7 +520,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     host.nodeOfRow[from] = -1;
     if (node < 0) return;
     this.bind();
-    this.ints[this.layout.rows / 4 + node] = to;
+    this.setRow(node, to);
     this.nodeOfRowArray(to + 1)[to] = node;
   }
 
@@ -516,7 +539,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
       });
     }
     this.bind();
-    const { vectors: vectorBase, stride, layerZero, flags, upperIndex, upperPool, rows } = this.layout;
+    const { vectors: vectorBase, stride, layerZero, upperIndex, upperPool } = this.layout;
     const listSlots = this.m + 1;
     const nodes = this.nodes;
     const levels = this.levels.subarray(0, nodes);
@@ -532,13 +555,13 @@ export class HnswIndex implements RowObserver, SpaceTenant {
       offset += slots;
     }
     const deleted = new Uint8Array(nodes);
-    for (let node = 0; node < nodes; node++) deleted[node] = this.bytes[flags + node] === 2 ? 1 : 0;
+    for (let node = 0; node < nodes; node++) deleted[node] = this.flagOf(node) === 2 ? 1 : 0;
     const vectors = new Float32Array(form === 'all' ? this.size * this.dimensions : 0);
     if (form === 'all') {
       let row = 0;
       for (let node = 0; node < nodes; node++) {
         if (deleted[node]) continue;
-        const start = (vectorBase + this.ints[rows / 4 + node] * stride) / 4;
+        const start = (vectorBase + this.rowOf(node) * stride) / 4;
         vectors.set(this.floats.subarray(start, start + this.dimensions), row++ * this.dimensions);
       }
     }
@@ -619,7 +642,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
       Math.max(1, nodes),
     );
     index.assertGraph(header.nodes, header.entryPoint, header.maxLevel, sections.levels, sections.deleted, sections.layerZero, sections.upperLayers);
-    const { vectors, stride, layerZero, rows, flags, upperIndex, upperPool } = index.layout;
+    const { vectors, stride, layerZero, upperIndex, upperPool } = index.layout;
     const { dimensions } = header;
     const floats = index.floats;
     const ints = index.ints;
@@ -632,8 +655,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     let offset = 0;
     for (let node = 0; node < nodes; node++) {
       ints[upperIndex / 4 + node] = offset;
-      ints[rows / 4 + node] = node;
-      index.bytes[flags + node] = sections.deleted[node] === 1 ? 2 : 0;
+      index.setNode(node, node, sections.deleted[node] === 1 ? 2 : 0);
       offset += sections.levels[node] * (header.m + 1);
     }
     index.nodeIds = header.ids;
@@ -662,7 +684,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
         const row = over!.rowOf(id);
         if (row === undefined) gone.push(node);
         else {
-          ints[rows / 4 + node] = row;
+          index.setRow(node, row);
           nodeOfRow[row] = node;
         }
       } else if (header.vectors === 'deleted') {
@@ -677,7 +699,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     index.freeSlots = Array.from(sections.order.subarray(live));
     // Nodes whose vectors are gone are deleted once every other vector is in place for the repairs, and all
     // are flagged first, so no repair reads a vector that is not there.
-    for (const node of gone) index.bytes[flags + node] = 2;
+    for (const node of gone) index.setFlag(node, 2);
     for (const node of gone) index.unlink(node);
     return index;
   }
@@ -698,17 +720,17 @@ export class HnswIndex implements RowObserver, SpaceTenant {
       this.upperUsed += level * (this.m + 1);
       this.allocatedLevels[node] = level;
     }
-    const { vectors, stride, rows, flags, layerZero, upperIndex, upperPool } = this.layout;
+    const { vectors, stride, layerZero, upperIndex, upperPool } = this.layout;
     const host = this.host;
     if (host === undefined) {
       this.floats.set(vector!, (vectors + node * stride) / 4);
-      this.ints[rows / 4 + node] = node;
-      this.bytes[flags + node] = 0;
+      this.setRow(node, node);
+      this.setFlag(node, 0);
     } else {
-      this.ints[rows / 4 + node] = row;
+      this.setRow(node, row);
       const stored = row < host.index.size;
       if (stored) this.nodeOfRowArray(row + 1)[row] = node;
-      this.bytes[flags + node] = stored ? 0 : 1;
+      this.setFlag(node, stored ? 0 : 1);
     }
     this.levels[node] = level;
     const list = layerZero / 4 + node * (this.maxLayerZero + 1);
@@ -732,13 +754,12 @@ export class HnswIndex implements RowObserver, SpaceTenant {
   /** Unlink a live node and free its slot; a new entry point when it was the entry. */
   private unlink(node: number): void {
     this.nodeById.delete(this.nodeIds[node]);
-    const { flags, rows } = this.layout;
     const host = this.host;
-    if (host !== undefined && this.bytes[flags + node] === 0) {
-      const row = this.ints[rows / 4 + node];
+    if (host !== undefined && this.flagOf(node) === 0) {
+      const row = this.rowOf(node);
       if (host.nodeOfRow[row] === node) host.nodeOfRow[row] = -1;
     }
-    this.bytes[flags + node] = 2;
+    this.setFlag(node, 2);
     const level = this.levels[node];
     this.kernel.hnsw_unlink(node, level);
     // Upper layers must not keep a link to the slot: the node that reuses it may not reach that level. They
@@ -772,11 +793,10 @@ export class HnswIndex implements RowObserver, SpaceTenant {
 
   /** The first live node of the highest level, or none. */
   private chooseEntryPoint(): void {
-    const flags = this.layout.flags;
     this.entryPoint = -1;
     this.maxLevel = -1;
     for (let node = 0; node < this.nodes; node++) {
-      if (this.bytes[flags + node] !== 2 && this.levels[node] > this.maxLevel) {
+      if (this.flagOf(node) !== 2 && this.levels[node] > this.maxLevel) {
         this.entryPoint = node;
         this.maxLevel = this.levels[node];
       }
@@ -851,8 +871,8 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     const bytes = this.bytes;
     // Strides do not change, so each region moves as one block.
     const copy = (from: number, to: number, length: number) => bytes.set(oldBytes.subarray(from, from + length), to);
-    copy(previous.rows, next.rows, this.nodes * 4);
-    copy(previous.flags, next.flags, this.nodes);
+    // Rows and flags; the visit marks with them are cleared by `configure`, which follows.
+    copy(previous.nodes, next.nodes, this.nodes * 8);
     copy(previous.layerZero, next.layerZero, this.nodes * (this.maxLayerZero + 1) * 4);
     copy(previous.upperIndex, next.upperIndex, this.nodes * 4);
     copy(previous.upperPool, next.upperPool, this.upperUsed * 4);
@@ -891,8 +911,8 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     this.ints = new Int32Array(this.memory.buffer);
     this.bytes = new Uint8Array(this.memory.buffer);
     this.layout = layout;
-    this.configure();
     if (old !== undefined) move?.(old);
+    this.configure();
   }
 
   /** With a host: check that the graph still holds its region there (the host tells it of every move). */
@@ -912,14 +932,12 @@ export class HnswIndex implements RowObserver, SpaceTenant {
   }
 
   private configure(): void {
-    const { vectors, stride, rows, flags, visitMarks, capacity, layerZero, upperIndex, upperPool, frontier, nearest, buffer, pool, kept } = this.layout;
+    const { vectors, stride, nodes, capacity, layerZero, upperIndex, upperPool, frontier, nearest, buffer, pool, kept } = this.layout;
     this.kernel.hnsw_configure(
       vectors,
       stride,
       this.dimensions,
-      rows,
-      flags,
-      visitMarks,
+      nodes,
       capacity,
       layerZero,
       this.m,

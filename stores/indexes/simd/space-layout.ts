@@ -80,16 +80,15 @@ export interface GraphLayout {
   /** Bytes from one vector to the next: the dimensions rounded up to 16 floats (zero-padded), or the host's stride. */
   readonly stride: number;
   readonly query: number;
-  /** Scratch lists of 2m + 1 entries: a node's unvisited neighbours (i32), a pool being pruned (node, score), the nodes kept (i32). */
+  /** Scratch lists of 2m + 1 entries: a node's unvisited neighbours (node, vector address), a pool being pruned (node, score), the nodes kept (i32). */
   readonly buffer: number;
   readonly pool: number;
   readonly kept: number;
-  /** Per node: the row of its vector (i32). */
-  readonly rows: number;
-  /** Per node (u8): 0 live, 1 walked through but not returned (deleted), 2 unlinked (a free slot). */
-  readonly flags: number;
-  /** One visit mark (i32) per node. */
-  readonly visitMarks: number;
+  /**
+   * Per node, 8 bytes: the row of its vector (bits 0-29) and its flag (bits 30-31: 0 live, 1 walked through
+   * but not returned, 2 unlinked, a free slot), then its visit mark (i32). See `nodeWord`.
+   */
+  readonly nodes: number;
   /** Per node: a count, then up to 2m neighbours (i32). */
   readonly layerZero: number;
   /** Per node: where its upper-layer lists start in the pool (i32 slot). */
@@ -101,6 +100,11 @@ export interface GraphLayout {
   readonly vectors: number;
   /** Total size, with slack so that no pointer the kernel forms reaches 2^32 and wraps. */
   readonly bytes: number;
+}
+
+/** The first word of a node's entry in `GraphLayout.nodes`: its row and its flag (0 live, 1 not returned, 2 unlinked). */
+export function nodeWord(row: number, flag: number): number {
+  return (row & 0x3fffffff) | (flag << 30);
 }
 
 /**
@@ -132,12 +136,10 @@ export function planGraph(capacity: number, dimensions: number, m: number, upper
   const regions = regionAllocator(host?.base ?? 0);
   const take = regions.take;
   const query = take(stride);
-  const buffer = take(list * 4);
+  const buffer = take(list * 8);
   const pool = take(list * 8);
   const kept = take(list * 4);
-  const rows = take(capacity * 4);
-  const flags = take(capacity);
-  const visitMarks = take(capacity * 4);
+  const nodes = take(capacity * 8);
   const layerZero = take(capacity * list * 4);
   const upperIndex = take(capacity * 4);
   const upperPool = take(upperCapacity * 4);
@@ -152,9 +154,7 @@ export function planGraph(capacity: number, dimensions: number, m: number, upper
     buffer,
     pool,
     kept,
-    rows,
-    flags,
-    visitMarks,
+    nodes,
     layerZero,
     upperIndex,
     upperPool,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { decodeHnsw } from '../../../stores/indexes/hnsw-index-format.ts';
 import { HnswIndex } from '../../../stores/indexes/hnsw-index.ts';
@@ -599,9 +600,8 @@ function kernelFixture(rows: number, dimensions: number, next: () => number) {
     outRows: stride + 4096,
     outScores: stride + 8192,
     entries: stride + 12_288,
-    rowTable: stride + 16_384,
-    flags: stride + 16_384 + align(rows * 4),
-    vectors: stride + 16_384 + align(rows * 4) + align(rows),
+    nodeTable: stride + 16_384,
+    vectors: stride + 16_384 + align(rows * 8),
   };
   const memory = createMemory(Math.ceil((layout.vectors + rows * stride + 64) / 65_536) + 1);
   const kernel = instantiateKernel(memory);
@@ -610,27 +610,11 @@ function kernelFixture(rows: number, dimensions: number, next: () => number) {
   const values = unitVectors(rows + 1, dimensions, next);
   floats.set(values.subarray(rows * dimensions), layout.query / 4);
   for (let row = 0; row < rows; row++) floats.set(values.subarray(row * dimensions, (row + 1) * dimensions), (layout.vectors + row * stride) / 4);
-  for (let row = 0; row < rows; row++) ints[layout.rowTable / 4 + row] = row;
-  // Only the vectors, the row table and the flags are read by what these tests call; the rest points at scratch past the vectors.
+  // Each node's 8-byte entry: its row (and flag 0, live), then its visit mark.
+  for (let row = 0; row < rows; row++) ints[layout.nodeTable / 4 + 2 * row] = row;
+  // Only the vectors and the node table are read by what these tests call; the rest points at scratch past the vectors.
   const scratch = layout.vectors + rows * stride;
-  kernel.hnsw_configure(
-    layout.vectors,
-    stride,
-    dimensions,
-    layout.rowTable,
-    layout.flags,
-    scratch,
-    0,
-    scratch,
-    m,
-    scratch,
-    scratch,
-    scratch,
-    scratch,
-    scratch,
-    scratch,
-    scratch,
-  );
+  kernel.hnsw_configure(layout.vectors, stride, dimensions, layout.nodeTable, rows, scratch, m, scratch, scratch, scratch, scratch, scratch, scratch, scratch);
   const rowAddress = (row: number) => layout.vectors + row * stride;
   /** The float64 dot product of two rows at byte addresses, and the sum of the absolute products (for the rounding bound). */
   const reference = (left: number, right: number) => {
@@ -785,6 +769,29 @@ describe('the HNSW walk in the kernel', () => {
     }
   });
 
+  it('links the graph the TypeScript implementation it replaced linked, list for list', () => {
+    // Digests of the levels, layer 0 and upper layers that the TypeScript insertion (before the kernel took
+    // over linking) built from these inputs, recorded from that implementation.
+    const recorded = [
+      { count: 1200, dimensions: 24, m: 8, digest: 'ba117386dbf4ea2c95a39d5f890a25064dd780083514644f2372a5352e7d4161' },
+      { count: 600, dimensions: 100, m: 16, digest: '004280bcf16197c77f3a84902c01a340945d1a5a9fbd574a6e8247ccb2db6359' },
+    ];
+    for (const { count, dimensions, m, digest } of recorded) {
+      const next = random(count + dimensions);
+      const index = new HnswIndex({ dimensions, m, efConstruction: 48, initialCapacity: 8 });
+      for (let row = 0; row < count; row++)
+        index.add(
+          `d${row}`,
+          Array.from({ length: dimensions }, () => next()),
+        );
+      const { sections } = decodeHnsw(index.serialize(), 'test');
+      const hash = createHash('sha256');
+      for (const part of [sections.levels, sections.layerZero, sections.upperLayers])
+        hash.update(new Uint8Array(part.buffer, part.byteOffset, part.byteLength));
+      expect(hash.digest('hex')).toBe(digest);
+    }
+  });
+
   it('scores rows as the JavaScript model of $dot_pair does, bit for bit', () => {
     for (const dimensions of [1, 3, 17, 384]) {
       const { kernel, floats, ints, stride, layout, rowAddress } = kernelFixture(20, dimensions, random(dimensions + 300));
@@ -859,7 +866,7 @@ describe('search-kernel.wasm HNSW exports', () => {
     expect(Array.from(ints.subarray(layout.outRows / 4, layout.outRows / 4 + kept))).toEqual([1, 2, 4]);
     expect(kernel.hnsw_select(0, layout.entries, 5, 1, layout.outRows)).toBe(1);
     // Rows are found through the row table: the same vectors under other node numbers give the same choice.
-    for (let node = 0; node < 5; node++) ints[layout.rowTable / 4 + node] = 4 - node;
+    for (let node = 0; node < 5; node++) ints[layout.nodeTable / 4 + 2 * node] = 4 - node;
     writeEntries(
       fixture,
       layout.entries,
