@@ -194,12 +194,12 @@ describe('FileStore ANN index', () => {
     await writer.close();
     // The writer replaced the generation-1 snapshot the reader's manifest names, and deleted it.
     expect((await readdir(directory)).filter((name) => name.startsWith('ann-index-'))).toEqual([(await annEntry(writer)).file]);
-    const links = vi.spyOn(HnswIndex.prototype, 'add');
+    const links = [vi.spyOn(HnswIndex.prototype, 'add'), vi.spyOn(HnswIndex.prototype, 'addRow')];
     const warnings = vi.spyOn(process, 'emitWarning');
     const probe = clustered(50, 38, 'new')[7].embedding!;
     expect((await reader.search(probe, { topK: 1 }))[0].id).toBe('new7');
     // Nothing linked again: the reader took the writer's graph, and with it the writer's documents.
-    expect(links).not.toHaveBeenCalled();
+    for (const link of links) expect(link).not.toHaveBeenCalled();
     expect(await reader.count()).toBe(150);
     expect(await reader.searchMethod()).toBe('ann');
     expect(warnings).not.toHaveBeenCalled();
@@ -340,8 +340,9 @@ describe('FileStore ANN index', () => {
     const probe = queries(1, 4)[0];
     const exact = (await store.search(probe, { topK: 20, exact: true })).map((document) => document.id);
     // A walk cut off from most of the graph (possible with a tiny m after many deletions) finds 3 nodes.
-    vi.spyOn(HnswIndex.prototype, 'search').mockReturnValue({ ids: exact.slice(0, 3), scores: new Float64Array(3) });
+    const walk = vi.spyOn(HnswIndex.prototype, 'searchRows').mockReturnValue({ rows: Int32Array.of(0, 1, 2), scores: new Float64Array(3) });
     expect((await store.search(probe, { topK: 20 })).map((document) => document.id)).toEqual(exact);
+    expect(walk).toHaveBeenCalled();
   });
 
   it('a graph first loaded by a search during a write includes that write', async () => {
