@@ -3,13 +3,15 @@
  *
  *   "AXHNSW03" | u32 header length | header JSON (UTF-8) | padding to 8 | sections, each padded to 8:
  *   levels (u8 per node) | deleted flags (u8 per node, 0 live or 1 a free slot) | vectors (f32, node-major) |
- *   layer 0 (i32) | upper layers (i32) | order (i32 per node)
+ *   layer 0 (i32) | upper layers (i32) | order (i32 per node) | rows (i32 per node)
  *
  * A deleted node is a free slot: unlinked from the graph, its id an empty string, no vector. The header's
  * `vectors` says which vectors the vectors section holds: `'all'` every live node's (in node order),
  * `'deleted'` none, for a caller that keeps the live vectors itself and supplies them on load (the name is
  * that of the version before, which kept deleted nodes' vectors). `order` lists the live nodes in the order
- * their ids were added, then the free slots in the order they are reused last to first.
+ * their ids were added, then the free slots in the order they are reused last to first. `rows` holds, per
+ * node, the row it read in the vectors of the index it was saved over (`HnswIndex.over`), or -1: a hint
+ * that a load over another copy of those vectors checks before it looks the id up.
  *
  * Typed arrays are written in the machine's byte order, which the header records; a file from a machine
  * of the other order is refused rather than misread.
@@ -33,10 +35,10 @@ const headerSchema = z.object({
   nodes: z.number().int().min(0),
   entryPoint: z.number().int().min(-1),
   maxLevel: z.number().int().min(-1),
-  ids: z.array(z.string()),
 });
 
-export type HnswHeader = z.output<typeof headerSchema>;
+/** The header; `ids` (one per node) is checked apart from the schema, by one loop rather than a schema pass over every id. */
+export type HnswHeader = z.output<typeof headerSchema> & { ids: string[] };
 
 /** The arrays of a graph of `header.nodes` nodes, sized exactly. Decoded `vectors` and `layerZero` may be views of the bytes read. */
 export interface HnswSections {
@@ -50,12 +52,14 @@ export interface HnswSections {
   upperLayers: Int32Array;
   /** Every node once: the live ones in the order their ids were added, then the free slots. */
   order: Int32Array;
+  /** Per node: the row it read when saved over a `VectorIndex`, or -1. */
+  rows: Int32Array;
 }
 
 /** Write a header and its sections into one buffer. */
 export function encodeHnsw(header: Omit<HnswHeader, 'version' | 'endianness'>, sections: HnswSections): Uint8Array {
   const headerBytes = new TextEncoder().encode(JSON.stringify({ version: 3, endianness: endianness(), ...header }));
-  const parts = [sections.levels, sections.deleted, sections.vectors, sections.layerZero, sections.upperLayers, sections.order].map(
+  const parts = [sections.levels, sections.deleted, sections.vectors, sections.layerZero, sections.upperLayers, sections.order, sections.rows].map(
     (array) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength),
   );
   let offset = padTo8(MAGIC.length + 4 + headerBytes.length);
@@ -91,9 +95,12 @@ export function decodeHnsw(bytes: Uint8Array, component: string): { header: Hnsw
   } catch {
     throw corrupt('the header is not JSON');
   }
-  const result = headerSchema.safeParse(parsed);
+  const { ids, ...rest } = (parsed !== null && typeof parsed === 'object' ? parsed : {}) as { ids?: unknown };
+  const result = headerSchema.strip().safeParse(rest);
   if (!result.success) throw corrupt(`the header is invalid (${result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')})`);
-  const header = result.data;
+  if (!Array.isArray(ids)) throw corrupt('the header is invalid (ids: expected an array)');
+  for (let node = 0; node < ids.length; node++) if (typeof ids[node] !== 'string') throw corrupt(`the header is invalid (ids.${node}: expected a string)`);
+  const header: HnswHeader = { ...result.data, ids: ids as string[] };
   if (header.endianness !== endianness()) throw corrupt(`it was written on a ${header.endianness} machine and this one is ${endianness()}`);
   if (header.ids.length !== header.nodes) throw corrupt(`it lists ${header.ids.length} ids for ${header.nodes} nodes`);
   let offset = padTo8(MAGIC.length + 4 + headerLength);
@@ -128,6 +135,7 @@ export function decodeHnsw(bytes: Uint8Array, component: string): { header: Hnsw
   for (let node = 0; node < nodes; node++) upperSlots += levels[node] * (header.m + 1);
   const upperLayers = ints(section(upperSlots * 4, 'upper layers'));
   const order = ints(section(nodes * 4, 'order'));
+  const rows = ints(section(nodes * 4, 'rows', true));
   if (offset !== bytes.length) throw corrupt(`it holds ${bytes.length} bytes where its sections end at ${offset}`);
   // Every node exactly once, the live ones first.
   const seen = new Uint8Array(nodes);
@@ -138,7 +146,7 @@ export function decodeHnsw(bytes: Uint8Array, component: string): { header: Hnsw
     if (deleted[node] !== (position < nodes - deletedCount ? 0 : 1))
       throw corrupt(`its order section lists node ${node} among the ${deleted[node] ? 'live' : 'free'} ones`);
   }
-  return { header, sections: { levels, deleted, vectors, layerZero, upperLayers, order } };
+  return { header, sections: { levels, deleted, vectors, layerZero, upperLayers, order, rows } };
 }
 
 function padTo8(length: number): number {

@@ -133,6 +133,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
   /** Upper-layer pool slots handed out: each allocation is L lists of m + 1 slots, from the end. */
   private upperUsed = 0;
   private nodeIds: string[] = [];
+  /** Without a host: the live node of each id, in the order the ids were added. With one, ids are looked up through the host (`nodeOf`). */
   private readonly nodeById = new Map<string, number>();
   /** Slots of deleted nodes, unlinked (flag 2), for the next adds: the last freed is reused first. */
   private freeSlots: number[] = [];
@@ -143,7 +144,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
    * With `over`: the index whose vectors the nodes read, its space (whose capacity is the graph's: a node
    * per row), the upper-pool slots the graph asks for, and the node at each row (-1: none).
    */
-  private host: { index: VectorIndex; space: SimdVectorSpace; upperWanted: number; nodeOfRow: Int32Array } | undefined;
+  private host: { index: VectorIndex; space: SimdVectorSpace; upperWanted: number; nodeOfRow: Int32Array; staged: Map<string, number> } | undefined;
 
   constructor(options: HnswIndexOptions, over?: VectorIndex, upperCapacity?: number, minimumCapacity = 1) {
     const parsed = parseOptions(hnswIndexOptionsSchema, options, typeof options?.component === 'string' ? options.component : 'hnsw-index');
@@ -161,7 +162,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
         });
       }
       const space = over.sharedVectors(parsed.dimensions);
-      this.host = { index: over, space, upperWanted: upperCapacity ?? 0, nodeOfRow: new Int32Array(0) };
+      this.host = { index: over, space, upperWanted: upperCapacity ?? 0, nodeOfRow: new Int32Array(0), staged: new Map() };
       // The graph's region is sized by the space's rows from now on: one plan for both, no spare memory
       // on one side that the other could not grow into.
       space.attach(this, parsed.memoryLimitBytes, minimumCapacity);
@@ -229,15 +230,16 @@ export class HnswIndex implements RowObserver, SpaceTenant {
   }
 
   has(id: string): boolean {
-    return this.nodeById.has(id);
+    return this.nodeOf(id) !== undefined;
   }
 
   /**
-   * The live ids, in the order they were added (an id added again counts as added last). Adds and deletes
-   * while iterating may renumber the graph: copy the ids first (`[...index.ids()]`) to change the index.
+   * The live ids, in the order they were added (an id added again counts as added last); with `over`, in
+   * the order of their nodes. Adds and deletes while iterating may renumber the graph: copy the ids first
+   * (`[...index.ids()]`) to change the index.
    */
   ids(): IterableIterator<string> {
-    return this.nodeById.keys();
+    return this.host === undefined ? this.nodeById.keys() : this.liveIds();
   }
 
   /**
@@ -251,7 +253,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     this.assertVector(vector, 'vector');
     this.bind();
     this.makeRoom();
-    const old = this.nodeById.get(id);
+    const old = this.nodeOf(id);
     if (old !== undefined) this.unlink(old);
     if (this.host === undefined) {
       this.insert(id, -1, vector);
@@ -280,7 +282,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     }
     this.bind();
     this.makeRoom();
-    const old = this.nodeById.get(id);
+    const old = this.nodeOf(id);
     if (old !== undefined) this.unlink(old);
     this.insert(id, row);
   }
@@ -367,6 +369,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
       }
     }
     for (const [id, node] of this.nodeById) this.nodeById.set(id, renumbered[node]);
+    if (this.host !== undefined) for (const [id, node] of this.host.staged) this.host.staged.set(id, renumbered[node]);
     this.nodeIds.length = live;
     this.nodes = live;
     this.upperUsed = upperUsed;
@@ -405,7 +408,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
 
   /** Remove an id; returns whether it was present. Unlinks its node at once (see the class); may renumber the graph (see `rebuildRatio`). */
   delete(id: string): boolean {
-    const node = this.nodeById.get(id);
+    const node = this.nodeOf(id);
     if (node === undefined) return false;
     this.bind();
     this.unlink(node);
@@ -493,9 +496,10 @@ export class HnswIndex implements RowObserver, SpaceTenant {
   /** RowObserver: the document of `id` is stored at `row`; its node (staged, or stored elsewhere before) reads it there now. */
   rowStored(id: string, row: number): void {
     const host = this.host;
-    const node = this.nodeById.get(id);
+    const node = host?.staged.get(id);
     if (host === undefined || node === undefined) return;
     this.bind();
+    host.staged.delete(id);
     this.setRow(node, row);
     this.nodeOfRowArray(row + 1)[row] = node;
     this.setFlag(node, 0);
@@ -567,10 +571,13 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     }
     const order = new Int32Array(nodes);
     let position = 0;
-    for (const node of this.nodeById.values()) order[position++] = node;
+    if (this.host === undefined) for (const node of this.nodeById.values()) order[position++] = node;
+    else for (let node = 0; node < nodes; node++) if (!deleted[node]) order[position++] = node;
     for (const node of this.freeSlots) order[position++] = node;
     const ids = this.nodeIds.slice(0, nodes);
     for (const node of this.freeSlots) ids[node] = '';
+    const rows = new Int32Array(nodes).fill(-1);
+    if (this.host !== undefined) for (let node = 0; node < nodes; node++) if (!deleted[node]) rows[node] = this.rowOf(node);
     const { dimensions, m, efConstruction, ef, seed } = this.options;
     return encodeHnsw(
       {
@@ -593,6 +600,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
         layerZero: this.ints.subarray(layerZero / 4, layerZero / 4 + nodes * (this.maxLayerZero + 1)),
         upperLayers,
         order,
+        rows,
       },
     );
   }
@@ -678,16 +686,22 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     for (let position = 0; position < live; position++) {
       const node = sections.order[position];
       const id = header.ids[node];
-      if (index.nodeById.has(id)) throw corruptData(component, `the id "${id}" belongs to two live nodes`);
-      index.nodeById.set(id, node);
       if (nodeOfRow !== undefined) {
-        const row = over!.rowOf(id);
+        // Ids are looked up through the host: no map of the graph's own, only the row of each node. The row
+        // saved is checked first: rows follow the order of the segments until deletes move some.
+        const hint = sections.rows[node];
+        const row = hint >= 0 && hint < over!.size && over!.storedDocumentAt(hint).id === id ? hint : over!.rowOf(id);
         if (row === undefined) gone.push(node);
+        else if (nodeOfRow[row] >= 0) throw corruptData(component, `the id "${id}" belongs to two live nodes`);
         else {
           index.setRow(node, row);
           nodeOfRow[row] = node;
         }
-      } else if (header.vectors === 'deleted') {
+        continue;
+      }
+      if (index.nodeById.has(id)) throw corruptData(component, `the id "${id}" belongs to two live nodes`);
+      index.nodeById.set(id, node);
+      if (header.vectors === 'deleted') {
         const vector = vectorOf!(id);
         if (vector === undefined) gone.push(node);
         else {
@@ -738,7 +752,8 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     const upper = upperPool / 4 + this.ints[upperIndex / 4 + node];
     this.ints.fill(0, upper, upper + level * (this.m + 1));
     this.nodeIds[node] = id;
-    this.nodeById.set(id, node);
+    if (host === undefined) this.nodeById.set(id, node);
+    else if (this.flagOf(node) === 1) host.staged.set(id, node);
     if (this.entryPoint < 0) {
       this.entryPoint = node;
       this.maxLevel = level;
@@ -753,9 +768,10 @@ export class HnswIndex implements RowObserver, SpaceTenant {
 
   /** Unlink a live node and free its slot; a new entry point when it was the entry. */
   private unlink(node: number): void {
-    this.nodeById.delete(this.nodeIds[node]);
     const host = this.host;
-    if (host !== undefined && this.flagOf(node) === 0) {
+    if (host === undefined) this.nodeById.delete(this.nodeIds[node]);
+    else if (this.flagOf(node) === 1) host.staged.delete(this.nodeIds[node]);
+    else if (this.flagOf(node) === 0) {
       const row = this.rowOf(node);
       if (host.nodeOfRow[row] === node) host.nodeOfRow[row] = -1;
     }
@@ -801,6 +817,22 @@ export class HnswIndex implements RowObserver, SpaceTenant {
         this.maxLevel = this.levels[node];
       }
     }
+  }
+
+  /** The live node of `id`: without a host from the graph's map; with one, a staged node by id, else the node at the id's row. */
+  private nodeOf(id: string): number | undefined {
+    const host = this.host;
+    if (host === undefined) return this.nodeById.get(id);
+    const staged = host.staged.get(id);
+    if (staged !== undefined) return staged;
+    const row = host.index.rowOf(id);
+    if (row === undefined || row >= host.nodeOfRow.length) return undefined;
+    const node = host.nodeOfRow[row];
+    return node >= 0 ? node : undefined;
+  }
+
+  private *liveIds(): IterableIterator<string> {
+    for (let node = 0; node < this.nodes; node++) if (this.flagOf(node) !== 2) yield this.nodeIds[node];
   }
 
   /** The host's row-to-node array, grown to at least `rows` entries. */
@@ -1001,7 +1033,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     }
   }
 
-  /** Refuse a decoded graph whose links point outside it, so a damaged file cannot crash a search. */
+  /** Refuse a decoded graph whose links point outside it, so a damaged file cannot crash a search. One pass over every list, no call per link. */
   private assertGraph(
     nodes: number,
     entryPoint: number,
@@ -1014,22 +1046,31 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     const corrupt = (problem: string) => corruptData(this.component, problem);
     if (entryPoint >= nodes || (entryPoint >= 0 && (deleted[entryPoint] || levels[entryPoint] !== maxLevel)) || (entryPoint < 0 && maxLevel !== -1))
       throw corrupt('its entry point is not its highest node');
-    const checkList = (list: Int32Array, offset: number, limit: number, where: string) => {
-      const count = list[offset];
-      if (count < 0 || count > limit) throw corrupt(`${where} has ${count} neighbours (at most ${limit})`);
-      for (let slot = 1; slot <= count; slot++)
-        if (list[offset + slot] < 0 || list[offset + slot] >= nodes) throw corrupt(`${where} links to a node that does not exist`);
+    /** The first list at or after `offset` (lists of `slots` entries, `count` of them) that is too long or links outside, or -1. */
+    const firstBad = (list: Int32Array, offset: number, count: number, slots: number): number => {
+      for (let at = offset, end = offset + count * slots; at < end; at += slots) {
+        const length = list[at];
+        // Unsigned comparisons take negative values as huge ones.
+        if (length >>> 0 > slots - 1) return at;
+        for (let slot = at + 1, last = at + length; slot <= last; slot++) if (list[slot] >>> 0 >= nodes) return at;
+      }
+      return -1;
     };
-    let upperOffset = 0;
+    const describe = (list: Int32Array, at: number, slots: number, where: string) => {
+      const length = list[at];
+      return corrupt(length >>> 0 > slots - 1 ? `${where} has ${length} neighbours (at most ${slots - 1})` : `${where} links to a node that does not exist`);
+    };
+    const layerSlots = this.maxLayerZero + 1;
+    const bad = firstBad(layerZero, 0, nodes, layerSlots);
+    if (bad >= 0) throw describe(layerZero, bad, layerSlots, `node ${bad / layerSlots} on layer 0`);
+    const upperSlots = this.options.m + 1;
+    const badUpper = firstBad(upperLayers, 0, upperLayers.length / upperSlots, upperSlots);
+    if (badUpper >= 0) throw describe(upperLayers, badUpper, upperSlots, 'a list above layer 0');
     let live = 0;
     for (let node = 0; node < nodes; node++) {
-      if (levels[node] > maxLevel && !deleted[node]) throw corrupt(`node ${node} is above the top level`);
-      if (!deleted[node]) live++;
-      checkList(layerZero, node * (this.maxLayerZero + 1), this.maxLayerZero, `node ${node} on layer 0`);
-      for (let level = 1; level <= levels[node]; level++) {
-        checkList(upperLayers, upperOffset, this.options.m, `node ${node} on layer ${level}`);
-        upperOffset += this.options.m + 1;
-      }
+      if (deleted[node]) continue;
+      live++;
+      if (levels[node] > maxLevel) throw corrupt(`node ${node} is above the top level`);
     }
     if (live > 0 && entryPoint < 0) throw corrupt('it has live nodes but no entry point');
   }

@@ -6,6 +6,7 @@ import { compileFilter, parseFilter, type Filter } from '../../src/filter/index.
 import { assertVector } from '../../src/runtime/embed.ts';
 import { assertTopK } from './arguments.ts';
 import { SimdVectorSpace } from './simd/simd-index.ts';
+import { alignTo, planGraph, upperSlotsFor } from './simd/space-layout.ts';
 import type { SearchHits } from './vector-scan.ts';
 
 export { scanTopK, type SearchHits } from './vector-scan.ts';
@@ -33,6 +34,15 @@ export const vectorIndexOptionsSchema = z
      * set is approximate (recall@50 measured at 1.000 on random and SciFact vectors). @default 'exact'
      */
     precision: vectorPrecisionSchema,
+    /**
+     * Plan room in the vectors' memory for an HNSW graph over them (`HnswIndex.over`) with this `m`, so the
+     * graph attaches without the vectors being copied into a larger memory (what `FileStore` with `ann`
+     * asks for). Until a graph attaches, the room costs address space, not memory.
+     */
+    reserveGraph: z
+      .object({ m: z.number().int().min(2).max(128) })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -90,6 +100,7 @@ export class VectorIndex {
   private fixedDimensions: number | undefined;
   private readonly filterCacheSize: number;
   private readonly precision: VectorPrecision;
+  private readonly reserveGraph: { m: number } | undefined;
   /** Matching rows per filter (keyed by its JSON), valid for the current contents only. */
   private readonly filterCache = new Map<string, Int32Array>();
   private observer: RowObserver | undefined;
@@ -100,6 +111,7 @@ export class VectorIndex {
     this.capacity = parsed.initialCapacity;
     this.filterCacheSize = parsed.filterCacheSize;
     this.precision = parsed.precision;
+    this.reserveGraph = parsed.reserveGraph;
   }
 
   /** How many documents the index holds. */
@@ -120,12 +132,19 @@ export class VectorIndex {
       });
     }
     this.fixedDimensions = dimensions;
-    this.space ??= new SimdVectorSpace({
-      dimensions,
-      component: this.component,
-      initialCapacity: this.capacity,
-      quantization: this.precision === 'int8' ? 'int8' : 'none',
-    });
+    if (this.space === undefined) {
+      this.space = new SimdVectorSpace({
+        dimensions,
+        component: this.component,
+        initialCapacity: this.capacity,
+        quantization: this.precision === 'int8' ? 'int8' : 'none',
+      });
+      const graph = this.reserveGraph;
+      if (graph !== undefined) {
+        const host = { base: 0, vectors: 0, stride: alignTo(dimensions * 4, 16) };
+        this.space.expectTenant((capacity) => planGraph(capacity, dimensions, graph.m, upperSlotsFor(capacity, graph.m), host).bytes);
+      }
+    }
   }
 
   /** The space holding the unit vectors (created for `dimensions` if the index has none yet), for an index that reads them in place. */

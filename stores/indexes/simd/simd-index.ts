@@ -96,6 +96,8 @@ export class SimdVectorSpace {
   private stagedRows = 0;
   /** The index that keeps a region in this memory, if any; and how often the memory was replaced. */
   private tenant: SpaceTenant | undefined;
+  /** The size of the region of a tenant expected to attach (`expectTenant`), planned until one does. */
+  private expected: ((capacity: number) => number) | undefined;
   private generation = 0;
 
   constructor(options: SimdVectorSpaceOptions) {
@@ -177,12 +179,31 @@ export class SimdVectorSpace {
     this.options.memoryLimitBytes = Math.min(limitBytes ?? previous.limit, previous.limit);
     try {
       const rows = Math.max(1, this.rowsHeld, minimumRows);
+      const { capacity, tenantBytes, bytes } = this.layout;
+      const needed = tenant.bytesFor(capacity);
+      if (rows <= capacity && needed <= tenantBytes && pagedBytes(bytes) <= this.options.memoryLimitBytes) {
+        // The region `expectTenant` reserved holds it: nothing moves. Its bytes may be those of a tenant
+        // dropped before; a tenant writes what it reads.
+        this.layout = { ...this.layout, tenantBytes: needed };
+        tenant.moved(this.memory.buffer);
+        return;
+      }
       this.resize(this.planFor(rows, Math.max(rows, this.layout.capacity)));
     } catch (error) {
       this.tenant = previous.tenant;
       this.options.memoryLimitBytes = previous.limit;
       throw error;
     }
+  }
+
+  /**
+   * Plan room for a tenant that will attach later (`bytesFor` sizes its region as `SpaceTenant.bytesFor`
+   * does), in this memory and in every one that replaces it until then, so that attaching copies nothing.
+   * Untouched, the region costs address space, not memory: pages are committed when first written.
+   */
+  expectTenant(bytesFor: (capacity: number) => number): void {
+    this.expected = bytesFor;
+    if (this.tenant === undefined) this.resize(this.planFor(Math.max(1, this.rowsHeld), this.layout.capacity));
   }
 
   /**
@@ -369,7 +390,8 @@ export class SimdVectorSpace {
   private planFor(rows: number, preferredRows: number): SpaceLayout {
     const int8 = this.quantization === 'int8';
     const limit = this.options.memoryLimitBytes;
-    const tenantBytes = (capacity: number) => this.tenant?.bytesFor(planLayout(capacity, this.dimensions, int8).capacity) ?? 0;
+    const sizer = this.tenant === undefined ? this.expected : (capacity: number) => this.tenant!.bytesFor(capacity);
+    const tenantBytes = (capacity: number) => sizer?.(planLayout(capacity, this.dimensions, int8).capacity) ?? 0;
     const plan = (capacity: number) => planLayout(capacity, this.dimensions, int8, tenantBytes(capacity));
     const planned = planWithinLimit(rows, preferredRows, plan, limit);
     if (planned) return planned;
