@@ -41,7 +41,10 @@ export const hnswIndexOptionsSchema = z
     ef: z.number().int().min(1).default(160),
     /** Seed of the level draws, so the same inserts build the same graph. @default 42 */
     seed: z.number().int().default(42),
-    /** Rebuild the graph without deleted nodes once they are this share of all nodes. @default 0.25 */
+    /**
+     * Renumber the graph without the free slots deletes leave once they are this share of all nodes (a pass
+     * over the links; no vector is linked again). Adds reuse free slots first. @default 0.25
+     */
     rebuildRatio: z.number().gt(0).max(1).default(0.25),
     /** Nodes allocated up front; the WebAssembly memory is rebuilt at twice the size when full. @default 1024 */
     initialCapacity: z.number().int().min(1).default(1024),
@@ -90,8 +93,8 @@ const RESCORE_MARGIN = 16;
  * in one call, and links a new node (its neighbour searches, the selection heuristic and the pruning of
  * the neighbours' lists) in another. The walk compares float32 scores; the hits returned are re-scored in
  * float64 (the scores `scanTopK` gives). Like `SimdVectorSpace`, the memory is replaced by a larger copy
- * when full, never grown in place. One memory holds at most 4 GiB: at m 32, about 670,000 vectors of 1536
- * dimensions or 2.3 million of 384 (`CAPACITY_EXCEEDED` past that).
+ * when full, never grown in place. One memory holds at most 4 GiB: at m 32, about 665,000 vectors of 1536
+ * dimensions or 2.3 million of 384, with their graph (`CAPACITY_EXCEEDED` past that; `HnswIndex.maxNodes`).
  *
  * `new HnswIndex(...)` keeps its own copy of the vectors. `HnswIndex.over(vectorIndex)` keeps none: its
  * regions go into the memory of the `VectorIndex`'s vectors and every node reads its document's row there,
@@ -649,7 +652,16 @@ export class HnswIndex implements RowObserver, SpaceTenant {
       sections.upperLayers.length + (MAX_LEVEL + 1) * (header.m + 1),
       Math.max(1, nodes),
     );
-    index.assertGraph(header.nodes, header.entryPoint, header.maxLevel, sections.levels, sections.deleted, sections.layerZero, sections.upperLayers);
+    index.assertGraph(
+      header.nodes,
+      header.entryPoint,
+      header.maxLevel,
+      sections.levels,
+      sections.deleted,
+      sections.layerZero,
+      sections.upperLayers,
+      sections.unlinkFree === true,
+    );
     const { vectors, stride, layerZero, upperIndex, upperPool } = index.layout;
     const { dimensions } = header;
     const floats = index.floats;
@@ -715,6 +727,14 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     // are flagged first, so no repair reads a vector that is not there.
     for (const node of gone) index.setFlag(node, 2);
     for (const node of gone) index.unlink(node);
+    // A version-2 file's free slots are its tombstones, still linked: unlinked now, as deletes now are.
+    if (sections.unlinkFree) {
+      for (const node of index.freeSlots) {
+        index.kernel.hnsw_unlink(node, index.levels[node]);
+        if (index.levels[node] > 0) index.removeUpperLinks(node, index.levels[node]);
+      }
+      if (index.entryPoint >= 0 && index.flagOf(index.entryPoint) === 2) index.chooseEntryPoint();
+    }
     return index;
   }
 
@@ -1042,9 +1062,12 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     deleted: Uint8Array,
     layerZero: Int32Array,
     upperLayers: Int32Array,
+    /** Version 2: the entry point may be a deleted node, still linked. */
+    deletedEntry = false,
   ): void {
     const corrupt = (problem: string) => corruptData(this.component, problem);
-    if (entryPoint >= nodes || (entryPoint >= 0 && (deleted[entryPoint] || levels[entryPoint] !== maxLevel)) || (entryPoint < 0 && maxLevel !== -1))
+    const entryDeleted = entryPoint >= 0 && deleted[entryPoint] === 1 && !deletedEntry;
+    if (entryPoint >= nodes || (entryPoint >= 0 && (entryDeleted || levels[entryPoint] !== maxLevel)) || (entryPoint < 0 && maxLevel !== -1))
       throw corrupt('its entry point is not its highest node');
     /** The first list at or after `offset` (lists of `slots` entries, `count` of them) that is too long or links outside, or -1. */
     const firstBad = (list: Int32Array, offset: number, count: number, slots: number): number => {

@@ -322,6 +322,45 @@ describe('HnswIndex', () => {
     expectAxonError(() => HnswIndex.deserialize(allLabel, { vectorOf }), 'STORE_CORRUPT', /vectors section/);
   });
 
+  it('reads the version-2 format, unlinking its tombstones as deletes now do', () => {
+    const next = random(14);
+    const dimensions = 8;
+    const vectors = unitVectors(300, dimensions, next);
+    const index = build(vectors, dimensions, { rebuildRatio: 0.9 });
+    const tombstones = [5, 17, 40, 41, 42, 200];
+    // Version 2 kept deleted nodes linked, as tombstones; one of them shares its id with a live node (replaced).
+    for (const form of ['all', 'deleted'] as const) {
+      const bytes = toVersion2(index.serialize(), tombstones, form, { 42: 'doc7' });
+      const vectorOf = (id: string) => vectors.subarray(Number(id.slice(3)) * dimensions, (Number(id.slice(3)) + 1) * dimensions);
+      const loaded = HnswIndex.deserialize(bytes, { vectorOf });
+      expect(loaded.size).toBe(294);
+      expect(loaded.tombstones).toBe(6);
+      expect(loaded.has('doc5')).toBe(false);
+      expect(loaded.has('doc7')).toBe(true);
+      for (let row = 0; row < 300; row += 9) {
+        const hits = loaded.search(vectors.subarray(row * dimensions, (row + 1) * dimensions), 10, { ef: 60 });
+        expect(hits.ids.some((id) => tombstones.includes(Number(id.slice(3))) && id !== 'doc7')).toBe(false);
+        if (!tombstones.includes(row)) expect(hits.ids[0]).toBe(`doc${row}`);
+      }
+      // Unlinked: no neighbour of a tombstone links back to it, and no list above layer 0 names it.
+      const { header, sections } = decodeHnsw(loaded.serialize(), 'test');
+      const slots = 2 * header.m + 1;
+      const layerZero = (node: number) => Array.from(sections.layerZero.subarray(node * slots + 1, node * slots + 1 + sections.layerZero[node * slots]));
+      for (const tombstone of tombstones) {
+        for (const neighbour of layerZero(tombstone)) if (!sections.deleted[neighbour]) expect(layerZero(neighbour)).not.toContain(tombstone);
+      }
+      for (let at = 0; at < sections.upperLayers.length; at += header.m + 1) {
+        const list = Array.from(sections.upperLayers.subarray(at + 1, at + 1 + sections.upperLayers[at]));
+        for (const tombstone of tombstones) expect(list).not.toContain(tombstone);
+      }
+      // Saved again, it is version 3, and the next add takes a freed slot.
+      expect(new TextDecoder().decode(loaded.serialize().subarray(0, 8))).toBe('AXHNSW03');
+      loaded.add('new', vectorOf('doc5'));
+      expect(loaded.tombstones).toBe(5);
+      expect(loaded.search(vectorOf('doc5'), 1).ids).toEqual(['new']);
+    }
+  });
+
   it('rejects wrong dimensions, NaN, bad topK and bad options', () => {
     const index = new HnswIndex({ dimensions: 3 });
     expectAxonError(() => index.add('a', [1, 0]), 'DIMENSION_MISMATCH');
@@ -728,6 +767,38 @@ function referenceSearch(bytes: Uint8Array, query: Float32Array, topK: number, e
   const exact = scanTopK(sections.vectors, dimensions, query, best, best.length, best.length);
   const nodeOfRow = (row: number) => vectorRow.indexOf(row);
   return { ids: Array.from(exact.rows, (row) => header.ids[nodeOfRow(row)]), scores: Array.from(exact.scores) };
+}
+
+/**
+ * A version-2 file ("AXHNSW02", the format before deletes unlinked their nodes) of the graph in version-3
+ * `bytes` (saved without deletes), with `tombstones` marked deleted but left linked, as version 2 kept
+ * them, and ids changed as `ids` says; the vectors section holds every node's vector (`all`) or the
+ * tombstones' (`deleted`). Checked against bytes the version-2 writer produced for the same graph.
+ */
+function toVersion2(bytes: Uint8Array, tombstones: number[], form: 'all' | 'deleted', ids: Record<number, string> = {}): Uint8Array {
+  const { header, sections } = decodeHnsw(bytes, 'test');
+  const deleted = new Uint8Array(header.nodes);
+  for (const node of tombstones) deleted[node] = 1;
+  const { version: _version, ...fields } = header;
+  const allIds = header.ids.map((id, node) => ids[node] ?? id);
+  const vectorOf = (node: number) => Array.from(sections.vectors.subarray(node * header.dimensions, (node + 1) * header.dimensions));
+  const vectors = form === 'all' ? sections.vectors : Float32Array.from([...tombstones].sort((left, right) => left - right).flatMap(vectorOf));
+  const json = new TextEncoder().encode(JSON.stringify({ version: 2, ...fields, vectors: form, ids: allIds }));
+  const parts = [sections.levels, deleted, vectors, sections.layerZero, sections.upperLayers].map(
+    (array) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength),
+  );
+  const pad = (length: number) => Math.ceil(length / 8) * 8;
+  let offset = pad(12 + json.length);
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + 8 + pad(part.length), offset));
+  out.set(new TextEncoder().encode('AXHNSW02'));
+  new DataView(out.buffer).setUint32(8, json.length, true);
+  out.set(json, 12);
+  for (const part of parts) {
+    new DataView(out.buffer).setFloat64(offset, part.length, true);
+    out.set(part, offset + 8);
+    offset += 8 + pad(part.length);
+  }
+  return out;
 }
 
 /** Unit vectors near one of `centres` random directions: structured data, with real near neighbours. */
