@@ -383,6 +383,22 @@ describe('FileStore ANN index', () => {
     expect(await fresh.deleteBySource('test', 'fits4')).toBe(1);
   });
 
+  it('shares the memory of int8 codes too: finds, deletes, reloads as with exact precision', async () => {
+    const directory = await temporaryDirectory();
+    const store = await open(directory, { precision: 'int8' });
+    const documents = clustered(600, 61);
+    for (let start = 0; start < 600; start += 150) await store.add(documents.slice(start, start + 150));
+    expect(await recallAgainstExact(store, queries(20, 62), 10)).toBeGreaterThanOrEqual(0.95);
+    expect(await store.deleteBySource('test', 'd5')).toBe(1);
+    for (const handle of [store, await open(directory, { precision: 'int8' })]) {
+      const probe = documents[9].embedding!;
+      const results = await handle.search(probe, { topK: 20 });
+      expect(results[0].id).toBe('d9');
+      expect(results[0].score).toBeCloseTo(1, 6);
+      expect(results.map((document) => document.id)).not.toContain('d5');
+    }
+  });
+
   it('rejects a bad ef and bad ann options with typed errors', async () => {
     const directory = await temporaryDirectory();
     const store = await open(directory);
