@@ -6,6 +6,8 @@
  *   npx tsx bench/vector-search.ts          # 100k × 384 and 10k × 1536 random, 200k × 384 structured, then SciFact
  *   npx tsx bench/vector-search.ts --quick  # 20k × 384 and 5k × 1536 random, 20k × 384 structured: a smoke run
  *   npx tsx bench/vector-search.ts --hnsw-budget=900   # seconds the ANN build may take (default 600)
+ *   npx tsx bench/vector-search.ts --ann-only [--corpus=latent|random|1536|scifact] [--count=N] [--no-churn]
+ *       # the ANN section alone: see `benchAnnOnly`
  *
  * Per corpus (random unit vectors, or structured ones from a 32-dimensional latent space, see
  * `latentWriter`), top-50, median CPU and wall milliseconds per query over interleaved rounds
@@ -44,6 +46,11 @@ const ROUNDS = 5;
 /** Queries timed for the slow peers (LangChain, LlamaIndex): each takes 100+ ms at 100k rows. */
 const SLOW_QUERIES = 5;
 const quick = process.argv.includes('--quick');
+const annOnly = process.argv.includes('--ann-only');
+/** A flag's value: `--name=value`. */
+function flag(name: string): string | undefined {
+  return process.argv.find((argument) => argument.startsWith(`--${name}=`))?.split('=')[1];
+}
 const hnswBudgetSeconds = Number(process.argv.find((argument) => argument.startsWith('--hnsw-budget='))?.split('=')[1] ?? (quick ? 30 : 600));
 /**
  * `random`: unit vectors uniform on the sphere, the worst case for a graph index (no neighbourhoods).
@@ -142,6 +149,11 @@ async function main(): Promise<void> {
   };
   for (const [name, peer] of Object.entries(peers)) console.log(`  ${name}: ${'module' in peer ? peer.version : `not available: ${peer.reason}`}`);
   console.log(`HNSW build budget ${hnswBudgetSeconds} s per corpus (--hnsw-budget=SECONDS).\n`);
+  if (annOnly) {
+    await benchAnnOnly(peers.hnswlib);
+    console.log(`load average ${formatLoad()} at the end`);
+    return;
+  }
   for (const corpus of corpora) await benchCorpus(corpus.count, corpus.dimensions, corpus.queries, corpus.structure, peers);
   await benchSciFact();
   console.log(`load average ${formatLoad()} at the end`);
@@ -443,6 +455,262 @@ async function buildAnnStoreWithinBudget(directory: string, documents: Document[
     store,
     summary: `FileStore add with ann ${formatSeconds(buildMs)} (${(buildMs / count).toFixed(2)} ms a document, graph build and snapshots included), graph snapshot ${(snapshot.bytes / 2 ** 20).toFixed(0)} MiB, open + first search (loads the graph) ${formatSeconds(openMs)}`,
   };
+}
+
+/**
+ * The ANN section alone (`--ann-only`), per corpus (`--corpus=latent` 200k × 384 structured, `random` 100k × 384,
+ * `1536` 10k × 1536 random, `scifact`; all four by default; `--count=N` changes the size of the synthetic ones):
+ * - builds, one thread each: hnswlib-node HierarchicalNSW (m 32, efConstruction 200), Axon's HnswIndex on its
+ *   own (the same settings), and a FileStore with `ann: { minDocuments: 0 }` in batches of 2,000 (graph,
+ *   segments and snapshots);
+ * - search, top 10 and top 50 at ef 160 and 400: FileStore.search through the graph (documents copied out)
+ *   and the bare HnswIndex.search, against hnswlib searchKnn with the same ef; recall against scanTopK;
+ * - memory: bytes a vector of the store's vectors and graph together (one memory) against the vectors plus a
+ *   graph of its own (the layout before the graph read the store's vectors), and the most documents one
+ *   WebAssembly memory holds either way;
+ * - churn (not with `--no-churn`): delete a random 10% of the HnswIndex and add as many new vectors, against
+ *   adding those vectors to an empty graph and to a graph built without the deleted ones; recall@10 after.
+ */
+async function benchAnnOnly(hnswlib: Peer<HnswlibModule>): Promise<void> {
+  const chosen = flag('corpus');
+  const count = flag('count') === undefined ? undefined : Number(flag('count'));
+  const all = [
+    { name: 'latent', count: 200_000, dimensions: 384, queries: 200, structure: 'latent' as const },
+    { name: 'random', count: 100_000, dimensions: 384, queries: 100, structure: 'random' as const },
+    { name: '1536', count: 10_000, dimensions: 1536, queries: 100, structure: 'random' as const },
+  ];
+  for (const corpus of all) {
+    if (chosen !== undefined && chosen !== corpus.name) continue;
+    const size = count ?? corpus.count;
+    const next = randomGenerator(size * 31 + corpus.dimensions + (corpus.structure === 'latent' ? 7 : 0));
+    const write = corpus.structure === 'random' ? (target: Float32Array) => writeRandomUnitVector(target, next) : latentWriter(corpus.dimensions, next);
+    const vectors = new Float32Array(size * corpus.dimensions);
+    for (let row = 0; row < size; row++) write(vectors.subarray(row * corpus.dimensions, (row + 1) * corpus.dimensions));
+    const queries = Array.from({ length: corpus.queries }, () => {
+      const query = new Float32Array(corpus.dimensions);
+      write(query);
+      return query;
+    });
+    const label = `${size.toLocaleString('en')} × ${corpus.dimensions}, ${corpus.structure === 'random' ? 'random' : 'structured (32-dimensional latent, 10% noise)'}`;
+    await annSection(label, vectors, corpus.dimensions, queries, hnswlib, () => {
+      const extra = new Float32Array(Math.round(size / 10) * corpus.dimensions);
+      for (let row = 0; row < extra.length / corpus.dimensions; row++) write(extra.subarray(row * corpus.dimensions, (row + 1) * corpus.dimensions));
+      return extra;
+    });
+  }
+  if (chosen === undefined || chosen === 'scifact') {
+    if (!existsSync(scifactFolder)) {
+      console.log(`SciFact not found at ${scifactFolder}; skipping it.`);
+      return;
+    }
+    const dataset = await loadBeir(scifactFolder);
+    const embedder = new LocalHashEmbeddings();
+    const vectors = new Float32Array(dataset.corpus.length * embedder.dimensions);
+    dataset.corpus.forEach((document, row) => vectors.set(embedder.embedOne(beirDocumentText(document)), row * embedder.dimensions));
+    const queries = dataset.queries.map((query) => embedder.embedOne(query.text));
+    await annSection(
+      `SciFact ${dataset.corpus.length.toLocaleString('en')} × ${embedder.dimensions} (LocalHashEmbeddings)`,
+      vectors,
+      embedder.dimensions,
+      queries,
+      hnswlib,
+    );
+  }
+}
+
+async function annSection(
+  label: string,
+  vectors: Float32Array,
+  dimensions: number,
+  queries: Float32Array[],
+  hnswlib: Peer<HnswlibModule>,
+  churnVectors?: () => Float32Array,
+): Promise<void> {
+  const count = vectors.length / dimensions;
+  const vectorOf = (row: number) => vectors.subarray(row * dimensions, (row + 1) * dimensions);
+  console.log(`## ANN: ${label}, ${queries.length} queries (load average ${formatLoad()})`);
+  const builds: string[][] = [];
+  const buildClock = (name: string, run: () => unknown) => {
+    const elapsed = startClock();
+    run();
+    const { cpuMs, wallMs } = elapsed();
+    builds.push([name, (cpuMs / 1000).toFixed(1), (wallMs / 1000).toFixed(1), (cpuMs / count).toFixed(3)]);
+    return cpuMs;
+  };
+  let graph: HierarchicalNsw | undefined;
+  let nativeMs = Number.NaN;
+  if ('module' in hnswlib) {
+    graph = new hnswlib.module.HierarchicalNSW('ip', dimensions);
+    const native = graph;
+    nativeMs = buildClock('hnswlib-node HierarchicalNSW', () => {
+      native.initIndex(count, 32, 200, 100);
+      for (let row = 0; row < count; row++) native.addPoint(Array.from(vectorOf(row)), row);
+    });
+  } else console.log(`hnswlib-node not available: ${hnswlib.reason}`);
+  const index = new HnswIndex({ dimensions, m: 32, efConstruction: 200, initialCapacity: count });
+  const axonMs = buildClock('Axon HnswIndex (its own vectors)', () => {
+    for (let row = 0; row < count; row++) index.add(`doc-${row}`, vectorOf(row));
+  });
+  const documents: Document[] = Array.from({ length: count }, (_, row) => ({
+    id: `doc-${row}`,
+    content: `Document ${row}`,
+    sourceType: 'bench',
+    sourceName: `source-${row % 1000}`,
+    score: 0,
+    metadata: { bucket: row % 100 },
+    embedding: vectorOf(row),
+  }));
+  const directory = await mkdtemp(join(tmpdir(), 'axon-bench-ann-'));
+  try {
+    const elapsed = startClock();
+    const built = await buildAnnStoreWithinBudget(join(directory, 'ann'), documents);
+    const { cpuMs, wallMs } = elapsed();
+    builds.push([
+      'Axon FileStore add with ann (graph, segments, snapshots; reopened)',
+      (cpuMs / 1000).toFixed(1),
+      (wallMs / 1000).toFixed(1),
+      (cpuMs / count).toFixed(3),
+    ]);
+    printTable(['build (m 32, efConstruction 200)', 'CPU s', 'wall s', 'CPU ms a vector'], builds);
+    console.log(`Axon HnswIndex build / hnswlib: ${(axonMs / nativeMs).toFixed(2)}×. ${built.summary}`);
+    const store = built.store;
+    const exact = new Map<number, Set<number>[]>();
+    for (const topK of [10, 50])
+      exact.set(
+        topK,
+        queries.map((query) => new Set(scanTopK(vectors, dimensions, query, null, count, topK).rows)),
+      );
+    const rowOf = (id: string) => Number(id.slice(4));
+    const rows: string[][] = [];
+    for (const topK of [10, 50]) {
+      for (const ef of [160, 400]) {
+        const methods: Method[] = [];
+        if (graph) {
+          const native = graph;
+          methods.push({
+            name: `hnswlib-node HierarchicalNSW, top ${topK}, ef ${ef}`,
+            run: (query) => {
+              native.setEf(ef);
+              return native.searchKnn(Array.from(query), topK).neighbors;
+            },
+          });
+        }
+        if (store)
+          methods.push({
+            name: `Axon FileStore.search (ann), top ${topK}, ef ${ef}`,
+            run: async (query) => (await store.search(query, { topK, ef })).map((document) => rowOf(document.id)),
+          });
+        methods.push({ name: `Axon HnswIndex.search, top ${topK}, ef ${ef}`, run: (query) => index.search(query, topK, { ef }).ids.map(rowOf) });
+        const recalls: number[] = [];
+        for (const method of methods) {
+          let found = 0;
+          for (const [position, query] of queries.entries())
+            for (const row of Array.from(await method.run(query))) if (exact.get(topK)![position].has(row)) found++;
+          recalls.push(found / (queries.length * topK));
+        }
+        const { cpu, wall } = await timeMethods(methods, queries);
+        methods.forEach((method, position) =>
+          rows.push([
+            method.name,
+            formatMs(cpu[position]),
+            formatMs(wall[position]),
+            graph ? (cpu[position] / cpu[0]).toFixed(2) : '-',
+            recalls[position].toFixed(4),
+            graph ? (recalls[position] - recalls[0]).toFixed(4) : '-',
+          ]),
+        );
+      }
+    }
+    printTable(['search', 'CPU ms/query', 'wall ms/query', '× hnswlib (CPU)', 'recall', 'recall − hnswlib'], rows);
+    annMemory(dimensions, count);
+    if (churnVectors !== undefined && !process.argv.includes('--no-churn')) annChurn(index, vectors, dimensions, queries, churnVectors());
+    await store?.close();
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+  console.log('');
+}
+
+/** Bytes a vector at `count` vectors: the store's vectors with the graph in their memory, against the vectors plus a graph with its own copy. */
+function annMemory(dimensions: number, count: number): void {
+  const shared = new VectorIndex();
+  shared.setDimensions(dimensions);
+  shared.reserve(count);
+  const graph = HnswIndex.over(shared, { dimensions, m: 32, efConstruction: 200 });
+  graph.reserve(count);
+  // The graph's region is inside the space's memory; what the graph holds outside it (levels, the row table) is added.
+  const space = shared.sharedVectors(dimensions);
+  const sharedBytes = space.memoryBytes + graph.memoryBytes - space.shared.tenantBytes;
+  const separateVectors = new VectorIndex();
+  separateVectors.setDimensions(dimensions);
+  separateVectors.reserve(count);
+  const separateGraph = new HnswIndex({ dimensions, m: 32, efConstruction: 200, initialCapacity: count });
+  const separateBytes = separateVectors.sharedVectors(dimensions).memoryBytes + separateGraph.memoryBytes;
+  const limit = { m: 32, efConstruction: 200, memoryLimitBytes: 2 ** 32 };
+  console.log(
+    `memory at ${count.toLocaleString('en')} × ${dimensions}, m 32: vectors and graph in one memory ${Math.round(sharedBytes / count)} bytes a vector (${(sharedBytes / 2 ** 20).toFixed(0)} MiB), against ${Math.round(separateBytes / count)} with the graph's own copy (${(separateBytes / 2 ** 20).toFixed(0)} MiB, two memories); the vectors alone ${dimensions * 4}. One 4 GiB memory holds ${HnswIndex.maxNodes(dimensions, { ...limit, sharedWith: { int8: false } }).toLocaleString('en')} documents with their graph (${HnswIndex.maxNodes(dimensions, { ...limit, sharedWith: { int8: true } }).toLocaleString('en')} with int8 codes); a graph with its own copy held ${HnswIndex.maxNodes(dimensions, limit).toLocaleString('en')}.`,
+  );
+}
+
+/** Delete a random 10% of `index` and add `extra` (as many) back: time and recall@10 against the other ways to get there. */
+function annChurn(index: HnswIndex, vectors: Float32Array, dimensions: number, queries: Float32Array[], extra: Float32Array): void {
+  const count = vectors.length / dimensions;
+  const churn = extra.length / dimensions;
+  const next = randomGenerator(churn * 7 + 3);
+  const order = Array.from({ length: count }, (_, row) => row);
+  for (let position = count - 1; position > 0; position--) {
+    const other = Math.floor((next() + 0.5) * (position + 1));
+    [order[position], order[other]] = [order[other], order[position]];
+  }
+  const deleted = new Set(order.slice(0, churn));
+  const extraOf = (row: number) => extra.subarray(row * dimensions, (row + 1) * dimensions);
+  const live = new Float32Array((count - churn + churn) * dimensions);
+  const liveIds: string[] = [];
+  for (let row = 0; row < count; row++) {
+    if (deleted.has(row)) continue;
+    live.set(vectors.subarray(row * dimensions, (row + 1) * dimensions), liveIds.length * dimensions);
+    liveIds.push(`doc-${row}`);
+  }
+  for (let row = 0; row < churn; row++) {
+    live.set(extraOf(row), liveIds.length * dimensions);
+    liveIds.push(`new-${row}`);
+  }
+  const recall = (graph: HnswIndex, ef: number) => {
+    let found = 0;
+    for (const query of queries) {
+      const truth = new Set(Array.from(scanTopK(live, dimensions, query, null, liveIds.length, 10).rows, (row) => liveIds[row]));
+      for (const id of graph.search(query, 10, { ef }).ids) if (truth.has(id)) found++;
+    }
+    return (found / (queries.length * 10)).toFixed(4);
+  };
+  const cpu = (run: () => void) => {
+    const elapsed = startClock();
+    run();
+    return elapsed().cpuMs;
+  };
+  const deleteMs = cpu(() => {
+    for (const row of deleted) index.delete(`doc-${row}`);
+  });
+  const addBackMs = cpu(() => {
+    for (let row = 0; row < churn; row++) index.add(`new-${row}`, extraOf(row));
+  });
+  const empty = new HnswIndex({ dimensions, m: 32, efConstruction: 200, initialCapacity: churn });
+  const emptyMs = cpu(() => {
+    for (let row = 0; row < churn; row++) empty.add(`new-${row}`, extraOf(row));
+  });
+  const fresh = new HnswIndex({ dimensions, m: 32, efConstruction: 200, initialCapacity: count });
+  const freshBuildMs = cpu(() => {
+    for (let row = 0; row < count; row++) if (!deleted.has(row)) fresh.add(`doc-${row}`, vectors.subarray(row * dimensions, (row + 1) * dimensions));
+  });
+  const freshAddMs = cpu(() => {
+    for (let row = 0; row < churn; row++) fresh.add(`new-${row}`, extraOf(row));
+  });
+  const churned = deleteMs + addBackMs;
+  console.log(
+    `churn: deleting ${churn.toLocaleString('en')} of ${count.toLocaleString('en')} took ${formatSeconds(deleteMs)} CPU, adding ${churn.toLocaleString('en')} new ones back ${formatSeconds(addBackMs)}: ${(churned / emptyMs).toFixed(2)}× adding them to an empty graph (${formatSeconds(emptyMs)}), ${(churned / freshAddMs).toFixed(2)}× adding them to a graph built without the deleted ones (${formatSeconds(freshAddMs)}; building that graph ${formatSeconds(freshBuildMs)}); free slots left ${index.tombstones}.`,
+  );
+  for (const ef of [40, 160])
+    console.log(`  recall@10 at ef ${ef}: after the churn ${recall(index, ef)}, a graph built without the deleted ones ${recall(fresh, ef)}`);
 }
 
 async function benchSciFact(): Promise<void> {

@@ -38,7 +38,7 @@ import {
 import type { Bm25Index } from '../indexes/bm25-index.ts';
 import { keywordIndexDisabled, keywordIndexOptionSchema, searchKeywordIndex } from '../indexes/keyword-index-support.ts';
 import { assertEf, assertIdList, assertSourceArguments, assertTopK } from '../indexes/arguments.ts';
-import { vectorPrecisionSchema, VectorIndex, type PreparedBatch, type VectorPrecision } from '../indexes/vector-index.ts';
+import { vectorPrecisionSchema, VectorIndex, type PreparedBatch, type VectorIndexOptions, type VectorPrecision } from '../indexes/vector-index.ts';
 
 export const fileStoreOptionsSchema = z
   .object({
@@ -146,7 +146,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     this.capabilities = Object.freeze({ keywordSearch: this.keywordIndexEnabled });
     this.keywordKind = parsed.keywordIndex === false ? undefined : keywordIndexKind(parsed.keywordIndex);
     this.ann = annSettings(parsed.ann);
-    this.annKind = this.ann === undefined ? undefined : annIndexKind(this.ann, NAME);
+    this.annKind = this.ann === undefined ? undefined : annIndexKind(this.ann, NAME, parsed.precision);
   }
 
   /**
@@ -494,9 +494,14 @@ export class FileStore implements VectorStore, KeywordSearchable {
     await Promise.all(replaced.map((file) => unlink(join(this.directory, file)).catch(() => undefined)));
   }
 
+  /** How a load builds the vector index: with room for the ANN graph in the vectors' memory when the store keeps one. */
+  private vectorOptions(): VectorIndexOptions {
+    return { component: NAME, precision: this.precision, reserveGraph: this.ann === undefined ? undefined : { m: this.ann.m } };
+  }
+
   private async ready(): Promise<LoadedState> {
     if (this.state) return this.state;
-    this.loading ??= loadState(this.directory, this.precision).finally(() => (this.loading = undefined));
+    this.loading ??= loadState(this.directory, this.vectorOptions()).finally(() => (this.loading = undefined));
     const state = await this.loading;
     this.state ??= state;
     return this.state;
@@ -534,7 +539,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
           onDisk = emptyManifest();
           await writeManifest(this.directory, onDisk);
         }
-        if (!this.state || onDisk.generation !== this.state.manifest.generation) this.state = await loadState(this.directory, this.precision, onDisk);
+        if (!this.state || onDisk.generation !== this.state.manifest.generation) this.state = await loadState(this.directory, this.vectorOptions(), onDisk);
         // Built now, while the index is still as loaded (see `loadedState`).
         void this.state.segmentOfId;
         if (!this.orphansRemoved) {
@@ -650,14 +655,14 @@ function withTombstones(state: LoadedState, ids: readonly string[]): Manifest {
  * process that compacts and deletes a segment; if a listed segment is missing and the manifest moved on,
  * the load starts again.
  */
-async function loadState(directory: string, precision: VectorPrecision, given?: Manifest | null): Promise<LoadedState> {
+async function loadState(directory: string, vectorOptions: VectorIndexOptions, given?: Manifest | null): Promise<LoadedState> {
   for (let attempt = 0; ; attempt++) {
     const read =
       given === undefined || attempt > 0
         ? await readManifest(directory, NAME).catch((error) => Promise.reject(AxonError.isInstance(error) ? error : ioError(directory, error)))
         : given;
     const manifest = read ?? emptyManifest();
-    const index = new VectorIndex({ component: NAME, precision });
+    const index = new VectorIndex(vectorOptions);
     // A segment's kept rows are appended together, and its dropped rows are filled from its own last rows, so
     // each segment ends up as one run of rows: `segmentOfId` is built from those runs when first needed.
     const runs: { file: string; end: number }[] = [];

@@ -1,11 +1,21 @@
 /**
  * The binary form of `HnswIndex` (see hnsw-index.ts): what `serialize` writes and `deserialize` reads.
  *
- *   "AXHNSW02" | u32 header length | header JSON (UTF-8) | padding to 8 | sections, each padded to 8:
- *   levels (u8 per node) | deleted flags (u8 per node, 0 or 1) | vectors (f32, node-major) | layer 0 (i32) | upper layers (i32)
+ *   "AXHNSW03" | u32 header length | header JSON (UTF-8) | padding to 8 | sections, each padded to 8:
+ *   levels (u8 per node) | deleted flags (u8 per node, 0 live or 1 a free slot) | vectors (f32, node-major) |
+ *   layer 0 (i32) | upper layers (i32) | order (i32 per node) | rows (i32 per node)
  *
- * The header's `vectors` says which nodes the vectors section holds: `'all'` every node's, `'deleted'` only
- * the deleted nodes' (in node order), for a caller that keeps the live vectors itself and supplies them on load.
+ * A deleted node is a free slot: unlinked from the graph, its id an empty string, no vector. The header's
+ * `vectors` says which vectors the vectors section holds: `'all'` every live node's (in node order),
+ * `'deleted'` none, for a caller that keeps the live vectors itself and supplies them on load (the name is
+ * that of the version before, which kept deleted nodes' vectors). `order` lists the live nodes in the order
+ * their ids were added, then the free slots in the order they are reused last to first. `rows` holds, per
+ * node, the row it read in the vectors of the index it was saved over (`HnswIndex.over`), or -1: a hint
+ * that a load over another copy of those vectors checks before it looks the id up.
+ *
+ * Version 2 ("AXHNSW02", without the order and rows sections) is read too: its deleted nodes were
+ * tombstones, still linked, whose vectors it may hold; they are decoded as free slots with `unlinkFree` set,
+ * for the loader to unlink them, and their ids as empty strings.
  *
  * Typed arrays are written in the machine's byte order, which the header records; a file from a machine
  * of the other order is refused rather than misread.
@@ -14,10 +24,11 @@ import { endianness } from 'node:os';
 import { z } from 'zod';
 import { AxonError } from '../../src/errors.ts';
 
-const MAGIC = 'AXHNSW02';
+const MAGIC = 'AXHNSW03';
+const MAGIC_V2 = 'AXHNSW02';
 
 const headerSchema = z.object({
-  version: z.literal(2),
+  version: z.union([z.literal(2), z.literal(3)]),
   endianness: z.enum(['LE', 'BE']),
   vectors: z.enum(['all', 'deleted']),
   dimensions: z.number().int().min(1),
@@ -29,27 +40,33 @@ const headerSchema = z.object({
   nodes: z.number().int().min(0),
   entryPoint: z.number().int().min(-1),
   maxLevel: z.number().int().min(-1),
-  ids: z.array(z.string()),
 });
 
-export type HnswHeader = z.output<typeof headerSchema>;
+/** The header; `ids` (one per node) is checked apart from the schema, by one loop rather than a schema pass over every id. */
+export type HnswHeader = z.output<typeof headerSchema> & { ids: string[] };
 
 /** The arrays of a graph of `header.nodes` nodes, sized exactly. Decoded `vectors` and `layerZero` may be views of the bytes read. */
 export interface HnswSections {
   levels: Uint8Array;
   deleted: Uint8Array;
-  /** Every node's vector, or only the deleted nodes' (see the header's `vectors`). */
+  /** Every live node's vector, or none (see the header's `vectors`). */
   vectors: Float32Array;
   /** Per node: a count, then `2m` neighbour slots. */
   layerZero: Int32Array;
   /** Per node with level > 0, in node order: for each level 1..level, a count and `m` neighbour slots. */
   upperLayers: Int32Array;
+  /** Every node once: the live ones in the order their ids were added, then the free slots. */
+  order: Int32Array;
+  /** Per node: the row it read when saved over a `VectorIndex`, or -1. */
+  rows: Int32Array;
+  /** Decoded from version 2: the free slots are still linked (its tombstones) and must be unlinked. */
+  unlinkFree?: boolean;
 }
 
 /** Write a header and its sections into one buffer. */
 export function encodeHnsw(header: Omit<HnswHeader, 'version' | 'endianness'>, sections: HnswSections): Uint8Array {
-  const headerBytes = new TextEncoder().encode(JSON.stringify({ version: 2, endianness: endianness(), ...header }));
-  const parts = [sections.levels, sections.deleted, sections.vectors, sections.layerZero, sections.upperLayers].map(
+  const headerBytes = new TextEncoder().encode(JSON.stringify({ version: 3, endianness: endianness(), ...header }));
+  const parts = [sections.levels, sections.deleted, sections.vectors, sections.layerZero, sections.upperLayers, sections.order, sections.rows].map(
     (array) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength),
   );
   let offset = padTo8(MAGIC.length + 4 + headerBytes.length);
@@ -74,8 +91,9 @@ export function decodeHnsw(bytes: Uint8Array, component: string): { header: Hnsw
       component,
       fix: 'Rebuild the index from the stored vectors (HnswIndex.add for each document).',
     });
-  if (bytes.length < MAGIC.length + 4 || new TextDecoder().decode(bytes.subarray(0, MAGIC.length)) !== MAGIC)
-    throw corrupt(`it does not start with the ${MAGIC} signature`);
+  const signature = bytes.length < MAGIC.length + 4 ? '' : new TextDecoder().decode(bytes.subarray(0, MAGIC.length));
+  if (signature !== MAGIC && signature !== MAGIC_V2) throw corrupt(`it does not start with the ${MAGIC} signature`);
+  const version = signature === MAGIC ? 3 : 2;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLength = view.getUint32(MAGIC.length, true);
   if (MAGIC.length + 4 + headerLength > bytes.length) throw corrupt('the header runs past the end');
@@ -85,9 +103,13 @@ export function decodeHnsw(bytes: Uint8Array, component: string): { header: Hnsw
   } catch {
     throw corrupt('the header is not JSON');
   }
-  const result = headerSchema.safeParse(parsed);
+  const { ids, ...rest } = (parsed !== null && typeof parsed === 'object' ? parsed : {}) as { ids?: unknown };
+  const result = headerSchema.strip().safeParse(rest);
   if (!result.success) throw corrupt(`the header is invalid (${result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')})`);
-  const header = result.data;
+  if (!Array.isArray(ids)) throw corrupt('the header is invalid (ids: expected an array)');
+  for (let node = 0; node < ids.length; node++) if (typeof ids[node] !== 'string') throw corrupt(`the header is invalid (ids.${node}: expected a string)`);
+  const header: HnswHeader = { ...result.data, ids: ids as string[] };
+  if (header.version !== version) throw corrupt(`its header says version ${header.version} under the ${signature} signature`);
   if (header.endianness !== endianness()) throw corrupt(`it was written on a ${header.endianness} machine and this one is ${endianness()}`);
   if (header.ids.length !== header.nodes) throw corrupt(`it lists ${header.ids.length} ids for ${header.nodes} nodes`);
   let offset = padTo8(MAGIC.length + 4 + headerLength);
@@ -114,15 +136,56 @@ export function decodeHnsw(bytes: Uint8Array, component: string): { header: Hnsw
     if (deleted[node] > 1) throw corrupt(`node ${node} has the deleted flag ${deleted[node]}`);
     deletedCount += deleted[node];
   }
-  const vectorRows = header.vectors === 'all' ? nodes : deletedCount;
+  // Version 2 held every node's vector, or the deleted ones'; version 3 the live ones', or none.
+  const vectorRows = version === 2 ? (header.vectors === 'all' ? nodes : deletedCount) : header.vectors === 'all' ? nodes - deletedCount : 0;
   // Vectors and layer 0, the bulk of the bytes, are only copied on into the index's memory: views where aligned.
   const vectors = floats(section(vectorRows * header.dimensions * 4, 'vectors', true));
   const layerZero = ints(section(nodes * (2 * header.m + 1) * 4, 'layer 0', true));
   let upperSlots = 0;
   for (let node = 0; node < nodes; node++) upperSlots += levels[node] * (header.m + 1);
   const upperLayers = ints(section(upperSlots * 4, 'upper layers'));
+  if (version === 2) {
+    if (offset !== bytes.length) throw corrupt(`it holds ${bytes.length} bytes where its sections end at ${offset}`);
+    return { header: { ...header, version: 3 }, sections: fromVersion2(header, { levels, deleted, vectors, layerZero, upperLayers }) };
+  }
+  const order = ints(section(nodes * 4, 'order'));
+  const rows = ints(section(nodes * 4, 'rows', true));
   if (offset !== bytes.length) throw corrupt(`it holds ${bytes.length} bytes where its sections end at ${offset}`);
-  return { header, sections: { levels, deleted, vectors, layerZero, upperLayers } };
+  // Every node exactly once, the live ones first.
+  const seen = new Uint8Array(nodes);
+  for (let position = 0; position < nodes; position++) {
+    const node = order[position];
+    if (!(node >= 0 && node < nodes) || seen[node]) throw corrupt(`its order section lists ${node} out of place`);
+    seen[node] = 1;
+    if (deleted[node] !== (position < nodes - deletedCount ? 0 : 1))
+      throw corrupt(`its order section lists node ${node} among the ${deleted[node] ? 'live' : 'free'} ones`);
+  }
+  return { header, sections: { levels, deleted, vectors, layerZero, upperLayers, order, rows } };
+}
+
+/** Version 2's sections as version 3's: live vectors only, the live nodes in node order, tombstones as free slots to unlink. */
+function fromVersion2(header: HnswHeader, sections: Pick<HnswSections, 'levels' | 'deleted' | 'vectors' | 'layerZero' | 'upperLayers'>): HnswSections {
+  const { nodes, dimensions } = header;
+  const { deleted } = sections;
+  let vectors = new Float32Array(0);
+  if (header.vectors === 'all') {
+    let live = 0;
+    for (let node = 0; node < nodes; node++) live += deleted[node] ? 0 : 1;
+    vectors = new Float32Array(live * dimensions);
+    for (let node = 0, row = 0; node < nodes; node++) {
+      if (!deleted[node]) vectors.set(sections.vectors.subarray(node * dimensions, (node + 1) * dimensions), row++ * dimensions);
+    }
+  }
+  const order = new Int32Array(nodes);
+  let position = 0;
+  for (let node = 0; node < nodes; node++) if (!deleted[node]) order[position++] = node;
+  for (let node = 0; node < nodes; node++) {
+    if (!deleted[node]) continue;
+    order[position++] = node;
+    // A tombstone's id may be live again in another node.
+    header.ids[node] = '';
+  }
+  return { ...sections, vectors, order, rows: new Int32Array(nodes).fill(-1), unlinkFree: true };
 }
 
 function padTo8(length: number): number {

@@ -7,6 +7,7 @@ export {
   type VectorIndexOptions,
   type IndexSearchOptions,
   type PreparedBatch,
+  type RowObserver,
   type SearchHits,
 } from './vector-index.ts';
 export { Bm25Index, bm25IndexOptionsSchema, type Bm25IndexOptions, type Bm25DocumentInput, type Bm25Hit, type Bm25SearchOptions } from './bm25-index.ts';
@@ -26,5 +27,6 @@ export {
   WASM_MEMORY_LIMIT_BYTES,
   type SimdVectorSpaceOptions,
   type ApproximateSearchOptions,
+  type SpaceTenant,
 } from './simd/simd-index.ts';
-export { HnswIndex, hnswIndexOptionsSchema, type HnswIndexOptions, type HnswHits } from './hnsw-index.ts';
+export { HnswIndex, hnswIndexOptionsSchema, type HnswIndexOptions, type HnswHits, type HnswLoadOptions } from './hnsw-index.ts';

@@ -6,6 +6,7 @@ import { compileFilter, parseFilter, type Filter } from '../../src/filter/index.
 import { assertVector } from '../../src/runtime/embed.ts';
 import { assertTopK } from './arguments.ts';
 import { SimdVectorSpace } from './simd/simd-index.ts';
+import { alignTo, planGraph, upperSlotsFor } from './simd/space-layout.ts';
 import type { SearchHits } from './vector-scan.ts';
 
 export { scanTopK, type SearchHits } from './vector-scan.ts';
@@ -33,6 +34,15 @@ export const vectorIndexOptionsSchema = z
      * set is approximate (recall@50 measured at 1.000 on random and SciFact vectors). @default 'exact'
      */
     precision: vectorPrecisionSchema,
+    /**
+     * Plan room in the vectors' memory for an HNSW graph over them (`HnswIndex.over`) with this `m`, so the
+     * graph attaches without the vectors being copied into a larger memory (what `FileStore` with `ann`
+     * asks for). Until a graph attaches, the room costs address space, not memory.
+     */
+    reserveGraph: z
+      .object({ m: z.number().int().min(2).max(128) })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -58,6 +68,20 @@ export interface IndexSearchOptions {
 }
 
 /**
+ * Told how rows change, by an index that refers to this index's rows instead of keeping its own copy of
+ * the vectors (the HNSW graph of `FileStore`, see `HnswIndex.over`). Called synchronously, in order, while
+ * `insert` and `delete` run.
+ */
+export interface RowObserver {
+  /** The document with `id` is now stored at `row`: appended, or replacing an older version in place. */
+  rowStored(id: string, row: number): void;
+  /** The document at `row` is gone; the row is about to be reused by `rowMoved`, or dropped (it was the last). */
+  rowRemoved(row: number): void;
+  /** The document at row `from` (the last) now lives at row `to`. */
+  rowMoved(from: number, to: number): void;
+}
+
+/**
  * An in-memory exact cosine index: every vector is L2-normalised on insert into one contiguous
  * `Float32Array` (row-major, capacity doubling), so a search is one dot product per row and a bounded
  * top-K heap, with no allocation per vector. Documents live in a parallel array; ids map to rows.
@@ -76,8 +100,10 @@ export class VectorIndex {
   private fixedDimensions: number | undefined;
   private readonly filterCacheSize: number;
   private readonly precision: VectorPrecision;
+  private readonly reserveGraph: { m: number } | undefined;
   /** Matching rows per filter (keyed by its JSON), valid for the current contents only. */
   private readonly filterCache = new Map<string, Int32Array>();
+  private observer: RowObserver | undefined;
 
   constructor(options: VectorIndexOptions = {}) {
     const parsed = parseOptions(vectorIndexOptionsSchema, options, 'vector-index');
@@ -85,6 +111,7 @@ export class VectorIndex {
     this.capacity = parsed.initialCapacity;
     this.filterCacheSize = parsed.filterCacheSize;
     this.precision = parsed.precision;
+    this.reserveGraph = parsed.reserveGraph;
   }
 
   /** How many documents the index holds. */
@@ -105,12 +132,30 @@ export class VectorIndex {
       });
     }
     this.fixedDimensions = dimensions;
-    this.space ??= new SimdVectorSpace({
-      dimensions,
-      component: this.component,
-      initialCapacity: this.capacity,
-      quantization: this.precision === 'int8' ? 'int8' : 'none',
-    });
+    if (this.space === undefined) {
+      this.space = new SimdVectorSpace({
+        dimensions,
+        component: this.component,
+        initialCapacity: this.capacity,
+        quantization: this.precision === 'int8' ? 'int8' : 'none',
+      });
+      const graph = this.reserveGraph;
+      if (graph !== undefined) {
+        const host = { base: 0, vectors: 0, stride: alignTo(dimensions * 4, 16) };
+        this.space.expectTenant((capacity) => planGraph(capacity, dimensions, graph.m, upperSlotsFor(capacity, graph.m), host).bytes);
+      }
+    }
+  }
+
+  /** The space holding the unit vectors (created for `dimensions` if the index has none yet), for an index that reads them in place. */
+  sharedVectors(dimensions: number): SimdVectorSpace {
+    this.setDimensions(dimensions);
+    return this.space!;
+  }
+
+  /** Tell `observer` of every row that changes from now on (one observer: a later call replaces it). */
+  observeRows(observer: RowObserver): void {
+    this.observer = observer;
   }
 
   /** Make room for `rows` documents in total, so a bulk load allocates once. */
@@ -174,15 +219,17 @@ export class VectorIndex {
     for (let position = 0; position < batch.documents.length; position++) {
       const document = batch.documents[position];
       const vector = batch.vectors.subarray(position * dimensions, (position + 1) * dimensions);
-      const row = this.rowById.get(document.id);
+      let row = this.rowById.get(document.id);
       if (row === undefined) {
-        this.rowById.set(document.id, this.documents.length);
+        row = this.documents.length;
+        this.rowById.set(document.id, row);
         this.documents.push(document);
         space.append(vector);
       } else {
         this.documents[row] = document;
         space.set(row, vector);
       }
+      this.observer?.rowStored(document.id, row);
     }
   }
 
@@ -245,10 +292,12 @@ export class VectorIndex {
       const row = this.rowById.get(id);
       if (row === undefined) continue;
       const last = this.documents.length - 1;
+      this.observer?.rowRemoved(row);
       if (row !== last) {
         const moved = this.documents[last];
         this.documents[row] = moved;
         this.rowById.set(moved.id, row);
+        this.observer?.rowMoved(last, row);
       }
       this.space!.swapRemove(row);
       this.documents.pop();
@@ -313,6 +362,13 @@ export class VectorIndex {
     return this.space!.search(query, options.topK, candidates, count);
   }
 
+  /** Copies of the documents at `hits.rows` (stored rows), with the scores given, in that order: what `search` returns for them. */
+  documentsAt(hits: SearchHits): Document[] {
+    const results: Document[] = new Array(hits.rows.length);
+    for (let rank = 0; rank < hits.rows.length; rank++) results[rank] = this.materialise(hits.rows[rank], hits.scores[rank]);
+    return results;
+  }
+
   /** The stored document at a row, not copied: for stores that persist the index. */
   storedDocumentAt(row: number): Document {
     return this.documents[row];
@@ -371,6 +427,11 @@ export class VectorIndex {
     const query = new Float32Array(dimensions ?? 0);
     writeUnitVector(vector, dimensions, query, 0, this.component, 'query vector');
     return query;
+  }
+
+  /** `unitQuery`, written into the first values of `target` (which must have room for them) instead of a new array. */
+  unitQueryInto(vector: Vector, target: Float32Array): void {
+    writeUnitVector(vector, this.fixedDimensions ?? (isArrayLike(vector) ? vector.length : undefined), target, 0, this.component, 'query vector');
   }
 
   private materialise(row: number, score: number): Document {

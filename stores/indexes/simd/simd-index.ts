@@ -43,6 +43,17 @@ export interface ApproximateSearchOptions {
   candidates?: number;
 }
 
+/**
+ * An index that keeps a region in a `SimdVectorSpace`'s memory and reads its rows in place (the HNSW graph
+ * of `HnswIndex.over`). The space sizes the region with the rows, and tells the tenant when it moved.
+ */
+export interface SpaceTenant {
+  /** Bytes of the region for a space of `capacity` rows. */
+  bytesFor(capacity: number): number;
+  /** The memory was replaced (see `SimdVectorSpace.shared`); `old` is the previous one, to copy the region out of. */
+  moved(old: ArrayBuffer): void;
+}
+
 /** Candidates kept beyond `topK` by the float32 kernel, so rounding cannot push a true top-K row out. */
 const EXACT_MARGIN = 16;
 
@@ -81,6 +92,13 @@ export class SimdVectorSpace {
   private rowCount = 0;
   /** Largest L2 norm of any row ever stored: scales the rounding-error bound of the float32 kernel. */
   private largestNorm = 0;
+  /** Rows written past the last one by `stage` since the rows last changed. */
+  private stagedRows = 0;
+  /** The index that keeps a region in this memory, if any; and how often the memory was replaced. */
+  private tenant: SpaceTenant | undefined;
+  /** The size of the region of a tenant expected to attach (`expectTenant`), planned until one does. */
+  private expected: ((capacity: number) => number) | undefined;
+  private generation = 0;
 
   constructor(options: SimdVectorSpaceOptions) {
     const parsed = parseOptions(simdVectorSpaceOptionsSchema, options, typeof options?.component === 'string' ? options.component : 'simd-vector-space');
@@ -108,6 +126,119 @@ export class SimdVectorSpace {
     return this.memory.buffer.byteLength;
   }
 
+  /**
+   * For an index that reads these rows in place (`HnswIndex.over`): the memory, the kernel bound to it, where
+   * row 0 is and the bytes from one row to the next, the rows that fit, and where the tenant region starts.
+   * Every value may change when the memory is replaced, which `generation` counts.
+   */
+  get shared(): {
+    readonly buffer: ArrayBuffer;
+    readonly kernel: SearchKernel;
+    readonly vectors: number;
+    readonly stride: number;
+    readonly capacity: number;
+    readonly tenant: number;
+    readonly tenantBytes: number;
+    readonly generation: number;
+    readonly owner: SpaceTenant | undefined;
+  } {
+    const { vectors, floatStride, capacity, tenant, tenantBytes } = this.layout;
+    return {
+      buffer: this.memory.buffer,
+      kernel: this.kernel,
+      vectors,
+      stride: floatStride,
+      capacity,
+      tenant,
+      tenantBytes,
+      generation: this.generation,
+      owner: this.tenant,
+    };
+  }
+
+  /** Rows stored, and those staged past them (see `stage`). */
+  get rowsHeld(): number {
+    return this.rowCount + this.stagedRows;
+  }
+
+  /** The memory limit this space grows within; a tenant may lower it (never raise it). */
+  get memoryLimit(): number {
+    return this.options.memoryLimitBytes;
+  }
+
+  /**
+   * Keep `tenant`'s region in this memory from now on, sized for the rows that fit (`tenant.bytesFor`), and
+   * replace the memory to make room, for `minimumRows` rows at least (`tenant.moved` is called, as after
+   * every replacement). A tenant held before is dropped. With `limitBytes`, the memory may not pass that
+   * limit from now on.
+   * @throws AxonError `CAPACITY_EXCEEDED` when the rows held and the region do not fit (nothing changes then)
+   */
+  attach(tenant: SpaceTenant, limitBytes?: number, minimumRows = 1): void {
+    const previous = { tenant: this.tenant, limit: this.options.memoryLimitBytes };
+    this.tenant = tenant;
+    this.options.memoryLimitBytes = Math.min(limitBytes ?? previous.limit, previous.limit);
+    try {
+      const rows = Math.max(1, this.rowsHeld, minimumRows);
+      const { capacity, tenantBytes, bytes } = this.layout;
+      const needed = tenant.bytesFor(capacity);
+      if (rows <= capacity && needed <= tenantBytes && pagedBytes(bytes) <= this.options.memoryLimitBytes) {
+        // The region `expectTenant` reserved holds it: nothing moves. Its bytes may be those of a tenant
+        // dropped before; a tenant writes what it reads.
+        this.layout = { ...this.layout, tenantBytes: needed };
+        tenant.moved(this.memory.buffer);
+        return;
+      }
+      this.resize(this.planFor(rows, Math.max(rows, this.layout.capacity)));
+    } catch (error) {
+      this.tenant = previous.tenant;
+      this.options.memoryLimitBytes = previous.limit;
+      throw error;
+    }
+  }
+
+  /**
+   * Plan room for a tenant that will attach later (`bytesFor` sizes its region as `SpaceTenant.bytesFor`
+   * does), in this memory and in every one that replaces it until then, so that attaching copies nothing.
+   * Untouched, the region costs address space, not memory: pages are committed when first written.
+   */
+  expectTenant(bytesFor: (capacity: number) => number): void {
+    this.expected = bytesFor;
+    if (this.tenant === undefined) this.resize(this.planFor(Math.max(1, this.rowsHeld), this.layout.capacity));
+  }
+
+  /**
+   * Make room for at least `rows` rows (stored and staged): at twice the capacity when that fits, else as
+   * many as fit; for a tenant that needs room for one more of its own entries per row.
+   * @throws AxonError `CAPACITY_EXCEEDED`
+   */
+  grow(rows: number): void {
+    if (rows > this.layout.capacity) this.resize(this.planFor(rows, Math.max(rows, 2 * this.layout.capacity)));
+  }
+
+  /** The tenant's region needs another size at the same capacity (`tenant.bytesFor` changed): replace the memory. @throws AxonError `CAPACITY_EXCEEDED` */
+  tenantResized(): void {
+    this.resize(this.planFor(Math.max(1, this.rowsHeld), this.layout.capacity));
+  }
+
+  /**
+   * Write `vector` in the first row past the last one and those staged before it (growing the memory when
+   * full), for an index that links it before `append` or `set` stores it for good; returns its row. Any
+   * `append`, `set` or `swapRemove` ends the staging: staged rows may then be overwritten.
+   */
+  stage(vector: Float32Array): number {
+    if (vector.length !== this.dimensions) {
+      throw new AxonError('DIMENSION_MISMATCH', `stage() got a ${vector.length}-dimensional vector; the space holds ${this.dimensions}.`, {
+        component: this.component,
+      });
+    }
+    assertFinite(vector, this.component, 'vector');
+    const row = this.rowCount + this.stagedRows;
+    if (row >= this.layout.capacity) this.resize(this.planFor(row + 1, 2 * this.layout.capacity));
+    this.floats.set(vector, (this.layout.vectors + row * this.layout.floatStride) / 4);
+    this.stagedRows++;
+    return row;
+  }
+
   /** Make room for `rows` rows in total, so a bulk load allocates once. */
   reserve(rows: number): void {
     if (rows > this.layout.capacity) this.resize(this.planFor(rows, rows));
@@ -125,6 +256,7 @@ export class SimdVectorSpace {
       });
     }
     assertFinite(vectors, this.component, 'appended vectors');
+    this.stagedRows = 0;
     const first = this.rowCount;
     if (first + rows > this.layout.capacity) this.resize(this.planFor(first + rows, Math.max(first + rows, 2 * this.layout.capacity)));
     for (let row = 0; row < rows; row++) this.writeRow(first + row, vectors.subarray(row * this.dimensions, (row + 1) * this.dimensions));
@@ -171,12 +303,14 @@ export class SimdVectorSpace {
       });
     }
     assertFinite(vector, this.component, 'vector');
+    this.stagedRows = 0;
     this.writeRow(row, vector);
   }
 
   /** Remove a row by moving the last row into its place (as `VectorIndex.delete` moves documents). */
   swapRemove(row: number): void {
     this.assertRow(row);
+    this.stagedRows = 0;
     const last = this.rowCount - 1;
     if (row !== last) {
       const bytes = new Uint8Array(this.memory.buffer);
@@ -286,12 +420,16 @@ export class SimdVectorSpace {
   private planFor(rows: number, preferredRows: number): SpaceLayout {
     const int8 = this.quantization === 'int8';
     const limit = this.options.memoryLimitBytes;
-    const planned = planWithinLimit(rows, preferredRows, (capacity) => planLayout(capacity, this.dimensions, int8), limit);
+    const sizer = this.tenant === undefined ? this.expected : (capacity: number) => this.tenant!.bytesFor(capacity);
+    const tenantBytes = (capacity: number) => sizer?.(planLayout(capacity, this.dimensions, int8).capacity) ?? 0;
+    const plan = (capacity: number) => planLayout(capacity, this.dimensions, int8, tenantBytes(capacity));
+    const planned = planWithinLimit(rows, preferredRows, plan, limit);
     if (planned) return planned;
-    const needed = planLayout(rows, this.dimensions, int8);
+    const needed = plan(rows);
+    const what = this.tenant ? `, with the index over them (${formatBytes(needed.tenantBytes)}),` : '';
     throw new AxonError(
       'CAPACITY_EXCEEDED',
-      `${rows.toLocaleString('en')} rows of ${this.dimensions} dimensions need ${formatBytes(needed.bytes)} of WebAssembly memory, past this space's limit of ${formatBytes(limit)} (one 32-bit WebAssembly memory addresses at most 4 GiB). Nothing was stored.`,
+      `${rows.toLocaleString('en')} rows of ${this.dimensions} dimensions${what} need ${formatBytes(needed.bytes)} of WebAssembly memory, past this space's limit of ${formatBytes(limit)} (one 32-bit WebAssembly memory addresses at most 4 GiB). Nothing was stored.`,
       {
         component: this.component,
         fix: 'Split the collection across several stores, use fewer dimensions, or move it to a server store such as Qdrant.',
@@ -301,6 +439,7 @@ export class SimdVectorSpace {
   }
 
   private replaceMemory(layout: SpaceLayout): void {
+    this.generation++;
     this.memory = createMemory(pagedBytes(layout.bytes) / WASM_PAGE_BYTES);
     this.kernel = instantiateKernel(this.memory);
     this.floats = new Float32Array(this.memory.buffer);
@@ -308,13 +447,16 @@ export class SimdVectorSpace {
     this.layout = layout;
   }
 
+  /** Move into a memory laid out as `next`; the tenant then moves its region. */
   private resize(next: SpaceLayout): void {
     const previous = this.layout;
     const oldBytes = new Uint8Array(this.memory.buffer);
     this.replaceMemory(next);
     const bytes = new Uint8Array(this.memory.buffer);
-    // Strides depend on the dimensions only, so each region moves as one block.
-    bytes.set(oldBytes.subarray(previous.vectors, previous.vectors + this.rowCount * previous.floatStride), next.vectors);
+    // Strides depend on the dimensions only, so each region moves as one block (staged rows with the rest).
+    const floatRows = Math.min(this.rowCount + this.stagedRows, next.capacity);
+    bytes.set(oldBytes.subarray(previous.vectors, previous.vectors + floatRows * previous.floatStride), next.vectors);
+    this.tenant?.moved(oldBytes.buffer);
     if (this.quantization === 'int8') {
       // Blocks of four rows keep their layout; whole blocks move.
       bytes.set(oldBytes.subarray(previous.codes, previous.codes + Math.ceil(this.rowCount / 4) * 4 * previous.codeStride), next.codes);

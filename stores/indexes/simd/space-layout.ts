@@ -23,6 +23,9 @@ export interface SpaceLayout {
   readonly vectors: number;
   /** Int8 codes, interleaved by blocks of four rows: see `codeOffset`. */
   readonly codes: number;
+  /** The region another index keeps in this memory (an `HnswIndex` over these rows), `tenantBytes` long. */
+  readonly tenant: number;
+  readonly tenantBytes: number;
   /** Total size, with slack so that no pointer the kernel forms reaches 2^32 and wraps. */
   readonly bytes: number;
 }
@@ -32,7 +35,7 @@ export interface SpaceLayout {
  * a bigger memory: the heap, the candidate list and the exact scores hold at most every row. That costs
  * 20 to 24 bytes a row, about 1.5% of a 384-dimension float row.
  */
-export function planLayout(rows: number, dimensions: number, int8: boolean): SpaceLayout {
+export function planLayout(rows: number, dimensions: number, int8: boolean, tenantBytes = 0): SpaceLayout {
   const capacity = Math.ceil(Math.max(rows, 1) / 4) * 4;
   const floatStride = alignTo(dimensions * 4, 16);
   const codeStride = int8 ? alignTo(dimensions, 16) : 0;
@@ -48,6 +51,7 @@ export function planLayout(rows: number, dimensions: number, int8: boolean): Spa
   const scales = take(int8 ? capacity * 4 : 0);
   const vectors = take(capacity * floatStride);
   const codes = take(capacity * codeStride);
+  const tenant = take(tenantBytes);
   return {
     capacity,
     floatStride,
@@ -61,6 +65,8 @@ export function planLayout(rows: number, dimensions: number, int8: boolean): Spa
     scales,
     vectors,
     codes,
+    tenant,
+    tenantBytes,
     bytes: regions.end + 64,
   };
 }
@@ -69,68 +75,93 @@ export function planLayout(rows: number, dimensions: number, int8: boolean): Spa
 export interface GraphLayout {
   /** Nodes that fit. */
   readonly capacity: number;
-  /** Bytes from one vector to the next: the dimensions rounded up to 16 floats, zero-padded. */
+  /** Slots of the upper-layer pool (a count and m neighbours per list). */
+  readonly upperCapacity: number;
+  /** Bytes from one vector to the next: the dimensions rounded up to 16 floats (zero-padded), or the host's stride. */
   readonly stride: number;
-  /** Entries of each scratch list: enough for a search's candidates and a full neighbour list plus one. */
-  readonly scratch: number;
   readonly query: number;
-  /** A copied upper-layer neighbour list. */
-  readonly listRows: number;
-  /** Rows and scores a kernel call writes. */
-  readonly foundRows: number;
-  readonly foundScores: number;
-  /** Candidates (rows, float32 scores) handed to the neighbour-selection heuristic, or rows re-scored exactly. */
-  readonly candidateRows: number;
-  readonly candidateScores: number;
-  /** Rows the heuristic keeps. */
-  readonly keptRows: number;
-  /** Float64 scores of the rows re-scored exactly. */
-  readonly exactScores: number;
-  /** One visit mark (i32) per node. */
-  readonly visitMarks: number;
+  /** Scratch lists of 2m + 1 entries: a node's unvisited neighbours (node, vector address), a pool being pruned (node, score), the nodes kept (i32). */
+  readonly buffer: number;
+  readonly pool: number;
+  readonly kept: number;
+  /**
+   * Per node, 8 bytes: the row of its vector (bits 0-29) and its flag (bits 30-31: 0 live, 1 walked through
+   * but not returned, 2 unlinked, a free slot), then its visit mark (i32). See `nodeWord`.
+   */
+  readonly nodes: number;
   /** Per node: a count, then up to 2m neighbours (i32). */
   readonly layerZero: number;
+  /** Per node: where its upper-layer lists start in the pool (i32 slot). */
+  readonly upperIndex: number;
+  readonly upperPool: number;
+  /** The heaps of a layer search, 8 bytes an entry, room for every node; the frontier also takes the float64 re-scores. */
+  readonly frontier: number;
+  readonly nearest: number;
   readonly vectors: number;
   /** Total size, with slack so that no pointer the kernel forms reaches 2^32 and wraps. */
   readonly bytes: number;
 }
 
+/** The first word of a node's entry in `GraphLayout.nodes`: its row and its flag (0 live, 1 not returned, 2 unlinked). */
+export function nodeWord(row: number, flag: number): number {
+  return (row & 0x3fffffff) | (flag << 30);
+}
+
 /**
- * Plan an HNSW graph's memory for `capacity` nodes. The scratch lists hold a search's `efConstruction` candidates or a
- * full layer-0 list plus one (the pool `connect` prunes); the final re-score goes through them in chunks.
+ * Upper-layer slots to plan for `capacity` nodes: a node reaches level l with probability m^-l, so it holds
+ * on average 1 / (m - 1) upper lists of m + 1 slots; twice that, and room for one node of the highest
+ * level (255), so that an add never finds the pool full once it checked for that much room.
  */
-export function planGraph(capacity: number, dimensions: number, m: number, efConstruction: number): GraphLayout {
-  const stride = alignTo(dimensions * 4, 64);
-  const scratch = Math.max(efConstruction, 2 * m + 1, 64);
-  const regions = regionAllocator();
+export function upperSlotsFor(capacity: number, m: number): number {
+  return Math.ceil((2 * capacity * (m + 1)) / (m - 1)) + 256 * (m + 1);
+}
+
+/** The vectors a graph reads in another's memory (a `SimdVectorSpace`'s rows), and where its own regions begin there. */
+export interface GraphHost {
+  /** Byte address of the graph's first region (64-byte aligned). */
+  readonly base: number;
+  /** Byte address of row 0 and the bytes from one row to the next (a multiple of 16). */
+  readonly vectors: number;
+  readonly stride: number;
+}
+
+/**
+ * Plan an HNSW graph's memory for `capacity` nodes and `upperCapacity` upper-layer slots: its own memory
+ * (vectors included, `bytes` the whole memory), or, with a `host`, the graph's regions from `host.base` in
+ * the host's memory, reading the host's vectors (`bytes` then the length of the graph's block).
+ */
+export function planGraph(capacity: number, dimensions: number, m: number, upperCapacity = upperSlotsFor(capacity, m), host?: GraphHost): GraphLayout {
+  const stride = host ? host.stride : alignTo(dimensions * 4, 64);
+  const list = 2 * m + 1;
+  const regions = regionAllocator(host?.base ?? 0);
   const take = regions.take;
   const query = take(stride);
-  const listRows = take(scratch * 4);
-  const foundRows = take(scratch * 4);
-  const foundScores = take(scratch * 4);
-  const candidateRows = take(scratch * 4);
-  const candidateScores = take(scratch * 4);
-  const keptRows = take(scratch * 4);
-  const exactScores = take(scratch * 8);
-  const visitMarks = take(capacity * 4);
-  const layerZero = take(capacity * (2 * m + 1) * 4);
-  const vectors = take(capacity * stride);
+  const buffer = take(list * 8);
+  const pool = take(list * 8);
+  const kept = take(list * 4);
+  const nodes = take(capacity * 8);
+  const layerZero = take(capacity * list * 4);
+  const upperIndex = take(capacity * 4);
+  const upperPool = take(upperCapacity * 4);
+  const frontier = take(capacity * 8);
+  const nearest = take(capacity * 8);
+  const vectors = host ? host.vectors : take(capacity * stride);
   return {
     capacity,
+    upperCapacity,
     stride,
-    scratch,
     query,
-    listRows,
-    foundRows,
-    foundScores,
-    candidateRows,
-    candidateScores,
-    keptRows,
-    exactScores,
-    visitMarks,
+    buffer,
+    pool,
+    kept,
+    nodes,
     layerZero,
+    upperIndex,
+    upperPool,
+    frontier,
+    nearest,
     vectors,
-    bytes: regions.end + 64,
+    bytes: host ? regions.end - host.base : regions.end + 64,
   };
 }
 
@@ -151,8 +182,8 @@ export function alignTo(value: number, alignment: number): number {
  * Hands out regions of one memory in order, each starting on a 64-byte cache line; `end` is the first byte
  * after the last region. Both `planLayout` and the HNSW graph's planner lay out their memory with it.
  */
-export function regionAllocator(): { take(size: number): number; readonly end: number } {
-  let offset = 0;
+export function regionAllocator(start = 0): { take(size: number): number; readonly end: number } {
+  let offset = start;
   return {
     take(size: number): number {
       const start = offset;

@@ -34,20 +34,40 @@ export interface SearchKernel {
   score_f64(vectors: number, stride: number, dimensions: number, query: number, candidates: number, useCandidates: number, count: number, out: number): void;
   /** HNSW (stores/indexes/hnsw-index.ts): float32 scores of the `count` rows listed at `rows` against the query, written to `out`. Strides are multiples of 64 bytes. */
   dot_rows(vectors: number, stride: number, query: number, rows: number, count: number, out: number): void;
-  /** HNSW: mark the listed rows whose visit mark is not `epoch`, write them and their scores out; returns how many. */
-  dot_unvisited(
+  /**
+   * HNSW (stores/indexes/hnsw-index.ts): where the graph lives (byte addresses; see the kernel's comments).
+   * Clears the visit marks.
+   */
+  hnsw_configure(
     vectors: number,
     stride: number,
-    query: number,
-    rows: number,
-    count: number,
-    marks: number,
-    epoch: number,
-    outRows: number,
-    outScores: number,
-  ): number;
-  /** HNSW: the neighbour-selection heuristic over candidates sorted best first; writes the kept rows and returns how many. */
-  select_diverse(vectors: number, stride: number, base: number, candidates: number, scores: number, count: number, limit: number, kept: number): number;
+    dimensions: number,
+    nodes: number,
+    capacity: number,
+    layerZero: number,
+    m: number,
+    upperIndex: number,
+    upperPool: number,
+    frontier: number,
+    nearest: number,
+    buffer: number,
+    pool: number,
+    kept: number,
+  ): void;
+  /**
+   * HNSW: one whole search for the vector at `query` from `entry` on `topLevel`, keeping `ef` nodes (live ones
+   * only with `liveOnly` 1), sorted best first in the nearest region (node, f32 score); the first `rescore`
+   * re-scored in float64 into `exact` and re-sorted by those scores. Returns how many nodes were found.
+   */
+  hnsw_search(query: number, entry: number, topLevel: number, ef: number, liveOnly: number, rescore: number, exact: number): number;
+  /** HNSW: re-score the first `count` entries of the nearest region in float64 into `exact` and sort them by those scores (ties to the lower row). */
+  hnsw_rescore(query: number, count: number, exact: number): void;
+  /** HNSW: link `node` (vector stored, lists empty) into levels `level`..0, from `entry` on `topLevel`, with `ef` candidates a level. */
+  hnsw_link(node: number, level: number, entry: number, topLevel: number, ef: number): void;
+  /** HNSW: unlink `node` (flagged 2) from levels 0..level, giving each neighbour that linked to it a replacement among its neighbours. */
+  hnsw_unlink(node: number, level: number): void;
+  /** HNSW: the neighbour-selection heuristic for `base` over `count` (node, f32 score) entries sorted best first; writes the kept nodes and returns how many. */
+  hnsw_select(base: number, entries: number, count: number, limit: number, kept: number): number;
 }
 
 // The project's TypeScript libraries (ES2023, @types/node 20) declare no WebAssembly global, so the

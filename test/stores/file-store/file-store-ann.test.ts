@@ -194,12 +194,12 @@ describe('FileStore ANN index', () => {
     await writer.close();
     // The writer replaced the generation-1 snapshot the reader's manifest names, and deleted it.
     expect((await readdir(directory)).filter((name) => name.startsWith('ann-index-'))).toEqual([(await annEntry(writer)).file]);
-    const links = vi.spyOn(HnswIndex.prototype, 'add');
+    const links = [vi.spyOn(HnswIndex.prototype, 'add'), vi.spyOn(HnswIndex.prototype, 'addRow')];
     const warnings = vi.spyOn(process, 'emitWarning');
     const probe = clustered(50, 38, 'new')[7].embedding!;
     expect((await reader.search(probe, { topK: 1 }))[0].id).toBe('new7');
     // Nothing linked again: the reader took the writer's graph, and with it the writer's documents.
-    expect(links).not.toHaveBeenCalled();
+    for (const link of links) expect(link).not.toHaveBeenCalled();
     expect(await reader.count()).toBe(150);
     expect(await reader.searchMethod()).toBe('ann');
     expect(warnings).not.toHaveBeenCalled();
@@ -340,8 +340,9 @@ describe('FileStore ANN index', () => {
     const probe = queries(1, 4)[0];
     const exact = (await store.search(probe, { topK: 20, exact: true })).map((document) => document.id);
     // A walk cut off from most of the graph (possible with a tiny m after many deletions) finds 3 nodes.
-    vi.spyOn(HnswIndex.prototype, 'search').mockReturnValue({ ids: exact.slice(0, 3), scores: new Float64Array(3) });
+    const walk = vi.spyOn(HnswIndex.prototype, 'searchRows').mockReturnValue({ rows: Int32Array.of(0, 1, 2), scores: new Float64Array(3) });
     expect((await store.search(probe, { topK: 20 })).map((document) => document.id)).toEqual(exact);
+    expect(walk).toHaveBeenCalled();
   });
 
   it('a graph first loaded by a search during a write includes that write', async () => {
@@ -366,18 +367,36 @@ describe('FileStore ANN index', () => {
   it('refuses, in any process, a write that would leave more documents than one graph can hold', async () => {
     const directory = await temporaryDirectory();
     const options = { ann: { minDocuments: 0, m: 8, memoryLimitBytes: 2 * 65_536 } };
-    const limit = HnswIndex.maxNodes(DIMENSIONS, { m: 8, efConstruction: 200, memoryLimitBytes: 2 * 65_536 });
+    // The graph shares one memory with the store's vectors: the limit counts both.
+    const limit = HnswIndex.maxNodes(DIMENSIONS, { m: 8, efConstruction: 200, memoryLimitBytes: 2 * 65_536, sharedWith: { int8: false } });
+    expect(limit).toBeGreaterThan(HnswIndex.maxNodes(DIMENSIONS, { m: 8, efConstruction: 200, memoryLimitBytes: 2 * 65_536 }));
     await (await open(directory, options)).add(clustered(limit - 5, 98));
     // A fresh instance has not loaded the graph and its small batches are not due a snapshot: still refused.
     const fresh = await open(directory, options);
     await expect(fresh.add(clustered(10, 99, 'over'))).rejects.toMatchObject({
       code: 'CAPACITY_EXCEEDED',
-      message: expect.stringMatching(/holds at most .* Nothing was stored/),
+      message: expect.stringMatching(/hold at most .* Nothing was stored/),
     });
     await fresh.add(clustered(5, 99, 'fits'));
     expect(await fresh.count()).toBe(limit);
     expect((await fresh.search(clustered(5, 99, 'fits')[4].embedding!, { topK: 1 }))[0].id).toBe('fits4');
     expect(await fresh.deleteBySource('test', 'fits4')).toBe(1);
+  });
+
+  it('shares the memory of int8 codes too: finds, deletes, reloads as with exact precision', async () => {
+    const directory = await temporaryDirectory();
+    const store = await open(directory, { precision: 'int8' });
+    const documents = clustered(600, 61);
+    for (let start = 0; start < 600; start += 150) await store.add(documents.slice(start, start + 150));
+    expect(await recallAgainstExact(store, queries(20, 62), 10)).toBeGreaterThanOrEqual(0.95);
+    expect(await store.deleteBySource('test', 'd5')).toBe(1);
+    for (const handle of [store, await open(directory, { precision: 'int8' })]) {
+      const probe = documents[9].embedding!;
+      const results = await handle.search(probe, { topK: 20 });
+      expect(results[0].id).toBe('d9');
+      expect(results[0].score).toBeCloseTo(1, 6);
+      expect(results.map((document) => document.id)).not.toContain('d5');
+    }
   });
 
   it('rejects a bad ef and bad ann options with typed errors', async () => {
