@@ -9,18 +9,10 @@
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { ChildResult } from './cold-start.ts';
 import { median } from './helpers.ts';
 
 const { values, positionals } = parseArgs({ options: { runs: { type: 'string', default: '7' } }, allowPositionals: true });
-
-interface ChildResult {
-  openMs: number;
-  firstKeywordMs: number;
-  firstVectorMs: number;
-  warmMs: number;
-  warmKeywordMs: number;
-  warmVectorMs: number;
-}
 
 const configs = positionals.map((argument) => {
   const match = /^([^=]+)=([^:]+):(.+)$/.exec(argument);

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { median } from './helpers.ts';
+import { mulberry32 } from '../test/helpers/random.ts';
 import { FileStore } from '../stores/file-store/file-store.ts';
 import { readManifest } from '../stores/file-store/file-store-format.ts';
 import { Bm25Index } from '../stores/indexes/bm25-index.ts';
@@ -39,18 +40,6 @@ const { values } = parseArgs({
     store: { type: 'string' },
   },
 });
-
-/** A deterministic generator (mulberry32), so every run builds the same store. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Pronounceable pseudo-words, so the tokenizer and stemmer do real work. */
 function vocabulary(): string[] {
@@ -99,7 +88,7 @@ function unitVector(next: () => number): number[] {
 }
 
 async function build(directory: string, count: number, ann: boolean): Promise<number> {
-  const next = random(count);
+  const next = mulberry32(count);
   const words = vocabulary();
   const rank = zipf(next);
   const store = new FileStore({ directory, ann: ann ? { minDocuments: 0 } : false });
@@ -125,7 +114,8 @@ async function build(directory: string, count: number, ann: boolean): Promise<nu
   return performance.now() - started;
 }
 
-interface ChildResult {
+/** What one fresh process measures (printed as JSON on its last line; bench/cold-start-compare.ts reads it too). */
+export interface ChildResult {
   manifestMs: number;
   openMs: number;
   firstKeywordMs: number;
@@ -139,7 +129,7 @@ interface ChildResult {
 
 /** One fresh process: the cold path first, then warm queries, then the keyword snapshot decoded on its own. */
 async function child(directory: string): Promise<void> {
-  const next = random(99);
+  const next = mulberry32(99);
   const words = vocabulary();
   const rank = zipf(next);
   const queries = Array.from({ length: WARM_QUERIES + 1 }, () => ({ text: text(words, rank, next, 6), vector: unitVector(next) }));

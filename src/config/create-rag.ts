@@ -265,6 +265,8 @@ function wellFormedSections(config: unknown): PipelineSections {
 /** The definitions a configuration names, loaded; every registered name of each kind, for "did you mean". */
 interface NamedDefinitions {
   get<Kind extends ComponentKind>(kind: Kind, name: string): ComponentDefinition<Kind, z.ZodType> | undefined;
+  /** A registered component whose module failed to load (already reported at its path, not also as unknown). */
+  unloadable(kind: ComponentKind, name: string): boolean;
   list(kind: ComponentKind): string[];
 }
 
@@ -280,31 +282,26 @@ async function namedDefinitions(registry: ComponentRegistry, sections: PipelineS
     ),
   ];
   const loaded = new Map<string, ComponentDefinition<ComponentKind, z.ZodType>>();
+  const unloadable = new Set<string>();
   for (const [kind, name, path] of wanted) {
-    if (typeof name !== 'string' || loaded.has(componentIdentifier(kind, name))) continue;
+    if (typeof name !== 'string') continue;
+    const identifier = componentIdentifier(kind, name);
+    if (loaded.has(identifier) || unloadable.has(identifier)) continue;
     try {
       const definition = await registry.get(kind, name);
-      if (definition) loaded.set(componentIdentifier(kind, name), definition);
+      if (definition) loaded.set(identifier, definition);
     } catch (error) {
       issues.push({ path, message: (error as Error).message });
-      // Known but unloadable: not also reported as unknown.
-      loaded.set(componentIdentifier(kind, name), UNLOADABLE);
+      unloadable.add(identifier);
     }
   }
   return {
     get: <Kind extends ComponentKind>(kind: Kind, name: string) =>
       loaded.get(componentIdentifier(kind, name)) as ComponentDefinition<Kind, z.ZodType> | undefined,
+    unloadable: (kind, name) => unloadable.has(componentIdentifier(kind, name)),
     list: (kind) => registry.list(kind),
   };
 }
-
-/** Stands for a component whose module failed to load (already reported); its entry is not validated further. */
-const UNLOADABLE = Object.freeze({
-  kind: 'store',
-  name: '',
-  options: undefined as unknown as z.ZodType,
-  create: () => undefined as never,
-}) as ComponentDefinition<ComponentKind, z.ZodType>;
 
 /** Validate every entry of every section against its component's own schema, collecting the problems. */
 function validateSections(registry: NamedDefinitions, sections: PipelineSections, environment: Record<string, string | undefined>, issues: ConfigIssue[]) {
@@ -346,6 +343,7 @@ function validateEntry<Kind extends ComponentKind>(
   issues: ConfigIssue[],
 ): ValidatedEntry<Kind> | undefined {
   const { [key]: name, ...rest } = entry;
+  if (registry.unloadable(kind, String(name))) return undefined;
   const definition = registry.get(kind, String(name));
   if (!definition) {
     issues.push({
@@ -354,7 +352,6 @@ function validateEntry<Kind extends ComponentKind>(
     });
     return undefined;
   }
-  if (definition === UNLOADABLE) return undefined;
   const resolved = resolveEnvironmentReferences(rest, path, environment, issues);
   const parsed = definition.options.safeParse(resolved);
   if (!parsed.success) {

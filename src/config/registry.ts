@@ -102,6 +102,7 @@ export function componentIdentifier(kind: ComponentKind, name: string): string {
 export class ComponentRegistry {
   private readonly definitions = new Map<string, ComponentDefinition<ComponentKind, z.ZodType> | LazyComponentDefinition>();
   private readonly names = new Map<ComponentKind, Set<string>>();
+  private readonly loading = new Map<LazyComponentDefinition, Promise<ComponentDefinition<ComponentKind, z.ZodType>>>();
 
   /**
    * Make a component available under its name. Registering a name twice is an error unless `replace` is set,
@@ -141,22 +142,32 @@ export class ComponentRegistry {
     const identifier = componentIdentifier(kind, name);
     const definition = this.definitions.get(identifier);
     if (definition === undefined || !('load' in definition)) return definition as ComponentDefinition<Kind, z.ZodType> | undefined;
+    // Calls made while the module loads share that one load.
+    let pending = this.loading.get(definition);
+    if (pending === undefined) {
+      pending = this.loadDefinition(definition).finally(() => this.loading.delete(definition));
+      this.loading.set(definition, pending);
+    }
+    const loaded = await pending;
+    // Another registration under the name since the load started wins.
+    if (this.definitions.get(identifier) === definition) this.definitions.set(identifier, loaded);
+    return loaded as ComponentDefinition<Kind, z.ZodType>;
+  }
+
+  private async loadDefinition(definition: LazyComponentDefinition): Promise<ComponentDefinition<ComponentKind, z.ZodType>> {
     let implementation: ComponentImplementation;
     try {
       implementation = await definition.load();
     } catch (error) {
-      throw new AxonError('DEPENDENCY_MISSING', `The ${kind} "${name}" could not be loaded: ${(error as Error).message}`, {
+      throw new AxonError('DEPENDENCY_MISSING', `The ${definition.kind} "${definition.name}" could not be loaded: ${(error as Error).message}`, {
         component: 'config',
         fix: 'Reinstall axon-rag (npm ci); a component registered with load() must resolve to { options, create }.',
         cause: error,
-        details: { kind, name },
+        details: { kind: definition.kind, name: definition.name },
       });
     }
     const { load: _load, ...described } = definition;
-    const loaded = { ...described, options: implementation.options, create: implementation.create } as ComponentDefinition<ComponentKind, z.ZodType>;
-    // Another registration under the name since the load started wins.
-    if (this.definitions.get(identifier) === definition) this.definitions.set(identifier, loaded);
-    return loaded as ComponentDefinition<Kind, z.ZodType>;
+    return { ...described, options: implementation.options, create: implementation.create } as ComponentDefinition<ComponentKind, z.ZodType>;
   }
 
   /** Every registered definition (lazily registered ones as registered), for the container `createRag` builds. */

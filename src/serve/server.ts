@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import type { AgenticResult, AgenticResultItem, AgenticTraceEvent, RagSearchSettings } from '../agentic/types.ts';
+import type { AgenticResult, AgenticResultItem, AgenticTraceEvent } from '../agentic/types.ts';
 import type { ContextPacket } from '../context/packet.ts';
 import { isAgenticTrace, type PipelineVersion, type StoredAgenticTrace, type StoredRun, type TraceStore } from '../context/trace-store.ts';
 import type { Citation, Document } from '../document.ts';
@@ -184,17 +184,9 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
   ) {
     const { AgenticRetriever } = await import('../agentic/agentic-retriever.ts');
     const { filter, topK, searchMode } = retrieval;
-    const settings: RagSearchSettings = { ...(topK !== undefined ? { topK } : {}), ...(searchMode !== undefined ? { searchMode } : {}) };
+    // Settings left unset are dropped by the retriever (each search then uses the pipeline's defaults).
     const agent = new AgenticRetriever({
-      retrievers: [
-        {
-          name: 'documents',
-          description: 'The indexed documents',
-          rag,
-          ...(filter ? { filter } : {}),
-          ...(Object.keys(settings).length > 0 ? { retrieve: settings } : {}),
-        },
-      ],
+      retrievers: [{ name: 'documents', description: 'The indexed documents', rag, filter, retrieve: { topK, searchMode } }],
       chat: rag.components().chat,
     });
     for await (const event of agent.stream(question, { signal, traceStore, pipelineVersion, searchStages: true })) {

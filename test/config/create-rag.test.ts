@@ -190,6 +190,26 @@ describe('lazily registered components', () => {
     expect(issues.map((issue) => issue.path)).toEqual(['postProcessors[0].keep']);
   });
 
+  it('pipelines built at the same time share one load of a module', async () => {
+    let loads = 0;
+    const registry = createRegistry();
+    registry.register({
+      kind: 'post-processor',
+      name: 'slow-lazy',
+      load: async () => {
+        loads += 1;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return componentImplementation('post-processor', {
+          options: z.object({}).strict(),
+          create: () => ({ name: 'slow-lazy', process: async (_query: unknown, documents: Document[]) => documents }),
+        });
+      },
+    });
+    const config = { store: { type: 'memory' }, postProcessors: [{ type: 'slow-lazy' }] };
+    await Promise.all([createRag(config, { registry }), createRag(config, { registry })]);
+    expect(loads).toBe(1);
+  });
+
   it('reports a component whose module cannot be loaded at its path, beside the other problems', async () => {
     const registry = createRegistry();
     registry.register({

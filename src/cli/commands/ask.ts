@@ -134,17 +134,9 @@ async function runAgenticAsk(
   io: CommandIO,
 ): Promise<number> {
   const { filter, caller, search } = run;
-  const settings = Object.fromEntries(Object.entries(search).filter(([, value]) => value !== undefined)) as RagSearchSettings;
+  // Settings left unset are dropped by the retriever (each search then uses the pipeline's defaults).
   const agent = new AgenticRetriever({
-    retrievers: [
-      {
-        name: 'documents',
-        description: 'The indexed documents',
-        rag,
-        ...(filter ? { filter } : {}),
-        ...(Object.keys(settings).length > 0 ? { retrieve: settings } : {}),
-      },
-    ],
+    retrievers: [{ name: 'documents', description: 'The indexed documents', rag, filter, retrieve: search }],
     chat: rag.components().chat,
     ...(caller ? { userContext: caller } : {}),
   });
