@@ -463,7 +463,8 @@ export class HnswIndex implements RowObserver, SpaceTenant {
       // The VectorIndex's vectors and queries are unit vectors: |row| |query| ≤ 1 up to float32 rounding.
       const bound = (this.layout.stride / 32 + 8) * 2 ** -23 * 1.001;
       const cut = this.floats[nearest / 4 + 2 * rescored + 1];
-      if (!(this.floats64(frontier, count) > cut + bound)) this.kernel.hnsw_rescore(target, found, frontier);
+      const kth = new Float64Array(this.memory.buffer, frontier, count)[count - 1];
+      if (!(kth > cut + bound)) this.kernel.hnsw_rescore(target, found, frontier);
     }
     const hits = { rows: new Int32Array(count), scores: new Float64Array(this.memory.buffer, frontier, count).slice() };
     for (let rank = 0; rank < count; rank++) hits.rows[rank] = this.rowOf(this.ints[nearest / 4 + 2 * rank]);
@@ -489,11 +490,6 @@ export class HnswIndex implements RowObserver, SpaceTenant {
 
   private setFlag(node: number, flag: number): void {
     this.setNode(node, this.rowOf(node), flag);
-  }
-
-  /** The float64 at index `index` of the doubles from byte `address` (the kth exact score: index count - 1). */
-  private floats64(address: number, count: number): number {
-    return new Float64Array(this.memory.buffer, address, count)[count - 1];
   }
 
   /** RowObserver: the document of `id` is stored at `row`; its node (staged, or stored elsewhere before) reads it there now. */

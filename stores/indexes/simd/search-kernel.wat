@@ -1,9 +1,9 @@
 ;; Axon vector search kernel: dot products and a bounded top-K min-heap fused in one pass over rows, and
-;; (at the end) the dot products of HNSW graph search.
+;; (at the end) the HNSW graph walk: a whole search, the linking of a node, and the unlinking of one.
 ;;
 ;; Assembled by `npx tsx scripts/build-wasm.ts` into search-kernel.wasm (committed; a test checks the two agree).
-;; The scans are driven by stores/simd/simd-index.ts and the graph kernels by stores/hnsw-index.ts; each
-;; owns its memory and layout:
+;; The scans are driven by stores/indexes/simd/simd-index.ts and the graph walk by stores/indexes/hnsw-index.ts,
+;; which lays its regions out in a memory of its own or in a region of a space's memory (HnswIndex.over):
 ;;   - float rows are `stride` bytes apart, stride a multiple of 16, the padding zero-filled;
 ;;   - int8 rows likewise, with one float scale per row, and the query widened to int16 (2 bytes per code);
 ;;   - every region ends at least 64 bytes before the memory does, so no pointer formed here wraps.
@@ -351,7 +351,7 @@
       (i8x16.shuffle 8 9 10 11 12 13 14 15 0 1 2 3 4 5 6 7 (local.get $sum0) (local.get $sum0))))
     (i32.add (i32x4.extract_lane 0 (local.get $sum0)) (i32x4.extract_lane 1 (local.get $sum0))))
 
-  ;; --- HNSW graph kernels, driven by stores/hnsw-index.ts ---
+  ;; --- HNSW graph kernels, driven by stores/indexes/hnsw-index.ts ---
   ;;
   ;; Rows are `stride` bytes apart, stride a multiple of 16 (4 floats), the padding zero-filled. A query is
   ;; any 16-byte-aligned row of the same stride: the query region, or a stored row (a node being linked is
