@@ -14,7 +14,7 @@
  * Target (issue 19): open + first hybrid query on 100k chunks <= 10x a warm query.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -163,12 +163,23 @@ async function child(directory: string): Promise<void> {
     vector.push(vectorMs);
     hybrid.push(keywordMs + vectorMs);
   }
-  const entry = manifest?.components.keyword as { file?: string } | undefined;
+  const entry = manifest?.components.keyword as { file?: string; bytes?: number; head?: { bytes: number } } | undefined;
   let keywordDecodeMs = Number.NaN;
   if (entry?.file) {
     lap();
-    // As the store loads it: the bytes read are handed over (no copy).
-    Bm25Index.deserialize(readFileSync(join(directory, entry.file)), { adopt: true });
+    const path = join(directory, entry.file);
+    if (entry.head === undefined) {
+      // A snapshot read whole, as the store loads it: the bytes read are handed over (no copy).
+      Bm25Index.deserialize(readFileSync(path), { adopt: true });
+    } else {
+      // A snapshot read in parts, as the store loads it: the head alone, the rest through the open file.
+      const descriptor = openSync(path, 'r');
+      const head = new Uint8Array(entry.head.bytes);
+      readSync(descriptor, head, 0, head.length, 0);
+      const reader = { size: entry.bytes!, readInto: (position: number, target: Uint8Array) => void readSync(descriptor, target, 0, target.length, position) };
+      Bm25Index.deserialize(head, { adopt: true, reader });
+      closeSync(descriptor);
+    }
     keywordDecodeMs = lap();
   }
   const result: ChildResult = {

@@ -34,6 +34,14 @@ const contentChecksumFields = {
 };
 export const hasContentChecksum = (entry: { checksum?: string; sha256?: string }) => entry.checksum !== undefined || entry.sha256 !== undefined;
 
+/**
+ * Recorded for a file read in parts (a segment of format 2, a keyword snapshot of format 3): the checksum of its
+ * first `bytes`, which a load reads and checks alone; every part after them (a document, a term's postings)
+ * carries a checksum of its own in that head, checked when the part is read. The whole file's checksum is kept
+ * beside it, for the tools that check files whole (`FileStore.recover`).
+ */
+export const headChecksumShape = z.object({ bytes: z.number().int().min(0), checksum: z.string().regex(CHECKSUM_PATTERN) });
+
 const segmentEntrySchema = z
   .object({
     /** File name inside the store directory. */
@@ -43,6 +51,8 @@ const segmentEntrySchema = z
     /** Exact size of the file; a shorter file was truncated. */
     bytes: z.number().int().min(SEGMENT_HEADER_BYTES),
     ...contentChecksumFields,
+    /** Format 2: the checksum of the header, vectors, ids and tables, which a load checks without reading the documents. */
+    head: headChecksumShape.optional(),
     /** Ids in this file that were deleted or replaced since it was written. */
     tombstones: z.array(z.string()),
   })

@@ -24,6 +24,12 @@ export function keywordIndexKind(option: Exclude<z.output<typeof keywordIndexOpt
     // The bytes were read for this load alone: the index may keep them rather than copy them.
     deserialize: (bytes) => Bm25Index.deserialize(bytes, { adopt: true }),
     serialize: (index) => index.serialize(),
+    // A load reads the vocabulary and tables alone; a term's postings and a hit's fields are read from the file
+    // when a search first needs them (each checked by its own checksum), not the whole snapshot.
+    readInParts: {
+      headBytes: (serialized) => Bm25Index.snapshotHeadBytes(serialized),
+      open: (head, reader) => Bm25Index.deserialize(head, { adopt: true, reader }),
+    },
     matchesSettings: (index) => analysisOf(index) === expected,
     addRows: (index, vectors, rows) => index.add(rows.map((row) => keywordInput(vectors.storedDocumentAt(row)))),
     apply: (index, change) => {

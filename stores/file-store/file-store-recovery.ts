@@ -6,7 +6,6 @@
  */
 import { copyFile, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { checksumOf } from './file-store-checksum.ts';
 import {
   emptyManifest,
   errorCode,
@@ -19,7 +18,7 @@ import {
   type Manifest,
   type SegmentEntry,
 } from './file-store-format.ts';
-import { decodeSegment, segmentDocumentCount } from './file-store-segment.ts';
+import { decodeSegment, segmentEntry } from './file-store-segment.ts';
 
 /** What `FileStore.recover` did (or, with `dryRun`, would do). */
 export interface RecoveryReport {
@@ -70,7 +69,7 @@ export async function recoverManifest(directory: string, component: string, opti
   for (const file of await listSegmentFiles(directory)) {
     const buffer = await readFile(join(directory, file));
     // The segment's own checks (signature, section lengths, documents JSON, dimensions) against an entry describing it as it is.
-    const entry: SegmentEntry = { file, documents: segmentDocumentCount(buffer), bytes: buffer.length, ...checksumOf([buffer]), tombstones: [] };
+    const entry = segmentEntry(file, buffer);
     try {
       if (entry.documents < 1) throw new Error('no documents');
       const contents = decodeSegment(buffer, entry, manifest.dimensions, directory, component);

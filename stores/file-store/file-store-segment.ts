@@ -10,8 +10,7 @@
  * own checksum and parsed only when the document is returned, filtered or rewritten (`StoredDocument`).
  * Version 1 (`AXONSEG1`: one JSON array of all documents, then the vectors) is still read.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
-import { type FileHandle, open, readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Document, JsonValue } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
@@ -20,6 +19,8 @@ import { WASM_PAGE_BYTES } from '../indexes/simd/space-layout.ts';
 import { createMemory } from '../indexes/simd/wasm-runtime.ts';
 import { assertLittleEndian, corruptStoreError, errorCode, readInto, segmentFileName, syncDirectory, type SegmentEntry } from './file-store-format.ts';
 import { checksumOf, contentChecksum } from './file-store-checksum.ts';
+import { KeptFile } from './kept-file.ts';
+import { partChecksum } from '../indexes/part-checksum.ts';
 
 const MAGIC_V1 = 'AXONSEG1';
 const MAGIC_V2 = 'AXONSEG2';
@@ -60,7 +61,7 @@ export interface DecodedSegment {
  * dimensions, ids bytes, field bytes and content bytes, a zero uint32, the largest row norm as float64, zeros),
  * the float32 vectors row after row, the ids as one UTF-8 JSON array padded to 4 bytes, four uint32 tables
  * (field offsets and content offsets, count + 1 entries each; field checksums and content checksums, one entry
- * per document, see `documentChecksum`), each document's `[sourceType, sourceName, metadata]` as JSON, and each
+ * per document, see `partChecksum`), each document's `[sourceType, sourceName, metadata]` as JSON, and each
  * document's content as a JSON string.
  */
 export function encodeSegment(documents: readonly Document[], vectors: Float32Array, dimensions: number): Buffer {
@@ -95,8 +96,8 @@ export function encodeSegment(documents: readonly Document[], vectors: Float32Ar
   for (let row = 0; row < count; row++) {
     buffer.writeUInt32LE(fieldAt - layout.fields, layout.fieldOffsets + row * 4);
     buffer.writeUInt32LE(contentAt - layout.contents, layout.contentOffsets + row * 4);
-    buffer.writeUInt32LE(documentChecksum(fields[row]), layout.fieldChecksums + row * 4);
-    buffer.writeUInt32LE(documentChecksum(contents[row]), layout.contentChecksums + row * 4);
+    buffer.writeUInt32LE(partChecksum(fields[row]), layout.fieldChecksums + row * 4);
+    buffer.writeUInt32LE(partChecksum(contents[row]), layout.contentChecksums + row * 4);
     buffer.set(fields[row], fieldAt);
     fieldAt += fields[row].length;
     buffer.set(contents[row], contentAt);
@@ -105,37 +106,6 @@ export function encodeSegment(documents: readonly Document[], vectors: Float32Ar
   buffer.writeUInt32LE(fieldBytes, layout.fieldOffsets + count * 4);
   buffer.writeUInt32LE(contentBytes, layout.contentOffsets + count * 4);
   return buffer;
-}
-
-/**
- * The checksum of one document's stored fields or content (MurmurHash3, 32 bits), checked each time the bytes are
- * read again after the load checked the whole file: each step takes a 4-byte word through a bijection, so any
- * change within one word (any single flipped bit) always changes it.
- */
-export function documentChecksum(bytes: Uint8Array): number {
-  let hash = bytes.length;
-  const words = bytes.length & ~3;
-  for (let at = 0; at < words; at += 4) {
-    let word = bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24);
-    word = Math.imul(word, 0xcc9e2d51);
-    word = (word << 15) | (word >>> 17);
-    hash ^= Math.imul(word, 0x1b873593);
-    hash = (hash << 13) | (hash >>> 19);
-    hash = (Math.imul(hash, 5) + 0xe6546b64) | 0;
-  }
-  if (words < bytes.length) {
-    let tail = 0;
-    for (let at = bytes.length - 1; at >= words; at--) tail = (tail << 8) | bytes[at];
-    tail = Math.imul(tail, 0xcc9e2d51);
-    tail = (tail << 15) | (tail >>> 17);
-    hash ^= Math.imul(tail, 0x1b873593);
-  }
-  hash ^= hash >>> 16;
-  hash = Math.imul(hash, 0x85ebca6b);
-  hash ^= hash >>> 13;
-  hash = Math.imul(hash, 0xc2b2ae35);
-  hash ^= hash >>> 16;
-  return hash >>> 0;
 }
 
 /**
@@ -168,8 +138,27 @@ export async function writeSegment(
       await handle.close();
     }
     await syncDirectory(directory);
-    return { file, documents: documents.length, bytes: buffer.length, ...checksumOf([buffer]), tombstones: [] };
+    return segmentEntry(file, buffer);
   }
+}
+
+/**
+ * The manifest entry of segment bytes `buffer` written as `file`: its size, document count and checksum, and for
+ * version 2 the checksum of its head (header, vectors, ids and tables), which a load checks without reading the
+ * documents, each of which is checked against its own checksum when read.
+ */
+export function segmentEntry(file: string, buffer: Buffer): SegmentEntry {
+  const entry: SegmentEntry = { file, documents: segmentDocumentCount(buffer), bytes: buffer.length, ...checksumOf([buffer]), tombstones: [] };
+  if (buffer.length >= HEADER_BYTES_V2 && buffer.toString('latin1', 0, 8) === MAGIC_V2) {
+    const malformed = (problem: string) =>
+      new AxonError('INTERNAL', `A segment just encoded is malformed: ${problem}.`, {
+        component: 'file-store',
+        details: { invariant: 'encoded-segment-header' },
+      });
+    const { layout } = readHeaderV2(buffer.subarray(0, HEADER_BYTES_V2), entry, null, malformed);
+    entry.head = { bytes: layout.fields, ...checksumOf([buffer.subarray(0, layout.fields)]) };
+  }
+  return entry;
 }
 
 /**
@@ -217,7 +206,7 @@ export async function loadSegment(
   const corrupt = (problem: string, cause?: unknown) => corruptStoreError(component, directory, entry.file, problem, cause);
   const path = join(directory, entry.file);
   const handle = await open(path, 'r');
-  let kept: SegmentFile | undefined;
+  let kept: KeptFile | undefined;
   try {
     const size = (await handle.stat()).size;
     if (size !== entry.bytes) throw corrupt(`it holds ${size} bytes, the manifest recorded ${entry.bytes} (truncated or overwritten)`);
@@ -235,11 +224,13 @@ export async function loadSegment(
       return () => undefined;
     }
     const shape = readHeaderV2(header, entry, expectedDimensions, corrupt);
-    const checksum = contentChecksum(entry, corrupt);
+    // With a checksum of the head, the documents are left on disk: each is checked against its own checksum when read.
+    const headOnly = entry.head !== undefined && entry.head.bytes === shape.layout.fields;
+    const checksum = contentChecksum(headOnly ? entry.head! : entry, corrupt);
     // The ids and tables first: they are checked before any vector is placed.
     const tables = Buffer.allocUnsafeSlow(shape.layout.fields - shape.layout.ids);
     await readInto(handle, tables, shape.layout.ids);
-    const file = new SegmentFile(path, handle);
+    const file = new KeptFile(path, handle);
     const texts = new SegmentTexts(file, tables, shape, directory, entry.file, component);
     const ids = texts.ids();
     const documents: Document[] = new Array(shape.count);
@@ -256,6 +247,7 @@ export async function loadSegment(
     // The documents are checked by reading them through one small buffer: they are not kept in memory.
     const verifyRest = async () => {
       checksum.update(tables);
+      if (headOnly) return checksum.verify('the checksum of its head does not match the manifest');
       // A WebAssembly memory, so the checksum reads the chunk where it was read to.
       const chunk = new Uint8Array(
         createMemory(READ_THROUGH_BYTES / WASM_PAGE_BYTES).buffer,
@@ -471,53 +463,6 @@ class BufferBytes implements DocumentBytes {
   }
 }
 
-/** Closes the files of segments whose documents became garbage while the file was still open. */
-const openFiles = new FinalizationRegistry<FileHandle>((handle) => {
-  handle.close().catch(() => undefined);
-});
-
-/**
- * Document bytes read from the segment file: through the handle the load opened, kept open while the documents
- * live, or, once it is closed, by opening the file again for each read.
- */
-class SegmentFile implements DocumentBytes {
-  private open: FileHandle | undefined;
-
-  constructor(
-    private readonly path: string,
-    handle: FileHandle,
-  ) {
-    this.open = handle;
-  }
-
-  /** Keep the file open while `owner` lives. */
-  keepOpen(owner: object): void {
-    if (this.open !== undefined) openFiles.register(owner, this.open, this);
-  }
-
-  close(): void {
-    if (this.open === undefined) return;
-    openFiles.unregister(this);
-    this.open.close().catch(() => undefined);
-    this.open = undefined;
-  }
-
-  read(position: number, length: number): Uint8Array {
-    const target = Buffer.allocUnsafe(length);
-    const descriptor = this.open?.fd ?? openSync(this.path, 'r');
-    try {
-      for (let done = 0; done < length; ) {
-        const read = readSync(descriptor, target, done, length - done, position + done);
-        if (read === 0) throw Object.assign(new Error(`unexpected end of file at byte ${position + done}`), { code: 'EOF' });
-        done += read;
-      }
-    } finally {
-      if (this.open === undefined) closeSync(descriptor);
-    }
-    return target;
-  }
-}
-
 /**
  * A version 2 segment's ids and tables (in memory) and its documents' bytes (`DocumentBytes`), and the parsing of
  * one document's fields or content, checked against its own checksum.
@@ -624,7 +569,7 @@ class SegmentTexts {
         cause: error,
       });
     }
-    if (documentChecksum(bytes) !== checksums[row]) throw this.corrupt(`document ${row} does not match its checksum`);
+    if (partChecksum(bytes) !== checksums[row]) throw this.corrupt(`document ${row} does not match its checksum`);
     return bytes;
   }
 

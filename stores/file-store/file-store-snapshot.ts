@@ -19,11 +19,13 @@ import { AxonError } from '../../src/errors.ts';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { checksumOf, contentChecksum } from './file-store-checksum.ts';
+import { KeptFile } from './kept-file.ts';
 import {
   componentEntryShape,
   corruptStoreError,
   errorCode,
   hasContentChecksum,
+  headChecksumShape,
   readInto,
   readManifest,
   snapshotFileName,
@@ -41,6 +43,11 @@ const snapshotEntrySchema = componentEntryShape
     documents: z.number().int().min(0),
     /** Segment files whose live documents the snapshot holds, in their current version. */
     covers: z.array(z.string()),
+    /**
+     * Set for a snapshot read part by part (the keyword index, format 3): the checksum of its first `bytes`,
+     * which a load reads and checks alone; the parts after them carry checksums of their own, checked when read.
+     */
+    head: headChecksumShape.optional(),
   })
   .refine(hasContentChecksum, 'it records no checksum');
 
@@ -74,6 +81,15 @@ export interface DerivedIndexKind<T> {
   /** Read a snapshot (the bytes were read for this load: the index may keep them), taking what it does not hold from the store's vectors; throws when the bytes are not one. */
   deserialize(bytes: Uint8Array, vectors: VectorIndex): T;
   serialize(index: T): Uint8Array;
+  /**
+   * Optional, for an index read part by part: how many leading bytes of a serialized snapshot a load needs in
+   * memory (the rest is read when first needed, and checked by checksums of its own; `undefined` for a snapshot
+   * that must be read whole), recorded as the entry's `head`; and how to read such a snapshot from that head, the rest through `reader` (the open file).
+   */
+  readInParts?: {
+    headBytes(serialized: Uint8Array): number | undefined;
+    open(head: Uint8Array, reader: SnapshotReader, vectors: VectorIndex): T;
+  };
   /** Whether an index read from disk was built with the settings `create` uses; if not, it is rebuilt. */
   matchesSettings(index: T): boolean;
   /** Index the documents at these rows of the vector index, replacing any version of the same ids. */
@@ -89,6 +105,12 @@ export interface DerivedIndexKind<T> {
   count(index: T): number;
   ids(index: T): Iterable<string>;
   remove(index: T, ids: readonly string[]): void;
+}
+
+/** The bytes of a snapshot file kept open after its head was loaded: `readInto` fills `target` from `position`. */
+export interface SnapshotReader {
+  readonly size: number;
+  readInto(position: number, target: Uint8Array): void;
 }
 
 /** A derived index as loaded, and whether the snapshot on disk should be replaced by it. */
@@ -144,8 +166,11 @@ export async function loadDerivedIndex<T>(
   const entry = parsed.data;
 
   let bytes: Uint8Array | undefined;
+  let reader: (SnapshotReader & { file: KeptFile }) | undefined;
+  const inParts = entry.head === undefined ? undefined : kind.readInParts;
   try {
-    bytes = await readChecked(join(directory, entry.file), entry, directory, component);
+    if (inParts === undefined) bytes = await readChecked(join(directory, entry.file), entry, directory, component);
+    else [bytes, reader] = (await readHead(join(directory, entry.file), entry, directory, component)) ?? [];
   } catch (error) {
     if (errorCode(error) !== 'ENOENT') throw error;
     // A writer in another process published a newer snapshot and removed this one. Loading the store again
@@ -161,10 +186,12 @@ export async function loadDerivedIndex<T>(
   if (bytes === undefined) return rebuild(`its file ${entry.file} does not match its checksum`, true);
   let index: T;
   try {
-    index = kind.deserialize(bytes, vectors);
+    index = reader === undefined ? kind.deserialize(bytes, vectors) : inParts!.open(bytes, reader, vectors);
   } catch {
     return rebuild(`its file ${entry.file} is unreadable`, true);
   }
+  // The rest of the snapshot is read from the file this load opened, for as long as the index lives.
+  reader?.file.keepOpen(index as object);
   if (!kind.matchesSettings(index)) return rebuild(`it was built with other ${kind.label} options`);
 
   const covered = new Set(entry.covers);
@@ -226,12 +253,14 @@ export async function writeSnapshot<T>(kind: DerivedIndexKind<T>, directory: str
   const buffer = Buffer.from(serialized.buffer, serialized.byteOffset, serialized.byteLength);
   const file = snapshotFileName(kind.file, manifest.generation);
   await writeFileDurably(directory, file, buffer);
+  const head = kind.readInParts?.headBytes(serialized);
   const entry: SnapshotEntry = {
     file,
     bytes: buffer.length,
     ...checksumOf([buffer]),
     documents: kind.count(index),
     covers: manifest.segments.map((segment) => segment.file),
+    ...(head === undefined ? {} : { head: { bytes: head, ...checksumOf([buffer.subarray(0, head)]) } }),
   };
   manifest.components[kind.key] = entry;
   return previous === file ? undefined : previous;
@@ -273,6 +302,38 @@ async function readChecked(path: string, entry: SnapshotEntry, directory: string
     return bytes;
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * The head of a snapshot read in parts (`entry.head`), read and checked, and a reader for the rest through the
+ * file, left open; `undefined` when the file's size or the head's checksum is not the entry's.
+ */
+async function readHead(
+  path: string,
+  entry: SnapshotEntry,
+  directory: string,
+  component: string,
+): Promise<[Uint8Array, SnapshotReader & { file: KeptFile }] | undefined> {
+  const handle = await open(path, 'r');
+  let kept = false;
+  try {
+    const head = entry.head!;
+    if ((await handle.stat()).size !== entry.bytes || head.bytes > entry.bytes) return undefined;
+    const bytes = new Uint8Array(createMemory(Math.max(1, Math.ceil(head.bytes / WASM_PAGE_BYTES))).buffer, 0, head.bytes);
+    const checksum = contentChecksum(head, (problem) => corruptStoreError(component, directory, entry.file, problem));
+    try {
+      await readInto(handle, bytes, 0, checksum);
+      checksum.verify('the checksum of its head does not match the manifest');
+    } catch (error) {
+      if (errorCode(error) === 'EOF' || (AxonError.isInstance(error) && error.code === 'STORE_CORRUPT')) return undefined;
+      throw error;
+    }
+    const file = new KeptFile(path, handle);
+    kept = true;
+    return [bytes, { file, size: entry.bytes, readInto: (position, target) => file.readInto(position, target) }];
+  } finally {
+    if (!kept) await handle.close();
   }
 }
 

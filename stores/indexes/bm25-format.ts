@@ -1,5 +1,6 @@
 import { AxonError } from '../../src/errors.ts';
 import type { FilterableDocument } from '../../src/filter/index.ts';
+import { partChecksum } from './part-checksum.ts';
 import type { TextTokenizerOptions } from './text-tokenizer.ts';
 
 /**
@@ -65,33 +66,6 @@ export function decodeBm25Snapshot(bytes: Uint8Array): Bm25Snapshot {
   return guarded(() => decode(bytes));
 }
 
-/**
- * Format version 2: the index laid out as it is searched, so loading it decodes nothing per posting or per
- * document. The vocabulary is sorted (a term is found by binary search in one decoded string), postings are
- * stored term after term as (document number, frequency) pairs in ascending document order, and each
- * document's filterable fields are a JSON array of their own, parsed only when a hit or a filter needs them.
- */
-export interface Bm25SearchableSnapshot {
-  k1: number;
-  b: number;
-  topK: number;
-  tokenizer: TextTokenizerOptions;
-  documentCount: number;
-  /** Document lengths, in document-number order. */
-  lengths: Uint32Array<ArrayBuffer>;
-  /** The sorted vocabulary, concatenated; term `t` is `dictionary.slice(termOffsets[t], termOffsets[t + 1])`. */
-  dictionary: string;
-  termOffsets: Uint32Array<ArrayBuffer>;
-  /** Term `t`'s postings are the pairs `postingStarts[t] .. postingStarts[t + 1]` of `postings`. */
-  postingStarts: Uint32Array<ArrayBuffer>;
-  postings: Uint32Array<ArrayBuffer>;
-  /** Document `d`'s fields are the UTF-8 JSON `fields[fieldOffsets[d] .. fieldOffsets[d + 1])`. */
-  fieldOffsets: Uint32Array<ArrayBuffer>;
-  fields: Uint8Array<ArrayBuffer>;
-  /** The bytes as given, for writing the same snapshot again without encoding it. */
-  bytes: Uint8Array<ArrayBuffer>;
-}
-
 /** What `encodeSearchableBm25Snapshot` takes: the live documents numbered densely and each term's postings in ascending document order. */
 export interface Bm25SearchableInput {
   k1: number;
@@ -108,11 +82,14 @@ export interface Bm25SearchableInput {
 }
 
 /**
- * The bytes of version 2: `AXBM`, the version (u32), the header length (u32), a JSON header (options and
- * counts), padding to 4 bytes, then u32 sections (lengths N, termOffsets T + 1, postingStarts T + 1,
- * postings 2P, fieldOffsets N + 1), then the dictionary and the fields as UTF-8, each padded to 4 bytes.
+ * The bytes of version 3 (or 2, which tests write to check that old snapshots still load): `AXBM`, the version
+ * (u32), the header length (u32), a JSON header (options and counts), padding to 4 bytes, then, in version 3, u32
+ * sections — lengths (N), termOffsets (T + 1), postingStarts (T + 1), postingChecksums (T), fieldOffsets (N + 1),
+ * fieldChecksums (N) — and the dictionary as UTF-8 padded to 4 bytes, which end the head; then the postings (2P
+ * u32) and the fields (UTF-8, padded). Version 2 has no checksum sections and orders them lengths, termOffsets,
+ * postingStarts, postings, fieldOffsets, dictionary, fields. Every integer is little-endian.
  */
-export function encodeSearchableBm25Snapshot(input: Bm25SearchableInput): Uint8Array {
+export function encodeSearchableBm25Snapshot(input: Bm25SearchableInput, version: 2 | 3 = 3): Uint8Array {
   const count = input.documents.length;
   const order = input.terms.map((_, term) => term).filter((term) => input.postingSizes[term] > 0);
   order.sort((left, right) => (input.terms[left] < input.terms[right] ? -1 : 1));
@@ -125,22 +102,27 @@ export function encodeSearchableBm25Snapshot(input: Bm25SearchableInput): Uint8A
     postingStarts[position + 1] = pairs;
   });
   const postings = new Uint32Array(pairs * 2);
+  const postingChecksums = new Uint32Array(order.length);
   order.forEach((term, position) => {
     const from = input.postingStarts[term];
-    postings.set(input.postings.subarray(from, from + input.postingSizes[term] * 2), postingStarts[position] * 2);
+    const list = input.postings.subarray(from, from + input.postingSizes[term] * 2);
+    postings.set(list, postingStarts[position] * 2);
+    postingChecksums[position] = partChecksum(littleEndianBytes(list));
   });
   const encoder = new TextEncoder();
   const dictionary = encoder.encode(order.map((term) => input.terms[term]).join(''));
   const fieldOffsets = new Uint32Array(count + 1);
+  const fieldChecksums = new Uint32Array(count);
   const encodedFields = input.documents.map((document, number) => {
     const encoded = encoder.encode(JSON.stringify([document.id, document.sourceType, document.sourceName, document.metadata]));
     fieldOffsets[number + 1] = fieldOffsets[number] + encoded.length;
+    fieldChecksums[number] = partChecksum(encoded);
     return encoded;
   });
   const header = encoder.encode(
     JSON.stringify({
       format: FORMAT,
-      version: 2,
+      version,
       k1: input.k1,
       b: input.b,
       topK: input.topK,
@@ -152,27 +134,38 @@ export function encodeSearchableBm25Snapshot(input: Bm25SearchableInput): Uint8A
       fieldBytes: fieldOffsets[count],
     }),
   );
-  const sections = [input.lengths.subarray(0, count), termOffsets, postingStarts, postings, fieldOffsets];
+  const lengths = input.lengths.subarray(0, count);
+  const parts: (Uint32Array | Uint8Array)[] =
+    version === 3
+      ? [lengths, termOffsets, postingStarts, postingChecksums, fieldOffsets, fieldChecksums, dictionary, postings, ...encodedFields]
+      : [lengths, termOffsets, postingStarts, postings, fieldOffsets, dictionary, ...encodedFields];
   const size =
-    12 + align4(header.length) + sections.reduce((sum, section) => sum + section.byteLength, 0) + align4(dictionary.length) + align4(fieldOffsets[count]);
+    12 +
+    align4(header.length) +
+    parts.reduce((sum, part) => sum + part.byteLength, 0) +
+    (align4(dictionary.length) - dictionary.length) +
+    (align4(fieldOffsets[count]) - fieldOffsets[count]);
   const bytes = new Uint8Array(size);
   const view = new DataView(bytes.buffer);
   bytes.set(MAGIC, 0);
-  view.setUint32(4, 2, true);
+  view.setUint32(4, version, true);
   view.setUint32(8, header.length, true);
   bytes.set(header, 12);
   let offset = 12 + align4(header.length);
-  for (const section of sections) {
-    if (LITTLE_ENDIAN) bytes.set(new Uint8Array(section.buffer, section.byteOffset, section.byteLength), offset);
-    else for (let index = 0; index < section.length; index++) view.setUint32(offset + index * 4, section[index], true);
-    offset += section.byteLength;
+  for (const part of parts) {
+    if (part instanceof Uint32Array) bytes.set(littleEndianBytes(part), offset);
+    else bytes.set(part, offset);
+    offset += part === dictionary ? align4(part.length) : part.byteLength;
   }
-  bytes.set(dictionary, offset);
-  offset += align4(dictionary.length);
-  for (const encoded of encodedFields) {
-    bytes.set(encoded, offset);
-    offset += encoded.length;
-  }
+  return bytes;
+}
+
+/** The bytes of u32 words in little-endian order: a view on little-endian machines, else a copy. */
+function littleEndianBytes(words: Uint32Array): Uint8Array {
+  if (LITTLE_ENDIAN) return new Uint8Array(words.buffer, words.byteOffset, words.byteLength);
+  const bytes = new Uint8Array(words.byteLength);
+  const view = new DataView(bytes.buffer);
+  for (let index = 0; index < words.length; index++) view.setUint32(index * 4, words[index], true);
   return bytes;
 }
 
@@ -185,38 +178,330 @@ export function bm25SnapshotVersion(bytes: Uint8Array): number {
 }
 
 /**
- * Read version 2 bytes: views onto them (onto a copy, unless the caller hands the bytes over with `adopt` and
- * they are 4-byte aligned) and checks linear in the vocabulary (section sizes, offsets that ascend, a strictly
- * sorted vocabulary), so a damaged file fails here. The postings of a term are checked the first time they are
- * read (`checkTermPostings`), each document's fields when first parsed: a damaged one is `STORE_CORRUPT` then,
- * never a wrong result.
- *
- * @throws AxonError `STORE_CORRUPT`
+ * Where the postings and fields of a version 3 snapshot are read from when only its head is in memory (a store
+ * reading its snapshot file): `readInto` fills `target` with the bytes at `position` of the snapshot, or throws
+ * what the file system threw.
  */
-export function decodeSearchableBm25Snapshot(bytes: Uint8Array, adopt = false): Bm25SearchableSnapshot {
-  return guarded(() => decodeSearchable(bytes, adopt));
+export interface Bm25SnapshotReader {
+  /** The snapshot's size in bytes. */
+  readonly size: number;
+  readInto(position: number, target: Uint8Array): void;
 }
 
 /**
- * Check term `term`'s postings in a version 2 snapshot: every one names a document, with a frequency above 0,
- * in ascending document order. @throws AxonError `STORE_CORRUPT`
+ * A version 2 or 3 snapshot, the index laid out as it is searched, so loading it decodes nothing per posting or
+ * per document. The vocabulary is sorted (a term is found by binary search in one decoded string), postings are
+ * stored term after term as (document number, frequency) pairs in ascending document order, and each document's
+ * filterable fields are a JSON array of their own, parsed only when a hit or a filter needs them.
+ *
+ * Version 3 puts what a load needs first (the head: options, counts, document lengths, the vocabulary and the
+ * offset tables) and the postings and fields after it, with a checksum per term's postings and per document's
+ * fields (`partChecksum`), so that a store can read the head alone and each term's postings from the file when a
+ * search first needs them. Version 2 (no checksums, written before) is read from memory only.
  */
-export function checkTermPostings(snapshot: Bm25SearchableSnapshot, term: number): void {
-  const { postings, postingStarts, documentCount } = snapshot;
-  let before = -1;
-  for (let at = postingStarts[term] * 2, end = postingStarts[term + 1] * 2; at < end; at += 2) {
-    const document = postings[at];
-    if (document >= documentCount || document <= before || postings[at + 1] === 0) throw corrupt('a posting names an unknown document');
-    before = document;
+export class Bm25SearchableSnapshot {
+  /** A term's postings, once read and checked: `undefined` until then. */
+  private readonly postingsRead: (Uint32Array | undefined)[];
+  private readonly fieldsChecked: Uint8Array;
+
+  /** Use `Bm25SearchableSnapshot.decode`. */
+  constructor(
+    readonly k1: number,
+    readonly b: number,
+    readonly topK: number,
+    readonly tokenizer: TextTokenizerOptions,
+    readonly documentCount: number,
+    /** Document lengths, in document-number order. */
+    readonly lengths: Uint32Array<ArrayBuffer>,
+    /** The sorted vocabulary, concatenated; term `t` is `dictionary.slice(termOffsets[t], termOffsets[t + 1])`. */
+    readonly dictionary: string,
+    readonly termOffsets: Uint32Array<ArrayBuffer>,
+    /** Term `t`'s postings are pairs `postingStarts[t] .. postingStarts[t + 1]` of the postings. */
+    readonly postingStarts: Uint32Array<ArrayBuffer>,
+    /** Document `d`'s fields are the UTF-8 JSON bytes `fieldOffsets[d] .. fieldOffsets[d + 1]` of the fields. */
+    readonly fieldOffsets: Uint32Array<ArrayBuffer>,
+    private readonly body: Bm25SnapshotBody,
+  ) {
+    this.postingsRead = new Array(termOffsets.length - 1);
+    this.fieldsChecked = new Uint8Array(body.fieldChecksums === undefined ? 0 : documentCount);
+  }
+
+  /**
+   * Read a version 2 or 3 snapshot. Without `reader`, `bytes` is the whole snapshot: views onto it (onto a copy,
+   * unless the caller hands it over with `adopt` and it is 4-byte aligned). With `reader`, `bytes` is the head of
+   * a version 3 snapshot (at least `headBytes(bytes)` of it) and the rest is read through `reader` when needed.
+   * The checks here are linear in the vocabulary and the documents (section sizes, offsets that ascend, a strictly
+   * sorted vocabulary); a term's postings are checked the first time they are read, each document's fields when
+   * first parsed: damage there is `STORE_CORRUPT` then, never a wrong result.
+   * @throws AxonError `STORE_CORRUPT`
+   */
+  static decode(bytes: Uint8Array, options: { adopt?: boolean; reader?: Bm25SnapshotReader } = {}): Bm25SearchableSnapshot {
+    return guarded(() => decodeSearchable(bytes, options.adopt === true, options.reader));
+  }
+
+  /**
+   * The length of a version 3 snapshot's head: what `decode` needs in memory when a `reader` gives the rest.
+   * @throws AxonError `STORE_CORRUPT` when `bytes` does not start with a version 3 header
+   */
+  static headBytes(bytes: Uint8Array): number {
+    return guarded(() => layoutOf(bytes, 3).head);
+  }
+
+  /** The (document number, frequency) pairs of term `term`, read and checked the first time. @throws AxonError `STORE_CORRUPT`, `STORE_IO` */
+  termPostings(term: number): Uint32Array {
+    const read = this.postingsRead[term];
+    if (read !== undefined) return read;
+    const pairs = this.postingStarts[term];
+    return this.checked(term, this.body.postings(pairs, this.postingStarts[term + 1] - pairs));
+  }
+
+  /** Every term's postings, term after term, each checked: for unpacking the snapshot. @throws AxonError `STORE_CORRUPT`, `STORE_IO` */
+  allPostings(): Uint32Array {
+    const termCount = this.termOffsets.length - 1;
+    const all = this.body.postings(0, this.postingStarts[termCount]);
+    for (let term = 0; term < termCount; term++) {
+      if (this.postingsRead[term] === undefined) this.checked(term, all.subarray(this.postingStarts[term] * 2, this.postingStarts[term + 1] * 2));
+    }
+    return all;
+  }
+
+  /** Check term `term`'s postings (its checksum, then every pair names a document, with a frequency above 0, in ascending order) and keep them. */
+  private checked(term: number, postings: Uint32Array): Uint32Array {
+    if (this.body.postingChecksums !== undefined && partChecksum(littleEndianBytes(postings)) !== this.body.postingChecksums[term]) {
+      throw corrupt(`the postings of term ${term} do not match their checksum`);
+    }
+    let before = -1;
+    for (let at = 0; at < postings.length; at += 2) {
+      const document = postings[at];
+      if (document >= this.documentCount || document <= before || postings[at + 1] === 0) throw corrupt('a posting names an unknown document');
+      before = document;
+    }
+    this.postingsRead[term] = postings;
+    return postings;
+  }
+
+  /** Document `number`'s filterable fields. @throws AxonError `STORE_CORRUPT`, `STORE_IO` */
+  document(number: number): FilterableDocument {
+    return guarded(() => {
+      const start = this.fieldOffsets[number];
+      const bytes = this.body.fields(start, this.fieldOffsets[number + 1] - start);
+      const checksums = this.body.fieldChecksums;
+      if (checksums !== undefined && this.fieldsChecked[number] === 0) {
+        if (partChecksum(bytes) !== checksums[number]) throw corrupt(`the fields of document ${number} do not match their checksum`);
+        this.fieldsChecked[number] = 1;
+      }
+      return documentEntry(JSON.parse(FATAL_DECODER.decode(bytes)), number);
+    });
+  }
+
+  /** The snapshot's bytes, for writing the same snapshot again without encoding it. @throws AxonError `STORE_IO` */
+  bytes(): Uint8Array {
+    return this.body.whole();
   }
 }
 
-/** Document `number`'s fields from a version 2 snapshot. @throws AxonError `STORE_CORRUPT` */
-export function snapshotDocument(snapshot: Bm25SearchableSnapshot, number: number): FilterableDocument {
-  return guarded(() => {
-    const text = FATAL_DECODER.decode(snapshot.fields.subarray(snapshot.fieldOffsets[number], snapshot.fieldOffsets[number + 1]));
-    return documentEntry(JSON.parse(text), number);
-  });
+/** The part of a snapshot past its head (its postings and fields): in memory, or read through a `Bm25SnapshotReader`. */
+export interface Bm25SnapshotBody {
+  /** `count` pairs from pair `from` of the postings. */
+  postings(from: number, count: number): Uint32Array;
+  /** `length` bytes from byte `start` of the fields. */
+  fields(start: number, length: number): Uint8Array;
+  /** The whole snapshot, as a copy the caller may keep. */
+  whole(): Uint8Array;
+  readonly postingChecksums?: Uint32Array;
+  readonly fieldChecksums?: Uint32Array;
+}
+
+/** What the bytes of version 2 or 3 are made of; version 3 only: the checksum tables, and `head`, where the postings start. */
+interface SnapshotLayout {
+  header: { k1: number; b: number; topK: number; tokenizer: TextTokenizerOptions };
+  count: number;
+  termCount: number;
+  postingCount: number;
+  dictionaryBytes: number;
+  fieldBytes: number;
+  /** Byte offsets of the sections. */
+  lengths: number;
+  termOffsets: number;
+  postingStarts: number;
+  postingChecksums: number;
+  fieldOffsets: number;
+  fieldChecksums: number;
+  dictionary: number;
+  postings: number;
+  fields: number;
+  head: number;
+  size: number;
+}
+
+/** The sections of version 2 or 3 bytes, from their header (which `bytes` must hold). */
+function layoutOf(bytes: Uint8Array, expected?: 2 | 3): SnapshotLayout {
+  const version = bm25SnapshotVersion(bytes);
+  if (version !== 2 && version !== 3) throw corrupt(`it is of format version ${version}, not 2 or 3`);
+  if (expected !== undefined && version !== expected) throw corrupt(`it is of format version ${version}, not ${expected}`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headerLength = view.getUint32(8, true);
+  if (12 + headerLength > bytes.length) throw corrupt('it is truncated inside the header');
+  const header = JSON.parse(FATAL_DECODER.decode(bytes.subarray(12, 12 + headerLength)));
+  const counts = ['documentCount', 'termCount', 'postingCount', 'dictionaryBytes', 'fieldBytes'] as const;
+  if (header?.format !== FORMAT || header.version !== version || !counts.every((key) => Number.isInteger(header[key]) && header[key] >= 0)) {
+    throw corrupt('its header is incomplete');
+  }
+  const { documentCount: count, termCount, postingCount, dictionaryBytes, fieldBytes } = header as Record<(typeof counts)[number], number>;
+  const lengths = 12 + align4(headerLength);
+  const termOffsets = lengths + 4 * count;
+  const postingStarts = termOffsets + 4 * (termCount + 1);
+  const sums = version === 3;
+  const postingChecksums = postingStarts + 4 * (termCount + 1);
+  const afterStarts = sums ? postingChecksums + 4 * termCount : postingChecksums;
+  if (sums) {
+    const fieldOffsets = afterStarts;
+    const fieldChecksums = fieldOffsets + 4 * (count + 1);
+    const dictionary = fieldChecksums + 4 * count;
+    const postings = dictionary + align4(dictionaryBytes);
+    const fields = postings + 8 * postingCount;
+    const size = fields + align4(fieldBytes);
+    return {
+      header,
+      count,
+      termCount,
+      postingCount,
+      dictionaryBytes,
+      fieldBytes,
+      lengths,
+      termOffsets,
+      postingStarts,
+      postingChecksums,
+      fieldOffsets,
+      fieldChecksums,
+      dictionary,
+      postings,
+      fields,
+      head: postings,
+      size,
+    };
+  }
+  const postings = afterStarts;
+  const fieldOffsets = postings + 8 * postingCount;
+  const dictionary = fieldOffsets + 4 * (count + 1);
+  const fields = dictionary + align4(dictionaryBytes);
+  const size = fields + align4(fieldBytes);
+  return {
+    header,
+    count,
+    termCount,
+    postingCount,
+    dictionaryBytes,
+    fieldBytes,
+    lengths,
+    termOffsets,
+    postingStarts,
+    postingChecksums: -1,
+    fieldOffsets,
+    fieldChecksums: -1,
+    dictionary,
+    postings,
+    fields,
+    head: size,
+    size,
+  };
+}
+
+function decodeSearchable(input: Uint8Array, adopt: boolean, reader: Bm25SnapshotReader | undefined): Bm25SearchableSnapshot {
+  // Bytes the caller keeps get one copy (the index must not change when the caller reuses its buffer); u32 views need alignment.
+  const owned = adopt && input.byteOffset % 4 === 0 && !(input.buffer instanceof SharedArrayBuffer);
+  const bytes = (owned ? input : Uint8Array.prototype.slice.call(input)) as Uint8Array<ArrayBuffer>;
+  const layout = layoutOf(bytes, reader === undefined ? undefined : 3);
+  const { count, termCount, postingCount, dictionaryBytes, fieldBytes } = layout;
+  if (reader === undefined ? bytes.length !== layout.size : bytes.length < layout.head || reader.size !== layout.size) {
+    throw corrupt(bytes.length < layout.head ? 'it is truncated' : 'its size does not match its header');
+  }
+  const table = (offset: number, length: number): Uint32Array<ArrayBuffer> => u32View(bytes, offset, length);
+  const lengths = table(layout.lengths, count);
+  const termOffsets = table(layout.termOffsets, termCount + 1);
+  const postingStarts = table(layout.postingStarts, termCount + 1);
+  const fieldOffsets = table(layout.fieldOffsets, count + 1);
+  const dictionary = FATAL_DECODER.decode(bytes.subarray(layout.dictionary, layout.dictionary + dictionaryBytes));
+  const sums = layout.head !== layout.size;
+  const postingChecksums = sums ? table(layout.postingChecksums, termCount) : undefined;
+  const fieldChecksums = sums ? table(layout.fieldChecksums, count) : undefined;
+
+  if (termOffsets[0] !== 0 || termOffsets[termCount] !== dictionary.length || postingStarts[0] !== 0 || postingStarts[termCount] !== postingCount) {
+    throw corrupt('its vocabulary does not match its postings');
+  }
+  if (fieldOffsets[0] !== 0 || fieldOffsets[count] !== fieldBytes) throw corrupt('its document offsets do not match its fields');
+  for (let number = 0; number < count; number++)
+    if (fieldOffsets[number + 1] < fieldOffsets[number]) throw corrupt(`the fields of document ${number} are malformed`);
+  for (let term = 0; term < termCount; term++) {
+    const start = termOffsets[term];
+    const end = termOffsets[term + 1];
+    if (end <= start || postingStarts[term + 1] <= postingStarts[term]) throw corrupt(`term ${term} is malformed`);
+    if (term > 0 && !precedes(dictionary, termOffsets[term - 1], start, end)) throw corrupt('its vocabulary is not sorted');
+  }
+  const body: Bm25SnapshotBody =
+    reader === undefined
+      ? {
+          postings: (from, pairs) => u32View(bytes, layout.postings + 8 * from, 2 * pairs),
+          fields: (start, length) => bytes.subarray(layout.fields + start, layout.fields + start + length),
+          whole: () => bytes.slice(),
+          postingChecksums,
+          fieldChecksums,
+        }
+      : {
+          postings: (from, pairs) => {
+            const postings = new Uint32Array(2 * pairs);
+            readBody(reader, layout.postings + 8 * from, bytesOf(postings));
+            if (!LITTLE_ENDIAN) for (let index = 0; index < postings.length; index++) postings[index] = swap32(postings[index]);
+            return postings;
+          },
+          fields: (start, length) => {
+            const target = new Uint8Array(length);
+            readBody(reader, layout.fields + start, target);
+            return target;
+          },
+          whole: () => {
+            const whole = new Uint8Array(layout.size);
+            whole.set(bytes.subarray(0, layout.head));
+            readBody(reader, layout.head, whole.subarray(layout.head));
+            return whole;
+          },
+          postingChecksums,
+          fieldChecksums,
+        };
+  const { k1, b, topK, tokenizer } = layout.header;
+  return new Bm25SearchableSnapshot(k1, b, topK, tokenizer, count, lengths, dictionary, termOffsets, postingStarts, fieldOffsets, body);
+}
+
+/** Read part of a snapshot's body; a short file is damage (`STORE_CORRUPT`), any other failure `STORE_IO`. */
+function readBody(reader: Bm25SnapshotReader, position: number, target: Uint8Array): void {
+  try {
+    reader.readInto(position, target);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'EOF') throw corrupt('it is shorter than when it was loaded', error);
+    throw new AxonError('STORE_IO', `Could not read the keyword index's postings: ${error instanceof Error ? error.message : String(error)}.`, {
+      component: COMPONENT,
+      fix: 'Check the file system, then open the store again: another process may have replaced the snapshot since it was loaded.',
+      cause: error,
+    });
+  }
+}
+
+/** `length` u32 words at byte `offset` of `bytes` (4-byte aligned): a view on little-endian machines, else a decoded copy. */
+function u32View(bytes: Uint8Array<ArrayBuffer>, offset: number, length: number): Uint32Array<ArrayBuffer> {
+  if (offset + length * 4 > bytes.length) throw corrupt('it is truncated');
+  if (LITTLE_ENDIAN) return new Uint32Array(bytes.buffer, bytes.byteOffset + offset, length);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const result = new Uint32Array(length);
+  for (let index = 0; index < length; index++) result[index] = view.getUint32(offset + index * 4, true);
+  return result;
+}
+
+function bytesOf(words: Uint32Array): Uint8Array {
+  return new Uint8Array(words.buffer, words.byteOffset, words.byteLength);
+}
+
+function swap32(value: number): number {
+  return ((value & 0xff) << 24) | ((value & 0xff00) << 8) | ((value >>> 8) & 0xff00) | (value >>> 24);
 }
 
 // --- Internal helpers ---
@@ -244,56 +529,6 @@ function documentEntry(entry: unknown, number: number): FilterableDocument {
     throw corrupt(`document ${number} is malformed`);
   }
   return { id: entry[0], sourceType: entry[1], sourceName: entry[2], metadata: entry[3] };
-}
-
-function decodeSearchable(input: Uint8Array, adopt: boolean): Bm25SearchableSnapshot {
-  if (bm25SnapshotVersion(input) !== 2) throw corrupt('it is not of format version 2');
-  // Bytes the caller keeps get one copy (the index must not change when the caller reuses its buffer); u32 views need alignment.
-  const owned = adopt && input.byteOffset % 4 === 0 && !(input.buffer instanceof SharedArrayBuffer);
-  const bytes = (owned ? input : Uint8Array.prototype.slice.call(input)) as Uint8Array<ArrayBuffer>;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const headerLength = view.getUint32(8, true);
-  if (12 + headerLength > bytes.length) throw corrupt('it is truncated inside the header');
-  const header = JSON.parse(FATAL_DECODER.decode(bytes.subarray(12, 12 + headerLength)));
-  const counts = ['documentCount', 'termCount', 'postingCount', 'dictionaryBytes', 'fieldBytes'] as const;
-  if (header?.format !== FORMAT || !counts.every((key) => Number.isInteger(header[key]) && header[key] >= 0)) throw corrupt('its header is incomplete');
-  const { documentCount: count, termCount, postingCount, dictionaryBytes, fieldBytes } = header as Record<(typeof counts)[number], number>;
-  let offset = 12 + align4(headerLength);
-  const section = (length: number): Uint32Array<ArrayBuffer> => {
-    if (offset + length * 4 > bytes.length) throw corrupt('it is truncated');
-    let result: Uint32Array<ArrayBuffer>;
-    if (LITTLE_ENDIAN) result = new Uint32Array(bytes.buffer, bytes.byteOffset + offset, length);
-    else {
-      result = new Uint32Array(length);
-      for (let index = 0; index < length; index++) result[index] = view.getUint32(offset + index * 4, true);
-    }
-    offset += length * 4;
-    return result;
-  };
-  const lengths = section(count);
-  const termOffsets = section(termCount + 1);
-  const postingStarts = section(termCount + 1);
-  const postings = section(postingCount * 2);
-  const fieldOffsets = section(count + 1);
-  if (offset + align4(dictionaryBytes) + align4(fieldBytes) !== bytes.length) throw corrupt('its size does not match its header');
-  const dictionary = FATAL_DECODER.decode(bytes.subarray(offset, offset + dictionaryBytes));
-  offset += align4(dictionaryBytes);
-  const fields = bytes.subarray(offset, offset + fieldBytes);
-
-  if (termOffsets[0] !== 0 || termOffsets[termCount] !== dictionary.length || postingStarts[0] !== 0 || postingStarts[termCount] !== postingCount) {
-    throw corrupt('its vocabulary does not match its postings');
-  }
-  if (fieldOffsets[0] !== 0 || fieldOffsets[count] !== fieldBytes) throw corrupt('its document offsets do not match its fields');
-  for (let number = 0; number < count; number++)
-    if (fieldOffsets[number + 1] < fieldOffsets[number]) throw corrupt(`the fields of document ${number} are malformed`);
-  for (let term = 0; term < termCount; term++) {
-    const start = termOffsets[term];
-    const end = termOffsets[term + 1];
-    if (end <= start || postingStarts[term + 1] <= postingStarts[term]) throw corrupt(`term ${term} is malformed`);
-    if (term > 0 && !precedes(dictionary, termOffsets[term - 1], start, end)) throw corrupt('its vocabulary is not sorted');
-  }
-  const { k1, b, topK, tokenizer } = header;
-  return { k1, b, topK, tokenizer, documentCount: count, lengths, dictionary, termOffsets, postingStarts, postings, fieldOffsets, fields, bytes };
 }
 
 const COMPONENT = 'bm25-index';

@@ -3,15 +3,7 @@ import type { JsonValue } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
 import { compileFilter, parseFilter, type Filter, type FilterPredicate, type FilterableDocument } from '../../src/filter/index.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
-import {
-  bm25SnapshotVersion,
-  checkTermPostings,
-  decodeBm25Snapshot,
-  decodeSearchableBm25Snapshot,
-  encodeSearchableBm25Snapshot,
-  snapshotDocument,
-  type Bm25SearchableSnapshot,
-} from './bm25-format.ts';
+import { Bm25SearchableSnapshot, bm25SnapshotVersion, decodeBm25Snapshot, encodeSearchableBm25Snapshot, type Bm25SnapshotReader } from './bm25-format.ts';
 import { TextTokenizer, textTokenizerOptionsSchema } from './text-tokenizer.ts';
 import { TopKHeap } from './top-k-heap.ts';
 
@@ -121,8 +113,6 @@ export class Bm25Index {
   private frozen: Bm25SearchableSnapshot | undefined;
   /** Documents parsed from `frozen` so far, by number. */
   private frozenDocuments: (FilterableDocument | undefined)[] = [];
-  /** 1 for a term of `frozen` whose postings were checked (see `checkTermPostings`). */
-  private checkedTerms = new Uint8Array(0);
 
   constructor(options: Bm25IndexOptions = {}) {
     const resolved = parseOptions(bm25IndexOptionsSchema, options, NAME);
@@ -234,14 +224,15 @@ export class Bm25Index {
     if (queryTerms.length === 0) return [];
     this.ensureLengthNorms();
 
-    const { scores, touched, lengthNorms: norms, live, postings } = this;
+    const { scores, touched, lengthNorms: norms, live } = this;
     let touchedCount = 0;
     for (const { term, weight: queryWeight } of queryTerms) {
       const frequency = this.documentFrequency(term);
       const weight = queryWeight * Math.log(1 + (this.liveCount - frequency + 0.5) / (frequency + 0.5));
-      // A snapshot's postings are read where they lie: term after term, every pair live.
-      const start = this.frozen ? this.frozen.postingStarts[term] * 2 : this.postingStarts[term];
-      const end = this.frozen ? this.frozen.postingStarts[term + 1] * 2 : start + this.postingSizes[term] * 2;
+      // A snapshot's postings are its own, term by term (read and checked when first needed), every pair live.
+      const postings = this.frozen ? this.frozen.termPostings(term) : this.postings;
+      const start = this.frozen ? 0 : this.postingStarts[term];
+      const end = this.frozen ? postings.length : start + this.postingSizes[term] * 2;
       for (let at = start; at < end; at += 2) {
         const document = postings[at];
         if (live[document] === 0) continue;
@@ -270,11 +261,12 @@ export class Bm25Index {
   }
 
   /**
-   * The index as bytes, for persistence (format version 2): options, the sorted vocabulary, postings term
-   * after term and each document's fields, laid out so that `deserialize` decodes nothing per posting.
+   * The index as bytes, for persistence (format version 3): options, the sorted vocabulary, postings term
+   * after term and each document's fields, laid out so that `deserialize` decodes nothing per posting, with a
+   * checksum per term's postings and per document's fields so that they can be read (and checked) one by one.
    */
   serialize(): Uint8Array {
-    if (this.frozen) return this.frozen.bytes.slice();
+    if (this.frozen) return this.frozen.bytes();
     this.compact();
     const documents = this.documents as FilterableDocument[];
     return encodeSearchableBm25Snapshot({
@@ -294,13 +286,17 @@ export class Bm25Index {
   /**
    * Rebuild an index from `serialize()` output. The stored options (k1, b, tokenizer) are used, so queries
    * are tokenized exactly as the documents were. With `adopt: true` the caller hands the bytes over (it will not
-   * change or reuse them): the index then searches them where they are instead of copying them.
+   * change or reuse them): the index then searches them where they are instead of copying them. With `reader`,
+   * `bytes` is only the head of a version 3 snapshot (its first `Bm25Index.snapshotHeadBytes(bytes)` bytes, which
+   * the caller has checked): each term's postings and each document's fields are read through `reader` when a
+   * search first needs them, and checked against their own checksum then.
    *
    * @throws AxonError `STORE_CORRUPT` when the bytes are not a complete index of a known version; damage in a
    *   term's postings or a document's fields is found (and thrown) by the first search that reads them.
    */
-  static deserialize(bytes: Uint8Array, options: { adopt?: boolean } = {}): Bm25Index {
-    const snapshot = bm25SnapshotVersion(bytes) === 2 ? decodeSearchableBm25Snapshot(bytes, options.adopt === true) : decodeBm25Snapshot(bytes);
+  static deserialize(bytes: Uint8Array, options: { adopt?: boolean; reader?: Bm25SnapshotReader } = {}): Bm25Index {
+    const version = bm25SnapshotVersion(bytes);
+    const snapshot = version === 2 || version === 3 || options.reader !== undefined ? Bm25SearchableSnapshot.decode(bytes, options) : decodeBm25Snapshot(bytes);
     let index: Bm25Index;
     try {
       index = new Bm25Index({ k1: snapshot.k1, b: snapshot.b, topK: snapshot.topK, tokenizer: snapshot.tokenizer });
@@ -311,24 +307,31 @@ export class Bm25Index {
         cause: error,
       });
     }
-    if ('dictionary' in snapshot) index.freeze(snapshot);
+    if (snapshot instanceof Bm25SearchableSnapshot) index.freeze(snapshot);
     else index.restore(snapshot.documents, snapshot.terms, snapshot.lengths, snapshot.starts, snapshot.forward);
     return index;
+  }
+
+  /**
+   * How many of its first bytes a snapshot needs in memory for `deserialize(head, { reader })`: its header,
+   * tables and vocabulary; `undefined` for a snapshot of an older format, which is read whole. `bytes` must hold
+   * at least the snapshot's header.
+   * @throws AxonError `STORE_CORRUPT` when `bytes` does not start with a snapshot's header
+   */
+  static snapshotHeadBytes(bytes: Uint8Array): number | undefined {
+    return bm25SnapshotVersion(bytes) === 3 ? Bm25SearchableSnapshot.headBytes(bytes) : undefined;
   }
 
   // --- Internal helpers ---
 
   /**
-   * Take a version 2 snapshot as the index's state: only per-document numbers are built (O(documents)); a term's
+   * Take a version 2 or 3 snapshot as the index's state: only per-document numbers are built (O(documents)); a term's
    * postings and document frequency are read from the snapshot's own tables.
    */
   private freeze(snapshot: Bm25SearchableSnapshot): void {
     const count = snapshot.documentCount;
-    const termCount = snapshot.termOffsets.length - 1;
     this.frozen = snapshot;
     this.frozenDocuments = new Array(count);
-    this.checkedTerms = new Uint8Array(termCount);
-    this.postings = snapshot.postings;
     this.documentLengths = snapshot.lengths;
     this.live = new Uint8Array(count).fill(1);
     this.liveCount = count;
@@ -343,7 +346,7 @@ export class Bm25Index {
     if (snapshot === undefined) return;
     const count = snapshot.documentCount;
     const termCount = snapshot.termOffsets.length - 1;
-    for (let term = 0; term < termCount; term++) this.checkPostings(term);
+    const postings = snapshot.allPostings();
     const documents = Array.from({ length: count }, (_, number) => this.documentAt(number));
     const ids = new Set<string>();
     for (const document of documents) {
@@ -353,7 +356,6 @@ export class Bm25Index {
     const terms = Array.from({ length: termCount }, (_, term) => snapshot.dictionary.slice(snapshot.termOffsets[term], snapshot.termOffsets[term + 1]));
     // The forward index, from the postings: per document, (term, frequency) pairs.
     const starts = new Uint32Array(count + 1);
-    const { postings } = snapshot;
     for (let at = 0; at < postings.length; at += 2) starts[postings[at] + 1] += 2;
     for (let number = 0; number < count; number++) starts[number + 1] += starts[number];
     const forward = new Uint32Array(postings.length);
@@ -368,7 +370,6 @@ export class Bm25Index {
     }
     this.frozen = undefined;
     this.frozenDocuments = [];
-    this.checkedTerms = new Uint8Array(0);
     this.restore(documents, terms, snapshot.lengths, starts, forward);
   }
 
@@ -378,18 +379,11 @@ export class Bm25Index {
     return snapshot ? snapshot.postingStarts[term + 1] - snapshot.postingStarts[term] : this.documentFrequencies[term];
   }
 
-  /** Check a snapshot term's postings the first time they are read. */
-  private checkPostings(term: number): void {
-    if (this.frozen === undefined || this.checkedTerms[term] === 1) return;
-    checkTermPostings(this.frozen, term);
-    this.checkedTerms[term] = 1;
-  }
-
   /** The filterable fields of document `number`, parsed from the snapshot on first use when the index is one. */
   private documentAt(number: number): FilterableDocument {
     if (this.frozen === undefined) return this.documents[number]!;
     let document = this.frozenDocuments[number];
-    if (document === undefined) this.frozenDocuments[number] = document = snapshotDocument(this.frozen, number);
+    if (document === undefined) this.frozenDocuments[number] = document = this.frozen.document(number);
     return document;
   }
 
@@ -604,7 +598,8 @@ export class Bm25Index {
     for (const text of this.tokenizer.tokenize(query)) {
       const term = this.lookupTerm(text);
       if (term === undefined || this.documentFrequency(term) === 0) continue;
-      this.checkPostings(term);
+      // Read (and check) a snapshot term's postings before any score is accumulated: a damaged one throws here.
+      this.frozen?.termPostings(term);
       const entry = seen.get(term);
       if (entry) entry.weight++;
       else {

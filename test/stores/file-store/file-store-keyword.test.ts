@@ -133,6 +133,51 @@ describe('FileStore keyword index', () => {
     expect(await reader.count()).toBe(8);
   });
 
+  it('a load reads the snapshot’s head alone; a reader still searches the terms it had not read after another process replaced the file', async () => {
+    const directory = await temporaryDirectory();
+    const first = await open(directory);
+    await first.add(batchOf(1, 4));
+    await first.add(batchOf(2, 4));
+    await first.close();
+    const entry = (await keywordEntry(first)) as Awaited<ReturnType<typeof keywordEntry>> & { head?: { bytes: number; checksum: string } };
+    // The head (options, tables, vocabulary) is checked on load; the postings and fields after it by their own checksums.
+    expect(entry.head?.bytes).toBeGreaterThan(0);
+    expect(entry.head!.bytes).toBeLessThan(entry.bytes);
+    expect(entry.head!.checksum).not.toBe(entry.checksum);
+    const reader = await open(directory);
+    expect((await reader.keywordSearch('alpha')).map((document) => document.id).sort()).toEqual(['b1-0', 'b1-1', 'b1-2', 'b1-3']);
+    // Another process replaces the snapshot and removes the file the reader loaded its head from.
+    const writer = await open(directory);
+    await writer.compact();
+    await writer.add(batchOf(3, 8));
+    await writer.close();
+    expect((await readdir(directory)).filter((name) => name.startsWith('keyword-index-'))).not.toContain(entry.file);
+    // The reader answers from the store as it loaded it, reading the postings and fields it had not read yet
+    // from the file it keeps open.
+    const reference = new MemoryStore();
+    await reference.add([...batchOf(1, 4), ...batchOf(2, 4)]);
+    expect(await scored(reader, 'bravo common')).toEqual(await scored(reference, 'bravo common'));
+    expect(await scored(reader, 'charlie')).toEqual([]);
+    await reader.close();
+    const reopened = await open(directory);
+    expect(await scored(reopened, 'charlie')).toHaveLength(8);
+  });
+
+  it('a snapshot whose head does not match its checksum is rebuilt on load, with a warning', async () => {
+    const directory = await temporaryDirectory();
+    const store = await open(directory);
+    await store.add(batchOf(1, 4));
+    await store.close();
+    const entry = (await keywordEntry(store)) as Awaited<ReturnType<typeof keywordEntry>> & { head: { bytes: number } };
+    const bytes = await readFile(join(directory, entry.file));
+    bytes[entry.head.bytes - 5] ^= 0x04; // one bit of the vocabulary, the head's last section
+    await writeFile(join(directory, entry.file), bytes);
+    const warnings = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const reopened = await open(directory);
+    expect((await reopened.keywordSearch('alpha')).map((document) => document.id).sort()).toEqual(['b1-0', 'b1-1', 'b1-2', 'b1-3']);
+    expect(warnings).toHaveBeenCalledWith(expect.stringMatching(/keyword index .*does not match its checksum/));
+  });
+
   it('keeps the snapshot through a compaction that merges only covered segments', async () => {
     const directory = await temporaryDirectory();
     const store = await open(directory);

@@ -182,16 +182,20 @@ describe('FileStore segments', () => {
     await expectSameAs(compacted, reference, ids);
   });
 
-  it('a flipped bit anywhere in a version 2 segment is STORE_CORRUPT naming the segment, and nothing is written', async () => {
+  it('a flipped bit anywhere in a version 2 segment is STORE_CORRUPT naming the segment (in its head on load, in a document when read), and nothing is written', async () => {
     const directory = await temporaryDirectory();
     const store = new FileStore({ directory, autoCompact: false });
     await store.add(documents(3, 8));
     await store.close();
-    const file = (await store.manifest()).segments[0].file;
-    const path = join(directory, file);
+    const [entry] = (await store.manifest()).segments;
+    const path = join(directory, entry.file);
     const original = await readFile(path);
     const before = (await readdir(directory)).sort();
     const next = mulberry32(9);
+    // The head (header, vectors, ids, offset tables) is checked on load; each document's fields and content by
+    // their own checksum when the document is read (here: every document).
+    expect(entry.head?.bytes).toBeGreaterThan(64 + 3 * DIMENSIONS * 4);
+    const headBytes = entry.head!.bytes;
     // One random bit of every header byte, then of one byte in every three: vectors, ids, offset tables, fields and contents.
     for (let position = 0; position < original.length; position += position < 64 ? 1 : 3) {
       const bit = Math.floor(next() * 8);
@@ -199,7 +203,14 @@ describe('FileStore segments', () => {
       bytes[position] ^= 1 << bit;
       await writeFile(path, bytes);
       const error = await FileStore.open({ directory }).then(
-        () => undefined,
+        async (opened) => {
+          if (position < headBytes) return undefined;
+          const found = await opened.getByIds(['d0', 'd1', 'd2']).then(
+            () => undefined,
+            (caught: unknown) => caught,
+          );
+          return found;
+        },
         (caught: unknown) => caught,
       );
       expect({ position, bit, code: (error as { code?: string }).code, names: String((error as Error).message).includes(path) }).toEqual({
@@ -264,9 +275,10 @@ describe('FileStore segments', () => {
       message: expect.stringMatching(/document \d+ does not match its checksum/),
     });
     expect((await fresh.getByIds(['d8']))[0].content).toBe(byId.get('d8')!.content);
-    // After close() the store loads again, and the whole-file checksum refuses the damage.
+    // After close() the store loads again (the head is intact), and the document still fails its own checksum.
     await fresh.close();
-    await expect(fresh.count()).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+    expect(await fresh.count()).toBe(40);
+    await expect(fresh.getByIds(['d7'])).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
   });
 
   it('a keyword snapshot with a right checksum but a damaged posting is rebuilt by the search that reads it, with a warning', async () => {
@@ -278,13 +290,15 @@ describe('FileStore segments', () => {
     await reference.add(batch);
     await store.close();
     const manifest = (await readManifest(directory, 'test'))!;
-    const entry = manifest.components.keyword as { file: string; bytes: number; checksum?: string };
+    const entry = manifest.components.keyword as { file: string; bytes: number; checksum?: string; head?: { bytes: number } };
     const bytes = await readFile(join(directory, entry.file));
-    // Every posting's frequency set to 0: each term is damaged, found when a search first reads it.
+    // Every posting's frequency set to 0: each term is damaged, found when a search first reads it. The postings
+    // start where the head (which a load reads and checks alone) ends.
     const view = new DataView(bytes.buffer, bytes.byteOffset);
     const headerLength = view.getUint32(8, true);
     const header = JSON.parse(bytes.toString('utf8', 12, 12 + headerLength));
-    const postings = 12 + ((headerLength + 3) & ~3) + 4 * header.documentCount + 8 * (header.termCount + 1);
+    const postings = entry.head!.bytes;
+    expect(header.version).toBe(3);
     for (let pair = 0; pair < header.postingCount; pair++) view.setUint32(postings + 8 * pair + 4, 0, true);
     await writeFile(join(directory, entry.file), bytes);
     Object.assign(entry, checksumOf([bytes]));

@@ -160,13 +160,26 @@ describe('FileStore', () => {
       await expectCorrupt(directory, 'segment-000002.axs');
     });
 
-    it('a flipped byte in a segment fails its checksum', async () => {
+    it('a flipped byte in a segment fails its checksum: in its head on load, in a document when the document is read', async () => {
       const directory = await storeWithData();
       const path = join(directory, 'segment-000001.axs');
-      const bytes = await readFile(path);
-      bytes[bytes.length - 1] ^= 0xff;
-      await writeFile(path, bytes);
+      const original = await readFile(path);
+      const vectorByte = Buffer.from(original);
+      vectorByte[64] ^= 0xff; // the first vector, right after the 64-byte header
+      await writeFile(path, vectorByte);
       await expectCorrupt(directory, 'segment-000001.axs');
+      const documentByte = Buffer.from(original);
+      documentByte[documentByte.length - 1] ^= 0xff; // the last document's content
+      await writeFile(path, documentByte);
+      const before = await files(directory);
+      const store = await FileStore.open({ directory });
+      expect(await store.count()).toBe(2);
+      const unreadable = { code: 'STORE_CORRUPT', message: expect.stringContaining(path) };
+      await expect(store.getByIds(['a'])).rejects.toMatchObject(unreadable);
+      await expect(store.search([1, 0], { topK: 1 })).rejects.toMatchObject(unreadable);
+      expect((await store.getByIds(['b']))[0].id).toBe('b');
+      await expect(store.compact()).rejects.toMatchObject(unreadable);
+      expect(await files(directory)).toEqual(before);
     });
 
     it('a segment listed but missing is STORE_CORRUPT naming it', async () => {

@@ -2,7 +2,33 @@ import { describe, expect, it } from 'vitest';
 import { AxonError, ConfigError, FilterError } from '../../../src/errors.ts';
 import { compileFilter, parseFilter } from '../../../src/filter/index.ts';
 import { Bm25Index } from '../../../stores/indexes/bm25-index.ts';
-import { encodeBm25Snapshot } from '../../../stores/indexes/bm25-format.ts';
+import { encodeBm25Snapshot, encodeSearchableBm25Snapshot, type Bm25SnapshotReader } from '../../../stores/indexes/bm25-format.ts';
+
+/** Byte offsets of a version 3 snapshot's sections, from its header (see encodeSearchableBm25Snapshot). */
+function sectionsOf(bytes: Uint8Array) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset);
+  const headerLength = view.getUint32(8, true);
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + headerLength)));
+  const lengths = 12 + ((headerLength + 3) & ~3);
+  const postingStarts = lengths + 4 * header.documentCount + 4 * (header.termCount + 1);
+  const fieldOffsets = postingStarts + 8 * header.termCount + 4;
+  const dictionary = fieldOffsets + 4 * (header.documentCount + 1) + 4 * header.documentCount;
+  const postings = dictionary + ((header.dictionaryBytes + 3) & ~3);
+  return { view, header, postingStarts, fieldOffsets, dictionary, postings, fields: postings + 8 * header.postingCount };
+}
+
+/** A reader over the whole snapshot `bytes` that counts the bytes it reads, as a store reads its snapshot file. */
+function readerOver(bytes: Uint8Array): Bm25SnapshotReader & { bytesRead: number } {
+  return {
+    size: bytes.length,
+    bytesRead: 0,
+    readInto(position, target) {
+      if (position + target.length > bytes.length) throw Object.assign(new Error('unexpected end of file'), { code: 'EOF' });
+      target.set(bytes.subarray(position, position + target.length));
+      this.bytesRead += target.length;
+    },
+  };
+}
 
 /** No stemming or stopwords, so the hand computations below count exactly the words written. */
 const PLAIN = { stopwords: 'none', stemmer: 'none' } as const;
@@ -260,13 +286,10 @@ describe('Bm25Index persistence', () => {
     expect(adopted.search('cherry')).toEqual(index.search('cherry'));
     // The adopted index reads the caller's bytes; the copy does not see them change. 'durian', the last term, holds
     // the last posting: its frequency set to 0 is found by the first search that reads it.
-    const view = new DataView(bytes.buffer, bytes.byteOffset);
-    const headerLength = view.getUint32(8, true);
-    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + headerLength)));
-    const lastPosting = 12 + ((headerLength + 3) & ~3) + 4 * header.documentCount + 8 * (header.termCount + 1) + 8 * (header.postingCount - 1);
-    view.setUint32(lastPosting + 4, 0, true);
+    const { view, header, postings } = sectionsOf(bytes);
+    view.setUint32(postings + 8 * (header.postingCount - 1) + 4, 0, true);
     expect(copied.search('durian')).toEqual(index.search('durian'));
-    expect(() => adopted.search('durian')).toThrow(/unknown document/);
+    expect(() => adopted.search('durian')).toThrow(/postings of term 3 do not match their checksum/);
     // Unaligned bytes cannot be viewed as 32-bit words: they are copied even when handed over.
     const unaligned = Buffer.concat([Buffer.from('x'), Buffer.from(index.serialize())]).subarray(1);
     const fromUnaligned = Bm25Index.deserialize(unaligned, { adopt: true });
@@ -324,9 +347,9 @@ describe('Bm25Index persistence', () => {
     const old = Bm25Index.deserialize(bytes);
     for (const query of ['apple', 'cherry durian', 'banana banana elder', 'nothing']) expect(old.search(query)).toEqual(index.search(query));
     expect(old.search('apple', { filter: { n: { $gte: 1 } } })).toEqual(index.search('apple', { filter: { n: { $gte: 1 } } }));
-    // Saved again, it is written as version 2, with the same results.
+    // Saved again, it is written as version 3, with the same results.
     const saved = old.serialize();
-    expect(new DataView(saved.buffer, saved.byteOffset).getUint32(4, true)).toBe(2);
+    expect(new DataView(saved.buffer, saved.byteOffset).getUint32(4, true)).toBe(3);
     expect(Bm25Index.deserialize(saved).search('cherry durian')).toEqual(index.search('cherry durian'));
   });
 
@@ -354,6 +377,114 @@ describe('Bm25Index persistence', () => {
     expect(copy.search('anything')).toEqual([]);
   });
 
+  it('reads format version 2 snapshots (no checksums; written before version 3) with identical scores', () => {
+    const index = tinyIndex();
+    // tinyIndex's terms in the order first added, and each term's postings (document number, frequency).
+    const terms = ['apple', 'banana', 'cherry', 'durian'];
+    const pairs = [
+      [0, 2],
+      [0, 1, 1, 1],
+      [1, 1, 2, 3],
+      [2, 1],
+    ];
+    const postingStarts = new Uint32Array(4);
+    pairs.forEach((_, term) => {
+      if (term > 0) postingStarts[term] = postingStarts[term - 1] + pairs[term - 1].length;
+    });
+    const bytes = encodeSearchableBm25Snapshot(
+      {
+        k1: index.k1,
+        b: index.b,
+        topK: index.topK,
+        tokenizer: index.tokenizer.options,
+        terms,
+        documents: ['d1', 'd2', 'd3'].map((id) => ({ id, sourceType: '', sourceName: '', metadata: {} })),
+        lengths: Uint32Array.from([3, 2, 4]),
+        postingStarts,
+        postingSizes: Uint32Array.from(pairs.map((list) => list.length / 2)),
+        postings: Uint32Array.from(pairs.flat()),
+      },
+      2,
+    );
+    expect(new DataView(bytes.buffer).getUint32(4, true)).toBe(2);
+    const old = Bm25Index.deserialize(bytes);
+    for (const query of ['apple', 'cherry durian', 'banana banana', 'nothing']) expect(old.search(query)).toEqual(index.search(query));
+    expect(new DataView(old.serialize().buffer).getUint32(4, true)).toBe(2); // unchanged, it is the same bytes
+    old.add([{ id: 'd4', content: 'fig' }]);
+    const saved = old.serialize();
+    expect(new DataView(saved.buffer, saved.byteOffset).getUint32(4, true)).toBe(3);
+    index.add([{ id: 'd4', content: 'fig' }]);
+    expect(Bm25Index.deserialize(saved).search('cherry fig')).toEqual(index.search('cherry fig'));
+    // A version 2 snapshot has no checksums to read it part by part: it is read whole.
+    expect(() => Bm25Index.deserialize(bytes, { reader: readerOver(bytes) })).toThrow(/format version 2, not 3/);
+  });
+
+  it('searches the head of a snapshot alone, reading each term’s postings and each hit’s fields when first needed', () => {
+    const index = new Bm25Index({ tokenizer: PLAIN });
+    const words = Array.from({ length: 60 }, (_, number) => `w${number}`);
+    index.add(
+      Array.from({ length: 200 }, (_, number) => ({
+        id: `doc-${number}`,
+        content: `${words[number % 60]} ${words[(number * 7) % 60]} common`,
+        metadata: { n: number },
+      })),
+    );
+    const bytes = index.serialize();
+    const head = Bm25Index.snapshotHeadBytes(bytes)!;
+    const { postings } = sectionsOf(bytes);
+    expect(head).toBe(postings);
+    const reader = readerOver(bytes);
+    const lazy = Bm25Index.deserialize(bytes.slice(0, head), { reader });
+    expect(reader.bytesRead).toBe(0);
+    expect(lazy.search('w3 w10', { topK: 5 })).toEqual(index.search('w3 w10', { topK: 5 }));
+    // Two terms' postings (a few dozen pairs) and the fields of five hits: a small part of the body.
+    const firstRead = reader.bytesRead;
+    expect(firstRead).toBeGreaterThan(0);
+    expect(firstRead).toBeLessThan((bytes.length - head) / 10);
+    expect(lazy.search('w3 w10', { topK: 5 })).toEqual(index.search('w3 w10', { topK: 5 }));
+    expect(reader.bytesRead).toBe(firstRead); // read once, kept
+    expect(lazy.search('common', { filter: { n: { $lt: 3 } } })).toEqual(index.search('common', { filter: { n: { $lt: 3 } } }));
+    expect(lazy.statistics()).toEqual(index.statistics());
+    // Saving it again reads the rest; the first change unpacks it, reading every posting.
+    expect(lazy.serialize()).toEqual(bytes);
+    lazy.remove(['doc-3']);
+    index.remove(['doc-3']);
+    expect(lazy.search('w3 common', { topK: 10 })).toEqual(index.search('w3 common', { topK: 10 }));
+    // A head whose size does not match what the reader holds is refused.
+    expect(() => Bm25Index.deserialize(bytes.slice(0, head), { reader: { ...readerOver(bytes), size: bytes.length - 4 } })).toThrow(
+      expect.objectContaining({ code: 'STORE_CORRUPT' }),
+    );
+    expect(() => Bm25Index.deserialize(bytes.slice(0, head - 4), { reader: readerOver(bytes) })).toThrow(/truncated/);
+  });
+
+  it('finds damage in a part read later by its checksum, and a file cut short or unreadable since the load', () => {
+    const index = tinyIndex();
+    const bytes = index.serialize();
+    const { view, header, postings, fields } = sectionsOf(bytes);
+    const head = Bm25Index.snapshotHeadBytes(bytes)!;
+    const damaged = bytes.slice();
+    damaged[postings + 1] ^= 0x01; // 'apple', the first term: one bit of its first posting
+    damaged[fields + 3] ^= 0x01; // one bit of document 0's fields
+    const lazy = Bm25Index.deserialize(damaged.slice(0, head), { reader: readerOver(damaged) });
+    expect(lazy.search('durian')).toEqual(index.search('durian'));
+    expect(() => lazy.search('cherry banana')).toThrow(/fields of document 0 do not match their checksum/);
+    expect(() => lazy.search('apple')).toThrow(/postings of term 0 do not match their checksum/);
+    expect(() => Bm25Index.deserialize(damaged).search('apple')).toThrow(expect.objectContaining({ code: 'STORE_CORRUPT', component: 'bm25-index' }));
+    // The file shrank since the load: STORE_CORRUPT; another failure of the file system: STORE_IO.
+    const short = Bm25Index.deserialize(bytes.slice(0, head), { reader: { ...readerOver(bytes.subarray(0, header.postingCount)), size: bytes.length } });
+    expect(() => short.search('durian')).toThrow(/shorter than when it was loaded/);
+    const failing: Bm25SnapshotReader = {
+      size: bytes.length,
+      readInto: () => {
+        throw Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' });
+      },
+    };
+    expect(() => Bm25Index.deserialize(bytes.slice(0, head), { reader: failing }).search('apple')).toThrow(
+      expect.objectContaining({ code: 'STORE_IO', component: 'bm25-index' }),
+    );
+    expect(view.getUint32(4, true)).toBe(3);
+  });
+
   it('refuses damaged bytes with STORE_CORRUPT', () => {
     const bytes = tinyIndex().serialize();
     const corrupt = (data: Uint8Array) => () => Bm25Index.deserialize(data);
@@ -362,23 +493,16 @@ describe('Bm25Index persistence', () => {
     const flipped = bytes.slice();
     flipped[20] ^= 0xff; // inside the JSON header
     expect(corrupt(flipped)).toThrow(expect.objectContaining({ code: 'STORE_CORRUPT' }));
-    // Format version 2: after the header, the sections lengths (N), termOffsets and postingStarts (T + 1 each), postings.
-    const view = new DataView(bytes.buffer, bytes.byteOffset);
-    const headerLength = view.getUint32(8, true);
-    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + headerLength)));
-    expect(header).toMatchObject({ version: 2, documentCount: 3, termCount: 4 });
-    const firstPosting = 12 + ((headerLength + 3) & ~3) + 4 * header.documentCount + 8 * (header.termCount + 1);
+    const { header, postings } = sectionsOf(bytes);
+    expect(header).toMatchObject({ version: 3, documentCount: 3, termCount: 4 });
     // A term's postings are checked when first read ('apple', the first term, holds the first posting), and all of
     // them before the first change unpacks the snapshot: the damage is STORE_CORRUPT then, never a wrong result.
     const badDocument = bytes.slice();
-    new DataView(badDocument.buffer).setUint32(firstPosting, 9999, true);
+    new DataView(badDocument.buffer).setUint32(postings, 9999, true);
     expect(Bm25Index.deserialize(badDocument).search('banana')).toHaveLength(2);
-    expect(() => Bm25Index.deserialize(badDocument).search('apple')).toThrow(/unknown document/);
-    expect(() => Bm25Index.deserialize(badDocument).add([{ id: 'd4', content: 'fig' }])).toThrow(/unknown document/);
+    expect(() => Bm25Index.deserialize(badDocument).search('apple')).toThrow(/do not match their checksum/);
+    expect(() => Bm25Index.deserialize(badDocument).add([{ id: 'd4', content: 'fig' }])).toThrow(/do not match their checksum/);
     expect(() => Bm25Index.deserialize(badDocument).remove(['d1'])).toThrow(expect.objectContaining({ code: 'STORE_CORRUPT' }));
-    const zeroFrequency = bytes.slice();
-    new DataView(zeroFrequency.buffer).setUint32(firstPosting + 4, 0, true);
-    expect(() => Bm25Index.deserialize(zeroFrequency).search('apple banana')).toThrow(/unknown document/);
     const unsorted = bytes.slice();
     const dictionary = new TextDecoder().decode(unsorted).indexOf('applebanana');
     unsorted.set(new TextEncoder().encode('bananaapple'), dictionary); // offsets now cut 'banan' | 'aapple': out of order
@@ -389,8 +513,8 @@ describe('Bm25Index persistence', () => {
     const loaded = Bm25Index.deserialize(badField);
     // Fields are parsed when a hit needs them: the damage is STORE_CORRUPT then, never a wrong result.
     expect(() => loaded.search('durian')).toThrow(expect.objectContaining({ code: 'STORE_CORRUPT' }));
-    const text = new TextDecoder().decode(bytes);
-    const badOptions = new TextEncoder().encode(text.replace('"b":0.4', '"b":4.0'));
+    const badOptions = bytes.slice();
+    badOptions.set(new TextEncoder().encode('"b":4.0'), Buffer.from(bytes).indexOf('"b":0.4')); // same length: only the value changes
     expect(corrupt(badOptions)).toThrow(/its options are invalid/);
   });
 });
