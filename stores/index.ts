@@ -2,6 +2,7 @@
 export { MemoryStore, memoryStoreOptionsSchema, type MemoryStoreOptions } from './memory/memory-store.ts';
 export { FileStore, fileStoreOptionsSchema, type FileStoreOptions } from './file-store/file-store.ts';
 export type { RecoveryOptions, RecoveryReport } from './file-store/file-store-recovery.ts';
+export type { VerifiedFile, VerifyReport } from './file-store/file-store-verify.ts';
 export { QdrantStore, qdrantStoreOptionsSchema, qdrantPointId, AXON_POINT_ID_NAMESPACE, type QdrantStoreOptions } from './qdrant/qdrant-store.ts';
 export { toQdrantFilter, qdrantPayloadKey, type QdrantFilter, type QdrantCondition } from './qdrant/qdrant-filter.ts';
 export {

@@ -15,6 +15,8 @@ Usage:
   axon serve                  Ask in a browser and see each stage's kept and dropped documents
                               (--port N, default 7777; --host, default 127.0.0.1)
   axon eval <beir-folder>     Measure retrieval quality on a BEIR benchmark (nDCG@10, Recall@10/100, MRR@10, MAP)
+  axon store verify <dir>     Check every file of a file store against its manifest, documents included
+                              (reads only; exit code 1 when a file is damaged)
   axon store repair <dir>     Rebuild a file store's lost or damaged manifest from its segments (deletes nothing;
                               --dry-run reports what it would do and writes nothing)
   axon --help | --version

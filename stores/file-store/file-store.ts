@@ -22,6 +22,7 @@ import {
 } from './file-store-format.ts';
 import { type RecoveryOptions, recoverManifest, type RecoveryReport } from './file-store-recovery.ts';
 import { loadSegment, writeSegment } from './file-store-segment.ts';
+import { type VerifyReport, verifyStore } from './file-store-verify.ts';
 import { type AnnGraph, annIndexKind, annOptionSchema, annSettings, searchWithAnn, type AnnSettings } from './file-store-ann.ts';
 import { keywordIndexKind } from './file-store-keyword.ts';
 import {
@@ -185,6 +186,23 @@ export class FileStore implements VectorStore, KeywordSearchable {
       throw AxonError.isInstance(error) ? error : ioError(store.directory, error);
     } finally {
       await release();
+    }
+  }
+
+  /**
+   * Check every file the manifest lists, whole: its size and its checksum, and its head's where one is recorded.
+   * A load checks only what it reads (each segment's head; a document, or a keyword snapshot's postings, when
+   * read), so this is how to find damage in documents no search has read yet, say after a disk error or before
+   * a backup. Reads only: takes no lock and writes nothing; a file another process removed meanwhile makes it
+   * start again on the newer manifest. From a shell: `axon store verify <dir>`.
+   * @throws AxonError `STORE_CORRUPT` when the manifest itself is unreadable (see `recover`), `STORE_IO`
+   */
+  static async verify(options: FileStoreOptions): Promise<VerifyReport> {
+    const store = new FileStore(options);
+    try {
+      return await verifyStore(store.directory, NAME);
+    } catch (error) {
+      throw AxonError.isInstance(error) ? error : ioError(store.directory, error);
     }
   }
 
