@@ -29,3 +29,55 @@ export function startClock(): () => { wallMs: number; cpuMs: number } {
     return { wallMs: performance.now() - wallStarted, cpuMs: (cpu.user + cpu.system) / 1000 };
   };
 }
+
+export function writeRandomUnitVector(target: Float32Array, next: () => number): void {
+  let sumOfSquares = 0;
+  for (let index = 0; index < target.length; index++) {
+    target[index] = next();
+    sumOfSquares += target[index] * target[index];
+  }
+  const inverse = 1 / Math.sqrt(sumOfSquares);
+  for (let index = 0; index < target.length; index++) target[index] *= inverse;
+}
+
+/**
+ * A writer of structured unit vectors: a point z of a 32-dimensional latent space (each coordinate a sum of
+ * three uniforms, near Gaussian), mapped by one fixed random matrix, plus noise of a tenth of its length.
+ */
+export function latentWriter(dimensions: number, next: () => number): (target: Float32Array) => void {
+  const LATENT = 32;
+  const map = Float32Array.from({ length: dimensions * LATENT }, next);
+  const point = new Float64Array(LATENT);
+  return (target) => {
+    for (let index = 0; index < LATENT; index++) point[index] = next() + next() + next();
+    let sumOfSquares = 0;
+    for (let row = 0; row < dimensions; row++) {
+      let value = 0;
+      for (let index = 0; index < LATENT; index++) value += map[row * LATENT + index] * point[index];
+      target[row] = value;
+      sumOfSquares += value * value;
+    }
+    // Uniform noise in [-0.5, 0.5) has variance 1/12: scaled so its expected length is a tenth of the point's.
+    const noise = 0.1 * Math.sqrt(sumOfSquares) * Math.sqrt(12 / dimensions);
+    for (let row = 0; row < dimensions; row++) target[row] += noise * next();
+    normalise(target);
+  };
+}
+
+function normalise(target: Float32Array): void {
+  let sumOfSquares = 0;
+  for (let index = 0; index < target.length; index++) sumOfSquares += target[index] * target[index];
+  const inverse = 1 / Math.sqrt(sumOfSquares);
+  for (let index = 0; index < target.length; index++) target[index] *= inverse;
+}
+
+/** xorshift32 in [-0.5, 0.5): fast and reproducible. */
+export function randomGenerator(seed: number): () => number {
+  let state = seed >>> 0 || 1;
+  return () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32 - 0.5;
+  };
+}
