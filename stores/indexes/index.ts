@@ -11,6 +11,7 @@ export {
   type SearchHits,
 } from './vector-index.ts';
 export { Bm25Index, bm25IndexOptionsSchema, type Bm25IndexOptions, type Bm25DocumentInput, type Bm25Hit, type Bm25SearchOptions } from './bm25-index.ts';
+export type { Bm25SnapshotReader } from './bm25-format.ts';
 export {
   TextTokenizer,
   textTokenizerOptionsSchema,
