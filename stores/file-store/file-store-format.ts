@@ -327,10 +327,17 @@ const READS_IN_FLIGHT = 4;
 /**
  * Read `target.length` bytes of a file from `position` into `target`, in chunks read concurrently (page faults on
  * fresh memory are most of the cost, and they spread over the cores), feeding each chunk to `checksum`, in order,
- * as soon as it and those before it have arrived, so hashing overlaps reading. A file that ends first is an
- * error with code `EOF`.
+ * as soon as it and those before it have arrived, so hashing overlaps reading. `inFlight` reads are queued at a
+ * time (more than the thread pool's four lets it go on reading while this thread is busy with other work). A
+ * file that ends first is an error with code `EOF`.
  */
-export async function readInto(handle: FileHandle, target: Uint8Array, position: number, checksum?: ContentChecksum): Promise<void> {
+export async function readInto(
+  handle: FileHandle,
+  target: Uint8Array,
+  position: number,
+  checksum?: ContentChecksum,
+  inFlight = READS_IN_FLIGHT,
+): Promise<void> {
   const chunks = Math.ceil(target.length / READ_CHUNK_BYTES);
   const reads: Promise<void>[] = [];
   const start = (chunk: number) => {
@@ -339,10 +346,10 @@ export async function readInto(handle: FileHandle, target: Uint8Array, position:
     // Awaited in order below; a failure of a later chunk is reported there, never unhandled.
     reads[chunk].catch(() => undefined);
   };
-  for (let chunk = 0; chunk < Math.min(chunks, READS_IN_FLIGHT); chunk++) start(chunk);
+  for (let chunk = 0; chunk < Math.min(chunks, inFlight); chunk++) start(chunk);
   for (let chunk = 0; chunk < chunks; chunk++) {
     await reads[chunk];
-    if (chunk + READS_IN_FLIGHT < chunks) start(chunk + READS_IN_FLIGHT);
+    if (chunk + inFlight < chunks) start(chunk + inFlight);
     const from = chunk * READ_CHUNK_BYTES;
     checksum?.update(target.subarray(from, Math.min(target.length, from + READ_CHUNK_BYTES)));
   }

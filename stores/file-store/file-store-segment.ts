@@ -37,8 +37,13 @@ export const SEGMENT_MIN_BYTES = HEADER_BYTES_V1;
 
 /** A segment as read back: its documents (score 0, no embedding) and how to place their unit vectors. */
 export interface SegmentRows {
-  /** Row `i`'s document; for version 2 a `StoredDocument` whose fields are parsed on first use. */
-  readonly documents: Document[];
+  readonly count: number;
+  /**
+   * Row `i`'s document; for version 2 a `StoredDocument` whose fields are parsed on first use. A function, so the
+   * ids can be parsed once `fill` is reading the vectors (see `VectorIndex.appendStored`).
+   * @throws AxonError `STORE_CORRUPT` when the ids are malformed
+   */
+  readonly documents: () => Document[];
   readonly dimensions: number;
   /** The largest L2 norm among the rows (see `SimdVectorSpace.appendFilled`). */
   readonly largestNorm: number;
@@ -216,7 +221,8 @@ export async function loadSegment(
       // Version 1 (or not a segment): read and check it whole, as before.
       const segment = decodeSegment(await readFile(handle), entry, expectedDimensions, directory, component);
       await place({
-        documents: segment.documents,
+        count: segment.documents.length,
+        documents: () => segment.documents,
         dimensions: segment.dimensions,
         largestNorm: largestRowNorm(segment.vectors, segment.dimensions),
         fill: async (target) => target.set(new Uint8Array(segment.vectors.buffer, segment.vectors.byteOffset, segment.vectors.byteLength)),
@@ -232,16 +238,22 @@ export async function loadSegment(
     await readInto(handle, tables, shape.layout.ids);
     const file = new KeptFile(path, handle);
     const texts = new SegmentTexts(file, tables, shape, directory, entry.file, component);
-    const ids = texts.ids();
-    const documents: Document[] = new Array(shape.count);
-    for (let row = 0; row < shape.count; row++) documents[row] = new StoredDocument(ids[row], texts, row);
+    let documents: Document[] | undefined;
+    const parseDocuments = () => {
+      if (documents !== undefined) return documents;
+      const ids = texts.ids();
+      documents = new Array(shape.count);
+      for (let row = 0; row < shape.count; row++) documents[row] = new StoredDocument(ids[row], texts, row);
+      return documents;
+    };
     let filled = false;
     let hashed = false;
     const fill = async (target: Uint8Array) => {
       if (filled || target.length !== shape.vectorBytes) throw fillMisuse(component);
       filled = true;
       checksum.update(header);
-      await readInto(handle, target, HEADER_BYTES_V2, checksum);
+      // Every chunk queued at once: the thread pool reads them while this thread parses the ids.
+      await readInto(handle, target, HEADER_BYTES_V2, checksum, Number.POSITIVE_INFINITY);
       hashed = true;
     };
     // The documents are checked by reading them through one small buffer: they are not kept in memory.
@@ -262,7 +274,7 @@ export async function loadSegment(
       checksum.verify('its checksum does not match the manifest');
     };
     try {
-      await place({ documents, dimensions: shape.dimensions, largestNorm: shape.largestNorm, fill });
+      await place({ count: shape.count, documents: parseDocuments, dimensions: shape.dimensions, largestNorm: shape.largestNorm, fill });
       if (!filled) throw fillMisuse(component);
     } catch (error) {
       // What `place` refused (an id live twice, say) may be damage in this file: then say so, naming the file.

@@ -693,12 +693,12 @@ async function loadState(directory: string, vectorOptions: VectorIndexOptions, g
     try {
       for (const entry of manifest.segments) {
         const release = await loadSegment(directory, entry, manifest.dimensions, NAME, async (rows) => {
-          const dropped = tombstonedRows(rows.documents, entry, directory);
+          const dropped = (documents: readonly Document[]) => tombstonedRows(documents, entry, directory);
           const duplicate = (id: string) => {
             const other = segmentOfRow(index.rowOf(id) ?? Number.POSITIVE_INFINITY) ?? entry.file;
             return corruptStoreError(NAME, directory, MANIFEST_FILE, `id ${JSON.stringify(id)} is live in more than one segment (${other} and ${entry.file})`);
           };
-          await index.appendStored(rows.documents, rows.dimensions, rows.largestNorm, rows.fill, { dropped, duplicate });
+          await index.appendStored(rows.documents, rows.dimensions, rows.largestNorm, rows.fill, { count: rows.count, dropped, duplicate });
           runs.push({ file: entry.file, end: index.size });
         });
         releases.push(release);

@@ -240,43 +240,79 @@ export class VectorIndex {
    * `SimdVectorSpace.appendFilled`): no row's norm may pass `largestNorm`. The rows listed in `dropped` (deleted
    * documents) are removed again. Every kept id must be new to the index, else `duplicate(id)` is thrown (by
    * default `INTERNAL`); if this throws, discard the index.
+   *
+   * `documents` may be given as a function of no arguments with `count`, the number of rows, in the options,
+   * and `dropped` as a function of the documents: they are then called after `fill` was started, so a caller
+   * whose `fill` reads a file (in the thread pool) can parse its ids while the rows are read.
    * @throws AxonError `CAPACITY_EXCEEDED`
    */
   async appendStored(
-    documents: readonly Document[],
+    documents: readonly Document[] | (() => readonly Document[]),
     dimensions: number,
     largestNorm: number,
     fill: (target: Uint8Array) => Promise<void>,
-    options: { dropped?: readonly number[]; duplicate?: (id: string) => Error } = {},
+    options: { count?: number; dropped?: readonly number[] | ((documents: readonly Document[]) => readonly number[]); duplicate?: (id: string) => Error } = {},
   ): Promise<void> {
-    const { dropped = [], duplicate = duplicateStoredId(this.component) } = options;
+    const { duplicate = duplicateStoredId(this.component) } = options;
+    const count = typeof documents === 'function' ? options.count : documents.length;
+    if (count === undefined || !Number.isSafeInteger(count) || count < 0) {
+      throw new AxonError('INTERNAL', 'appendStored() takes documents as a function only with their count.', {
+        component: this.component,
+        details: { invariant: 'append-stored-count' },
+      });
+    }
     this.filterCache.clear();
     this.setDimensions(dimensions);
     const space = this.space!;
     const first = this.documents.length;
-    const needed = first + documents.length;
+    const needed = first + count;
     if (needed > space.capacity) space.reserve(Math.max(needed, 2 * space.capacity));
-    if (space.packedRows) await space.appendFilled(documents.length, largestNorm, fill);
-    else {
-      const vectors = new Float32Array(documents.length * dimensions);
-      await fill(new Uint8Array(vectors.buffer));
-      space.append(vectors);
+    const filling = space.packedRows
+      ? space.appendFilled(count, largestNorm, fill)
+      : (async () => {
+          const vectors = new Float32Array(count * dimensions);
+          await fill(new Uint8Array(vectors.buffer));
+          space.append(vectors);
+        })();
+    // While the rows are read: the documents, and the ids of the rows kept, at the rows they are appended at.
+    const rowById = this.rowById;
+    let stored: readonly Document[];
+    let dropped: readonly number[];
+    try {
+      stored = typeof documents === 'function' ? documents() : documents;
+      if (stored.length !== count) {
+        throw new AxonError('INTERNAL', `appendStored() was told of ${count} rows and given ${stored.length} documents.`, {
+          component: this.component,
+          details: { invariant: 'append-stored-count' },
+        });
+      }
+      dropped = typeof options.dropped === 'function' ? options.dropped(stored) : (options.dropped ?? []);
+      const isDropped = new Uint8Array(count);
+      for (const row of dropped) isDropped[row] = 1;
+      for (let row = 0; row < count; row++) {
+        if (isDropped[row] === 1) continue;
+        const id = stored[row].id;
+        // One lookup per id: an id already held leaves the size unchanged (the index is discarded after the throw).
+        const size = rowById.size;
+        if (rowById.set(id, first + row).size === size) throw duplicate(id);
+      }
+    } catch (error) {
+      // Never leave the read running into memory the caller will discard, nor its failure unobserved.
+      await filling.catch(() => undefined);
+      throw error;
     }
-    for (const document of documents) this.documents.push(document);
+    await filling;
+    for (const document of stored) this.documents.push(document);
     // Highest first, so the last row, which moves into each hole, is always one that stays.
     for (const row of [...dropped].sort((left, right) => right - left)) {
       const at = first + row;
       const last = this.documents.length - 1;
-      if (at !== last) this.documents[at] = this.documents[last];
+      if (at !== last) {
+        this.documents[at] = this.documents[last];
+        rowById.set(this.documents[at].id, at);
+      }
       space.swapRemove(at);
       this.documents.pop();
-    }
-    const rowById = this.rowById;
-    for (let row = first; row < this.documents.length; row++) {
-      const id = this.documents[row].id;
-      // One lookup per id: an id already held leaves the size unchanged (the index is discarded after the throw).
-      const size = rowById.size;
-      if (rowById.set(id, row).size === size) throw duplicate(id);
     }
   }
 

@@ -136,6 +136,42 @@ describe('VectorIndex.appendStored (bulk load of checked rows)', () => {
     const live = (found: Document[]) => found.filter((document) => !document.id.startsWith('before-'));
     expect(ids(live(loaded.search(query, { topK: 50 })))).toEqual(ids(reference.search(query, { topK: 50 })));
     expect(Array.from(loaded.get('doc7')!.embedding!)).toEqual(Array.from(reference.get('doc7')!.embedding!));
+    // Every id maps to the row that holds it, the rows moved into the dropped ones' places included.
+    for (let row = 0; row < loaded.size; row++) expect(loaded.rowOf(loaded.storedDocumentAt(row).id)).toBe(row);
+  });
+
+  it('takes the documents (and the dropped rows) as functions, called once the fill has started', async () => {
+    const next = random(12);
+    const items = documents(30, 8, next);
+    const reference = new VectorIndex();
+    reference.add(items.filter((_, row) => row !== 4 && row !== 29));
+    const prepared = reference.prepare(items);
+    const events: string[] = [];
+    const loaded = new VectorIndex();
+    await loaded.appendStored(
+      () => {
+        events.push('documents');
+        return prepared.documents;
+      },
+      8,
+      1,
+      async (target) => {
+        events.push('fill started');
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        target.set(new Uint8Array(prepared.vectors.buffer, prepared.vectors.byteOffset, prepared.vectors.byteLength));
+        events.push('fill done');
+      },
+      { count: 30, dropped: (stored) => stored.flatMap((document, row) => (document.id === 'doc4' || document.id === 'doc29' ? [row] : [])) },
+    );
+    expect(events).toEqual(['fill started', 'documents', 'fill done']);
+    expect(loaded.size).toBe(28);
+    const query = Array.from({ length: 8 }, next);
+    expect(loaded.search(query, { topK: 28 }).map((document) => document.id)).toEqual(reference.search(query, { topK: 28 }).map((document) => document.id));
+    for (let row = 0; row < loaded.size; row++) expect(loaded.rowOf(loaded.storedDocumentAt(row).id)).toBe(row);
+    // A function without the count, or a count the documents do not match, is a caller's bug.
+    const fill = async (target: Uint8Array) => target.set(new Uint8Array(prepared.vectors.buffer, prepared.vectors.byteOffset, prepared.vectors.byteLength));
+    await expect(new VectorIndex().appendStored(() => prepared.documents, 8, 1, fill)).rejects.toMatchObject({ code: 'INTERNAL' });
+    await expect(new VectorIndex().appendStored(() => prepared.documents, 8, 1, fill, { count: 29 })).rejects.toMatchObject({ code: 'INTERNAL' });
   });
 
   it('refuses an id it already holds through the caller’s error', async () => {
