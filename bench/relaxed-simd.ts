@@ -16,9 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import wabtFactory from 'wabt';
 import { HnswIndex } from '../stores/indexes/hnsw-index.ts';
 import { SEARCH_KERNEL_BASE64 } from '../stores/indexes/simd/search-kernel-binary.ts';
+import { assembleKernel, KERNEL_SOURCE } from '../scripts/build-wasm.ts';
 import { latentWriter, median, randomGenerator, startClock } from './helpers.ts';
 
 const DIMENSIONS = 384;
@@ -57,16 +57,8 @@ function relaxedSource(source: string): string {
 }
 
 async function assembleRelaxed(): Promise<Uint8Array> {
-  const wabt = await wabtFactory();
-  const source = relaxedSource(readFileSync(fileURLToPath(new URL('../stores/indexes/simd/search-kernel.wat', import.meta.url)), 'utf8'));
-  const module = wabt.parseWat('search-kernel-relaxed.wat', source, { simd: true, relaxed_simd: true });
-  try {
-    module.resolveNames();
-    module.validate();
-    return module.toBinary({ log: false, write_debug_names: false }).buffer;
-  } finally {
-    module.destroy();
-  }
+  const source = relaxedSource(readFileSync(KERNEL_SOURCE, 'utf8'));
+  return assembleKernel(source, 'search-kernel-relaxed.wat', { relaxed_simd: true });
 }
 
 /** Build and search one index in this process; the kernel is whichever module the process loaded. */

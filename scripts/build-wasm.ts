@@ -19,10 +19,10 @@ export const KERNEL_BINARY = fileURLToPath(new URL('../stores/indexes/simd/searc
 export const CHECKSUM_SOURCE = fileURLToPath(new URL('../stores/file-store/checksum.wat', import.meta.url));
 export const CHECKSUM_BINARY = fileURLToPath(new URL('../stores/file-store/checksum-binary.ts', import.meta.url));
 
-/** Assemble WebAssembly text (with SIMD) into validated binary bytes. */
-export async function assembleKernel(source: string, fileName = 'search-kernel.wat'): Promise<Uint8Array> {
+/** Assemble WebAssembly text (with SIMD, and any other `features` wabt knows, such as `relaxed_simd`) into validated binary bytes. */
+export async function assembleKernel(source: string, fileName = 'search-kernel.wat', features: Record<string, boolean> = {}): Promise<Uint8Array> {
   const wabt = await wabtFactory();
-  const module = wabt.parseWat(fileName, source, { simd: true });
+  const module = wabt.parseWat(fileName, source, { simd: true, ...features });
   try {
     module.resolveNames();
     module.validate();

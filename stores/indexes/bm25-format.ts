@@ -314,6 +314,7 @@ export interface Bm25SnapshotBody {
 
 /** What the bytes of version 2 or 3 are made of; version 3 only: the checksum tables, and `head`, where the postings start. */
 interface SnapshotLayout {
+  version: 2 | 3;
   header: { k1: number; b: number; topK: number; tokenizer: TextTokenizerOptions };
   count: number;
   termCount: number;
@@ -351,42 +352,19 @@ function layoutOf(bytes: Uint8Array, expected?: 2 | 3): SnapshotLayout {
   const lengths = 12 + align4(headerLength);
   const termOffsets = lengths + 4 * count;
   const postingStarts = termOffsets + 4 * (termCount + 1);
+  // Version 3: the checksum tables, then the dictionary, end the head; postings and fields follow. Version 2:
+  // postings, field offsets, dictionary, fields.
   const sums = version === 3;
-  const postingChecksums = postingStarts + 4 * (termCount + 1);
-  const afterStarts = sums ? postingChecksums + 4 * termCount : postingChecksums;
-  if (sums) {
-    const fieldOffsets = afterStarts;
-    const fieldChecksums = fieldOffsets + 4 * (count + 1);
-    const dictionary = fieldChecksums + 4 * count;
-    const postings = dictionary + align4(dictionaryBytes);
-    const fields = postings + 8 * postingCount;
-    const size = fields + align4(fieldBytes);
-    return {
-      header,
-      count,
-      termCount,
-      postingCount,
-      dictionaryBytes,
-      fieldBytes,
-      lengths,
-      termOffsets,
-      postingStarts,
-      postingChecksums,
-      fieldOffsets,
-      fieldChecksums,
-      dictionary,
-      postings,
-      fields,
-      head: postings,
-      size,
-    };
-  }
-  const postings = afterStarts;
-  const fieldOffsets = postings + 8 * postingCount;
-  const dictionary = fieldOffsets + 4 * (count + 1);
-  const fields = dictionary + align4(dictionaryBytes);
+  const postingChecksums = sums ? postingStarts + 4 * (termCount + 1) : -1;
+  const fieldOffsets = sums ? postingChecksums + 4 * termCount : postingStarts + 4 * (termCount + 1) + 8 * postingCount;
+  const fieldChecksums = sums ? fieldOffsets + 4 * (count + 1) : -1;
+  const dictionary = sums ? fieldChecksums + 4 * count : fieldOffsets + 4 * (count + 1);
+  const postings = sums ? dictionary + align4(dictionaryBytes) : postingStarts + 4 * (termCount + 1);
+  const fields = sums ? postings + 8 * postingCount : dictionary + align4(dictionaryBytes);
   const size = fields + align4(fieldBytes);
+  const head = sums ? postings : size;
   return {
+    version,
     header,
     count,
     termCount,
@@ -396,13 +374,13 @@ function layoutOf(bytes: Uint8Array, expected?: 2 | 3): SnapshotLayout {
     lengths,
     termOffsets,
     postingStarts,
-    postingChecksums: -1,
+    postingChecksums,
     fieldOffsets,
-    fieldChecksums: -1,
+    fieldChecksums,
     dictionary,
     postings,
     fields,
-    head: size,
+    head,
     size,
   };
 }
@@ -422,7 +400,7 @@ function decodeSearchable(input: Uint8Array, adopt: boolean, reader: Bm25Snapsho
   const postingStarts = table(layout.postingStarts, termCount + 1);
   const fieldOffsets = table(layout.fieldOffsets, count + 1);
   const dictionary = FATAL_DECODER.decode(bytes.subarray(layout.dictionary, layout.dictionary + dictionaryBytes));
-  const sums = layout.head !== layout.size;
+  const sums = layout.version === 3;
   const postingChecksums = sums ? table(layout.postingChecksums, termCount) : undefined;
   const fieldChecksums = sums ? table(layout.fieldChecksums, count) : undefined;
 
