@@ -169,8 +169,7 @@ export async function loadDerivedIndex<T>(
   let reader: (SnapshotReader & { file: KeptFile }) | undefined;
   const inParts = entry.head === undefined ? undefined : kind.readInParts;
   try {
-    if (inParts === undefined) bytes = await readChecked(join(directory, entry.file), entry, directory, component);
-    else [bytes, reader] = (await readHead(join(directory, entry.file), entry, directory, component)) ?? [];
+    ({ bytes, reader } = (await readSnapshot(join(directory, entry.file), entry, inParts === undefined ? 'whole' : 'head', directory, component)) ?? {});
   } catch (error) {
     if (errorCode(error) !== 'ENOENT') throw error;
     // A writer in another process published a newer snapshot and removed this one. Loading the store again
@@ -283,55 +282,37 @@ export function coverMergedSegments(manifest: Manifest, before: readonly Segment
 }
 
 /**
- * The snapshot's bytes, read and checksummed in one pass; `undefined` when its size or checksum is not the entry's.
- * They are read into a WebAssembly memory of their own, where the checksum reads them without copying them.
+ * Read a snapshot file: whole (`part: 'whole'`), or only its head (`entry.head`) with a reader for the rest
+ * through the file, which is left open. The bytes read go into a WebAssembly memory of their own, where the
+ * checksum reads them without copying them, and are checked in the same pass. `undefined` when the file's size
+ * or the checksum is not the entry's.
  */
-async function readChecked(path: string, entry: SnapshotEntry, directory: string, component: string): Promise<Uint8Array | undefined> {
-  const handle = await open(path, 'r');
-  try {
-    if ((await handle.stat()).size !== entry.bytes) return undefined;
-    const bytes = new Uint8Array(createMemory(Math.max(1, Math.ceil(entry.bytes / WASM_PAGE_BYTES))).buffer, 0, entry.bytes);
-    const checksum = contentChecksum(entry, (problem) => corruptStoreError(component, directory, entry.file, problem));
-    try {
-      await readInto(handle, bytes, 0, checksum);
-      checksum.verify('its checksum does not match the manifest');
-    } catch (error) {
-      if (errorCode(error) === 'EOF' || (AxonError.isInstance(error) && error.code === 'STORE_CORRUPT')) return undefined;
-      throw error;
-    }
-    return bytes;
-  } finally {
-    await handle.close();
-  }
-}
-
-/**
- * The head of a snapshot read in parts (`entry.head`), read and checked, and a reader for the rest through the
- * file, left open; `undefined` when the file's size or the head's checksum is not the entry's.
- */
-async function readHead(
+async function readSnapshot(
   path: string,
   entry: SnapshotEntry,
+  part: 'whole' | 'head',
   directory: string,
   component: string,
-): Promise<[Uint8Array, SnapshotReader & { file: KeptFile }] | undefined> {
+): Promise<{ bytes: Uint8Array; reader?: SnapshotReader & { file: KeptFile } } | undefined> {
   const handle = await open(path, 'r');
   let kept = false;
   try {
-    const head = entry.head!;
-    if ((await handle.stat()).size !== entry.bytes || head.bytes > entry.bytes) return undefined;
-    const bytes = new Uint8Array(createMemory(Math.max(1, Math.ceil(head.bytes / WASM_PAGE_BYTES))).buffer, 0, head.bytes);
-    const checksum = contentChecksum(head, (problem) => corruptStoreError(component, directory, entry.file, problem));
+    const checked = part === 'head' ? entry.head! : entry;
+    const length = part === 'head' ? entry.head!.bytes : entry.bytes;
+    if ((await handle.stat()).size !== entry.bytes || length > entry.bytes) return undefined;
+    const bytes = new Uint8Array(createMemory(Math.max(1, Math.ceil(length / WASM_PAGE_BYTES))).buffer, 0, length);
+    const checksum = contentChecksum(checked, (problem) => corruptStoreError(component, directory, entry.file, problem));
     try {
       await readInto(handle, bytes, 0, checksum);
-      checksum.verify('the checksum of its head does not match the manifest');
+      checksum.verify(part === 'head' ? 'the checksum of its head does not match the manifest' : 'its checksum does not match the manifest');
     } catch (error) {
       if (errorCode(error) === 'EOF' || (AxonError.isInstance(error) && error.code === 'STORE_CORRUPT')) return undefined;
       throw error;
     }
+    if (part === 'whole') return { bytes };
     const file = new KeptFile(path, handle);
     kept = true;
-    return [bytes, { file, size: entry.bytes, readInto: (position, target) => file.readInto(position, target) }];
+    return { bytes, reader: { file, size: entry.bytes, readInto: (position, target) => file.readInto(position, target) } };
   } finally {
     if (!kept) await handle.close();
   }
