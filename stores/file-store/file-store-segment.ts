@@ -5,9 +5,11 @@
  * Version 2 (`AXONSEG2`, written since issue 19) is laid out so that a load does as little as it can: the vectors
  * come first and are read straight into the scan's WebAssembly memory, the ids are one small JSON array, and each
  * document's other fields are JSON of their own behind offset and checksum tables. A load reads the header, the
- * vectors, the ids and the tables, and checks every byte of the file against its checksum, reading the documents
- * through a small buffer it reuses; a document's bytes are read again from the open file, checked against their
- * own checksum and parsed only when the document is returned, filtered or rewritten (`StoredDocument`).
+ * vectors, the ids and the tables (the head) and checks them against the head checksum the manifest records
+ * (`segmentEntry`); the documents stay on disk, and a document's bytes are read from the open file, checked
+ * against their own checksum and parsed only when the document is returned, filtered or rewritten
+ * (`StoredDocument`). An entry without a head checksum (written before) is checked whole, the documents read
+ * through a small buffer it reuses.
  * Version 1 (`AXONSEG1`: one JSON array of all documents, then the vectors) is still read.
  */
 import { open, readFile } from 'node:fs/promises';
@@ -191,9 +193,10 @@ export function encodeSegmentVersion1(documents: readonly Document[], vectors: F
 
 /**
  * Read a segment listed in the manifest and hand its rows to `place` (which puts the vectors where they are
- * searched, through `rows.fill`). Every byte is checked against the entry's checksum; any mismatch, in the
- * header, the ids, the tables, the vectors or a document, is `STORE_CORRUPT` naming the file, thrown after
- * `place` returned, so the caller must drop what `place` built when this throws. A missing file is the
+ * searched, through `rows.fill`). The head (header, vectors, ids, tables) is checked against the entry's head
+ * checksum, or, for an entry without one, every byte against the file's checksum; any mismatch is
+ * `STORE_CORRUPT` naming the file, thrown after `place` returned, so the caller must drop what `place` built when
+ * this throws. A damaged document behind a sound head fails its own checksum when it is read. A missing file is the
  * file system's `ENOENT` error (a concurrent compaction may have removed it).
  *
  * A version 2 segment's documents keep the file open to read their bytes when first needed; the returned
