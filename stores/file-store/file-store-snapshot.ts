@@ -120,6 +120,8 @@ export interface LoadedDerivedIndex<T> {
   saveReason?: string;
   /** The stored snapshot was damaged (worth a warning), not merely absent or behind. */
   damaged?: boolean;
+  /** Close the snapshot file an index read in parts keeps open (a part read after this opens the file again). */
+  release?: () => void;
 }
 
 /**
@@ -189,9 +191,16 @@ export async function loadDerivedIndex<T>(
   } catch {
     return rebuild(`its file ${entry.file} is unreadable`, true);
   }
-  // The rest of the snapshot is read from the file this load opened, for as long as the index lives.
+  // The rest of the snapshot is read from the file this load opened, for as long as the index lives (or until
+  // the store releases it); an index dropped here for a rebuild closes it at once.
   reader?.file.keepOpen(index as object);
-  if (!kind.matchesSettings(index)) return rebuild(`it was built with other ${kind.label} options`);
+  const release = reader === undefined ? undefined : () => reader.file.close();
+  const kept = (loaded: LoadedDerivedIndex<T>): LoadedDerivedIndex<T> => (release === undefined ? loaded : { ...loaded, release });
+  const dropped = (reason: string, damaged = false): LoadedDerivedIndex<T> => {
+    release?.();
+    return rebuild(reason, damaged);
+  };
+  if (!kind.matchesSettings(index)) return dropped(`it was built with other ${kind.label} options`);
 
   const covered = new Set(entry.covers);
   const uncovered: number[] = [];
@@ -209,12 +218,12 @@ export async function loadDerivedIndex<T>(
     const deleted = [...kind.ids(index)].filter((id) => !vectors.has(id));
     kind.remove(index, deleted);
     removed = deleted.length;
-    if (kind.count(index) !== vectors.size) return rebuild(`its file ${entry.file} does not match the stored documents`, true);
+    if (kind.count(index) !== vectors.size) return dropped(`its file ${entry.file} does not match the stored documents`, true);
   }
   // Writers that do not maintain the index can leave it far behind: save the catch-up.
-  if (snapshotDue(manifest, kind)) return { index, saveReason: `it missed ${Math.round(kind.staleShare * 100)}% of the store or more` };
-  if (kind.saveAfterCatchUp && uncovered.length + removed > 0) return { index, saveReason: `it missed ${uncovered.length + removed} changed documents` };
-  return { index };
+  if (snapshotDue(manifest, kind)) return kept({ index, saveReason: `it missed ${Math.round(kind.staleShare * 100)}% of the store or more` });
+  if (kind.saveAfterCatchUp && uncovered.length + removed > 0) return kept({ index, saveReason: `it missed ${uncovered.length + removed} changed documents` });
+  return kept({ index });
 }
 
 /**

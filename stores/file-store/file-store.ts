@@ -91,7 +91,7 @@ interface LoadedState {
   derived: Map<string, Promise<LoadedDerivedIndex<unknown>>>;
   /** Derived indexes whose snapshot proved damaged after it was loaded (a part checked when first read), by kind key: rebuilt, not read again. */
   distrusted: Map<string, string>;
-  /** Close the segment files the documents keep open (a document read after this opens its file again). */
+  /** Close the files the documents and derived indexes keep open (a part read after this opens its file again). */
   release(): void;
 }
 
@@ -720,12 +720,21 @@ async function loadState(directory: string, vectorOptions: VectorIndexOptions, g
 /** A loaded store whose segment `runs[i].file` holds the rows from the previous run's end to `runs[i].end`. */
 function loadedState(manifest: Manifest, index: VectorIndex, runs: readonly { file: string; end: number }[], release: () => void): LoadedState {
   let segmentOfId: Map<string, string> | undefined;
+  const derived = new Map<string, Promise<LoadedDerivedIndex<unknown>>>();
   return {
     manifest,
     index,
-    derived: new Map(),
+    derived,
     distrusted: new Map(),
-    release,
+    release: () => {
+      release();
+      // The files the derived indexes read in parts (the keyword snapshot) close too.
+      for (const loading of derived.values())
+        void loading.then(
+          (loaded) => loaded.release?.(),
+          () => undefined,
+        );
+    },
     // Valid until the index first changes: every write takes it before that (see `write`), and reads do not change the index.
     get segmentOfId() {
       if (segmentOfId === undefined) {

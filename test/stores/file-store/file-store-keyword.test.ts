@@ -1,4 +1,4 @@
-import { readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { readdir, readFile, readlink, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { supportsKeywordSearch } from '../../../src/contracts/keyword-search.ts';
@@ -161,6 +161,27 @@ describe('FileStore keyword index', () => {
     await reader.close();
     const reopened = await open(directory);
     expect(await scored(reopened, 'charlie')).toHaveLength(8);
+  });
+
+  it.skipIf(process.platform !== 'linux')('keeps the snapshot file open while it reads it in parts, and close() closes it', async () => {
+    const directory = await temporaryDirectory();
+    const first = await open(directory);
+    await first.add(batchOf(1, 4));
+    await first.close();
+    const { file } = await keywordEntry(first);
+    // The process's descriptors open on the snapshot, read from /proc.
+    const openOnSnapshot = async () => {
+      const descriptors = await readdir('/proc/self/fd');
+      const targets = await Promise.all(descriptors.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+      return targets.filter((target) => target === join(directory, file)).length;
+    };
+    const store = await open(directory);
+    expect(await openOnSnapshot()).toBe(0);
+    await store.keywordSearch('alpha');
+    expect(await openOnSnapshot()).toBe(1);
+    await store.close();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await openOnSnapshot()).toBe(0);
   });
 
   it('a snapshot whose head does not match its checksum is rebuilt on load, with a warning', async () => {
