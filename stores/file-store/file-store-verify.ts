@@ -116,7 +116,12 @@ async function checkFile(directory: string, entry: ListedEntry, chunk: Uint8Arra
     const head = entry.head === undefined ? undefined : contentChecksum(entry.head, corrupt);
     for (let at = 0; at < size; at += chunk.length) {
       const part = chunk.subarray(0, Math.min(chunk.length, size - at));
-      await readInto(handle, part, at);
+      try {
+        await readInto(handle, part, at);
+      } catch (error) {
+        if (errorCode(error) === 'EOF') return `it shrank to ${at} bytes or fewer while it was read (truncated by another process?)`;
+        throw error;
+      }
       whole.update(part);
       if (head !== undefined && at < entry.head!.bytes) head.update(part.subarray(0, Math.min(part.length, entry.head!.bytes - at)));
     }
