@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { median } from './helpers.ts';
+import { median, randomUnitArray } from './helpers.ts';
 import { mulberry32 } from '../test/helpers/random.ts';
 import { FileStore } from '../stores/file-store/file-store.ts';
 import { readManifest } from '../stores/file-store/file-store-format.ts';
@@ -81,12 +81,6 @@ function text(words: string[], rank: () => number, next: () => number, length: n
   return `${parts.join(' ')} ${Math.floor(next() * 1e6)}`;
 }
 
-function unitVector(next: () => number): number[] {
-  const vector = Array.from({ length: DIMENSIONS }, () => next() * 2 - 1);
-  const norm = Math.hypot(...vector);
-  return vector.map((value) => value / norm);
-}
-
 async function build(directory: string, count: number, ann: boolean): Promise<number> {
   const next = mulberry32(count);
   const words = vocabulary();
@@ -104,7 +98,7 @@ async function build(directory: string, count: number, ann: boolean): Promise<nu
         sourceName: `file-${index >> 4}.md`,
         score: 0,
         metadata: { chunkIndex: index & 15, lang: index % 3 === 0 ? 'fr' : 'en' },
-        embedding: unitVector(next),
+        embedding: randomUnitArray(DIMENSIONS, next),
       });
     }
     await store.add(documents);
@@ -132,7 +126,7 @@ async function child(directory: string): Promise<void> {
   const next = mulberry32(99);
   const words = vocabulary();
   const rank = zipf(next);
-  const queries = Array.from({ length: WARM_QUERIES + 1 }, () => ({ text: text(words, rank, next, 6), vector: unitVector(next) }));
+  const queries = Array.from({ length: WARM_QUERIES + 1 }, () => ({ text: text(words, rank, next, 6), vector: randomUnitArray(DIMENSIONS, next) }));
   let clock = performance.now();
   const lap = () => {
     const now = performance.now();

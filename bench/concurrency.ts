@@ -22,6 +22,7 @@ import type { Document } from '../src/document.ts';
 // The built package, as the workers load it (a worker cannot run the TypeScript sources through tsx).
 import { FileStore } from '../dist/stores/index.js';
 import { mulberry32 } from '../test/helpers/random.ts';
+import { randomUnitArray } from './helpers.ts';
 
 const DIMENSIONS = 384;
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'theta', 'kappa', 'lambda', 'sigma', 'omega', 'rho'];
@@ -32,19 +33,13 @@ interface Query {
   text: string;
 }
 
-function unitVector(next: () => number): number[] {
-  const vector = Array.from({ length: DIMENSIONS }, () => next() * 2 - 1);
-  const norm = Math.hypot(...vector);
-  return vector.map((value) => value / norm);
-}
-
 function words(next: () => number, count: number): string {
   return Array.from({ length: count }, () => `${WORDS[Math.floor(next() * WORDS.length)]}${Math.floor(next() * 500)}`).join(' ');
 }
 
 function queries(count: number): Query[] {
   const next = mulberry32(7);
-  return Array.from({ length: count }, () => ({ vector: unitVector(next), text: words(next, 4) }));
+  return Array.from({ length: count }, () => ({ vector: randomUnitArray(DIMENSIONS, next), text: words(next, 4) }));
 }
 
 async function run(store: FileStore, query: Query, kind: Kind): Promise<number> {
@@ -146,7 +141,7 @@ async function main(): Promise<void> {
           sourceName: `f${index}`,
           score: 0,
           metadata: {},
-          embedding: unitVector(next),
+          embedding: randomUnitArray(DIMENSIONS, next),
         });
       await builder.add(batch);
     }

@@ -81,3 +81,10 @@ export function randomGenerator(seed: number): () => number {
     return (state >>> 0) / 2 ** 32 - 0.5;
   };
 }
+
+/** A random unit vector as a plain array, from a generator of values in [0, 1) (such as mulberry32): components uniform in [-1, 1), normalised. */
+export function randomUnitArray(dimensions: number, next: () => number): number[] {
+  const vector = Array.from({ length: dimensions }, () => next() * 2 - 1);
+  const norm = Math.hypot(...vector);
+  return vector.map((value) => value / norm);
+}

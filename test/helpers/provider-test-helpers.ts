@@ -64,6 +64,13 @@ export async function rejectionOf(
   throw new Error('expected the promise to reject, but it resolved');
 }
 
+/** The text of a chat stream: every delta, in order. */
+export async function streamText(stream: AsyncIterable<string>): Promise<string> {
+  let text = '';
+  for await (const delta of stream) text += delta;
+  return text;
+}
+
 function safeStringify(value: unknown): string {
   try {
     return JSON.stringify(value) ?? '';

@@ -10,7 +10,7 @@ import { OpenAIChat } from '../../providers/openai/openai-chat.ts';
 import type { ChatFinish, ChatProvider } from '../../src/contracts/chat.ts';
 import { RAG } from '../../src/rag.ts';
 import { MemoryStore } from '../../stores/memory/memory-store.ts';
-import { rejectionOf, TEST_KEY } from '../helpers/provider-test-helpers.ts';
+import { rejectionOf, streamText, TEST_KEY } from '../helpers/provider-test-helpers.ts';
 import { startCohereServer } from '../servers/cohere-server.ts';
 import type { FailureMode, LoopbackServer } from '../servers/loopback-server.ts';
 import { startOpenAIServer } from '../servers/openai-server.ts';
@@ -78,10 +78,8 @@ const cases: Case[] = [
   },
 ];
 
-async function collect(chat: ChatProvider, finishes: ChatFinish[] = []): Promise<string> {
-  let text = '';
-  for await (const delta of chat.stream(question, { onFinish: (finish) => finishes.push(finish) })) text += delta;
-  return text;
+function collect(chat: ChatProvider, finishes: ChatFinish[] = []): Promise<string> {
+  return streamText(chat.stream(question, { onFinish: (finish) => finishes.push(finish) }));
 }
 
 describe.each(cases)('$name stream faults', ({ server, create, cut, limited }) => {

@@ -9,7 +9,7 @@ import { CohereChat } from '../../../providers/cohere/cohere-chat.ts';
 import { CohereEmbeddings } from '../../../providers/cohere/cohere-embeddings.ts';
 import { CohereRerankModel } from '../../../providers/cohere/cohere-rerank.ts';
 import { captureConsoleOutput } from '../../helpers/console-capture.ts';
-import { expectNoSecret, rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
+import { expectNoSecret, rejectionOf, streamText, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import { startCohereServer } from '../../servers/cohere-server.ts';
 import type { FailureMode, LoopbackServer } from '../../servers/loopback-server.ts';
 
@@ -22,16 +22,11 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-/** Everything output.lines to the process's output or through the console while a test runs. */
+/** Everything written to the process's output or through the console while a test runs. */
 const output = captureConsoleOutput();
 
 const transport = { apiKey: TEST_KEY, baseURL: '', maxRetries: 0 };
 const connect = () => ({ ...transport, baseURL: server.url });
-async function drain(stream: AsyncIterable<string>): Promise<string> {
-  let text = '';
-  for await (const delta of stream) text += delta;
-  return text;
-}
 
 const cohereEvent = (type: string, payload: Record<string, unknown>) => ({ event: type, data: JSON.stringify({ type, ...payload }) });
 
@@ -74,12 +69,12 @@ const cases: Array<[string, FailureMode, () => Promise<unknown>]> = [
       ],
       end: 'close',
     },
-    () => drain(new CohereChat(connect()).stream([{ role: 'user', content: 'hi' }])),
+    () => streamText(new CohereChat(connect()).stream([{ role: 'user', content: 'hi' }])),
   ],
 ];
 
 describe('Cohere adapters write nothing to the console, whatever the response', () => {
-  it.each(cases)('%s: PROVIDER_RESPONSE_INVALID, no key in it, nothing output.lines', async (_label, fault, call) => {
+  it.each(cases)('%s: PROVIDER_RESPONSE_INVALID, no key in it, nothing printed', async (_label, fault, call) => {
     server.reset();
     server.failNext(fault);
     const error = await rejectionOf(call());

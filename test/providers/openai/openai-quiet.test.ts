@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAIChat } from '../../../providers/openai/openai-chat.ts';
 import { OpenAIEmbeddings } from '../../../providers/openai/openai-embeddings.ts';
 import { captureConsoleOutput } from '../../helpers/console-capture.ts';
-import { expectNoSecret, rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
+import { expectNoSecret, rejectionOf, streamText, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import type { FailureMode, LoopbackServer } from '../../servers/loopback-server.ts';
 import { startOpenAIServer } from '../../servers/openai-server.ts';
 
@@ -22,17 +22,12 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-/** Everything output.lines to the process's output or through the console while a test runs. */
+/** Everything written to the process's output or through the console while a test runs. */
 const output = captureConsoleOutput();
 
 const connect = () => ({ apiKey: TEST_KEY, baseURL: `${server.url}/v1`, maxRetries: 0 });
 const question = [{ role: 'user' as const, content: 'hi' }];
-async function drain(stream: AsyncIterable<string>): Promise<string> {
-  let text = '';
-  for await (const delta of stream) text += delta;
-  return text;
-}
-const stream = () => drain(new OpenAIChat(connect()).stream(question));
+const stream = () => streamText(new OpenAIChat(connect()).stream(question));
 const complete = () => new OpenAIChat(connect()).complete(question);
 const embed = (encodingFormat: 'float' | 'base64' = 'float') => new OpenAIEmbeddings({ ...connect(), encodingFormat }).embed(['hi'], { inputType: 'query' });
 
@@ -78,7 +73,7 @@ function expectInvalid(error: Error & { code?: string }): void {
 }
 
 describe('OpenAI adapters write nothing to the console, whatever the response', () => {
-  it.each(invalid)('%s: PROVIDER_RESPONSE_INVALID, no key in it, nothing output.lines', async (_label, fault, call) => {
+  it.each(invalid)('%s: PROVIDER_RESPONSE_INVALID, no key in it, nothing printed', async (_label, fault, call) => {
     server.reset();
     server.failNext(fault);
     const error = await rejectionOf(call());
@@ -87,7 +82,7 @@ describe('OpenAI adapters write nothing to the console, whatever the response', 
     expect(error).toMatchObject({ status: 200 });
   });
 
-  it.each(unparsable)('%s: PROVIDER_RESPONSE_INVALID, no key in it, nothing output.lines', async (_label, fault, call) => {
+  it.each(unparsable)('%s: PROVIDER_RESPONSE_INVALID, no key in it, nothing printed', async (_label, fault, call) => {
     server.reset();
     server.failNext(fault);
     const error = await rejectionOf(call());
@@ -98,7 +93,7 @@ describe('OpenAI adapters write nothing to the console, whatever the response', 
   it.each([
     ['an error object', { data: JSON.stringify({ error: { message: `The model is overloaded: ${ECHO}`, type: 'server_error' } }) }],
     ['an event named error', { event: 'error', data: JSON.stringify({ message: `The model is overloaded: ${ECHO}` }) }],
-  ])('stream: %s in the stream is a ProviderError with the service message, the key redacted, nothing output.lines', async (_label, event) => {
+  ])('stream: %s in the stream is a ProviderError with the service message, the key redacted, nothing printed', async (_label, event) => {
     server.reset();
     server.failNext(events([{ data: chunk([{ index: 0, delta: { content: 'Hel' }, finish_reason: null }]) }, event]));
     const error = await rejectionOf(stream());
@@ -126,7 +121,7 @@ describe('OpenAI adapters write nothing to the console, whatever the response', 
     };
     server.failNext({ kind: 'respond', body });
     expect(await new OpenAIChat({ ...connect(), fetch: fetchWithHeaders }).complete(question)).toBe('fine');
-    expect(await drain(new OpenAIChat({ ...connect(), fetch: fetchWithHeaders }).stream(question))).toBe('Echo: hi');
+    expect(await streamText(new OpenAIChat({ ...connect(), fetch: fetchWithHeaders }).stream(question))).toBe('Echo: hi');
     expect(output.lines).toEqual([]);
   });
 
