@@ -43,7 +43,7 @@ export class BoundRetriever {
   async search(query: string, signal: AbortSignal): Promise<{ documents: Document[]; trace?: RunTrace }> {
     const spec = this.spec;
     if ('rag' in spec) {
-      const result = await spec.rag.retrieve(query, { ...searchSettings(spec.retrieve), filter: this.filter, signal });
+      const result = await spec.rag.retrieve(query, { ...spec.retrieve, filter: this.filter, signal });
       return { documents: result.documents.slice(0, this.maxResults), trace: result.trace };
     }
     const lists: RankedList[] = [];
@@ -59,7 +59,7 @@ export class BoundRetriever {
   }
 }
 
-/** Only the search settings, so nothing else given under `retrieve` (a caller, a run id) reaches the search. */
+/** Only the search settings, so nothing else given under `retrieve` (a caller, a run id) reaches the search or its trace. */
 function searchSettings(settings: RagSearchSettings | undefined): RagSearchSettings {
   const picked: RagSearchSettings = {};
   for (const key of ['topK', 'searchMode', 'hybridWeights', 'ef', 'exact'] as const) {
@@ -114,7 +114,10 @@ export function validateRetrievers(retrievers: unknown, component: string): Retr
     }
     if (retriever.filter !== undefined) parseFilter(retriever.filter, component);
   });
-  return retrievers as RetrieverSpec[];
+  // Only the search settings are kept, so what each search runs with is what its trace records.
+  return (retrievers as RetrieverSpec[]).map((spec) =>
+    'rag' in spec && spec.retrieve !== undefined ? { ...spec, retrieve: searchSettings(spec.retrieve) } : spec,
+  );
 }
 
 function invalid(message: string, component: string): AxonError {

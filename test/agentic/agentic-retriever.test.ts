@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AgenticRetriever, type AgenticEvent, type AgenticResult, type AgenticTraceEvent } from '../../src/agentic/index.ts';
+import type { RagSearchSettings } from '../../src/agentic/types.ts';
 import type { StoredAgenticTrace, StoredRun } from '../../src/context/trace-store.ts';
 import type { VectorSearchOptions } from '../../src/contracts/vector-store.ts';
 import type { Document, DocumentInput, Vector } from '../../src/document.ts';
@@ -738,7 +739,8 @@ describe('AgenticRetriever: saved runs and search settings', () => {
     const traceStore = { save: async (trace: StoredRun) => void saved.push(trace), get: async () => saved[0], last: async () => saved.at(-1) };
     const chat = planningChat([{ subQueries: [{ query: 'Shirley Temple government position', retriever: 'wiki' }] }], { sufficient: () => true });
     const agent = new AgenticRetriever({
-      retrievers: [{ name: 'wiki', description: 'Encyclopedia', rag, retrieve: { topK: 2, searchMode: 'keyword' } }],
+      // A key that is no search setting (here a run id) is neither searched with nor recorded.
+      retrievers: [{ name: 'wiki', description: 'Encyclopedia', rag, retrieve: { topK: 2, searchMode: 'keyword', runId: 'stray' } as RagSearchSettings }],
       chat,
     });
     const { events, result } = await collect(agent.stream(KISS_AND_TELL, { traceStore, pipelineVersion: { configHash: 'abc' } }));
