@@ -94,6 +94,11 @@ export const manifestSchema = z.object({
 export type Manifest = z.output<typeof manifestSchema>;
 export type SegmentEntry = Manifest['segments'][number];
 
+/** The documents a manifest lists as live: every segment's documents less its tombstones. */
+export function liveDocuments(manifest: Manifest): number {
+  return manifest.segments.reduce((sum, segment) => sum + segment.documents - segment.tombstones.length, 0);
+}
+
 export function emptyManifest(): Manifest {
   return { format: 'axon-file-store', version: MANIFEST_VERSION, generation: 0, dimensions: null, nextSegment: 1, segments: [], components: {}, garbage: [] };
 }

@@ -10,6 +10,7 @@ import {
   emptyManifest,
   errorCode,
   latestSnapshotGeneration,
+  liveDocuments,
   listSegmentFiles,
   MANIFEST_FILE,
   readManifest,
@@ -69,8 +70,8 @@ export async function recoverManifest(directory: string, component: string, opti
   for (const file of await listSegmentFiles(directory)) {
     const buffer = await readFile(join(directory, file));
     // The segment's own checks (signature, section lengths, documents JSON, dimensions) against an entry describing it as it is.
-    const entry = segmentEntry(file, buffer);
     try {
+      const entry = segmentEntry(file, buffer);
       if (entry.documents < 1) throw new Error('no documents');
       const contents = decodeSegment(buffer, entry, manifest.dimensions, directory, component);
       const ids = contents.documents.map((document) => document.id);
@@ -132,10 +133,6 @@ async function damagedGeneration(directory: string): Promise<number> {
   } catch {
     return 0;
   }
-}
-
-function liveDocuments(manifest: Manifest): number {
-  return manifest.segments.reduce((sum, segment) => sum + segment.documents - segment.tombstones.length, 0);
 }
 
 function isStoredDocument(document: unknown): boolean {

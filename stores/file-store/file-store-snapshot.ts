@@ -37,16 +37,14 @@ import { WASM_PAGE_BYTES } from '../indexes/simd/space-layout.ts';
 import { createMemory } from '../indexes/simd/wasm-runtime.ts';
 import type { PreparedBatch, VectorIndex } from '../indexes/vector-index.ts';
 
-const snapshotEntrySchema = componentEntryShape
+/** A derived index's entry under the manifest's `components` (checked when the index loads: a malformed one is rebuilt, not fatal). */
+export const snapshotEntrySchema = componentEntryShape
   .extend({
     /** Documents the snapshot holds. */
     documents: z.number().int().min(0),
     /** Segment files whose live documents the snapshot holds, in their current version. */
     covers: z.array(z.string()),
-    /**
-     * Set for a snapshot read part by part (the keyword index, format 3): the checksum of its first `bytes`,
-     * which a load reads and checks alone; the parts after them carry checksums of their own, checked when read.
-     */
+    /** Set for a snapshot read in parts (the keyword index, format 3); see `headChecksumShape`. */
     head: headChecksumShape.optional(),
   })
   .refine(hasContentChecksum, 'it records no checksum');
@@ -189,6 +187,7 @@ export async function loadDerivedIndex<T>(
   try {
     index = reader === undefined ? kind.deserialize(bytes, vectors) : inParts!.open(bytes, reader, vectors);
   } catch {
+    reader?.file.close();
     return rebuild(`its file ${entry.file} is unreadable`, true);
   }
   // The rest of the snapshot is read from the file this load opened, for as long as the index lives (or until

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { WASM_PAGE_BYTES } from '../indexes/simd/space-layout.ts';
 import { createMemory } from '../indexes/simd/wasm-runtime.ts';
 import { contentChecksum, type ChecksumFields } from './file-store-checksum.ts';
-import { componentEntrySchema, corruptStoreError, errorCode, headChecksumShape, readInto, readManifest, type Manifest } from './file-store-format.ts';
+import { corruptStoreError, errorCode, liveDocuments, readInto, readManifest, type Manifest } from './file-store-format.ts';
+import { snapshotEntrySchema } from './file-store-snapshot.ts';
 
 /** One file the manifest lists, as checked. */
 export interface VerifiedFile {
@@ -61,9 +62,8 @@ export async function verifyStore(directory: string, component: string): Promise
       if (problem !== undefined) listed.file.problem = problem === 'missing' ? 'the manifest lists it but it does not exist' : problem;
     }
     if (superseded) continue;
-    const documents = manifest.segments.reduce((sum, segment) => sum + segment.documents - segment.tombstones.length, 0);
     const checked = files.map((listed) => listed.file);
-    return { ok: checked.every((file) => file.problem === undefined), generation: manifest.generation, documents, files: checked };
+    return { ok: checked.every((file) => file.problem === undefined), generation: manifest.generation, documents: liveDocuments(manifest), files: checked };
   }
 }
 
@@ -79,21 +79,13 @@ function listedFiles(manifest: Manifest): { entry: ListedEntry; file: VerifiedFi
     file: { file: entry.file, kind: 'segment', bytes: entry.bytes },
   }));
   for (const [kind, raw] of Object.entries(manifest.components)) {
-    const parsed = componentEntrySchema.safeParse(raw);
+    const parsed = snapshotEntrySchema.safeParse(raw);
     if (!parsed.success) {
       const file = String((raw as { file?: unknown })?.file ?? kind);
       files.push({ entry: { file, bytes: 0 }, file: { file, kind, bytes: 0, problem: 'its manifest entry is malformed' } });
       continue;
     }
-    const head = headChecksumShape.optional().safeParse((raw as { head?: unknown }).head);
-    if (!head.success) {
-      files.push({
-        entry: parsed.data,
-        file: { file: parsed.data.file, kind, bytes: parsed.data.bytes, problem: 'the head of its manifest entry is malformed' },
-      });
-      continue;
-    }
-    const entry: ListedEntry = { ...parsed.data, head: head.data };
+    const entry: ListedEntry = parsed.data;
     files.push({ entry, file: { file: entry.file, kind, bytes: entry.bytes } });
   }
   return files;

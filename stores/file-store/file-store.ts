@@ -11,6 +11,7 @@ import {
   corruptStoreError,
   emptyManifest,
   errorCode,
+  liveDocuments,
   MANIFEST_FILE,
   readManifest,
   removeGarbage,
@@ -486,7 +487,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
    * them, with the snapshots it replaces, as its `garbage`, the only files a later writer may delete.
    */
   private async publish(state: LoadedState, manifest: Manifest, change: StoreChange, retired: readonly string[]): Promise<void> {
-    const live = manifest.segments.reduce((sum, segment) => sum + segment.documents - segment.tombstones.length, 0);
+    const live = liveDocuments(manifest);
     if (manifest.dimensions !== null) for (const kind of this.derivedKinds()) kind.prepare?.(live, manifest.dimensions);
     const maintained = await this.maintained(state, manifest);
     const snapshots = maintained.filter(({ kind, loaded }) => loaded.saveReason !== undefined || snapshotDue(manifest, kind));
@@ -688,7 +689,7 @@ async function loadState(directory: string, vectorOptions: VectorIndexOptions, g
     const segmentOfRow = (row: number) => runs.find((run) => row < run.end)?.file;
     if (manifest.dimensions !== null) index.setDimensions(manifest.dimensions);
     // A segment's rows are placed whole and its deleted ones dropped after, so leave room for the most of those.
-    const live = manifest.segments.reduce((sum, segment) => sum + segment.documents - segment.tombstones.length, 0);
+    const live = liveDocuments(manifest);
     index.reserve(live + Math.max(0, ...manifest.segments.map((segment) => segment.tombstones.length)));
     try {
       for (const entry of manifest.segments) {

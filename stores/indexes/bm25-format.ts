@@ -202,7 +202,6 @@ export interface Bm25SnapshotReader {
 export class Bm25SearchableSnapshot {
   /** A term's postings, once read and checked: `undefined` until then. */
   private readonly postingsRead: (Uint32Array | undefined)[];
-  private readonly fieldsChecked: Uint8Array;
 
   /** Use `Bm25SearchableSnapshot.decode`. */
   constructor(
@@ -223,7 +222,6 @@ export class Bm25SearchableSnapshot {
     private readonly body: Bm25SnapshotBody,
   ) {
     this.postingsRead = new Array(termOffsets.length - 1);
-    this.fieldsChecked = new Uint8Array(body.fieldChecksums === undefined ? 0 : documentCount);
   }
 
   /**
@@ -282,21 +280,38 @@ export class Bm25SearchableSnapshot {
 
   /** Document `number`'s filterable fields. @throws AxonError `STORE_CORRUPT`, `STORE_IO` */
   document(number: number): FilterableDocument {
-    return guarded(() => {
-      const start = this.fieldOffsets[number];
-      const bytes = this.body.fields(start, this.fieldOffsets[number + 1] - start);
-      const checksums = this.body.fieldChecksums;
-      if (checksums !== undefined && this.fieldsChecked[number] === 0) {
-        if (partChecksum(bytes) !== checksums[number]) throw corrupt(`the fields of document ${number} do not match their checksum`);
-        this.fieldsChecked[number] = 1;
-      }
-      return documentEntry(JSON.parse(FATAL_DECODER.decode(bytes)), number);
-    });
+    const start = this.fieldOffsets[number];
+    return this.parsedFields(number, this.body.fields(start, this.fieldOffsets[number + 1] - start));
   }
 
-  /** The snapshot's bytes, for writing the same snapshot again without encoding it. @throws AxonError `STORE_IO` */
+  /** Every document's filterable fields, read in one pass and each checked: for unpacking the snapshot. @throws AxonError `STORE_CORRUPT`, `STORE_IO` */
+  allDocuments(): FilterableDocument[] {
+    const fields = this.body.fields(0, this.fieldOffsets[this.documentCount]);
+    return Array.from({ length: this.documentCount }, (_, number) =>
+      this.parsedFields(number, fields.subarray(this.fieldOffsets[number], this.fieldOffsets[number + 1])),
+    );
+  }
+
+  /**
+   * The snapshot's bytes, for writing the same snapshot again without encoding it. Parts read through a reader
+   * are checked first (every term's postings, every document's fields), so damage is never written again under
+   * a fresh checksum. @throws AxonError `STORE_CORRUPT`, `STORE_IO`
+   */
   bytes(): Uint8Array {
+    if (this.body.readsFile) {
+      this.allPostings();
+      this.allDocuments();
+    }
     return this.body.whole();
+  }
+
+  /** Document `number`'s fields from their bytes, checked against their checksum (version 3) and parsed. */
+  private parsedFields(number: number, bytes: Uint8Array): FilterableDocument {
+    return guarded(() => {
+      const checksums = this.body.fieldChecksums;
+      if (checksums !== undefined && partChecksum(bytes) !== checksums[number]) throw corrupt(`the fields of document ${number} do not match their checksum`);
+      return documentEntry(JSON.parse(FATAL_DECODER.decode(bytes)), number);
+    });
   }
 }
 
@@ -308,6 +323,8 @@ export interface Bm25SnapshotBody {
   fields(start: number, length: number): Uint8Array;
   /** The whole snapshot, as a copy the caller may keep. */
   whole(): Uint8Array;
+  /** The body is read through a reader (from the file), not from bytes the caller checked whole. */
+  readonly readsFile: boolean;
   readonly postingChecksums?: Uint32Array;
   readonly fieldChecksums?: Uint32Array;
 }
@@ -422,6 +439,7 @@ function decodeSearchable(input: Uint8Array, adopt: boolean, reader: Bm25Snapsho
           postings: (from, pairs) => u32View(bytes, layout.postings + 8 * from, 2 * pairs),
           fields: (start, length) => bytes.subarray(layout.fields + start, layout.fields + start + length),
           whole: () => bytes.slice(),
+          readsFile: false,
           postingChecksums,
           fieldChecksums,
         }
@@ -443,6 +461,7 @@ function decodeSearchable(input: Uint8Array, adopt: boolean, reader: Bm25Snapsho
             readBody(reader, layout.head, whole.subarray(layout.head));
             return whole;
           },
+          readsFile: true,
           postingChecksums,
           fieldChecksums,
         };

@@ -347,7 +347,8 @@ export class Bm25Index {
     const count = snapshot.documentCount;
     const termCount = snapshot.termOffsets.length - 1;
     const postings = snapshot.allPostings();
-    const documents = Array.from({ length: count }, (_, number) => this.documentAt(number));
+    // One read of the fields for a snapshot read in parts, not one per document.
+    const documents = snapshot.allDocuments();
     const ids = new Set<string>();
     for (const document of documents) {
       if (ids.has(document.id)) throw corruptSnapshot('it holds a document id twice');

@@ -470,6 +470,8 @@ describe('Bm25Index persistence', () => {
     expect(() => lazy.search('cherry banana')).toThrow(/fields of document 0 do not match their checksum/);
     expect(() => lazy.search('apple')).toThrow(/postings of term 0 do not match their checksum/);
     expect(() => Bm25Index.deserialize(damaged).search('apple')).toThrow(expect.objectContaining({ code: 'STORE_CORRUPT', component: 'bm25-index' }));
+    // Saving it again checks what it reads first: the damage is never written out under a new checksum.
+    expect(() => Bm25Index.deserialize(damaged.slice(0, head), { reader: readerOver(damaged) }).serialize()).toThrow(/do not match their checksum/);
     // The file shrank since the load: STORE_CORRUPT; another failure of the file system: STORE_IO.
     const short = Bm25Index.deserialize(bytes.slice(0, head), { reader: { ...readerOver(bytes.subarray(0, header.postingCount)), size: bytes.length } });
     expect(() => short.search('durian')).toThrow(/shorter than when it was loaded/);
