@@ -3,6 +3,7 @@ import type { ChatMessage, ChatOptions, ChatProvider } from '../../src/contracts
 import { invalidResponseError } from '../../src/runtime/http.ts';
 import { StreamFinish } from '../shared/chat-finish.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
+import { parseEventObject } from '../../src/runtime/server-sent-events.ts';
 import { assertChatMessages } from '../shared/chat-input.ts';
 import { type CohereConnection, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
 
@@ -68,7 +69,7 @@ export class CohereChat implements ChatProvider {
     for await (const { event: name, data } of events) {
       if (data === '[DONE]') break;
       finish.event();
-      const event = parseEvent(data);
+      const event = parseEventObject(data, NAME);
       const type = typeof event.type === 'string' ? event.type : name;
       if (type === 'message-end') {
         const reason = (event as { delta?: { finish_reason?: unknown } }).delta?.finish_reason;
@@ -104,15 +105,3 @@ const COHERE_FINISH_REASONS: Record<string, string> = {
   TOOL_CALL: 'tool_calls',
   ERROR: 'error',
 };
-
-/** One streamed event's data: a JSON object, else the reply is no Cohere stream. */
-function parseEvent(data: string): Record<string, unknown> {
-  let event: unknown;
-  try {
-    event = JSON.parse(data);
-  } catch {
-    throw invalidResponseError(NAME, 200, 'a streamed event is not valid JSON.');
-  }
-  if (!event || typeof event !== 'object' || Array.isArray(event)) throw invalidResponseError(NAME, 200, 'a streamed event is not an object.');
-  return event as Record<string, unknown>;
-}

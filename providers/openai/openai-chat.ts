@@ -3,6 +3,7 @@ import type { ChatMessage, ChatOptions, ChatProvider } from '../../src/contracts
 import { invalidResponseError, request } from '../../src/runtime/http.ts';
 import { StreamFinish } from '../shared/chat-finish.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
+import { parseEventObject } from '../../src/runtime/server-sent-events.ts';
 import { assertChatMessages } from '../shared/chat-input.ts';
 import { connectOpenAI, openAIConnectionOptionsShape, type OpenAIConnection } from './openai-client.ts';
 
@@ -82,7 +83,7 @@ export class OpenAIChat implements ChatProvider {
     for await (const { event: name, data } of events) {
       if (data.startsWith('[DONE]')) break;
       finish.event();
-      const chunk = parseChunk(data);
+      const chunk = parseEventObject(data, NAME, 'chunk');
       if (name === 'error' || (chunk.error !== undefined && chunk.error !== null)) throw this.#connection.streamedError(chunk);
       const choices = chunk.choices;
       if (!Array.isArray(choices)) throw invalidResponseError(NAME, 200, 'a streamed chunk has no choices array.');
@@ -109,16 +110,4 @@ export class OpenAIChat implements ChatProvider {
       ...(maxTokens === undefined ? {} : { [limitField]: maxTokens }),
     };
   }
-}
-
-/** One streamed chunk's data: a JSON object, else the reply is no chat completions stream. */
-function parseChunk(data: string): Record<string, unknown> {
-  let chunk: unknown;
-  try {
-    chunk = JSON.parse(data);
-  } catch {
-    throw invalidResponseError(NAME, 200, 'a streamed chunk is not valid JSON.');
-  }
-  if (!chunk || typeof chunk !== 'object' || Array.isArray(chunk)) throw invalidResponseError(NAME, 200, 'a streamed chunk is not an object.');
-  return chunk as Record<string, unknown>;
 }

@@ -11,7 +11,6 @@ import { AxonError, ConfigError, type ConfigIssue } from '../errors.ts';
 import { RAG, type HybridWeights, type SearchMode } from '../rag.ts';
 import { describeOptionIssues, didYouMean } from '../runtime/closest-name.ts';
 import { createRegistry } from './built-ins.ts';
-import { retrievalDefaultsFor } from './embedded-rag.ts';
 import {
   componentIdentifier,
   type ComponentDefinition,
@@ -31,9 +30,9 @@ export interface PipelineParts {
   preProcessors: PreProcessor[];
   postProcessors: PostProcessor[];
   instructions: string | undefined;
-  /** The default search mode: configured, or suited to the parts (`hybrid` with the local embedder). */
+  /** The default search mode, when configured (else `RAG.searchMode()`'s). */
   searchMode?: SearchMode;
-  /** The hybrid fusion weights: configured, or suited to the parts (BM25-led with the local embedder). */
+  /** The hybrid fusion weights, when configured (else `RAG.hybridWeights()`'s: BM25-led with lexical embeddings). */
   hybridWeights?: HybridWeights;
 }
 
@@ -143,9 +142,9 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
     postProcessors: post.map((entry, index) => build(entry, `postProcessors[${index}]`)),
     instructions: pipeline.instructions,
   };
-  const suited = retrievalDefaultsFor(parts);
-  parts.searchMode = pipeline.searchMode ?? suited?.searchMode;
-  parts.hybridWeights = pipeline.hybridWeights ?? suited?.hybridWeights;
+  // Unset, RAG's own defaults apply (hybrid with a keyword index; BM25-led weights with lexical embeddings).
+  parts.searchMode = pipeline.searchMode;
+  parts.hybridWeights = pipeline.hybridWeights;
   if (parts.searchMode !== undefined && parts.searchMode !== 'vector' && !supportsKeywordSearch(parts.store)) {
     throw new ConfigError(
       [

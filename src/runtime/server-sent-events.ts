@@ -34,14 +34,29 @@ export async function* readServerSentEvents(body: ReadableStream<Uint8Array> | n
       if (chunk.done) break;
       yield* parser.push(decoder.decode(chunk.value, { stream: true }));
     }
+    // A trailing event without its closing blank line is dropped: nothing is dispatched at the end.
     yield* parser.push(decoder.decode());
-    parser.end();
     done = true;
   } finally {
     // Left early (or failed): stop the body so the connection is not kept reading.
     if (!done) await reader.cancel().catch(() => undefined);
     reader.releaseLock();
   }
+}
+
+/**
+ * One streamed event's data as a JSON object (what every provider's stream sends), else the reply is no stream of
+ * that provider: `PROVIDER_RESPONSE_INVALID`, saying the event (`what`: "event", "chunk") was not.
+ */
+export function parseEventObject(data: string, provider: string, what = 'event'): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    throw invalidResponseError(provider, 200, `a streamed ${what} is not valid JSON.`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidResponseError(provider, 200, `a streamed ${what} is not an object.`);
+  return parsed as Record<string, unknown>;
 }
 
 // --- Internal helpers ---
@@ -81,13 +96,6 @@ class EventParser {
     }
     this.#pending += text.slice(start);
     if (this.#pending.length > MAX_EVENT_CHARACTERS) this.#tooLong();
-  }
-
-  /** The body ended: an event without its closing blank line is dropped, so nothing is dispatched here. */
-  end(): void {
-    this.#pending = '';
-    this.#data = [];
-    this.#event = undefined;
   }
 
   #line(line: string): ServerSentEvent | undefined {

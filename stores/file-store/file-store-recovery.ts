@@ -16,7 +16,6 @@ import {
   readManifest,
   segmentNumber,
   writeManifest,
-  type Manifest,
   type SegmentEntry,
 } from './file-store-format.ts';
 import { decodeSegment, segmentEntry } from './file-store-segment.ts';
