@@ -19,7 +19,7 @@ import { checkEligibility, eligibilityFilter, type CallerContext, type Eligibili
 import { citationOf, EVIDENCE_RULES, extractCitations, type Evidence } from './context/evidence.ts';
 import { renderMessages, type ContextPacket, type OmittedRef } from './context/packet.ts';
 import { parseOptions } from './runtime/options.ts';
-import { stableHash, type PipelineVersion, type StoredTrace, type TraceStore } from './context/trace-store.ts';
+import { stableHash, storedCaller, type PipelineVersion, type StoredTrace, type TraceStore } from './context/trace-store.ts';
 import { normalizeDocument, type Citation, type Document, type DocumentInput, type Vector } from './document.ts';
 import { AxonError, IndexEmptyError, throwIfAborted } from './errors.ts';
 import { parseFilter } from './filter/parse.ts';
@@ -603,12 +603,7 @@ export abstract class RAG {
       runId: answer.trace.runId,
       startedAt: answer.trace.startedAt,
       question: answer.trace.question,
-      caller: {
-        ...(caller?.callerId ? { callerId: caller.callerId } : {}),
-        ...(caller?.tenantId ? { tenantId: caller.tenantId } : {}),
-        ...(caller?.roles ? { roles: [...caller.roles] } : {}),
-        ...(caller?.now ? { now: caller.now.toISOString() } : {}),
-      },
+      caller: storedCaller(caller),
       status: answer.status,
       stopReason: answer.stopReason,
       retrieved: result.retrieved,

@@ -4,7 +4,7 @@ import type { ChatProvider } from '../contracts/chat.ts';
 import { checkEligibility, eligibilityFilter, type CallerContext, type EligibilityPolicy } from '../context/eligibility.ts';
 import { buildAnswerMessages, type Evidence } from '../context/evidence.ts';
 import { contentHash, type Document } from '../document.ts';
-import type { PipelineVersion, StoredAgenticTrace, TraceStore } from '../context/trace-store.ts';
+import { storedCaller, type PipelineVersion, type StoredAgenticTrace, type TraceStore } from '../context/trace-store.ts';
 import { AxonError, throwIfAborted } from '../errors.ts';
 import type { RunTrace, StageRecord } from '../pipeline/trace.ts';
 import { parseOptions } from '../runtime/options.ts';
@@ -212,12 +212,7 @@ export class AgenticRetriever {
       runId: result.runId,
       startedAt,
       question: result.question,
-      caller: {
-        ...(caller?.callerId ? { callerId: caller.callerId } : {}),
-        ...(caller?.tenantId ? { tenantId: caller.tenantId } : {}),
-        ...(caller?.roles ? { roles: [...caller.roles] } : {}),
-        ...(caller?.now ? { now: caller.now.toISOString() } : {}),
-      },
+      caller: storedCaller(caller),
       status: result.status,
       stopReason: result.stopReason,
       answer: result.answer ?? '',

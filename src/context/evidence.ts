@@ -70,6 +70,11 @@ export function formatEvidence(evidence: Evidence): string {
   return `<evidence label="${label}" source="${source}"${page}>\n${neutralizeTagLookAlikes(document.content)}\n</evidence>`;
 }
 
+/** The text of a block `formatEvidence` wrote, as the model was given it; the text itself when it is no such block. */
+export function evidenceBody(block: string): string {
+  return /^<evidence [^\n]*>\n([\s\S]*)\n<\/evidence>$/.exec(block)?.[1] ?? block;
+}
+
 /** The messages sent to a chat model to answer `question` from `evidence`. */
 export function buildAnswerMessages(instructions: string, question: string, evidence: Evidence[]): ChatMessage[] {
   const system = [instructions.trim(), EVIDENCE_RULES].filter(Boolean).join('\n\n');

@@ -7,6 +7,7 @@ import { AxonError } from '../errors.ts';
 import type { Filter } from '../filter/types.ts';
 import type { RunTrace } from '../pipeline/trace.ts';
 import type { ContractStatus, EvidenceConflict } from './contract.ts';
+import type { CallerContext } from './eligibility.ts';
 import type { ContextPacket } from './packet.ts';
 
 /** What a run's answer depends on, so two runs can be compared and a change traced to its cause. */
@@ -38,6 +39,16 @@ export interface StoredCaller {
   tenantId?: string;
   roles?: string[];
   now?: string;
+}
+
+/** A run's caller as a trace stores it (`StoredCaller`): its identifiers and time, nothing else. */
+export function storedCaller(caller: CallerContext | undefined): StoredCaller {
+  return {
+    ...(caller?.callerId ? { callerId: caller.callerId } : {}),
+    ...(caller?.tenantId ? { tenantId: caller.tenantId } : {}),
+    ...(caller?.roles ? { roles: [...caller.roles] } : {}),
+    ...(caller?.now ? { now: caller.now.toISOString() } : {}),
+  };
 }
 
 /** One run, as the trace store keeps it. Holds ids, scores and the packet the model saw; never keys or unredacted text. */

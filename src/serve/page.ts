@@ -176,13 +176,14 @@ function setStatus(text) { $("status").textContent = text; }
 
 function sourceLabel(run, id) { return (run.sources && run.sources[id]) || id.slice(0, 12); }
 
-/** Text with the given [start, end) spans wrapped in <mark>, all inserted as text. */
+/** Text with the given [start, end) spans wrapped in <mark>, all inserted as text; a span that overlaps the one before extends it. */
 function setMarked(node, text, spans) {
   node.textContent = "";
   let at = 0;
   for (const span of [...spans].sort((a, b) => a.start - b.start)) {
-    if (span.start < at) continue;
-    node.append(document.createTextNode(text.slice(at, span.start)), el("mark", { text: text.slice(span.start, span.end) }));
+    const start = Math.max(span.start, at);
+    if (span.end <= start) continue;
+    node.append(document.createTextNode(text.slice(at, start)), el("mark", { text: text.slice(start, span.end) }));
     at = span.end;
   }
   node.append(document.createTextNode(text.slice(at)));

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { AgenticResult, AgenticResultItem, AgenticTraceEvent } from '../agentic/types.ts';
 import type { ContextPacket } from '../context/packet.ts';
 import { isAgenticTrace, type PipelineVersion, type StoredAgenticTrace, type StoredRun, type TraceStore } from '../context/trace-store.ts';
+import { evidenceBody } from '../context/evidence.ts';
 import type { Citation, Document } from '../document.ts';
 import { AxonError } from '../errors.ts';
 import type { StageRecord } from '../pipeline/trace.ts';
@@ -324,7 +325,7 @@ export function storedRunView(trace: StoredRun): RunView | AgenticRunView {
       sourceName: citation?.sourceName ?? section.title,
       ...(citation?.pageNumber !== undefined ? { pageNumber: citation.pageNumber } : {}),
       ...(citation?.chunkIndex !== undefined ? { chunkIndex: citation.chunkIndex } : {}),
-      content: /^<evidence [^\n]*>\n([\s\S]*)\n<\/evidence>$/.exec(section.content)?.[1] ?? section.content,
+      content: evidenceBody(section.content),
     };
   }
   // The run's own labels where the trace kept them; else the source names it holds (older traces).

@@ -36,10 +36,11 @@ export function sharedSpans(claim: string, chunk: string): TextSpan[] {
   const b = wordsOf(chunk, MAX_CHUNK_WORDS);
   if (a.length < MIN_WORDS || b.length < MIN_WORDS) return [];
   const runs: TextSpan[] = [];
-  // previous[j + 1]: length of the common run ending at claim word i - 1 and chunk word j.
+  // previous[j + 1]: length of the common run ending at claim word i - 1 and chunk word j; two rows, swapped.
   let previous = new Uint16Array(b.length + 1);
+  let current = new Uint16Array(b.length + 1);
   for (let i = 0; i < a.length; i++) {
-    const current = new Uint16Array(b.length + 1);
+    current.fill(0);
     for (let j = 0; j < b.length; j++) {
       if (a[i].text !== b[j].text) continue;
       const length = previous[j] + 1;
@@ -47,14 +48,18 @@ export function sharedSpans(claim: string, chunk: string): TextSpan[] {
       const continues = i + 1 < a.length && j + 1 < b.length && a[i + 1].text === b[j + 1].text;
       if (!continues && length >= MIN_WORDS) runs.push({ start: b[j - length + 1].start, end: b[j].end });
     }
-    previous = current;
+    [previous, current] = [current, previous];
   }
-  runs.sort((x, y) => x.start - y.start || y.end - x.end);
+  return mergeSpans(runs);
+}
+
+/** The spans in order, overlapping ones merged into one. */
+export function mergeSpans(spans: readonly TextSpan[]): TextSpan[] {
   const merged: TextSpan[] = [];
-  for (const run of runs) {
+  for (const span of [...spans].sort((x, y) => x.start - y.start || y.end - x.end)) {
     const last = merged.at(-1);
-    if (last && run.start <= last.end) last.end = Math.max(last.end, run.end);
-    else merged.push({ ...run });
+    if (last && span.start <= last.end) last.end = Math.max(last.end, span.end);
+    else merged.push({ ...span });
   }
   return merged;
 }
@@ -92,12 +97,5 @@ export function citingTexts(answer: string): Map<number, string[]> {
 
 /** The chunk ranges quoted by any of the claims, merged. */
 export function quotedSpans(claims: string[], chunk: string): TextSpan[] {
-  const all = claims.flatMap((claim) => sharedSpans(claim, chunk)).sort((x, y) => x.start - y.start);
-  const merged: TextSpan[] = [];
-  for (const span of all) {
-    const last = merged.at(-1);
-    if (last && span.start <= last.end) last.end = Math.max(last.end, span.end);
-    else merged.push({ ...span });
-  }
-  return merged;
+  return mergeSpans(claims.flatMap((claim) => sharedSpans(claim, chunk)));
 }

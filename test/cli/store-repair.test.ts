@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../stores/file-store/file-store.ts';
 import { doc } from '../../testing/vector-store.ts';
 import { runAxon } from '../helpers/cli.ts';
-import { temporaryDirectories } from '../stores/support.ts';
+import { fileHashes, temporaryDirectories } from '../stores/support.ts';
 
 const temporaryDirectory = temporaryDirectories('axon-store-repair-');
 
@@ -21,23 +20,12 @@ async function storeWithData(): Promise<{ cwd: string; directory: string }> {
   return { cwd, directory };
 }
 
-/** Every file of the folder with a hash of its bytes: what "nothing changed" means. */
-async function snapshot(directory: string): Promise<Record<string, string>> {
-  const entries: Record<string, string> = {};
-  for (const name of (await readdir(directory)).sort()) {
-    entries[name] = createHash('sha256')
-      .update(await readFile(join(directory, name)))
-      .digest('hex');
-  }
-  return entries;
-}
-
 describe('axon store repair <dir>', () => {
   it('rebuilds a missing manifest, says what it listed and skipped, and deletes nothing', async () => {
     const { cwd, directory } = await storeWithData();
     await rm(join(directory, 'manifest.json'));
     await writeFile(join(directory, 'segment-000009.axs'), 'AXONSEG1 cut short');
-    const before = Object.keys(await snapshot(directory));
+    const before = Object.keys(await fileHashes(directory));
     await expect(FileStore.open({ directory })).rejects.toMatchObject({ code: 'STORE_CORRUPT', message: expect.stringContaining('axon store repair') });
 
     const result = await runAxon(cwd, ['store', 'repair', 'store']);
@@ -48,7 +36,7 @@ describe('axon store repair <dir>', () => {
     expect(result.stdout).toContain('Nothing was deleted.');
     expect(result.stdout).not.toContain('damaged manifest');
 
-    const after = Object.keys(await snapshot(directory));
+    const after = Object.keys(await fileHashes(directory));
     expect(after).toEqual(expect.arrayContaining(before));
     expect(after).toContain('manifest.json');
     const store = await FileStore.open({ directory });
@@ -74,14 +62,14 @@ describe('axon store repair <dir>', () => {
     const { cwd, directory } = await storeWithData();
     const manifest = await readFile(join(directory, 'manifest.json'), 'utf8');
     await writeFile(join(directory, 'manifest.json'), manifest.replace('"segments"', '"segmentz"'));
-    const before = await snapshot(directory);
+    const before = await fileHashes(directory);
 
     const result = await runAxon(cwd, ['store', 'repair', 'store', '--dry-run']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('A repair would write a new manifest listing 3 segments with 3 live documents; nothing was written (--dry-run).');
     expect(result.stdout).toContain('segments it would list: segment-000001.axs, segment-000002.axs, segment-000003.axs');
     expect(result.stdout).toContain('would be kept beside the new one');
-    expect(await snapshot(directory)).toEqual(before);
+    expect(await fileHashes(directory)).toEqual(before);
     await expect(new FileStore({ directory }).count()).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
 
     const json = await runAxon(cwd, ['store', 'repair', 'store', '--dry-run', '--json']);
@@ -94,7 +82,7 @@ describe('axon store repair <dir>', () => {
       skipped: [],
       documents: 3,
     });
-    expect(await snapshot(directory)).toEqual(before);
+    expect(await fileHashes(directory)).toEqual(before);
 
     // The dry run's report is what the repair then does.
     const repaired = await runAxon(cwd, ['store', 'repair', 'store', '--json']);
@@ -103,11 +91,11 @@ describe('axon store repair <dir>', () => {
 
   it('leaves an intact store as it is, and says so', async () => {
     const { cwd, directory } = await storeWithData();
-    const before = await snapshot(directory);
+    const before = await fileHashes(directory);
     const result = await runAxon(cwd, ['store', 'repair', 'store']);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(`The manifest of ${directory} is intact (3 segments, 3 live documents): nothing to repair, nothing was changed.`);
-    expect(await snapshot(directory)).toEqual(before);
+    expect(await fileHashes(directory)).toEqual(before);
   });
 
   it('a folder with no store files: nothing to repair', async () => {

@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../stores/file-store/file-store.ts';
 import { doc } from '../../testing/vector-store.ts';
 import { runAxon } from '../helpers/cli.ts';
-import { temporaryDirectories } from '../stores/support.ts';
+import { fileHashes, temporaryDirectories } from '../stores/support.ts';
 
 const temporaryDirectory = temporaryDirectories('axon-store-verify-');
 
@@ -18,15 +17,6 @@ async function storeWithData(): Promise<{ cwd: string; directory: string }> {
   await store.add([doc('c', [1, 1], { content: 'charlie cherries' })]);
   await store.close();
   return { cwd, directory };
-}
-
-async function hashes(directory: string): Promise<Record<string, string>> {
-  const entries: Record<string, string> = {};
-  for (const name of (await readdir(directory)).sort())
-    entries[name] = createHash('sha256')
-      .update(await readFile(join(directory, name)))
-      .digest('hex');
-  return entries;
 }
 
 describe('axon store verify <dir>', () => {
@@ -49,13 +39,13 @@ describe('axon store verify <dir>', () => {
     await writeFile(join(directory, segment), bytes);
     // A load checks the head only, so the store opens; the check reads the whole file.
     expect(await (await FileStore.open({ directory })).count()).toBe(3);
-    const before = await hashes(directory);
+    const before = await fileHashes(directory);
     const result = await runAxon(cwd, ['store', 'verify', 'store']);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('3 files');
     expect(result.stdout).toContain(`  ${segment} (segment): its checksum does not match the manifest`);
     expect(result.stdout).toContain('restore the folder from a backup');
-    expect(await hashes(directory)).toEqual(before);
+    expect(await fileHashes(directory)).toEqual(before);
     const report = await FileStore.verify({ directory });
     expect(report.ok).toBe(false);
     expect(report.files.filter((file) => file.problem !== undefined).map((file) => file.file)).toEqual([segment]);

@@ -17,9 +17,15 @@ describe('sharedSpans', () => {
     expect(sharedSpans('Reset password now, please.', CHUNK)).toEqual([]);
   });
 
-  it('merges overlapping runs and marks every place the chunk repeats the words', () => {
+  it('marks every place the chunk repeats the words', () => {
     const chunk = 'choose Reset password here; later choose Reset password again';
     expect(texts(chunk, sharedSpans('then choose Reset password', chunk))).toEqual(['choose Reset password', 'choose Reset password']);
+  });
+
+  it('merges runs that overlap in the chunk', () => {
+    // "open Settings, then" and "Settings, then Security" come from two places in the claim and overlap in the chunk.
+    expect(texts(CHUNK, sharedSpans('First open Settings, then wait; Settings, then Security.', CHUNK))).toEqual(['open Settings, then Security']);
+    expect(texts(CHUNK, quotedSpans(['open Settings, then', 'then Security, then choose'], CHUNK))).toEqual(['open Settings, then Security, then choose']);
   });
 });
 

@@ -1,6 +1,7 @@
 /** Helpers shared by the store suites. */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +21,16 @@ export function random(seed: number): () => number {
  * A `temporaryDirectory()` for a test file: each call makes a new folder named `<prefix>…` under the
  * system's temporary folder, and every folder made is removed after each test.
  */
+/** Every file of a folder with a hash of its bytes, by name: what "nothing changed" means for a store. */
+export async function fileHashes(directory: string): Promise<Record<string, string>> {
+  const entries: Record<string, string> = {};
+  for (const name of (await readdir(directory)).sort())
+    entries[name] = createHash('sha256')
+      .update(await readFile(join(directory, name)))
+      .digest('hex');
+  return entries;
+}
+
 export function temporaryDirectories(prefix: string): () => Promise<string> {
   const made: string[] = [];
   afterEach(async () => {
