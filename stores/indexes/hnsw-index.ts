@@ -966,7 +966,8 @@ export class HnswIndex implements RowObserver, SpaceTenant {
   /** With a host: check that the graph still holds its region there (the host tells it of every move). */
   private bind(): void {
     const host = this.host;
-    if (host === undefined || host.space.shared.owner === this) return;
+    // On every search: the owner alone, not the whole `shared` view.
+    if (host === undefined || host.space.tenantOwner === this) return;
     throw new AxonError('INTERNAL', 'This HNSW graph no longer holds its region in the vectors it reads: another graph was made over the same index.', {
       component: this.component,
       fix: 'Keep one HnswIndex.over() per VectorIndex, and stop using one that was replaced.',

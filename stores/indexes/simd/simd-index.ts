@@ -94,11 +94,10 @@ export class SimdVectorSpace {
   private largestNorm = 0;
   /** Rows written past the last one by `stage` since the rows last changed. */
   private stagedRows = 0;
-  /** The index that keeps a region in this memory, if any; and how often the memory was replaced. */
+  /** The index that keeps a region in this memory, if any. */
   private tenant: SpaceTenant | undefined;
   /** The size of the region of a tenant expected to attach (`expectTenant`), planned until one does. */
   private expected: ((capacity: number) => number) | undefined;
-  private generation = 0;
 
   constructor(options: SimdVectorSpaceOptions) {
     const parsed = parseOptions(simdVectorSpaceOptionsSchema, options, typeof options?.component === 'string' ? options.component : 'simd-vector-space');
@@ -129,7 +128,7 @@ export class SimdVectorSpace {
   /**
    * For an index that reads these rows in place (`HnswIndex.over`): the memory, the kernel bound to it, where
    * row 0 is and the bytes from one row to the next, the rows that fit, and where the tenant region starts.
-   * Every value may change when the memory is replaced, which `generation` counts.
+   * Every value may change when the memory is replaced.
    */
   get shared(): {
     readonly buffer: ArrayBuffer;
@@ -139,7 +138,6 @@ export class SimdVectorSpace {
     readonly capacity: number;
     readonly tenant: number;
     readonly tenantBytes: number;
-    readonly generation: number;
     readonly owner: SpaceTenant | undefined;
   } {
     const { vectors, floatStride, capacity, tenant, tenantBytes } = this.layout;
@@ -151,9 +149,13 @@ export class SimdVectorSpace {
       capacity,
       tenant,
       tenantBytes,
-      generation: this.generation,
       owner: this.tenant,
     };
+  }
+
+  /** The index that keeps a region in this memory, if any (what `shared.owner` says, without building `shared`). */
+  get tenantOwner(): SpaceTenant | undefined {
+    return this.tenant;
   }
 
   /** Rows stored, and those staged past them (see `stage`). */
@@ -439,7 +441,6 @@ export class SimdVectorSpace {
   }
 
   private replaceMemory(layout: SpaceLayout): void {
-    this.generation++;
     this.memory = createMemory(pagedBytes(layout.bytes) / WASM_PAGE_BYTES);
     this.kernel = instantiateKernel(this.memory);
     this.floats = new Float32Array(this.memory.buffer);
