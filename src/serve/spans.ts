@@ -1,3 +1,5 @@
+import { splitSentences } from '../ingest/splitters/sentences.ts';
+
 /** A character range `[start, end)` of a text. */
 export interface TextSpan {
   start: number;
@@ -65,32 +67,36 @@ export function mergeSpans(spans: readonly TextSpan[]): TextSpan[] {
 }
 
 /**
- * The text each `[n]` marker of an answer cites, by label: the sentence (or list item) the marker closes, from the
- * last sentence end or earlier marker before it. A marker right after another (`[1][2]`, `[1], [2]`) cites the same text.
+ * The text each `[n]` marker of an answer cites, by label: within the sentence (or list item) the marker stands in,
+ * the text from the sentence's start or the marker before it. A marker right after another (`[1][2]`, `[1], [2]`),
+ * or standing alone after its sentence (`… days. [1]`), cites the same text. Sentences are split as the sentence
+ * splitter splits them (`splitSentences`: abbreviations such as "Dr." do not end one), the way
+ * `uncitedSentences` reads an answer.
  */
 export function citingTexts(answer: string): Map<number, string[]> {
   const texts = new Map<number, string[]>();
-  let previousEnd = 0;
   let previousClaim = '';
-  for (const match of answer.matchAll(/\[(\d+(?:\s*,\s*\d+)*)\]/g)) {
-    const between = answer.slice(previousEnd, match.index);
-    let claim: string;
-    if (/^[\s,;]*$/.test(between)) claim = previousClaim;
-    else {
-      // The marker's own sentence ends just before it ("… days. [1]"); the sentence before that ends earlier.
-      const body = between.replace(/[\s.!?]+$/, '');
-      const boundary = Math.max(body.lastIndexOf('\n'), ...[...body.matchAll(/[.!?]\s/g)].map((found) => found.index + 1));
-      claim = body
-        .slice(boundary + 1)
-        .replace(/^\s*(?:[-*+]|\d+[.)])\s+/, '')
-        .trim();
+  // The text of the sentence before, after its last marker: what a marker standing alone cites.
+  let carried = '';
+  const trim = (text: string) => text.replace(/^[\s,;.!?]+|[\s,;.!?]+$/g, '');
+  const sentences = answer
+    .split(/\n+/)
+    .map((line) => line.replace(/^\s*(?:[-*+]|\d+[.)])\s+/, '').trim())
+    .filter(Boolean)
+    .flatMap((line) => splitSentences(line));
+  for (const sentence of sentences) {
+    let from = 0;
+    for (const match of sentence.matchAll(/\[(\d+(?:\s*,\s*\d+)*)\]/g)) {
+      const before = trim(sentence.slice(from, match.index));
+      const claim = before !== '' ? before : from === 0 && carried !== '' ? carried : previousClaim;
+      for (const part of match[1].split(',')) {
+        const label = Number(part.trim());
+        texts.set(label, [...(texts.get(label) ?? []), claim]);
+      }
+      from = match.index + match[0].length;
+      previousClaim = claim;
     }
-    for (const part of match[1].split(',')) {
-      const label = Number(part.trim());
-      texts.set(label, [...(texts.get(label) ?? []), claim]);
-    }
-    previousEnd = match.index + match[0].length;
-    previousClaim = claim;
+    carried = trim(sentence.slice(from));
   }
   return texts;
 }

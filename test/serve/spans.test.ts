@@ -37,6 +37,11 @@ describe('citingTexts', () => {
     expect(claims.get(3)).toEqual(['Invoices come monthly']);
   });
 
+  it('does not end a sentence at an abbreviation', () => {
+    const claims = citingTexts('Refunds are slow. Dr. Smith said the refund takes five days [1].');
+    expect(claims.get(1)).toEqual(['Dr. Smith said the refund takes five days']);
+  });
+
   it('reads extractive answers, one quoted sentence per line with its marker after the full stop', () => {
     const answer =
       'Extractive answer (no chat model is configured): the passages below best match the question.\n- To reset your password, open Settings. [1]\n- Refunds take five days. [2]';
