@@ -316,7 +316,7 @@ export function answerView(answer: Answer): RunView {
  * what the model saw, without its `<evidence>` frame; an agentic run comes with its steps.
  */
 export function storedRunView(trace: StoredRun): RunView | AgenticRunView {
-  if (isAgenticTrace(trace)) return storedAgenticView(trace);
+  if (isAgenticTrace(trace)) return agenticRunView(trace);
   const chunks: Record<string, ChunkView> = {};
   for (const section of trace.packet.sections) {
     if (section.kind !== 'retrieved_evidence' || section.sourceRefs[0] === undefined) continue;
@@ -388,37 +388,28 @@ function spanCitationViews(answer: string, citations: AgenticResult['citations']
 
 /** The agentic result without the usage figures and failures' internals; result text is what retrieval returned (redacted). */
 export function agenticView(result: AgenticResult): AgenticRunView {
-  const results = result.results.map((item) => ({
-    id: item.id,
-    sourceName: item.sourceName,
-    sourceType: item.sourceType,
-    score: item.score,
-    expanded: item.expanded,
-    provenance: item.provenance,
-    content: item.content,
-    ...(typeof item.metadata.pageNumber === 'number' ? { pageNumber: item.metadata.pageNumber } : {}),
-  }));
-  const answer = result.answer ?? '';
-  return {
-    kind: 'agentic',
-    runId: result.runId,
-    question: result.question,
-    status: result.status,
-    stopReason: result.stopReason,
-    answer,
-    citations: spanCitationViews(answer, result.citations, results),
-    results,
-    iterations: result.iterations,
-    subQueries: result.subQueries,
-    searches: result.searches,
-    planner: result.planner,
-    ms: result.ms,
-  };
+  return agenticRunView({
+    ...result,
+    answer: result.answer ?? '',
+    results: result.results.map((item) => ({ ...item, pageNumber: typeof item.metadata.pageNumber === 'number' ? item.metadata.pageNumber : undefined })),
+  });
 }
 
-/** A stored agentic run, with its steps. */
-function storedAgenticView(trace: StoredAgenticTrace): AgenticRunView {
-  const results = trace.results.map(({ id, sourceName, sourceType, score, expanded, provenance, content, pageNumber }) => ({
+/** The page's view of an agentic run, live (`agenticView`) or stored (with its start time and steps). */
+function agenticRunView(
+  run: Pick<
+    StoredAgenticTrace,
+    'runId' | 'question' | 'status' | 'stopReason' | 'answer' | 'citations' | 'iterations' | 'subQueries' | 'searches' | 'planner' | 'ms'
+  > & {
+    startedAt?: string;
+    steps?: StoredAgenticTrace['steps'];
+    results: readonly Pick<
+      StoredAgenticTrace['results'][number],
+      'id' | 'sourceName' | 'sourceType' | 'score' | 'expanded' | 'provenance' | 'content' | 'pageNumber'
+    >[];
+  },
+): AgenticRunView {
+  const results = run.results.map(({ id, sourceName, sourceType, score, expanded, provenance, content, pageNumber }) => ({
     id,
     sourceName,
     sourceType,
@@ -430,20 +421,20 @@ function storedAgenticView(trace: StoredAgenticTrace): AgenticRunView {
   }));
   return {
     kind: 'agentic',
-    runId: trace.runId,
-    startedAt: trace.startedAt,
-    question: trace.question,
-    status: trace.status,
-    stopReason: trace.stopReason,
-    answer: trace.answer,
-    citations: spanCitationViews(trace.answer, trace.citations, results),
+    runId: run.runId,
+    ...(run.startedAt !== undefined ? { startedAt: run.startedAt } : {}),
+    question: run.question,
+    status: run.status,
+    stopReason: run.stopReason,
+    answer: run.answer,
+    citations: spanCitationViews(run.answer, run.citations, results),
     results,
-    iterations: trace.iterations,
-    subQueries: trace.subQueries,
-    searches: trace.searches,
-    planner: trace.planner,
-    steps: trace.steps,
-    ms: trace.ms,
+    iterations: run.iterations,
+    subQueries: run.subQueries,
+    searches: run.searches,
+    planner: run.planner,
+    ...(run.steps !== undefined ? { steps: run.steps } : {}),
+    ms: run.ms,
   };
 }
 
