@@ -722,15 +722,22 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     // Nodes whose vectors are gone are deleted once every other vector is in place for the repairs, and all
     // are flagged first, so no repair reads a vector that is not there.
     for (const node of gone) index.setFlag(node, 2);
-    for (const node of gone) index.unlink(node);
+    // The links above layer 0 to all of them are dropped in one pass at the end, not one pass over every node
+    // each (the repairs never read or add a node flagged 2, so the order does not change a list).
+    const doomed = new Uint8Array(index.nodes);
+    for (const node of gone) {
+      index.unlink(node, false);
+      doomed[node] = 1;
+    }
     // A version-2 file's free slots are its tombstones, still linked: unlinked now, as deletes now are.
     if (sections.unlinkFree) {
       for (const node of index.freeSlots) {
         index.kernel.hnsw_unlink(node, index.levels[node]);
-        if (index.levels[node] > 0) index.removeUpperLinks(node, index.levels[node]);
+        doomed[node] = 1;
       }
-      if (index.entryPoint >= 0 && index.flagOf(index.entryPoint) === 2) index.chooseEntryPoint();
     }
+    index.removeUpperLinksOf(doomed);
+    if (index.entryPoint >= 0 && index.flagOf(index.entryPoint) === 2) index.chooseEntryPoint();
     return index;
   }
 
@@ -782,8 +789,11 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     }
   }
 
-  /** Unlink a live node and free its slot; a new entry point when it was the entry. */
-  private unlink(node: number): void {
+  /**
+   * Unlink a live node and free its slot; a new entry point when it was the entry. With `upperLinks` false the
+   * caller drops the links to it above layer 0 itself (`removeUpperLinksOf`, for many nodes at once).
+   */
+  private unlink(node: number, upperLinks = true): void {
     const host = this.host;
     if (host === undefined) this.nodeById.delete(this.nodeIds[node]);
     else if (this.flagOf(node) === 1) host.staged.delete(this.nodeIds[node]);
@@ -796,7 +806,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     this.kernel.hnsw_unlink(node, level);
     // Upper layers must not keep a link to the slot: the node that reuses it may not reach that level. They
     // hold about one node in m, so every list above layer 0 is looked through.
-    if (level > 0) this.removeUpperLinks(node, level);
+    if (upperLinks && level > 0) this.removeUpperLinks(node, level);
     this.freeSlots.push(node);
     if (node === this.entryPoint) this.chooseEntryPoint();
   }
@@ -819,6 +829,29 @@ export class HnswIndex implements RowObserver, SpaceTenant {
           ints[list] = count - 1;
           break;
         }
+      }
+    }
+  }
+
+  /** Remove every node marked in `doomed` from every list above layer 0, in one pass over the lists. */
+  private removeUpperLinksOf(doomed: Uint8Array): void {
+    if (!doomed.includes(1)) return;
+    const { upperIndex, upperPool } = this.layout;
+    const ints = this.ints;
+    const listSlots = this.m + 1;
+    for (let owner = 0; owner < this.nodes; owner++) {
+      const top = this.levels[owner];
+      if (top === 0 || doomed[owner] === 1) continue;
+      const lists = upperPool / 4 + ints[upperIndex / 4 + owner];
+      for (let current = 1; current <= top; current++) {
+        const list = lists + (current - 1) * listSlots;
+        const count = ints[list];
+        let kept = 0;
+        for (let slot = 1; slot <= count; slot++) {
+          const neighbour = ints[list + slot];
+          if (doomed[neighbour] !== 1) ints[list + ++kept] = neighbour;
+        }
+        ints[list] = kept;
       }
     }
   }
