@@ -2,7 +2,7 @@
 // The installed `axon` command: the built JavaScript under dist/, run by plain Node. In a checkout of the
 // repository, dist/ is written by `npm install` (the `prepare` script) or `npm run build`; `npm run axon --`
 // runs the TypeScript sources instead.
-import('../dist/src/cli/main.js').then(
+import('../dist/app/cli/main.js').then(
   async ({ main }) => {
     process.exitCode = await main(process.argv.slice(2));
   },

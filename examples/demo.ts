@@ -4,8 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EmbeddedRAG } from '../src/config/embedded-rag.ts';
-import { formatAnswer, formatTrace } from '../src/cli/format.ts';
+import { EmbeddedRAG } from '../app/config/embedded-rag.ts';
+import { formatAnswer, formatTrace } from '../app/cli/format.ts';
 import { ingestPaths } from '../src/ingest/index.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

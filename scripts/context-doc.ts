@@ -5,7 +5,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../src/cli/main.ts';
+import { main } from '../app/cli/main.ts';
 import { renderMessages } from '../src/context/packet.ts';
 
 const CORPUS = [

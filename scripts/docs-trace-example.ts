@@ -11,7 +11,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { main } from '../src/cli/main.ts';
+import { main } from '../app/cli/main.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const page = join(root, 'docs', 'getting-started.md');

@@ -1,5 +1,5 @@
 import type { Evidence } from '../context/evidence.ts';
-import { splitSentences as splitProseSentences } from '../ingest/splitters/sentences.ts';
+import { splitSentences as splitProseSentences } from '../text/sentences.ts';
 
 /** The first line of every extractive answer, so no reader mistakes it for a generated one. */
 export const EXTRACTIVE_PREFIX = 'Extractive answer (no chat model is configured): the passages below best match the question.';

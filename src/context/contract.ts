@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { ChatMessage, ChatProvider } from '../contracts/chat.ts';
 import type { Document, JsonValue } from '../document.ts';
 import { throwIfAborted } from '../errors.ts';
-import { splitSentences } from '../ingest/splitters/sentences.ts';
+import { splitSentences } from '../text/sentences.ts';
 import { formatEvidence, neutralizeTagLookAlikes, type Evidence } from './evidence.ts';
 
 /**

@@ -38,6 +38,6 @@ export {
   type ResolvedSplitterOptions,
 } from './splitters/recursive-splitter.ts';
 export { MarkdownSplitter, type MarkdownChunk } from './splitters/markdown-splitter.ts';
-export { splitSentences } from './splitters/sentences.ts';
+export { splitSentences } from '../text/sentences.ts';
 export { estimateTokens } from './splitters/token-estimate.ts';
 export { matchesGlob } from './glob.ts';

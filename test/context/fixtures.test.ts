@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbeddedRAG } from '../../src/config/embedded-rag.ts';
+import { EmbeddedRAG } from '../../app/config/embedded-rag.ts';
 import type { CallerContext } from '../../src/context/eligibility.ts';
 import { renderMessages, type ContextPacket, type OmissionReason, type SectionKind } from '../../src/context/packet.ts';
 import type { JsonValue } from '../../src/document.ts';

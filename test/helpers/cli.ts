@@ -1,4 +1,4 @@
-import { main } from '../../src/cli/main.ts';
+import { main } from '../../app/cli/main.ts';
 
 export interface CliResult {
   code: number;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sentencePieces, splitSentences } from '../../src/ingest/splitters/sentences.ts';
+import { sentencePieces, splitSentences } from '../../src/text/sentences.ts';
 
 describe('splitSentences', () => {
   it('splits at terminators followed by a capitalised word', () => {

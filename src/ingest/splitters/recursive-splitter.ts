@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AxonError } from '../../errors.ts';
-import { sentencePieces } from './sentences.ts';
+import { sentencePieces } from '../../text/sentences.ts';
 import { estimateTokens } from './token-estimate.ts';
 
 export const splitterOptionsSchema = z.object({

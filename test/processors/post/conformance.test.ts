@@ -9,7 +9,7 @@ import { LocalAIReranker } from '../../../processors/post/localai-reranker.ts';
 import { MMR } from '../../../processors/post/mmr.ts';
 import { RerankerPostProcessor } from '../../../processors/post/reranker-post-processor.ts';
 import { TopN } from '../../../processors/post/top-n.ts';
-import { BUILT_IN_COMPONENTS } from '../../../src/config/built-ins.ts';
+import { BUILT_IN_COMPONENTS } from '../../../app/config/built-ins.ts';
 import type { Reranker, RerankOptions, RerankResult } from '../../../src/contracts/reranker.ts';
 import { throwIfAborted } from '../../../src/errors.ts';
 import { describePostProcessorConformance } from '../../../testing/post-processor.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MMR } from '../../../processors/post/mmr.ts';
 import type { EmbeddingsProvider } from '../../../src/contracts/embeddings.ts';
-import { createRag } from '../../../src/config/create-rag.ts';
+import { createRag } from '../../../app/config/create-rag.ts';
 import type { Document, Vector } from '../../../src/document.ts';
 import { AxonError, ConfigError } from '../../../src/errors.ts';
 import { RAG, type SearchMode } from '../../../src/rag.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { QUERY_TRANSFORMATION_STRATEGIES, QueryTransformation } from '../../../processors/pre/query-transformation.ts';
-import { BUILT_IN_COMPONENTS } from '../../../src/config/built-ins.ts';
+import { BUILT_IN_COMPONENTS } from '../../../app/config/built-ins.ts';
 import { describePreProcessorConformance } from '../../../testing/pre-processor.ts';
 import { ScriptedChat } from '../../helpers/scripted-chat.ts';
 

@@ -3,7 +3,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRag } from '../../../src/config/create-rag.ts';
+import { createRag } from '../../../app/config/create-rag.ts';
 import { compileFilter, parseFilter, type Filter } from '../../../src/filter/index.ts';
 import { MemoryStore } from '../../../stores/memory/memory-store.ts';
 import { PgVectorStore, PGVECTOR_REGISTRY_TABLE, type PgVectorStoreOptions } from '../../../stores/pgvector/pgvector-store.ts';

@@ -1,0 +1,176 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { AgenticRetriever } from '../../../src/agentic/agentic-retriever.ts';
+import type { AgenticResult, RagSearchSettings } from '../../../src/agentic/types.ts';
+import type { CallerContext } from '../../../src/context/eligibility.ts';
+import { JsonlTraceStore } from '../../../src/context/trace-store.ts';
+import { SEARCH_MODES, type ContextOptions, type SearchMode } from '../../../src/rag.ts';
+import { formatAgenticEvent, formatAgenticResult } from '../agentic-format.ts';
+import { formatAnswer, formatPacket, formatTrace } from '../format.ts';
+import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
+
+/**
+ * `axon ask "<question>"`: answer with citations; `--trace` adds every stage, `--explain` the context packet; the
+ * trace is saved for `axon trace`. `--tenant`, `--role` and `--now` say who is asking (eligibility, SPEC §7).
+ */
+export async function runAsk(positionals: string[], options: CommandOptions, io: CommandIO): Promise<number> {
+  if (positionals.length !== 1) throw new UsageError('ask takes exactly one question, in quotes: axon ask "How do I reset my password?"');
+  const question = positionals[0];
+  const topK = parsePositiveInteger(options['top-k'], '--top-k');
+  const filter = parseFilterOption(options.filter);
+  const searchMode = parseModeOption(options.mode);
+  const ef = parsePositiveInteger(options.ef, '--ef');
+  const caller = parseCaller(options);
+  const context = await readContextOption(options, io);
+  const { rag, dataDirectory, configHash } = await loadPipeline(options, io);
+  const traceStore = new JsonlTraceStore(dataDirectory);
+  if (options.agentic) {
+    const search: RagSearchSettings = { topK, searchMode, ef, ...(options.exact ? { exact: true } : {}) };
+    return runAgenticAsk(question, rag, { filter, caller, search, traceStore, configHash }, options, io);
+  }
+  const answer = await rag.answer(question, {
+    topK,
+    filter,
+    searchMode,
+    ef,
+    exact: options.exact,
+    caller,
+    context,
+    traceStore,
+    pipelineVersion: { configHash },
+  });
+  await rag.close();
+  if (options.json) {
+    io.out(
+      JSON.stringify(
+        {
+          runId: answer.trace.runId,
+          status: answer.status,
+          answer: answer.text,
+          citations: answer.citations,
+          evidenceRefs: answer.evidenceRefs,
+          ...(answer.missingEvidence ? { missingEvidence: answer.missingEvidence } : {}),
+          ...(answer.uncitedSentences ? { uncitedSentences: answer.uncitedSentences } : {}),
+          ...(answer.conflicts ? { conflicts: answer.conflicts } : {}),
+          ...(answer.refusal ? { refusal: answer.refusal } : {}),
+          stopReason: answer.stopReason,
+          omitted: answer.omitted,
+          mode: answer.mode,
+          text: answer.text,
+          documents: answer.documents.map(({ embedding: _embedding, ...rest }) => rest),
+          ...(options.explain ? { packet: answer.packet } : {}),
+          trace: answer.trace,
+        },
+        null,
+        2,
+      ),
+    );
+    return 0;
+  }
+  io.out(formatAnswer(answer));
+  if (options.explain) io.out(`\n${formatPacket(answer.packet)}`);
+  if (options.trace) io.out(`\n${formatTrace(answer.trace)}`);
+  if (!options.trace) io.err(`(run id ${answer.trace.runId}; \`axon trace ${answer.trace.runId.slice(0, 8)}\` or --trace shows the pipeline)`);
+  return 0;
+}
+
+function parseCaller(options: CommandOptions): CallerContext | undefined {
+  const roles = options.role
+    ?.flatMap((role) => role.split(','))
+    .map((role) => role.trim())
+    .filter(Boolean);
+  if (options.tenant === undefined && roles === undefined && options.now === undefined) return undefined;
+  if (options.tenant !== undefined && options.tenant.trim() === '') throw new UsageError('--tenant takes a tenant id, e.g. --tenant acme.');
+  const caller: CallerContext = {};
+  if (options.tenant !== undefined) caller.tenantId = options.tenant.trim();
+  if (roles !== undefined) caller.roles = roles;
+  if (options.now !== undefined) {
+    const now = new Date(options.now);
+    if (Number.isNaN(now.getTime())) throw new UsageError(`--now takes an ISO date such as 2026-06-01, got "${options.now}".`);
+    caller.now = now;
+  }
+  return caller;
+}
+
+async function readContextOption(options: CommandOptions, io: CommandIO): Promise<ContextOptions | undefined> {
+  const maxTokens = parsePositiveInteger(options['max-tokens'], '--max-tokens');
+  let context: ContextOptions | undefined;
+  if (options.context !== undefined) {
+    let text: string;
+    try {
+      text = await readFile(resolve(io.cwd, options.context), 'utf8');
+    } catch (error) {
+      throw new UsageError(`--context cannot read ${options.context} (${(error as Error).message}).`);
+    }
+    try {
+      context = JSON.parse(text) as ContextOptions;
+    } catch (error) {
+      throw new UsageError(`--context ${options.context} is not valid JSON (${(error as Error).message}).`);
+    }
+    if (context === null || typeof context !== 'object' || Array.isArray(context))
+      throw new UsageError(`--context ${options.context} must hold a JSON object.`);
+  }
+  if (maxTokens !== undefined) context = { ...context, maxTokens, reservedForOutput: Math.min(context?.reservedForOutput ?? 1000, maxTokens - 1) };
+  return context;
+}
+
+/**
+ * `axon ask --agentic`: the agentic retriever over the configured pipeline (its chat model plans and answers;
+ * without one the offline planner plans and the answer is extractive). Every search runs with `--top-k`, `--mode`,
+ * `--ef` and `--exact` as a plain `axon ask` would; the run is saved for `axon trace`. `--trace` prints each step
+ * as it ends.
+ */
+async function runAgenticAsk(
+  question: string,
+  rag: Awaited<ReturnType<typeof loadPipeline>>['rag'],
+  run: {
+    filter: Record<string, unknown> | undefined;
+    caller: CallerContext | undefined;
+    search: RagSearchSettings;
+    traceStore: JsonlTraceStore;
+    configHash: string | undefined;
+  },
+  options: CommandOptions,
+  io: CommandIO,
+): Promise<number> {
+  const { filter, caller, search } = run;
+  // Settings left unset are dropped by the retriever (each search then uses the pipeline's defaults).
+  const agent = new AgenticRetriever({
+    retrievers: [{ name: 'documents', description: 'The indexed documents', rag, filter, retrieve: search }],
+    chat: rag.components().chat,
+    ...(caller ? { userContext: caller } : {}),
+  });
+  let result: AgenticResult | undefined;
+  try {
+    for await (const event of agent.stream(question, { traceStore: run.traceStore, pipelineVersion: { configHash: run.configHash } })) {
+      if (event.type === 'trace' && event.status !== 'inProgress' && options.trace && !options.json) io.out(formatAgenticEvent(event));
+      if (event.type === 'result') result = event.result;
+    }
+  } finally {
+    await rag.close();
+  }
+  if (result === undefined) return 1;
+  if (options.json) {
+    io.out(JSON.stringify(result, null, 2));
+    return 0;
+  }
+  if (options.trace) io.out('');
+  io.out(formatAgenticResult(result));
+  io.err(`(run id ${result.runId}; \`axon trace ${result.runId.slice(0, 8)}\` shows its steps again)`);
+  return result.status === 'blocked' ? 1 : 0;
+}
+
+function parseModeOption(text: string | undefined): SearchMode | undefined {
+  if (text === undefined) return undefined;
+  if (!(SEARCH_MODES as readonly string[]).includes(text)) throw new UsageError(`--mode for ask is one of ${SEARCH_MODES.join(', ')}, got "${text}".`);
+  return text as SearchMode;
+}
+
+function parseFilterOption(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch (error) {
+    throw new UsageError(`--filter is not valid JSON (${(error as Error).message}). Example: --filter '{"sourceName":{"$contains":"guide"}}'`);
+  }
+}

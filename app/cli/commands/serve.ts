@@ -1,0 +1,42 @@
+import { JsonlTraceStore } from '../../../src/context/trace-store.ts';
+import { serve } from '../../serve/server.ts';
+import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
+
+/**
+ * `axon serve`: the page and its API over the configured pipeline, on loopback unless `--allow-remote`. Runs
+ * are saved to, and past runs read from, the same trace store `axon ask` uses. Stops on SIGINT or SIGTERM;
+ * `until` (for tests) stops it when it resolves.
+ */
+export async function runServe(positionals: string[], options: CommandOptions, io: CommandIO, until?: Promise<unknown>): Promise<number> {
+  if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got "${positionals[0]}". Example: axon serve --port 8080`);
+  const port = options.port === '0' ? 0 : (parsePositiveInteger(options.port, '--port') ?? 7777);
+  if (port > 65535) throw new UsageError(`--port takes a port number up to 65535, got "${options.port}".`);
+  const { rag, dataDirectory, configHash, source } = await loadPipeline(options, io);
+  const server = await serve(rag, {
+    port,
+    host: options.host ?? '127.0.0.1',
+    allowRemote: options['allow-remote'] ?? false,
+    traceStore: new JsonlTraceStore(dataDirectory),
+    pipelineVersion: { configHash },
+    onWarning: (message) => io.err(message),
+  }).catch(async (error: unknown) => {
+    await rag.close();
+    throw error;
+  });
+  io.out(`Axon is serving ${source} at ${server.url}`);
+  io.err('(Ctrl+C stops it.)');
+  let onSignal: () => void = () => {};
+  const stop = new Promise<void>((resolve) => {
+    onSignal = () => resolve();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    until?.then(onSignal, onSignal);
+  });
+  await stop;
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  await server.close();
+  await rag.close();
+  io.err('Stopped.');
+  return 0;
+}

@@ -1,0 +1,97 @@
+import type { Answer } from '../../src/rag.ts';
+import type { RunTrace, StageRecord } from '../../src/pipeline/trace.ts';
+import { formatCitation } from '../../src/context/evidence.ts';
+import type { ContextPacket } from '../../src/context/packet.ts';
+
+/** The answer, then its citations as `[n] source:page#chunk`. */
+export function formatAnswer(answer: Answer): string {
+  const lines = [answer.status === 'answered' ? answer.text.trim() : `[${answer.status}] ${answer.text.trim()}`];
+  for (const sentence of answer.uncitedSentences ?? []) lines.push(`  (uncited: ${JSON.stringify(sentence)})`);
+  if (answer.citations.length > 0) {
+    lines.push('', 'Citations:');
+    for (const citation of answer.citations) lines.push(`  [${citation.label}] ${formatCitation(citation)}  (${citation.id})`);
+  }
+  return lines.join('\n');
+}
+
+/**
+ * One block per stage: what went in, what came out, the best scores, what was dropped and why. Documents are
+ * named `source#chunk` (from the trace's `sources`; the id's first 12 characters for a trace without them). A
+ * stage whose best documents and scores are those of the stage before prints no `top:` line of its own, and
+ * `generate` lists what the answer cited.
+ */
+export function formatTrace(trace: RunTrace, options: { maxScores?: number; maxDropped?: number } = {}): string {
+  const maxScores = options.maxScores ?? 5;
+  const maxDropped = options.maxDropped ?? 5;
+  const name = documentNamer(trace);
+  const lines = [`Trace ${trace.runId}  (${trace.ms} ms)  question: ${JSON.stringify(trace.question)}`];
+  let previousTop = '';
+  trace.stages.forEach((stage, index) => {
+    lines.push(`  ${index + 1}. ${stage.stage} · ${stage.name}  ${describeCounts(stage)}  ${stage.ms} ms`);
+    for (const query of stage.queries ?? []) lines.push(`       query: ${JSON.stringify(query)}`);
+    const scored = stage.outputIds.slice(0, maxScores).map((id) => `${name(id)}=${formatScore(stage.scores[id])}`);
+    const top = `${scored.join('  ')}${stage.outputIds.length > maxScores ? '  …' : ''}`;
+    if (scored.length > 0 && top !== previousTop) lines.push(`       top: ${top}`);
+    if (scored.length > 0) previousTop = top;
+    if (stage.stage === 'generate') {
+      const cited = citedLabels(stage).map((label) => `[${label}] ${stage.inputIds[label - 1] === undefined ? '?' : name(stage.inputIds[label - 1])}`);
+      lines.push(`       cited: ${cited.length > 0 ? cited.join('  ') : 'nothing'}`);
+    }
+    for (const dropped of stage.dropped.slice(0, maxDropped)) lines.push(`       dropped ${name(dropped.id)}: ${dropped.reason}`);
+    if (stage.dropped.length > maxDropped) lines.push(`       … and ${stage.dropped.length - maxDropped} more dropped`);
+    for (const warning of stage.warnings) lines.push(`       warning: ${warning}`);
+  });
+  return lines.join('\n');
+}
+
+function describeCounts(stage: StageRecord): string {
+  if (stage.stage === 'pre-process' || stage.stage === 'embed') return `${stage.queries?.length ?? 0} quer${stage.queries?.length === 1 ? 'y' : 'ies'}`;
+  if (stage.stage === 'search') return `→ ${stage.outputIds.length} found`;
+  if (stage.stage === 'generate') return `${stage.inputIds.length} passage${stage.inputIds.length === 1 ? '' : 's'} → ${citedLabels(stage).length} cited`;
+  return `${stage.inputIds.length} → ${stage.outputIds.length}${stage.dropped.length ? ` (${stage.dropped.length} dropped)` : ''}`;
+}
+
+function citedLabels(stage: StageRecord): number[] {
+  const cited = stage.detail?.cited;
+  return Array.isArray(cited) ? cited.filter((label): label is number => Number.isInteger(label)) : [];
+}
+
+/** How the printout names a document: its source, with the short id added where two documents share one. */
+function documentNamer(trace: RunTrace): (id: string) => string {
+  const sources = trace.sources ?? {};
+  const idsBySource = new Map<string, number>();
+  for (const source of Object.values(sources)) idsBySource.set(source, (idsBySource.get(source) ?? 0) + 1);
+  return (id) => {
+    const source = Object.hasOwn(sources, id) ? sources[id] : undefined;
+    if (source === undefined) return shortId(id);
+    return (idsBySource.get(source) ?? 0) > 1 ? `${source} (${shortId(id)})` : source;
+  };
+}
+
+function shortId(id: string): string {
+  return id.length > 12 ? id.slice(0, 12) : id;
+}
+
+function formatScore(score: number | undefined): string {
+  return score === undefined ? '?' : score.toFixed(4);
+}
+
+/** The packet as `--explain` shows it: each section with its trust level and tokens, then what was left out and why. */
+export function formatPacket(packet: ContextPacket): string {
+  const { maxTokens, reservedForOutput, used } = packet.budget;
+  const budget = `${used} of ${maxTokens - reservedForOutput} tokens (${maxTokens}, ${reservedForOutput} kept for the answer; ${packet.tokenizer})`;
+  const lines = [`Context packet ${packet.packetId}  ${budget}  policy ${packet.policyVersion}`];
+  packet.sections.forEach((section, index) => {
+    const refs = section.sourceRefs.length > 0 ? `  refs ${section.sourceRefs.map(shortId).join(',')}` : '';
+    const fresh = section.freshness?.updatedAt ? `  updated ${section.freshness.updatedAt.slice(0, 10)}` : '';
+    const pinned = section.pinned ? '  pinned' : '';
+    lines.push(`  ${index + 1}. ${section.kind} · ${section.title}  [${section.trustLevel}]  ${section.tokens} tokens${pinned}${refs}${fresh}`);
+  });
+  if (packet.omitted.length > 0) lines.push('  omitted:');
+  for (const omitted of packet.omitted) {
+    const source = omitted.sourceName ? ` (${omitted.sourceName})` : '';
+    lines.push(`    ${shortId(omitted.ref)}${source}: ${omitted.reason}${omitted.detail ? ` — ${omitted.detail}` : ''}`);
+  }
+  for (const degradation of packet.degradations) lines.push(`  degraded: ${degradation.kind} — ${degradation.detail}`);
+  return lines.join('\n');
+}

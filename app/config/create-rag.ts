@@ -1,0 +1,383 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ChatProvider } from '../../src/contracts/chat.ts';
+import type { EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
+import type { PostProcessor } from '../../src/contracts/post-processor.ts';
+import type { PreProcessor } from '../../src/contracts/pre-processor.ts';
+import type { VectorStore } from '../../src/contracts/vector-store.ts';
+import { supportsKeywordSearch } from '../../src/contracts/keyword-search.ts';
+import { AxonError, ConfigError, type ConfigIssue } from '../../src/errors.ts';
+import { RAG, type HybridWeights, type SearchMode } from '../../src/rag.ts';
+import { describeOptionIssues, didYouMean } from '../../src/runtime/closest-name.ts';
+import { createRegistry } from './built-ins.ts';
+import {
+  componentIdentifier,
+  type ComponentDefinition,
+  type ComponentDependencies,
+  type ComponentKind,
+  type ComponentKinds,
+  type ComponentRegistry,
+} from './registry.ts';
+import type { z } from 'zod';
+import { pipelineConfigSchema, type ParsedPipelineConfig, type PipelineConfig } from './schema.ts';
+
+/** The parts a configuration resolved to, injected into `ConfiguredRAG`. */
+export interface PipelineParts {
+  embeddings: EmbeddingsProvider;
+  store: VectorStore;
+  chat: ChatProvider | undefined;
+  preProcessors: PreProcessor[];
+  postProcessors: PostProcessor[];
+  instructions: string | undefined;
+  /** The default search mode, when configured (else `RAG.searchMode()`'s). */
+  searchMode?: SearchMode;
+  /** The hybrid fusion weights, when configured (else `RAG.hybridWeights()`'s: BM25-led with lexical embeddings). */
+  hybridWeights?: HybridWeights;
+}
+
+/** The inversify token the resolved parts are bound under. */
+export const PIPELINE_PARTS = Symbol.for('axon:pipeline-parts');
+
+/**
+ * A `RAG` whose parts come from a configuration. Built by `createRag`. The container builds it through a
+ * factory binding rather than decorators, so nothing in an application's build needs `experimentalDecorators`
+ * or `emitDecoratorMetadata`.
+ */
+export class ConfiguredRAG extends RAG {
+  private readonly parts: PipelineParts;
+  constructor(parts: PipelineParts) {
+    super();
+    this.parts = parts;
+  }
+  protected embeddings(): EmbeddingsProvider {
+    return this.parts.embeddings;
+  }
+  protected vectorStore(): VectorStore {
+    return this.parts.store;
+  }
+  protected chat(): ChatProvider | undefined {
+    return this.parts.chat;
+  }
+  protected preProcessors(): PreProcessor[] {
+    return this.parts.preProcessors;
+  }
+  protected postProcessors(): PostProcessor[] {
+    return this.parts.postProcessors;
+  }
+  protected instructions(): string {
+    return this.parts.instructions ?? super.instructions();
+  }
+  protected searchMode(): SearchMode {
+    return this.parts.searchMode ?? super.searchMode();
+  }
+  protected hybridWeights(): HybridWeights {
+    return this.parts.hybridWeights ?? super.hybridWeights();
+  }
+}
+
+export interface CreateRagOptions {
+  /** Where your own components are registered. @default createRegistry() (the built-ins only) */
+  registry?: ComponentRegistry;
+  /** Relative paths in the configuration are resolved from here. @default process.cwd() */
+  baseDirectory?: string;
+  /** Where environment references (`{ "env": "NAME" }`) are read. @default process.env */
+  environment?: Record<string, string | undefined>;
+  /** Named in error messages, e.g. the config file's path. */
+  source?: string;
+}
+
+/**
+ * Build a working `RAG` from a configuration object, through an inversify container. Every problem in the
+ * configuration (unknown names, bad options, missing environment variables, a processor that needs a chat
+ * model when none is configured) is collected and reported at once, before any component is built.
+ * Asynchronous because the container (`inversify`) is loaded on the first call, not when `axon-rag/config`
+ * is imported.
+ *
+ * @example const rag = await createRag({ store: { type: 'file', path: '.axon' } });
+ * @throws ConfigError listing every problem with its path, e.g. `postProcessors[1].multiplier: must be ≥ 0`.
+ */
+export async function createRag(config: PipelineConfig | unknown, options: CreateRagOptions = {}): Promise<ConfiguredRAG> {
+  const registry = options.registry ?? createRegistry();
+  const environment = options.environment ?? process.env;
+  const baseDirectory = options.baseDirectory ?? process.cwd();
+  const issues: ConfigIssue[] = [];
+
+  const parsed = pipelineConfigSchema.safeParse(config);
+  if (!parsed.success) {
+    for (const issue of describeOptionIssues(pipelineConfigSchema, parsed.error)) issues.push({ path: formatPath(issue.path), message: issue.message });
+    // Go on into the sections that are well formed, so their own problems are reported in the same error.
+    const sections = wellFormedSections(config);
+    validateSections(await namedDefinitions(registry, sections, issues), sections, environment, issues);
+    throw new ConfigError(issues, { source: options.source });
+  }
+  const pipeline: ParsedPipelineConfig = parsed.data;
+
+  // First pass: validate every entry, so all problems are reported together. Only the components the
+  // configuration names are loaded (with their SDKs, on first use).
+  const { embeddings, chat, store, pre, post } = validateSections(await namedDefinitions(registry, pipeline, issues), pipeline, environment, issues);
+  if (issues.length > 0) throw new ConfigError(issues, { source: options.source });
+
+  // Second pass: build, in dependency order (providers before the processors that use them).
+  const dependencies: ComponentDependencies = { chat: undefined, embeddings: undefined, baseDirectory };
+  const build = <Kind extends ComponentKind>(entry: ValidatedEntry<Kind> | undefined, path: string): ComponentKinds[Kind] => {
+    try {
+      return entry!.definition.create(entry!.options, dependencies) as ComponentKinds[Kind];
+    } catch (error) {
+      if (error instanceof ConfigError)
+        throw new ConfigError(
+          error.issues.map((issue) => ({ path: `${path}${issue.path ? `.${issue.path}` : ''}`, message: issue.message })),
+          { source: options.source },
+        );
+      throw error;
+    }
+  };
+  dependencies.embeddings = build(embeddings, 'embeddings');
+  dependencies.chat = chat ? build(chat, 'chat') : undefined;
+  const parts: PipelineParts = {
+    embeddings: dependencies.embeddings,
+    chat: dependencies.chat,
+    store: build(store, 'store'),
+    preProcessors: pre.map((entry, index) => build(entry, `preProcessors[${index}]`)),
+    postProcessors: post.map((entry, index) => build(entry, `postProcessors[${index}]`)),
+    instructions: pipeline.instructions,
+  };
+  // Unset, RAG's own defaults apply (hybrid with a keyword index; BM25-led weights with lexical embeddings).
+  parts.searchMode = pipeline.searchMode;
+  parts.hybridWeights = pipeline.hybridWeights;
+  if (parts.searchMode !== undefined && parts.searchMode !== 'vector' && !supportsKeywordSearch(parts.store)) {
+    throw new ConfigError(
+      [
+        {
+          path: 'searchMode',
+          message: `"${parts.searchMode}" needs a store with a keyword index; the "${pipeline.store.type}" store has none (use the file, memory or pgvector store, with keywordIndex on, or "vector")`,
+        },
+      ],
+      { source: options.source },
+    );
+  }
+
+  const { Container } = await inversify.load();
+  const container = new Container();
+  for (const [identifier, definition] of registry.entries()) container.bind(identifier).toConstantValue(definition);
+  container.bind<PipelineParts>(PIPELINE_PARTS).toConstantValue(parts);
+  container.bind(ConfiguredRAG).toDynamicValue((context) => new ConfiguredRAG(context.get<PipelineParts>(PIPELINE_PARTS)));
+  return container.get(ConfiguredRAG);
+}
+
+/**
+ * Read a JSON configuration file and load its plugins into the registry. Relative paths in it are resolved
+ * from the file's folder.
+ *
+ * @throws ConfigError for unreadable or malformed JSON (with the position), or a plugin that cannot be loaded.
+ */
+export async function loadConfigFile(
+  path: string,
+  registry: ComponentRegistry = createRegistry(),
+): Promise<{ config: unknown; registry: ComponentRegistry; baseDirectory: string; source: string }> {
+  const source = resolve(path);
+  let text: string;
+  try {
+    text = await readFile(source, 'utf8');
+  } catch (error) {
+    throw new AxonError('NOT_FOUND', `Cannot read the configuration file ${source} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`, {
+      component: 'config',
+      fix: 'Check the path given to --config, or create axon.config.json.',
+    });
+  }
+  let config: unknown;
+  try {
+    config = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError([{ path: '', message: `not valid JSON: ${(error as Error).message}` }], { source });
+  }
+  const baseDirectory = dirname(source);
+  const plugins = (config as { plugins?: unknown })?.plugins;
+  if (Array.isArray(plugins)) {
+    const issues: ConfigIssue[] = [];
+    for (const [index, plugin] of plugins.entries()) {
+      if (typeof plugin !== 'string') continue;
+      const specifier = plugin.startsWith('.') || isAbsolute(plugin) ? pathToFileURL(resolve(baseDirectory, plugin)).href : plugin;
+      try {
+        const module = (await import(specifier)) as {
+          register?: (registry: ComponentRegistry) => void;
+          default?: { register?: (registry: ComponentRegistry) => void };
+        };
+        const register = module.register ?? module.default?.register;
+        if (typeof register !== 'function') issues.push({ path: `plugins[${index}]`, message: `${plugin} does not export a register(registry) function` });
+        else register(registry);
+      } catch (error) {
+        issues.push({ path: `plugins[${index}]`, message: `cannot load ${plugin}: ${(error as Error).message}` });
+      }
+    }
+    if (issues.length > 0) throw new ConfigError(issues, { source });
+  }
+  return { config, registry, baseDirectory, source };
+}
+
+// --- Internal helpers ---
+
+/**
+ * The container, loaded on the first `createRag`. The package build bundles inversify into the chunk this
+ * import becomes (scripts/build.mjs), so an application loads one file for it, not inversify's 246.
+ */
+let container: Promise<typeof import('inversify')> | undefined;
+const inversify = { load: () => (container ??= import('inversify')) };
+
+/** The sections of a pipeline configuration, each entry `undefined` where it is malformed (it is reported by the root schema). */
+interface PipelineSections {
+  embeddings?: Record<string, unknown>;
+  chat?: Record<string, unknown>;
+  store?: Record<string, unknown>;
+  preProcessors?: (Record<string, unknown> | undefined)[];
+  postProcessors?: (Record<string, unknown> | undefined)[];
+  /** A chat section is present, well formed or not (a malformed one is not also "missing"). */
+  chatGiven?: boolean;
+}
+
+/** The sections of a configuration the root schema rejected that are well formed on their own. */
+function wellFormedSections(config: unknown): PipelineSections {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) return {};
+  const { shape } = pipelineConfigSchema;
+  const section = <Key extends 'embeddings' | 'chat' | 'store'>(key: Key) => {
+    const result = shape[key].safeParse((config as Record<string, unknown>)[key]);
+    return result.success ? (result.data as Record<string, unknown> | undefined) : undefined;
+  };
+  const list = (key: 'preProcessors' | 'postProcessors') => {
+    const value = (config as Record<string, unknown>)[key];
+    if (!Array.isArray(value)) return [];
+    return value.map((entry) => {
+      const result = shape[key].unwrap().element.safeParse(entry);
+      return result.success ? result.data : undefined;
+    });
+  };
+  return {
+    embeddings: section('embeddings'),
+    chat: section('chat'),
+    store: section('store'),
+    preProcessors: list('preProcessors'),
+    postProcessors: list('postProcessors'),
+    chatGiven: (config as Record<string, unknown>).chat !== undefined,
+  };
+}
+
+/** The definitions a configuration names, loaded; every registered name of each kind, for "did you mean". */
+interface NamedDefinitions {
+  get<Kind extends ComponentKind>(kind: Kind, name: string): ComponentDefinition<Kind, z.ZodType> | undefined;
+  /** A registered component whose module failed to load (already reported at its path, not also as unknown). */
+  unloadable(kind: ComponentKind, name: string): boolean;
+  list(kind: ComponentKind): string[];
+}
+
+/** Load the definitions of the components the sections name (a module that fails to load is a problem at its path). */
+async function namedDefinitions(registry: ComponentRegistry, sections: PipelineSections, issues: ConfigIssue[]): Promise<NamedDefinitions> {
+  const wanted: Array<[kind: ComponentKind, name: unknown, path: string]> = [
+    ['embeddings', sections.embeddings?.provider, 'embeddings.provider'],
+    ['chat', sections.chat?.provider, 'chat.provider'],
+    ['store', sections.store?.type, 'store.type'],
+    ...(sections.preProcessors ?? []).map((entry, index) => ['pre-processor', entry?.type, `preProcessors[${index}].type`] as [ComponentKind, unknown, string]),
+    ...(sections.postProcessors ?? []).map(
+      (entry, index) => ['post-processor', entry?.type, `postProcessors[${index}].type`] as [ComponentKind, unknown, string],
+    ),
+  ];
+  const loaded = new Map<string, ComponentDefinition<ComponentKind, z.ZodType>>();
+  const unloadable = new Set<string>();
+  for (const [kind, name, path] of wanted) {
+    if (typeof name !== 'string') continue;
+    const identifier = componentIdentifier(kind, name);
+    if (loaded.has(identifier) || unloadable.has(identifier)) continue;
+    try {
+      const definition = await registry.get(kind, name);
+      if (definition) loaded.set(identifier, definition);
+    } catch (error) {
+      issues.push({ path, message: (error as Error).message });
+      unloadable.add(identifier);
+    }
+  }
+  return {
+    get: <Kind extends ComponentKind>(kind: Kind, name: string) =>
+      loaded.get(componentIdentifier(kind, name)) as ComponentDefinition<Kind, z.ZodType> | undefined,
+    unloadable: (kind, name) => unloadable.has(componentIdentifier(kind, name)),
+    list: (kind) => registry.list(kind),
+  };
+}
+
+/** Validate every entry of every section against its component's own schema, collecting the problems. */
+function validateSections(registry: NamedDefinitions, sections: PipelineSections, environment: Record<string, string | undefined>, issues: ConfigIssue[]) {
+  const embeddings = sections.embeddings && validateEntry(registry, 'embeddings', sections.embeddings, 'provider', 'embeddings', environment, issues);
+  const chat = sections.chat && validateEntry(registry, 'chat', sections.chat, 'provider', 'chat', environment, issues);
+  const store = sections.store && validateEntry(registry, 'store', sections.store, 'type', 'store', environment, issues);
+  const pre = (sections.preProcessors ?? []).map(
+    (entry, index) => entry && validateEntry(registry, 'pre-processor', entry, 'type', `preProcessors[${index}]`, environment, issues),
+  );
+  const post = (sections.postProcessors ?? []).map(
+    (entry, index) => entry && validateEntry(registry, 'post-processor', entry, 'type', `postProcessors[${index}]`, environment, issues),
+  );
+  for (const [entry, path] of [
+    ...pre.map((entry, index) => [entry, `preProcessors[${index}]`] as const),
+    ...post.map((entry, index) => [entry, `postProcessors[${index}]`] as const),
+  ]) {
+    if (entry?.definition.requires?.includes('chat') && sections.chat === undefined && !sections.chatGiven) {
+      issues.push({
+        path: `${path}.type`,
+        message: `"${entry.definition.name}" needs a chat model: add a "chat" section (e.g. { "provider": "openai", "model": "gpt-4o-mini" })`,
+      });
+    }
+  }
+  return { embeddings, chat, store, pre, post };
+}
+
+interface ValidatedEntry<Kind extends ComponentKind> {
+  definition: ComponentDefinition<ComponentKind, z.ZodType> & { kind: Kind };
+  options: unknown;
+}
+
+function validateEntry<Kind extends ComponentKind>(
+  registry: NamedDefinitions,
+  kind: Kind,
+  entry: Record<string, unknown>,
+  key: 'type' | 'provider',
+  path: string,
+  environment: Record<string, string | undefined>,
+  issues: ConfigIssue[],
+): ValidatedEntry<Kind> | undefined {
+  const { [key]: name, ...rest } = entry;
+  if (registry.unloadable(kind, String(name))) return undefined;
+  const definition = registry.get(kind, String(name));
+  if (!definition) {
+    issues.push({
+      path: `${path}.${key}`,
+      message: `unknown ${kind} "${String(name)}"${didYouMean(String(name), registry.list(kind))}; registered: ${registry.list(kind).join(', ') || 'none'}`,
+    });
+    return undefined;
+  }
+  const resolved = resolveEnvironmentReferences(rest, path, environment, issues);
+  const parsed = definition.options.safeParse(resolved);
+  if (!parsed.success) {
+    for (const issue of describeOptionIssues(definition.options, parsed.error))
+      issues.push({ path: `${path}${issue.path.length ? `.${formatPath(issue.path)}` : ''}`, message: issue.message });
+    return undefined;
+  }
+  return { definition: definition as ValidatedEntry<Kind>['definition'], options: parsed.data };
+}
+
+/** Replace every `{ "env": "NAME" }` with the variable's value; a variable that is not set is a problem at its path. */
+function resolveEnvironmentReferences(value: unknown, path: string, environment: Record<string, string | undefined>, issues: ConfigIssue[]): unknown {
+  if (Array.isArray(value)) return value.map((item, index) => resolveEnvironmentReferences(item, `${path}[${index}]`, environment, issues));
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value);
+  if (entries.length === 1 && entries[0][0] === 'env' && typeof entries[0][1] === 'string') {
+    const variable = entries[0][1];
+    const found = environment[variable];
+    if (found === undefined || found === '') {
+      issues.push({ path, message: `environment variable ${variable} is not set` });
+      return undefined;
+    }
+    return found;
+  }
+  return Object.fromEntries(entries.map(([key, item]) => [key, resolveEnvironmentReferences(item, `${path}.${key}`, environment, issues)]));
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${String(part)}` : String(part)), '');
+}

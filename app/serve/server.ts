@@ -1,0 +1,489 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import type { AgenticResult, AgenticResultItem, AgenticTraceEvent } from '../../src/agentic/types.ts';
+import type { ContextPacket } from '../../src/context/packet.ts';
+import { isAgenticTrace, type PipelineVersion, type StoredAgenticTrace, type StoredRun, type TraceStore } from '../../src/context/trace-store.ts';
+import { evidenceBody } from '../../src/context/evidence.ts';
+import type { Citation, Document } from '../../src/document.ts';
+import { AxonError } from '../../src/errors.ts';
+import type { StageRecord } from '../../src/pipeline/trace.ts';
+import { SEARCH_MODES, type Answer, type RAG } from '../../src/rag.ts';
+import { parseOptions } from '../../src/runtime/options.ts';
+import { PAGE_HTML } from './page.ts';
+import { citingTexts, quotedSpans, sharedSpans, type TextSpan } from './spans.ts';
+
+const COMPONENT = 'serve';
+
+export const serveOptionsSchema = z
+  .object({
+    /** The TCP port; 0 picks a free one. @default 0 */
+    port: z.number().int().min(0).max(65535).default(0),
+    /** The interface to listen on. Anything but a loopback address needs `allowRemote`. @default '127.0.0.1' */
+    host: z.string().min(1).default('127.0.0.1'),
+    /** Allow listening on a non-loopback interface (anyone who can reach it and has the token can ask). @default false */
+    allowRemote: z.boolean().default(false),
+    /** The token every API call must carry; at least 16 characters. @default a random one per server */
+    token: z.string().min(16).optional(),
+    /** The largest request body accepted, in bytes. @default 65536 */
+    maxBodyBytes: z.number().int().positive().default(65_536),
+  })
+  .strict();
+
+export interface ServeOptions extends z.input<typeof serveOptionsSchema> {
+  /** Where runs asked through the page are saved and past runs are read from. @default none (no past runs) */
+  traceStore?: TraceStore;
+  /** Version facts recorded in each saved trace (e.g. the configuration hash). */
+  pipelineVersion?: Partial<PipelineVersion>;
+  /** Called with warnings (listening beyond loopback). @default console.warn */
+  onWarning?: (message: string) => void;
+}
+
+/** A running server. */
+export interface RunningServer {
+  /** The page's address, token included: open it in a browser. */
+  url: string;
+  /** The origin the server answers on, without the token. */
+  origin: string;
+  token: string;
+  /** Stop listening, end open streams and wait for the server to close. Does not close the RAG. */
+  close(): Promise<void>;
+}
+
+/** The body of `POST /api/ask`. */
+export const askRequestSchema = z
+  .object({
+    question: z.string().trim().min(1).max(4000),
+    topK: z.number().int().min(1).max(1000).optional(),
+    searchMode: z.enum(SEARCH_MODES).optional(),
+    filter: z.record(z.string(), z.unknown()).optional(),
+    /** Run the agentic retriever (planned sub-queries in rounds) over the pipeline instead of one `stream`. */
+    agentic: z.boolean().optional(),
+  })
+  .strict();
+
+/**
+ * Serve the page and its API over `rag` (SPEC: `axon serve`). Loopback only unless `allowRemote`; every `/api/`
+ * call needs the token (`?token=`, `X-Axon-Token` or `Authorization: Bearer`), else 403; no CORS headers are ever
+ * sent and a request from a foreign `Origin` is refused. The API returns stage records, citations and the
+ * evidence the model saw (already redacted); never configuration, keys or unredacted text.
+ */
+export async function serve(rag: RAG, options: ServeOptions = {}): Promise<RunningServer> {
+  const { traceStore, pipelineVersion, onWarning, ...rest } = options;
+  const settings = parseOptions(serveOptionsSchema, rest, COMPONENT);
+  const loopback = isLoopback(settings.host);
+  if (!loopback && !settings.allowRemote) {
+    throw new AxonError('INVALID_OPTION', `host ${settings.host} is not a loopback address.`, {
+      component: COMPONENT,
+      fix: 'Listen on 127.0.0.1 (the default), or pass allowRemote: true (--allow-remote) to serve other machines on purpose.',
+      details: { option: 'host' },
+    });
+  }
+  if (!loopback)
+    (onWarning ?? console.warn)(`[axon] [serve] Listening on ${settings.host}: anyone who can reach it and has the token can query your documents.`);
+  const token = settings.token ?? randomBytes(24).toString('base64url');
+  const open = new Set<ServerResponse>();
+  const controllers = new Set<AbortController>();
+  let origin = '';
+
+  const server = createServer((request, response) => {
+    open.add(response);
+    response.on('close', () => open.delete(response));
+    handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) sendJson(response, 500, { error: describe(error) });
+      else response.end();
+    });
+  });
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', origin);
+    // A page on another origin (or a DNS-rebound name) must not reach the API, even with a guessed token.
+    if (loopback && !isLoopbackHostHeader(request.headers.host)) return sendJson(response, 403, { error: 'This server only answers on its loopback address.' });
+    const requestOrigin = request.headers.origin;
+    if (requestOrigin !== undefined && requestOrigin !== origin) return sendJson(response, 403, { error: 'Requests from other origins are refused.' });
+    if (request.method === 'GET' && (url.pathname === '/' || url.pathname === '/index.html')) {
+      response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8' });
+      response.end(PAGE_HTML);
+      return;
+    }
+    if (!url.pathname.startsWith('/api/')) return sendJson(response, 404, { error: 'Not found.' });
+    if (!hasToken(request, url, token)) return sendJson(response, 403, { error: 'Missing or wrong token: open the URL `axon serve` printed.' });
+    if (url.pathname === '/api/ask') {
+      if (request.method !== 'POST') return sendJson(response, 405, { error: 'POST a JSON body { "question": "…" }.' });
+      return ask(request, response);
+    }
+    if (request.method !== 'GET') return sendJson(response, 405, { error: 'Only GET here.' });
+    if (url.pathname === '/api/runs') {
+      const traces = (await traceStore?.list?.()) ?? [];
+      return sendJson(response, 200, {
+        runs: traces.map((trace) => ({
+          runId: trace.runId,
+          kind: isAgenticTrace(trace) ? 'agentic' : 'pipeline',
+          question: trace.question,
+          startedAt: trace.startedAt,
+          status: trace.status,
+          ms: trace.ms,
+        })),
+      });
+    }
+    const run = /^\/api\/runs\/([A-Za-z0-9-]{1,64})$/.exec(url.pathname);
+    if (run) {
+      if (!traceStore) return sendJson(response, 404, { error: 'This server keeps no traces.' });
+      try {
+        return sendJson(response, 200, storedRunView(await traceStore.get(run[1])));
+      } catch (error) {
+        if (AxonError.hasCode(error, 'NOT_FOUND')) return sendJson(response, 404, { error: error.message });
+        if (AxonError.hasCode(error, 'INVALID_INPUT')) return sendJson(response, 400, { error: error.message });
+        throw error;
+      }
+    }
+    return sendJson(response, 404, { error: 'Not found.' });
+  }
+
+  async function ask(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) return sendJson(response, 415, { error: 'Send the body as application/json.' });
+    const body = await readBody(request, settings.maxBodyBytes);
+    if (body === undefined) return sendJson(response, 413, { error: `The body is over ${settings.maxBodyBytes} bytes.` });
+    let json: unknown;
+    try {
+      json = JSON.parse(body);
+    } catch {
+      return sendJson(response, 400, { error: 'The body is not valid JSON.' });
+    }
+    const parsed = askRequestSchema.safeParse(json);
+    if (!parsed.success) {
+      return sendJson(response, 400, { error: parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ') });
+    }
+    const controller = new AbortController();
+    controllers.add(controller);
+    response.on('close', () => controller.abort());
+    response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
+    const send = (event: string, data: unknown) => response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    try {
+      const { question, agentic, ...retrieval } = parsed.data;
+      if (agentic) return await askAgentic(question, retrieval, controller.signal, send);
+      for await (const event of rag.stream(question, { ...retrieval, signal: controller.signal, traceStore, pipelineVersion })) {
+        if (event.type === 'stage') send('stage', event.record);
+        else if (event.type === 'delta') send('delta', { text: event.text });
+        else send('result', answerView(event.answer));
+      }
+    } catch (error) {
+      if (!controller.signal.aborted) send('error', { error: describe(error) });
+    } finally {
+      controllers.delete(controller);
+      response.end();
+    }
+  }
+
+  // The agentic retriever is loaded only when a run asks for it. Its searches take the request's topK and search mode.
+  async function askAgentic(
+    question: string,
+    retrieval: Omit<z.output<typeof askRequestSchema>, 'question' | 'agentic'>,
+    signal: AbortSignal,
+    send: (event: string, data: unknown) => void,
+  ) {
+    const { AgenticRetriever } = await import('../../src/agentic/agentic-retriever.ts');
+    const { filter, topK, searchMode } = retrieval;
+    // Settings left unset are dropped by the retriever (each search then uses the pipeline's defaults).
+    const agent = new AgenticRetriever({
+      retrievers: [{ name: 'documents', description: 'The indexed documents', rag, filter, retrieve: { topK, searchMode } }],
+      chat: rag.components().chat,
+    });
+    for await (const event of agent.stream(question, { signal, traceStore, pipelineVersion, searchStages: true })) {
+      if (event.type === 'trace') send('agentic', event);
+      else if (event.type === 'response') send('delta', { text: event.text });
+      else send('agentic-result', agenticView(event.result));
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(settings.port, settings.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const hostText = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  origin = `http://${hostText}:${address.port}`;
+  return {
+    url: `${origin}/?token=${token}`,
+    origin,
+    token,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const controller of controllers) controller.abort();
+        server.close(() => resolve());
+        for (const response of open) response.end();
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+/** The page may only talk to its own origin; nothing is loaded from anywhere else. */
+const SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+} as const;
+
+/** One chunk a citation can open: where it comes from and the text the model was given. */
+export interface ChunkView {
+  sourceName: string;
+  sourceType?: string;
+  pageNumber?: number;
+  chunkIndex?: number;
+  content: string;
+}
+
+/**
+ * A citation with the ranges of its chunk's text (`ChunkView.content`) that the citing sentence repeats word for
+ * word (runs of three or more words; see `sharedSpans`); empty when it paraphrases.
+ */
+export type CitationView = Citation & { spans: TextSpan[] };
+
+/** A run as the page draws it, from a live answer or a stored trace. */
+export interface RunView {
+  kind: 'pipeline';
+  runId: string;
+  /** When the run started (ISO 8601). */
+  startedAt: string;
+  question: string;
+  status: string;
+  stopReason: string;
+  answer: string;
+  citations: CitationView[];
+  chunks: Record<string, ChunkView>;
+  stages: StageRecord[];
+  sources: Record<string, string>;
+  packet: PacketView;
+  ms: number;
+}
+
+/** The packet without section text (the evidence text is in `chunks`). */
+export type PacketView = Omit<ContextPacket, 'sections'> & { sections: Omit<ContextPacket['sections'][number], 'content'>[] };
+
+function packetView(packet: ContextPacket): PacketView {
+  return { ...packet, sections: packet.sections.map(({ content: _content, ...section }) => section) };
+}
+
+function chunkOf(document: Document): ChunkView {
+  const page = document.metadata?.pageNumber;
+  const chunk = document.metadata?.chunkIndex;
+  return {
+    sourceName: document.sourceName,
+    sourceType: document.sourceType,
+    ...(typeof page === 'number' ? { pageNumber: page } : {}),
+    ...(typeof chunk === 'number' ? { chunkIndex: chunk } : {}),
+    content: document.content,
+  };
+}
+
+/** Each citation with the spans of its chunk its citing sentences quote. */
+function citationViews(answer: string, citations: Citation[], chunks: Record<string, ChunkView>): CitationView[] {
+  const claims = citingTexts(answer);
+  return citations.map((citation) => {
+    const chunk = chunks[citation.id];
+    return { ...citation, spans: chunk ? quotedSpans(claims.get(citation.label) ?? [], chunk.content) : [] };
+  });
+}
+
+/** The live answer as the page shows it: the documents are those given to the model, after redaction. */
+export function answerView(answer: Answer): RunView {
+  const chunks = Object.fromEntries(answer.documents.map((document) => [document.id, chunkOf(document)]));
+  return {
+    kind: 'pipeline',
+    runId: answer.trace.runId,
+    startedAt: answer.trace.startedAt,
+    question: answer.trace.question,
+    status: answer.status,
+    stopReason: answer.stopReason,
+    answer: answer.text,
+    citations: citationViews(answer.text, answer.citations, chunks),
+    chunks,
+    stages: answer.trace.stages,
+    sources: answer.trace.sources ?? {},
+    packet: packetView(answer.packet),
+    ms: answer.trace.ms,
+  };
+}
+
+/**
+ * A stored run as the page shows it. For a pipeline run the chunk text is the packet's evidence section, exactly
+ * what the model saw, without its `<evidence>` frame; an agentic run comes with its steps.
+ */
+export function storedRunView(trace: StoredRun): RunView | AgenticRunView {
+  if (isAgenticTrace(trace)) return agenticRunView(trace);
+  const chunks: Record<string, ChunkView> = {};
+  for (const section of trace.packet.sections) {
+    if (section.kind !== 'retrieved_evidence' || section.sourceRefs[0] === undefined) continue;
+    const citation = trace.citations.find((item) => item.id === section.sourceRefs[0]);
+    chunks[section.sourceRefs[0]] = {
+      sourceName: citation?.sourceName ?? section.title,
+      ...(citation?.pageNumber !== undefined ? { pageNumber: citation.pageNumber } : {}),
+      ...(citation?.chunkIndex !== undefined ? { chunkIndex: citation.chunkIndex } : {}),
+      content: evidenceBody(section.content),
+    };
+  }
+  // The run's own labels where the trace kept them; else the source names it holds (older traces).
+  const sources: Record<string, string> = {};
+  for (const item of trace.retrieved) if (item.sourceName) sources[item.id] = item.sourceName;
+  for (const item of trace.packet.omitted) if (item.sourceName) sources[item.ref] ??= item.sourceName;
+  for (const citation of trace.citations) sources[citation.id] = citation.sourceName;
+  Object.assign(sources, trace.sources);
+  return {
+    kind: 'pipeline',
+    runId: trace.runId,
+    startedAt: trace.startedAt,
+    question: trace.question,
+    status: trace.status,
+    stopReason: trace.stopReason,
+    answer: trace.answer,
+    citations: citationViews(trace.answer, trace.citations, chunks),
+    chunks,
+    stages: trace.stages,
+    sources,
+    packet: packetView(trace.packet),
+    ms: trace.ms,
+  };
+}
+
+/**
+ * An agentic run as the page shows it: its results with where each was found, and the span citations, each
+ * reference with the ranges of its result's text that the cited span repeats word for word.
+ */
+export interface AgenticRunView {
+  kind: 'agentic';
+  runId: string;
+  /** When a stored run started (ISO 8601); a live result has none. */
+  startedAt?: string;
+  question: string;
+  status: string;
+  stopReason: string;
+  answer: string;
+  citations: { startIndex: number; endIndex: number; references: { resultIndex: number; spans: TextSpan[] }[] }[];
+  results: (Pick<AgenticResultItem, 'id' | 'sourceName' | 'sourceType' | 'score' | 'expanded' | 'provenance' | 'content'> & { pageNumber?: number })[];
+  iterations: number;
+  subQueries: number;
+  searches: number;
+  planner: AgenticResult['planner'];
+  /** A stored run's steps as they ended (a live run streams them as `agentic` events instead). */
+  steps?: Omit<AgenticTraceEvent, 'type'>[];
+  ms: number;
+}
+
+function spanCitationViews(answer: string, citations: AgenticResult['citations'], results: { content: string }[]): AgenticRunView['citations'] {
+  return citations.map((citation) => ({
+    startIndex: citation.startIndex,
+    endIndex: citation.endIndex,
+    references: citation.references.map((reference) => ({
+      resultIndex: reference.resultIndex,
+      spans: sharedSpans(answer.slice(citation.startIndex, citation.endIndex), results[reference.resultIndex]?.content ?? ''),
+    })),
+  }));
+}
+
+/** The agentic result without the usage figures and failures' internals; result text is what retrieval returned (redacted). */
+export function agenticView(result: AgenticResult): AgenticRunView {
+  return agenticRunView({
+    ...result,
+    answer: result.answer ?? '',
+    results: result.results.map((item) => ({ ...item, pageNumber: typeof item.metadata.pageNumber === 'number' ? item.metadata.pageNumber : undefined })),
+  });
+}
+
+/** The page's view of an agentic run, live (`agenticView`) or stored (with its start time and steps). */
+function agenticRunView(
+  run: Pick<
+    StoredAgenticTrace,
+    'runId' | 'question' | 'status' | 'stopReason' | 'answer' | 'citations' | 'iterations' | 'subQueries' | 'searches' | 'planner' | 'ms'
+  > & {
+    startedAt?: string;
+    steps?: StoredAgenticTrace['steps'];
+    results: readonly Pick<
+      StoredAgenticTrace['results'][number],
+      'id' | 'sourceName' | 'sourceType' | 'score' | 'expanded' | 'provenance' | 'content' | 'pageNumber'
+    >[];
+  },
+): AgenticRunView {
+  const results = run.results.map(({ id, sourceName, sourceType, score, expanded, provenance, content, pageNumber }) => ({
+    id,
+    sourceName,
+    sourceType,
+    score,
+    expanded,
+    provenance,
+    content,
+    ...(pageNumber !== undefined ? { pageNumber } : {}),
+  }));
+  return {
+    kind: 'agentic',
+    runId: run.runId,
+    ...(run.startedAt !== undefined ? { startedAt: run.startedAt } : {}),
+    question: run.question,
+    status: run.status,
+    stopReason: run.stopReason,
+    answer: run.answer,
+    citations: spanCitationViews(run.answer, run.citations, results),
+    results,
+    iterations: run.iterations,
+    subQueries: run.subQueries,
+    searches: run.searches,
+    planner: run.planner,
+    ...(run.steps !== undefined ? { steps: run.steps } : {}),
+    ms: run.ms,
+  };
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  response.end(JSON.stringify(body));
+}
+
+/** The body as text, or `undefined` once it passes `limit` bytes (the rest is not read). */
+function readBody(request: IncomingMessage, limit: number): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(request.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) return resolve(undefined);
+    const parts: Buffer[] = [];
+    let size = 0;
+    request.on('data', (part: Buffer) => {
+      size += part.length;
+      if (size > limit) {
+        request.removeAllListeners('data');
+        request.resume();
+        resolve(undefined);
+      } else parts.push(part);
+    });
+    request.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+function hasToken(request: IncomingMessage, url: URL, token: string): boolean {
+  const header = request.headers['x-axon-token'];
+  const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
+  const given = url.searchParams.get('token') ?? (typeof header === 'string' ? header : undefined) ?? bearer;
+  if (given === undefined) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** True for 127.0.0.0/8, ::1 and localhost. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+function isLoopbackHostHeader(host: string | undefined): boolean {
+  if (host === undefined) return false;
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0];
+  return isLoopback(name);
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
