@@ -47,7 +47,8 @@ export interface ChatHistoryOperationOptions {
 
 /**
  * Where the turns of conversations are kept, by conversation id. A conversation exists once a turn was appended
- * to it. Ids are 1 to 128 characters of letters, digits, `_` and `-` (never a path); turns are validated before
+ * to it. Ids are 1 to 128 characters of letters, digits, `_` and `-` (never a path), and case-sensitive (`Chat`
+ * and `chat` are two conversations); turns are validated before
  * anything is written (`normalizeConversationTurn`), and an invalid id or turn is an `INVALID_INPUT` error that
  * writes nothing. The conformance suite (`describeChatHistoryConformance`, `axon-rag/testing`) checks all of it.
  */
