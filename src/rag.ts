@@ -775,7 +775,7 @@ export abstract class RAG {
       }
     }
     if (lists.every((list) => list.documents.length === 0) && filter === undefined && (await store.count({ signal })) === 0) {
-      throw new IndexEmptyError(store.name);
+      throw await IndexEmptyError.of(store);
     }
 
     let documents: Document[];

@@ -175,7 +175,7 @@ export class AgentRetriever {
     const thresholdFrom = request.scoreThreshold !== undefined ? 'request' : scale ? `${embeddings.name} similarity scale` : 'generic default';
     const found = retrieval.documents;
     // RAG.retrieve checks for an empty index only without a filter (a filter may legitimately match nothing).
-    if (found.length === 0 && metadataFilter !== undefined && (await store.count({ signal })) === 0) throw new IndexEmptyError(store.name);
+    if (found.length === 0 && metadataFilter !== undefined && (await store.count({ signal })) === 0) throw await IndexEmptyError.of(store);
 
     const similarities = new Map<string, number>();
     const searched = new Set<string>();

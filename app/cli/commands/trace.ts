@@ -1,7 +1,8 @@
+import { existsSync } from 'node:fs';
 import { diffTraces, isAgenticTrace, JsonlTraceStore, type StoredAgenticTrace, type StoredRun, type StoredTrace } from '../../../src/context/trace-store.ts';
 import { formatAgenticEvent } from '../agentic-format.ts';
 import { formatPacket, formatTrace } from '../format.ts';
-import { loadPipeline, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
+import { describeMissingStore, loadPipeline, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
 /**
  * `axon trace <run-id>` (a unique prefix is enough), `axon trace --last`, `axon trace --diff <a> <b>`: stored runs,
@@ -10,6 +11,10 @@ import { loadPipeline, UsageError, type CommandIO, type CommandOptions } from '.
 export async function runTrace(positionals: string[], options: CommandOptions, io: CommandIO): Promise<number> {
   for (const id of positionals) if (!/^[\w-]+$/.test(id)) throw new UsageError(`"${id}" is not a run id; run ids are letters, digits and dashes.`);
   const { dataDirectory } = await loadPipeline(options, io);
+  if (!existsSync(dataDirectory)) {
+    const missing = (await describeMissingStore(dataDirectory, io.cwd)) ?? `${dataDirectory} does not exist.`;
+    throw new UsageError(`${missing} No run is stored there: \`axon ask\` saves each run in its store's folder.`);
+  }
   const store = new JsonlTraceStore(dataDirectory);
   if (options.diff) {
     if (positionals.length !== 2) throw new UsageError('trace --diff takes two run ids (or unique prefixes): axon trace --diff <a> <b>.');
