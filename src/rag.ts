@@ -24,7 +24,7 @@ import { normalizeDocument, type Citation, type Document, type DocumentInput, ty
 import { AxonError, IndexEmptyError, throwIfAborted } from './errors.ts';
 import { parseFilter } from './filter/parse.ts';
 import type { Filter } from './filter/types.ts';
-import { deduplicate } from './pipeline/dedupe.ts';
+import { deduplicate, describeRemoval } from './pipeline/dedupe.ts';
 import { reciprocalRankFusion, type RankedList } from './pipeline/fusion.ts';
 import { retrievalDefaultsFor } from './pipeline/retrieval-defaults.ts';
 import { prepareTelemetry } from './pipeline/telemetry.ts';
@@ -799,7 +799,10 @@ export abstract class RAG {
     const dedupeStage = recorder.begin('dedupe', 'dedupe', { documents }, signal);
     const deduplicated = deduplicate(documents);
     for (const removed of deduplicated.removed) {
-      if (removed.reason === 'duplicate-content') dedupeStage.drop(removed.id, `same content as ${removed.keptId}`);
+      if (removed.reason === 'duplicate-content') {
+        const { reason, keptId } = describeRemoval(removed);
+        dedupeStage.drop(removed.id, reason, { keptId });
+      }
     }
     documents = deduplicated.documents;
     yield dedupeStage.end({ documents });

@@ -4,7 +4,7 @@ import type { Citation, Document, JsonValue } from '../document.ts';
 import { abortError, AxonError, IndexEmptyError, SearchTimeoutError, throwIfAborted } from '../errors.ts';
 import { parseFilter } from '../filter/parse.ts';
 import type { Filter } from '../filter/types.ts';
-import { cosineSimilarity, maximalMarginalRelevance } from '../pipeline/mmr.ts';
+import { cosineSimilarity, describeUnselected, maximalMarginalRelevance } from '../pipeline/mmr.ts';
 import type { SimilarityScale } from '../contracts/embeddings.ts';
 import { TraceRecorder, type RunTrace, type StageRecord } from '../pipeline/trace.ts';
 import type { RAG } from '../rag.ts';
@@ -218,10 +218,8 @@ export class AgentRetriever {
     if (searchType === 'MMR') {
       const { selected, unselected } = maximalMarginalRelevance(passing, { k: topK, lambda, component: NAME });
       for (const item of unselected) {
-        selectionStage.drop(
-          item.document.id,
-          `not among the ${topK} selected by MMR: most similar to "${item.mostSimilarId}" (cosine ${item.similarity.toFixed(4)}), MMR ${item.score.toFixed(4)}`,
-        );
+        const { reason, keptId } = describeUnselected(item, { k: topK, lambda });
+        selectionStage.drop(item.document.id, reason, { keptId });
       }
       chosen = selected.map((item) => item.document);
       recorded = selected.map((item) => ({ ...item.document, score: item.score }));

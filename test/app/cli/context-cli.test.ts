@@ -42,7 +42,7 @@ describe('axon ask and trace, context engineering', () => {
     expect(result.stdout).toMatch(/Context packet [0-9a-f]{24} {2}\d+ of 7000 tokens/);
     expect(result.stdout).toMatch(/1\. system_instruction · System instructions {2}\[trusted\] {2}\d+ tokens {2}pinned/);
     expect(result.stdout).toMatch(/3\. user_request · User request {2}\[user_supplied\]/);
-    expect(result.stdout).toMatch(/omitted:\n {4}[0-9a-f]{12} \(docs\/refunds\.jsonl\): not_allowed — the document belongs to tenant/);
+    expect(result.stdout).toMatch(/omitted:\n {4}docs\/refunds\.jsonl#\d: not_allowed — the document belongs to tenant/);
   });
 
   it('answers a caller of the right tenant and role, and shows the stored run by prefix and --last', async () => {
