@@ -12,7 +12,7 @@ import { PdfLoader } from '../../src/ingest/loaders/pdf-loader.ts';
 import { measurePdfStreams } from '../../src/ingest/loaders/pdf-stream-size.ts';
 import { createLoaderSource } from '../../src/ingest/source-file.ts';
 import { MemoryStore } from '../../stores/memory/memory-store.ts';
-import { buildPdf, writeJsonlRecords, writePdfBomb, writeSingleLineText } from '../helpers/hostile-files.ts';
+import { buildEncryptedPdf, buildPdf, writeJsonlRecords, writePdfBomb, writeSingleLineText } from '../helpers/hostile-files.ts';
 import { runMeasured } from '../helpers/peak-rss.ts';
 import { FakeEmbeddings } from './fakes.ts';
 
@@ -70,7 +70,7 @@ describe('maxExtractedBytes: a PDF that inflates a thousandfold', () => {
     expect((await store.getBySource('file', 'small-bomb.pdf'))[0].content).toBe('Small bomb page');
   }, 60_000);
 
-  it('the loader throws CAPACITY_EXCEEDED naming the option, for every filter that can inflate', async () => {
+  it('the loader throws CAPACITY_EXCEEDED naming the option, for every filter that can inflate, encrypted or not', async () => {
     const { deflateSync } = await import('node:zlib');
     const page = Buffer.from(`BT /F1 12 Tf 72 712 Td (Filters) Tj ET\n${' '.repeat(3 * MEBIBYTE)}`, 'latin1');
     // Run-length: 129 copies of a space per two bytes; ASCII hex around deflate; LZW of a run of one byte.
@@ -86,8 +86,15 @@ describe('maxExtractedBytes: a PDF that inflates a thousandfold', () => {
       ['ascii-85 then flate', ascii85(deflateSync(page)), '/Filter [/A85 /Fl]'],
       ['lzw', lzwOfRepeatedByte('BT /F1 12 Tf 72 712 Td (Filters) Tj ET\n', 0x20, 3 * MEBIBYTE), '/Filter /LZWDecode'],
     ];
-    for (const [name, stream, filter] of cases) {
-      const bytes = new Uint8Array(buildPdf(stream, filter));
+    // Encrypted with the empty user password, as a PDF that opens without asking is: counted decrypted.
+    const flate = deflateSync(page);
+    const encrypted: [string, Buffer][] = (['rc4', 'aes-128', 'aes-256'] as const).map((scheme) => [
+      `flate encrypted with ${scheme}`,
+      buildEncryptedPdf(flate, '/Filter /FlateDecode', scheme),
+    ]);
+    const plain = cases.map(([name, stream, filter]): [string, Buffer] => [name, buildPdf(stream, filter)]);
+    for (const [name, pdf] of [...plain, ...encrypted]) {
+      const bytes = new Uint8Array(pdf);
       const source = createLoaderSource({
         path: '/virtual/f.pdf',
         sourceName: 'f.pdf',
@@ -119,6 +126,7 @@ describe('maxExtractedBytes: a PDF that inflates a thousandfold', () => {
         (await drain(new PdfLoader().load(roomy))).map((document) => document.content),
         name,
       ).toEqual(['Filters']);
+      expect((await measurePdfStreams(bytes, 64 * MEBIBYTE)).encryption, name).toBe(name.includes('encrypted') ? 'decrypted' : 'none');
     }
   }, 60_000);
 });
@@ -141,7 +149,7 @@ describe('measurePdfStreams', () => {
       .toString('latin1')
       .replace(/\/Length \d+/, '/Length 9 0 R');
     const measured = await measurePdfStreams(new Uint8Array(Buffer.from(pdf, 'latin1')), 64 * MEBIBYTE);
-    expect(measured).toEqual({ decodedBytes: 6 * MEBIBYTE + 23, streams: 1, encrypted: false, overLimit: false });
+    expect(measured).toEqual({ decodedBytes: 6 * MEBIBYTE + 23, streams: 1, encryption: 'none', overLimit: false });
     expect(await measurePdfStreams(new Uint8Array(Buffer.from(pdf, 'latin1')), 4 * MEBIBYTE)).toMatchObject({ overLimit: true });
   });
 });

@@ -63,8 +63,10 @@ export const DEFAULT_MAX_EXTRACTED_BYTES = 128 * 1024 * 1024;
 async function checkExtractedSize(bytes: Uint8Array, source: LoaderSource): Promise<void> {
   const limit = source.maxExtractedBytes ?? DEFAULT_MAX_EXTRACTED_BYTES;
   const measured = await measurePdfStreams(bytes, limit, source.signal);
-  if (measured.encrypted && !measured.overLimit) {
-    source.warn(`is encrypted, so how far its streams inflate could not be checked before reading it (maxExtractedBytes does not bound it).`);
+  if (measured.encryption === 'unreadable' && !measured.overLimit) {
+    source.warn(
+      'is encrypted in a way its streams cannot be decrypted before reading, so how far they inflate was not checked (maxExtractedBytes does not bound it).',
+    );
   }
   if (!measured.overLimit) return;
   throw new AxonError(

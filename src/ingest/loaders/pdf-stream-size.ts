@@ -1,5 +1,6 @@
-import { Readable, Writable } from 'node:stream';
+import { Readable, type Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { pdfDecryption } from './pdf-decryption.ts';
 import { createPdfDecoder, pdfFilterKind, type PdfFilterKind } from './pdf-filters.ts';
 
 /** What undoing every stream's filters in a PDF came to. */
@@ -8,10 +9,12 @@ export interface PdfStreamSize {
   decodedBytes: number;
   streams: number;
   /**
-   * The document says it is encrypted: its encrypted streams do not decode before they are decrypted, so they
-   * count as nothing (every stream is tried all the same, so saying `/Encrypt` does not skip the count).
+   * `none`: no `/Encrypt` entry. `decrypted`: encrypted by the standard security handler with an empty user password
+   * (a file that opens without asking), and each stream was counted decrypted too. `unreadable`: encrypted in a way
+   * not undone here (another handler, a real password), so its encrypted streams count as the little their
+   * ciphertext inflates to. Every stream is also counted as it is written, so a false `/Encrypt` hides nothing.
    */
-  encrypted: boolean;
+  encryption: 'none' | 'decrypted' | 'unreadable';
   /** The streams decode to more than `limit` bytes (counting stopped there). */
   overLimit: boolean;
 }
@@ -30,7 +33,9 @@ export interface PdfStreamSize {
  */
 export async function measurePdfStreams(bytes: Uint8Array, limit: number, signal?: AbortSignal): Promise<PdfStreamSize> {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const result: PdfStreamSize = { decodedBytes: 0, streams: 0, encrypted: buffer.includes('/Encrypt'), overLimit: false };
+  const encrypted = buffer.includes('/Encrypt');
+  const decryption = encrypted ? pdfDecryption(buffer) : undefined;
+  const result: PdfStreamSize = { decodedBytes: 0, streams: 0, encryption: !encrypted ? 'none' : decryption ? 'decrypted' : 'unreadable', overLimit: false };
   let from = 0;
   for (;;) {
     const keyword = buffer.indexOf('stream', from, 'latin1');
@@ -42,7 +47,14 @@ export async function measurePdfStreams(bytes: Uint8Array, limit: number, signal
     result.streams += 1;
     from = Math.max(from, stream.end ?? stream.start);
     const data = buffer.subarray(stream.start, stream.end ?? buffer.length);
-    result.decodedBytes += await decodedSize(data, stream.filters, limit - result.decodedBytes, stream.earlyChange);
+    const budget = limit - result.decodedBytes;
+    let size = await decodedSize(data, stream.filters, budget, stream.earlyChange);
+    // Cross-reference streams are never encrypted; every other stream of an encrypted file may be.
+    const object = stream.object;
+    if (decryption && object && size <= budget && !/\/Type\s*\/XRef\b/.test(stream.dictionary)) {
+      size = Math.max(size, await decodedSize(data, stream.filters, budget, stream.earlyChange, decryption.decipher(object.number, object.generation)));
+    }
+    result.decodedBytes += size;
     if (result.decodedBytes > limit) {
       result.overLimit = true;
       break;
@@ -60,6 +72,8 @@ const INPUT_PIECE = 16 * 1024;
 
 interface LocatedStream {
   dictionary: string;
+  /** The object the stream is, from the `N G obj` before its dictionary (decryption keys depend on it). */
+  object: { number: number; generation: number } | undefined;
   start: number;
   /** Where the data ends, when `/Length` says so and is right; else undefined (the filters find the end). */
   end: number | undefined;
@@ -74,10 +88,13 @@ function locateStream(buffer: Buffer, keyword: number): LocatedStream | undefine
   if (buffer[start] === 0x0d) start += 1;
   if (buffer[start] === 0x0a) start += 1;
   else if (buffer[start - 1] !== 0x0d) return undefined;
-  const dictionary = dictionaryBefore(buffer, keyword);
-  if (dictionary === undefined) return undefined;
+  const found = dictionaryBefore(buffer, keyword);
+  if (found === undefined) return undefined;
+  const { dictionary, at } = found;
+  const header = /(\d+)\s+(\d+)\s+obj\s*$/.exec(buffer.toString('latin1', Math.max(0, at - 48), at));
   return {
     dictionary,
+    object: header ? { number: Number(header[1]), generation: Number(header[2]) } : undefined,
     start,
     end: checkedEnd(buffer, start, dictionary),
     filters: filtersOf(dictionary),
@@ -85,8 +102,8 @@ function locateStream(buffer: Buffer, keyword: number): LocatedStream | undefine
   };
 }
 
-/** The `<<…>>` dictionary that ends right before `at` (white space between), as text; undefined when there is none. */
-function dictionaryBefore(buffer: Buffer, at: number): string | undefined {
+/** The `<<…>>` dictionary that ends right before `at` (white space between), as text, and where it starts. */
+function dictionaryBefore(buffer: Buffer, at: number): { dictionary: string; at: number } | undefined {
   let end = at - 1;
   while (end >= 0 && isWhiteSpace(buffer[end])) end -= 1;
   if (end < 1 || buffer[end] !== 0x3e || buffer[end - 1] !== 0x3e) return undefined;
@@ -99,7 +116,7 @@ function dictionaryBefore(buffer: Buffer, at: number): string | undefined {
     } else if (buffer[index] === 0x3c && buffer[index - 1] === 0x3c) {
       depth -= 1;
       index -= 1;
-      if (depth === 0) return buffer.toString('latin1', index, end + 1);
+      if (depth === 0) return { dictionary: buffer.toString('latin1', index, end + 1), at: index };
     }
   }
   return undefined;
@@ -127,10 +144,11 @@ function filtersOf(dictionary: string): (PdfFilterKind | undefined)[] {
  * Bytes `data` decodes to through `filters`, counting at most `budget + 1` before stopping. Without a filter
  * to undo, the stream is as large as its data (up to its end, or the next `endstream` when its length is unknown).
  */
-async function decodedSize(data: Buffer, filters: (PdfFilterKind | undefined)[], budget: number, earlyChange: number): Promise<number> {
+async function decodedSize(data: Buffer, filters: (PdfFilterKind | undefined)[], budget: number, earlyChange: number, decipher?: Transform): Promise<number> {
   const undone = filters.indexOf(undefined);
   const chain = (undone === -1 ? filters : filters.slice(0, undone)) as PdfFilterKind[];
   if (chain.length === 0) {
+    if (decipher) return 0;
     const end = data.indexOf('endstream', 0, 'latin1');
     return end === -1 ? data.length : end;
   }
@@ -147,7 +165,7 @@ async function decodedSize(data: Buffer, filters: (PdfFilterKind | undefined)[],
     for (let at = 0; at < data.length && !decoders[0].readableEnded; at += INPUT_PIECE) yield data.subarray(at, at + INPUT_PIECE);
   }
   try {
-    await pipeline([Readable.from(input(), { objectMode: false }), ...decoders, counter]);
+    await pipeline([Readable.from(input(), { objectMode: false }), ...(decipher ? [decipher] : []), ...decoders, counter]);
   } catch {
     // Over budget, or data a decoder cannot read (a reader stops there too): what was counted stands.
   }
