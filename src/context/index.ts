@@ -34,6 +34,7 @@ export {
   hashConfiguration,
   isAgenticTrace,
   JsonlTraceStore,
+  type JsonlTraceStoreOptions,
   stableHash,
   type PipelineVersion,
   type StoredAgenticResult,

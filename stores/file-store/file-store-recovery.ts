@@ -4,7 +4,7 @@
  * not check out are left where they are (below the new `nextSegment`, unlisted and not garbage, so no writer
  * removes them either).
  */
-import { copyFile, readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   emptyManifest,
@@ -13,6 +13,7 @@ import {
   liveDocuments,
   listSegmentFiles,
   MANIFEST_FILE,
+  PRIVATE_FILE_MODE,
   readManifest,
   segmentNumber,
   writeManifest,
@@ -46,7 +47,7 @@ export interface RecoveryOptions {
   dryRun?: boolean;
 }
 
-export async function recoverManifest(directory: string, component: string, options: RecoveryOptions = {}): Promise<RecoveryReport> {
+export async function recoverManifest(directory: string, component: string, options: RecoveryOptions = {}, mode = PRIVATE_FILE_MODE): Promise<RecoveryReport> {
   const dryRun = options.dryRun === true ? ({ dryRun: true } as const) : {};
   let damaged = false;
   try {
@@ -104,13 +105,14 @@ export async function recoverManifest(directory: string, component: string, opti
   if (damaged) {
     const kept = `${MANIFEST_FILE}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
     try {
-      await copyFile(join(directory, MANIFEST_FILE), join(directory, kept));
+      // A copy created afresh (never written through a link left under that name), with the store's file mode.
+      await writeFile(join(directory, kept), await readFile(join(directory, MANIFEST_FILE)), { flag: 'wx', mode });
       previousManifest = join(directory, kept);
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error;
     }
   }
-  await writeManifest(directory, manifest);
+  await writeManifest(directory, manifest, mode);
   return { recovered: true, state, segments, skipped, documents: liveDocuments(manifest), ...(previousManifest ? { previousManifest } : {}) };
 }
 

@@ -19,7 +19,16 @@ import { AxonError } from '../../src/errors.ts';
 import { largestRowNorm } from '../indexes/simd/simd-index.ts';
 import { WASM_PAGE_BYTES } from '../indexes/simd/space-layout.ts';
 import { createMemory } from '../indexes/simd/wasm-runtime.ts';
-import { assertLittleEndian, corruptStoreError, errorCode, readInto, segmentFileName, syncDirectory, type SegmentEntry } from './file-store-format.ts';
+import {
+  assertLittleEndian,
+  corruptStoreError,
+  errorCode,
+  PRIVATE_FILE_MODE,
+  readInto,
+  segmentFileName,
+  syncDirectory,
+  type SegmentEntry,
+} from './file-store-format.ts';
 import { checksumOf, contentChecksum } from './file-store-checksum.ts';
 import { KeptFile } from './kept-file.ts';
 import { partChecksum } from '../indexes/part-checksum.ts';
@@ -127,13 +136,14 @@ export async function writeSegment(
   documents: readonly Document[],
   vectors: Float32Array,
   dimensions: number,
+  mode = PRIVATE_FILE_MODE,
 ): Promise<SegmentEntry> {
   const buffer = encodeSegment(documents, vectors, dimensions);
   for (let attempt = 0; ; attempt++) {
     const file = segmentFileName(number + attempt);
     let handle;
     try {
-      handle = await open(join(directory, file), 'wx');
+      handle = await open(join(directory, file), 'wx', mode);
     } catch (error) {
       if (errorCode(error) === 'EEXIST' && attempt < SEGMENT_NUMBER_ATTEMPTS) continue;
       throw error;
@@ -209,6 +219,7 @@ export async function loadSegment(
   expectedDimensions: number | null,
   component: string,
   place: (rows: SegmentRows) => Promise<void>,
+  manifestVersion?: number,
 ): Promise<() => void> {
   assertLittleEndian();
   const corrupt = (problem: string, cause?: unknown) => corruptStoreError(component, directory, entry.file, problem, cause);
@@ -220,6 +231,9 @@ export async function loadSegment(
     if (size !== entry.bytes) throw corrupt(`it holds ${size} bytes, the manifest recorded ${entry.bytes} (truncated or overwritten)`);
     const header = Buffer.alloc(Math.min(HEADER_BYTES_V2, size));
     await readInto(handle, header, 0);
+    // A version 1 manifest (which has no checksum of its own) was written by a version that wrote version 1 segments only.
+    if (manifestVersion === 1 && header.toString('latin1', 0, 8) !== MAGIC_V1)
+      throw corrupt('a version 1 manifest lists it, but it is not a version 1 segment');
     if (header.toString('latin1', 0, 8) !== MAGIC_V2) {
       // Version 1 (or not a segment): read and check it whole, as before.
       const segment = decodeSegment(await readFile(handle), entry, expectedDimensions, directory, component);

@@ -26,6 +26,8 @@ import {
   errorCode,
   hasContentChecksum,
   headChecksumShape,
+  isSegmentFileName,
+  PRIVATE_FILE_MODE,
   readInto,
   readManifest,
   snapshotFileName,
@@ -43,7 +45,7 @@ export const snapshotEntrySchema = componentEntryShape
     /** Documents the snapshot holds. */
     documents: z.number().int().min(0),
     /** Segment files whose live documents the snapshot holds, in their current version. */
-    covers: z.array(z.string()),
+    covers: z.array(z.string().refine(isSegmentFileName, 'not a segment file name')),
     /** Set for a snapshot read in parts (the keyword index, format 3); see `headChecksumShape`. */
     head: headChecksumShape.optional(),
   })
@@ -254,12 +256,19 @@ export function staleness(manifest: Manifest, key: string): { stale: number; liv
  * Write `index` (which must hold exactly the live documents of `manifest`) as the snapshot `manifest` will
  * publish, and record it there. Returns the file of the snapshot it replaces, to delete once published.
  */
-export async function writeSnapshot<T>(kind: DerivedIndexKind<T>, directory: string, index: T, manifest: Manifest): Promise<string | undefined> {
-  const previous = snapshotEntryOf(manifest, kind.key)?.file;
+export async function writeSnapshot<T>(
+  kind: DerivedIndexKind<T>,
+  directory: string,
+  index: T,
+  manifest: Manifest,
+  mode = PRIVATE_FILE_MODE,
+): Promise<string | undefined> {
+  // The name parseManifest checked (a snapshot of this kind, inside the folder), even when the rest of the entry is malformed.
+  const previous = manifest.components[kind.key]?.file;
   const serialized = kind.serialize(index);
   const buffer = Buffer.from(serialized.buffer, serialized.byteOffset, serialized.byteLength);
   const file = snapshotFileName(kind.file, manifest.generation);
-  await writeFileDurably(directory, file, buffer);
+  await writeFileDurably(directory, file, buffer, mode);
   const head = kind.readInParts?.headBytes(serialized);
   const entry: SnapshotEntry = {
     file,

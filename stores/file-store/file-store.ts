@@ -1,6 +1,5 @@
 import { parseOptions } from '../../src/runtime/options.ts';
-import { mkdir, unlink } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { z } from 'zod';
 import type { KeywordSearchable, KeywordSearchOptions } from '../../src/contracts/keyword-search.ts';
 import type { SearchMethod, StoreOperationOptions, VectorSearchOptions, VectorStore, VectorStoreCapabilities } from '../../src/contracts/vector-store.ts';
@@ -9,13 +8,16 @@ import { AxonError, throwIfAborted } from '../../src/errors.ts';
 import {
   acquireWriteLock,
   corruptStoreError,
+  createStoreFolder,
   emptyManifest,
   errorCode,
+  fileModeSchema,
   liveDocuments,
   MANIFEST_FILE,
   readManifest,
   removeGarbage,
   removeOrphans,
+  removeStoreFile,
   segmentNumber,
   writeManifest,
   type Manifest,
@@ -68,6 +70,13 @@ export const fileStoreOptionsSchema = z
      * scans. It adds the graph's build time to every write (docs/stores.md has the figures). @default false
      */
     ann: annOptionSchema,
+    /**
+     * Permissions of the files the store creates (its segments, manifest, index snapshots, lock), as a number
+     * (`0o640`) or an octal string (`"640"`). The folder, when the store creates it, gets the same with search
+     * (x) wherever read is given: `0o600` makes it `0o700`. The process's umask still applies. The default keeps
+     * the documents (and their text) readable by their owner only. @default 0o600
+     */
+    fileMode: fileModeSchema,
   })
   .strict();
 
@@ -127,6 +136,8 @@ export class FileStore implements VectorStore, KeywordSearchable {
   private readonly lockTimeoutMs: number;
   private readonly autoCompact: boolean;
   private readonly precision: VectorPrecision;
+  /** Mode of the files this store creates (see the `fileMode` option). */
+  private readonly fileMode: number;
   private state: LoadedState | undefined;
   private loading: Promise<LoadedState> | undefined;
   private writes: Promise<unknown> = Promise.resolve();
@@ -144,6 +155,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     this.lockTimeoutMs = parsed.lockTimeoutMs;
     this.autoCompact = parsed.autoCompact;
     this.precision = parsed.precision;
+    this.fileMode = parsed.fileMode;
     this.keywordIndexEnabled = parsed.keywordIndex !== false;
     this.capabilities = Object.freeze({ keywordSearch: this.keywordIndexEnabled });
     this.keywordKind = parsed.keywordIndex === false ? undefined : keywordIndexKind(parsed.keywordIndex);
@@ -178,11 +190,11 @@ export class FileStore implements VectorStore, KeywordSearchable {
     const release =
       recovery.dryRun === true
         ? async () => undefined
-        : await acquireWriteLock(store.directory, store.lockTimeoutMs, NAME).catch((error) => {
+        : await acquireWriteLock(store.directory, store.lockTimeoutMs, NAME, store.fileMode).catch((error) => {
             throw AxonError.isInstance(error) ? error : ioError(store.directory, error);
           });
     try {
-      return await recoverManifest(store.directory, NAME, recovery);
+      return await recoverManifest(store.directory, NAME, recovery, store.fileMode);
     } catch (error) {
       throw AxonError.isInstance(error) ? error : ioError(store.directory, error);
     } finally {
@@ -495,11 +507,11 @@ export class FileStore implements VectorStore, KeywordSearchable {
     try {
       for (const { kind, loaded } of snapshots) kind.apply(loaded.index, change);
       for (const { kind, loaded } of snapshots) {
-        const previous = await writeSnapshot(kind, this.directory, loaded.index, manifest);
+        const previous = await writeSnapshot(kind, this.directory, loaded.index, manifest, this.fileMode);
         if (previous !== undefined) replaced.push(previous);
       }
       manifest.garbage = [...retired, ...replaced];
-      await writeManifest(this.directory, manifest);
+      await writeManifest(this.directory, manifest, this.fileMode);
     } catch (error) {
       // A derived index in memory may have run ahead of the disk: drop the state so the next call reloads it.
       if (snapshots.length > 0 && this.state === state) this.state = undefined;
@@ -510,7 +522,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
       if (snapshots.includes(entry)) entry.loaded.saveReason = undefined;
       else entry.kind.apply(entry.loaded.index, change);
     }
-    await Promise.all(replaced.map((file) => unlink(join(this.directory, file)).catch(() => undefined)));
+    await Promise.all(replaced.map((file) => removeStoreFile(this.directory, file).catch(() => undefined)));
   }
 
   /** How a load builds the vector index: with room for the ANN graph in the vectors' memory when the store keeps one. */
@@ -542,10 +554,10 @@ export class FileStore implements VectorStore, KeywordSearchable {
    */
   private write<T>(operation: (state: LoadedState) => Promise<T>, onlyOn?: LoadedState): Promise<T> {
     const run = async (): Promise<T> => {
-      await mkdir(this.directory, { recursive: true }).catch((error) => {
+      await createStoreFolder(this.directory, this.fileMode).catch((error) => {
         throw ioError(this.directory, error);
       });
-      const release = await acquireWriteLock(this.directory, this.lockTimeoutMs, NAME).catch((error) => {
+      const release = await acquireWriteLock(this.directory, this.lockTimeoutMs, NAME, this.fileMode).catch((error) => {
         throw AxonError.isInstance(error) ? error : ioError(this.directory, error);
       });
       try {
@@ -556,7 +568,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
           // A new store publishes its (empty) manifest before any segment, so a folder holding segments but
           // no manifest can only be damage, never a first write cut short (see readManifest).
           onDisk = emptyManifest();
-          await writeManifest(this.directory, onDisk);
+          await writeManifest(this.directory, onDisk, this.fileMode);
         }
         if (!this.state || onDisk.generation !== this.state.manifest.generation) this.state = await loadState(this.directory, this.vectorOptions(), onDisk);
         // Built now, while the index is still as loaded (see `loadedState`).
@@ -581,7 +593,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
 
   private async commitBatch(state: LoadedState, batch: PreparedBatch): Promise<void> {
     const number = state.manifest.nextSegment;
-    const entry = await writeSegment(this.directory, number, batch.documents, batch.vectors, batch.dimensions);
+    const entry = await writeSegment(this.directory, number, batch.documents, batch.vectors, batch.dimensions, this.fileMode);
     const replaced = batch.documents.map((document) => document.id).filter((id) => state.segmentOfId.has(id));
     const manifest = withTombstones(state, replaced);
     manifest.dimensions = batch.dimensions;
@@ -626,6 +638,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
         rows.map((row) => index.storedDocumentAt(row)),
         vectors,
         dimensions,
+        this.fileMode,
       );
       manifest.nextSegment = segmentNumber(merged.file)! + 1;
       manifest.segments.push(merged);
@@ -634,7 +647,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     await this.publish(state, manifest, {}, [...files]);
     if (merged) for (const row of rows) segmentOfId.set(index.storedDocumentAt(row).id, merged.file);
     // Old files are garbage now; one left behind by a crash is removed by the next writer.
-    await Promise.all([...files].map((file) => unlink(join(this.directory, file)).catch(() => undefined)));
+    await Promise.all([...files].map((file) => removeStoreFile(this.directory, file).catch(() => undefined)));
   }
 }
 
@@ -693,15 +706,31 @@ async function loadState(directory: string, vectorOptions: VectorIndexOptions, g
     index.reserve(live + Math.max(0, ...manifest.segments.map((segment) => segment.tombstones.length)));
     try {
       for (const entry of manifest.segments) {
-        const release = await loadSegment(directory, entry, manifest.dimensions, NAME, async (rows) => {
-          const dropped = (documents: readonly Document[]) => tombstonedRows(documents, entry, directory);
-          const duplicate = (id: string) => {
-            const other = segmentOfRow(index.rowOf(id) ?? Number.POSITIVE_INFINITY) ?? entry.file;
-            return corruptStoreError(NAME, directory, MANIFEST_FILE, `id ${JSON.stringify(id)} is live in more than one segment (${other} and ${entry.file})`);
-          };
-          await index.appendStored(rows.documents, rows.dimensions, rows.largestNorm, rows.fill, { count: rows.count, dropped, duplicate });
-          runs.push({ file: entry.file, end: index.size });
-        });
+        const release = await loadSegment(
+          directory,
+          entry,
+          manifest.dimensions,
+          NAME,
+          async (rows) => {
+            const dropped = (documents: readonly Document[]) => tombstonedRows(documents, entry, directory);
+            const duplicate = (id: string) => {
+              // The index has already moved the id to this segment's row: find the row it held before (an error path, so a scan).
+              const end = runs.at(-1)?.end ?? 0;
+              let other: string | undefined;
+              for (let row = 0; row < end && other === undefined; row++) if (index.storedDocumentAt(row).id === id) other = segmentOfRow(row);
+              if (other === undefined) return corruptStoreError(NAME, directory, entry.file, `it holds the id ${JSON.stringify(id)} twice`);
+              return corruptStoreError(
+                NAME,
+                directory,
+                MANIFEST_FILE,
+                `id ${JSON.stringify(id)} is live in more than one segment (${other} and ${entry.file})`,
+              );
+            };
+            await index.appendStored(rows.documents, rows.dimensions, rows.largestNorm, rows.fill, { count: rows.count, dropped, duplicate });
+            runs.push({ file: entry.file, end: index.size });
+          },
+          manifest.version,
+        );
         releases.push(release);
       }
       return loadedState(manifest, index, runs, () => {
