@@ -142,16 +142,28 @@ export function snapshotFileName(kind: 'keyword-index.bm25' | 'ann-index.hnsw', 
 }
 
 /** The error for any file of the store that cannot be trusted. Names the file and the way out. */
-export function corruptStoreError(component: string, directory: string, file: string, problem: string, cause?: unknown): AxonError {
+export function corruptStoreError(
+  component: string,
+  directory: string,
+  file: string,
+  problem: string,
+  cause?: unknown,
+  details: Record<string, unknown> = {},
+): AxonError {
   return new AxonError('STORE_CORRUPT', `The store file ${join(directory, file)} is corrupt: ${problem}.`, {
     component,
     fix:
       `Nothing was written. Restore ${directory} from a backup, ` +
       (file === MANIFEST_FILE ? `${recoverHint(directory)}, ` : '') +
+      (SEGMENT_FILE_PATTERN.test(file) ? `${salvageHint(directory)}, ` : '') +
       `or delete it and ingest your documents again (axon ingest <paths…> --store ${directory}).`,
-    details: { directory, file: join(directory, file) },
+    details: { ...details, directory, file: join(directory, file) },
     cause,
   });
+}
+
+function salvageHint(directory: string): string {
+  return `keep every intact document of the segment with \`axon store repair ${shellWord(directory)}\` (it lists the damaged ones)`;
 }
 
 function recoverHint(directory: string): string {
