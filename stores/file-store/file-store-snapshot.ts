@@ -211,14 +211,32 @@ export async function loadDerivedIndex<T>(
       if (!covered.has(segmentOf(vectors.storedDocumentAt(row).id) ?? '')) uncovered.push(row);
     }
   }
-  // Re-adding an id replaces the older version the snapshot may hold.
-  kind.addRows(index, vectors, uncovered);
+  // Re-adding an id replaces the older version the snapshot may hold. A damaged document read here fails the load.
+  try {
+    kind.addRows(index, vectors, uncovered);
+  } catch (error) {
+    release?.();
+    throw error;
+  }
   let removed = 0;
   if (kind.count(index) !== vectors.size) {
     // Everything added above is live, so what the store lacks are snapshot documents deleted since.
-    const deleted = [...kind.ids(index)].filter((id) => !vectors.has(id));
+    const held = new Set(kind.ids(index));
+    const deleted = [...held].filter((id) => !vectors.has(id));
     kind.remove(index, deleted);
     removed = deleted.length;
+    // Live documents of covered segments the snapshot lacks: a process that found them damaged set them aside
+    // before it wrote the snapshot. Indexed here like any other; a read that finds them damaged sets them aside.
+    if (kind.count(index) < vectors.size) {
+      const lacking: number[] = [];
+      for (let row = 0; row < vectors.size; row++) if (!held.has(vectors.storedDocumentAt(row).id)) lacking.push(row);
+      try {
+        kind.addRows(index, vectors, lacking);
+      } catch (error) {
+        release?.();
+        throw error;
+      }
+    }
     if (kind.count(index) !== vectors.size) return dropped(`its file ${entry.file} does not match the stored documents`, true);
   }
   // Writers that do not maintain the index can leave it far behind: save the catch-up.

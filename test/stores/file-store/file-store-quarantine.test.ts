@@ -115,6 +115,31 @@ describe('FileStore sets a damaged document aside', () => {
     expect(summary(await again.keywordSearch('apples coffee', { topK: 40 }))).toEqual(summary(await expected.keywordSearch('apples coffee', { topK: 40 })));
   });
 
+  it('with an ANN graph too; snapshots written while it is set aside are taken as they are by the next load, not rebuilt', async () => {
+    const warnings = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    const directory = await storeWithDamage('content');
+    const ann = { ann: { minDocuments: 0, m: 8 } };
+    const expected = await reference();
+    const first = await FileStore.open({ directory, ...ann });
+    expect(await first.searchMethod()).toBe('ann');
+    expect((await first.search([0.2, 0.9, 0.3], { topK: 40 })).map((document) => document.id)).not.toContain('n17');
+    expect(summary(await first.keywordSearch('bananas', { topK: 40 }))).toEqual(summary(await expected.keywordSearch('bananas', { topK: 40 })));
+    // A write publishes snapshots of both indexes without the document set aside.
+    await first.add([doc('extra', [0.5, 0.5, 0.5], { content: 'extra bananas' })]);
+    await expected.add([doc('extra', [0.5, 0.5, 0.5], { content: 'extra bananas' })]);
+    await first.close();
+    warnings.mockClear();
+    const second = await FileStore.open({ directory, ...ann });
+    // The graph first: it is loaded while the document is not set aside yet (nothing read it in this process).
+    expect((await second.search([0.2, 0.9, 0.3], { topK: 40 })).map((document) => document.id).sort()).toEqual(
+      (await expected.search([0.2, 0.9, 0.3], { topK: 40 })).map((document) => document.id).sort(),
+    );
+    expect(summary(await second.keywordSearch('bananas', { topK: 40 }))).toEqual(summary(await expected.keywordSearch('bananas', { topK: 40 })));
+    const messages = warnings.mock.calls.map(([message]) => String(message));
+    expect(messages.filter((message) => message.includes('was unusable'))).toEqual([]);
+    expect(messages.filter((message) => message.includes('set aside'))).toHaveLength(1);
+  });
+
   it('ingesting its source again replaces it: delete by source, then add (and by id alone when its source is unknown)', async () => {
     vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
     for (const part of ['content', 'fields'] as const) {

@@ -1,6 +1,7 @@
 /**
- * Segment files: version 2 (lazily parsed documents, vectors read straight into the scan's memory, the lanes64
- * checksum) and version 1 stores written by earlier Axon, which must keep opening, searching and taking writes.
+ * Segment files: version 3 (lazily parsed documents, vectors read straight into the scan's memory, the lanes64
+ * checksum, a checksum per document part and per row's id and vector) and the version 2 and version 1 stores
+ * written by earlier Axon, which must keep opening, searching and taking writes.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
@@ -8,8 +9,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Document } from '../../../src/document.ts';
 import { checksumOf } from '../../../stores/file-store/file-store-checksum.ts';
-import { readManifest, writeManifest } from '../../../stores/file-store/file-store-format.ts';
-import { decodeSegment, encodeSegment, encodeSegmentVersion1, StoredDocument } from '../../../stores/file-store/file-store-segment.ts';
+import { emptyManifest, readManifest, writeManifest } from '../../../stores/file-store/file-store-format.ts';
+import { decodeSegment, encodeSegment, encodeSegmentVersion1, segmentEntry, StoredDocument } from '../../../stores/file-store/file-store-segment.ts';
 import { FileStore, type FileStoreOptions } from '../../../stores/file-store/file-store.ts';
 import { Bm25Index } from '../../../stores/indexes/bm25-index.ts';
 import { keywordInput } from '../../../stores/indexes/keyword-index-support.ts';
@@ -159,6 +160,46 @@ describe('FileStore segments', () => {
     expect(await afterCompaction.deleteBySource('url')).toBe(await reference.deleteBySource('url'));
     await afterCompaction.close();
     await expectSameAs(await FileStore.open(storeOptions), reference, ids);
+  });
+
+  it('reads a store written with version 2 segments (no row checksums), writes version 3 beside them, and compacts them into one', async () => {
+    const directory = await temporaryDirectory();
+    const batches = [documents(9, 20), documents(6, 21, 'e')];
+    const reference = new MemoryStore();
+    const manifest = emptyManifest();
+    for (const [position, batch] of batches.entries()) {
+      await reference.add(batch);
+      const vectors = new Float32Array(batch.length * DIMENSIONS);
+      batch.forEach((document, row) => {
+        const vector = document.embedding as number[];
+        const norm = Math.hypot(...vector);
+        vector.forEach((value, index) => (vectors[row * DIMENSIONS + index] = value / norm));
+      });
+      const bytes = encodeSegment(
+        batch.map(({ embedding: _, ...rest }) => rest),
+        vectors,
+        DIMENSIONS,
+        2,
+      );
+      const file = `segment-00000${position + 1}.axs`;
+      await writeFile(join(directory, file), bytes);
+      manifest.segments.push(segmentEntry(file, bytes));
+    }
+    Object.assign(manifest, { generation: 2, dimensions: DIMENSIONS, nextSegment: 3 });
+    await writeManifest(directory, manifest);
+    const ids = batches.flat().map((document) => document.id);
+    const store = await FileStore.open({ directory, autoCompact: false });
+    await expectSameAs(store, reference, ids);
+    const third = documents(4, 22, 'f');
+    await store.add(third);
+    await reference.add(third);
+    expect(await magicOf(directory, 'segment-000001.axs')).toBe('AXONSEG2');
+    expect(await magicOf(directory, (await store.manifest()).segments[2].file)).toBe('AXONSEG3');
+    await store.compact();
+    const [compacted] = (await store.manifest()).segments;
+    expect(await magicOf(directory, compacted.file)).toBe('AXONSEG3');
+    await store.close();
+    await expectSameAs(await FileStore.open({ directory }), reference, [...ids, ...third.map((document) => document.id)]);
   });
 
   it('keeps every document exactly through writes, deletes, compaction (which copies stored documents unparsed) and reloads', async () => {
