@@ -206,16 +206,47 @@ export function layoutOf(version: 2 | 3, count: number, vectorBytes: number, idB
   return { ids, fieldOffsets, contentOffsets, fieldChecksums, contentChecksums, rowChecksums, fields, contents, total: contents + contentBytes };
 }
 
-/** Bytes of `rowChecksum`'s input, kept between calls (a row's id and vector are hashed as one run). */
-let rowScratch = Buffer.alloc(4096);
+/** Bytes of `rowChecksum`'s input, kept between calls: the row's vector, then its id. */
+let rowScratch = new Uint8Array(4096);
+let rowWords = new Uint32Array(rowScratch.buffer);
+const encoder = new TextEncoder();
 
-/** The checksum of one row of a version 3 segment: `partChecksum` of the id's UTF-8 bytes followed by the row's float32 bytes. */
+/**
+ * The checksum of one row of a version 3 segment: `partChecksum` of the row's float32 bytes followed by its id's
+ * UTF-8 bytes. Computed word by word over an aligned copy (the same value as `partChecksum`, several times faster
+ * than reading the bytes one by one: a write checksums every vector this way).
+ */
 export function rowChecksum(id: string, vector: Uint8Array): number {
-  const needed = Buffer.byteLength(id, 'utf8') + vector.length;
-  if (rowScratch.length < needed) rowScratch = Buffer.alloc(Math.max(needed, 2 * rowScratch.length));
-  const written = rowScratch.write(id, 0, 'utf8');
-  rowScratch.set(vector, written);
-  return partChecksum(rowScratch.subarray(0, written + vector.length));
+  const needed = vector.length + 3 * id.length + 4;
+  if (rowScratch.length < needed) {
+    rowScratch = new Uint8Array(Math.max(needed, 2 * rowScratch.length));
+    rowWords = new Uint32Array(rowScratch.buffer);
+  }
+  rowScratch.set(vector, 0);
+  const length = vector.length + encoder.encodeInto(id, rowScratch.subarray(vector.length)).written;
+  let hash = length;
+  const words = length >>> 2;
+  for (let index = 0; index < words; index++) {
+    let word = rowWords[index];
+    word = Math.imul(word, 0xcc9e2d51);
+    word = (word << 15) | (word >>> 17);
+    hash ^= Math.imul(word, 0x1b873593);
+    hash = (hash << 13) | (hash >>> 19);
+    hash = (Math.imul(hash, 5) + 0xe6546b64) | 0;
+  }
+  if (words * 4 < length) {
+    let tail = 0;
+    for (let at = length - 1; at >= words * 4; at--) tail = (tail << 8) | rowScratch[at];
+    tail = Math.imul(tail, 0xcc9e2d51);
+    tail = (tail << 15) | (tail >>> 17);
+    hash ^= Math.imul(tail, 0x1b873593);
+  }
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  hash ^= hash >>> 16;
+  return hash >>> 0;
 }
 
 /** `length` uint32 values at byte `offset` of `bytes`: a view when aligned, else a copy. */

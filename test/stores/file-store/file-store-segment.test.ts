@@ -10,6 +10,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Document } from '../../../src/document.ts';
 import { checksumOf } from '../../../stores/file-store/file-store-checksum.ts';
 import { emptyManifest, readManifest, writeManifest } from '../../../stores/file-store/file-store-format.ts';
+import { rowChecksum } from '../../../stores/file-store/file-store-segment-layout.ts';
+import { partChecksum } from '../../../stores/indexes/part-checksum.ts';
 import { decodeSegment, encodeSegment, encodeSegmentVersion1, segmentEntry, StoredDocument } from '../../../stores/file-store/file-store-segment.ts';
 import { FileStore, type FileStoreOptions } from '../../../stores/file-store/file-store.ts';
 import { Bm25Index } from '../../../stores/indexes/bm25-index.ts';
@@ -268,6 +270,20 @@ describe('FileStore segments', () => {
     await writeFile(path, original);
     expect((await readdir(directory)).sort()).toEqual(before);
     expect(await (await FileStore.open({ directory })).count()).toBe(3);
+  });
+
+  it('a row checksum is MurmurHash3 (partChecksum) of the row vector bytes followed by its id in UTF-8, whatever the lengths and alignment', () => {
+    const next = mulberry32(3);
+    for (const id of ['a', 'ab', 'abc', 'abcd', 'abcde', 'ünï', '🚀x', 'lone \ud800', 'x'.repeat(1000)]) {
+      for (const dimensions of [1, 3, 8]) {
+        const vector = new Float32Array(dimensions).map(() => next());
+        // An unaligned view of the vector's bytes, as a segment read from a pooled buffer may give.
+        const backing = new Uint8Array(vector.byteLength + 1);
+        backing.set(new Uint8Array(vector.buffer), 1);
+        const bytes = backing.subarray(1);
+        expect(rowChecksum(id, bytes)).toBe(partChecksum(Buffer.concat([bytes, Buffer.from(id, 'utf8')])));
+      }
+    }
   });
 
   it('parses a document only when it is read, and a damaged one (behind a right file checksum) fails its own checksum then', () => {
