@@ -57,7 +57,8 @@ const DAMAGE_RETRIES = 64;
  * previous manifest or the new one, so everything an `add` acknowledged survives. Search is exact cosine
  * over the whole store held in memory (`VectorIndex`). One process writes at a time (`write.lock`).
  * A BM25 keyword index over the same documents is persisted with them (see file-store-keyword.ts) and
- * published by the same manifest swap, so `keywordSearch` always sees what `search` sees.
+ * published by the same manifest swap, so `keywordSearch` always sees what `search` sees. A document found
+ * damaged when read is set aside, not returned (`damagedDocuments`); `recover` keeps every sound document.
  *
  * @example
  * const store = await FileStore.open({ directory: '.axon' });
