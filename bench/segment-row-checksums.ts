@@ -69,8 +69,14 @@ for (let round = 0; round < Math.min(rounds, 3); round++) {
 
 const two = median(timings['format 2']);
 const three = median(timings['format 3']);
-console.log(`${count} documents × ${dimensions} dimensions, ${rounds} rounds, load ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
+console.log(
+  `${count} documents × ${dimensions} dimensions, ${rounds} rounds, load ${loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ')}`,
+);
 console.log(`encode, format 2: median ${two.toFixed(0)} ms (${timings['format 2'].map((value) => value.toFixed(0)).join(', ')})`);
 console.log(`encode, format 3: median ${three.toFixed(0)} ms (${timings['format 3'].map((value) => value.toFixed(0)).join(', ')})`);
 console.log(`row checksums: +${(three - two).toFixed(0)} ms an encode, ${(three / two).toFixed(2)}× format 2`);
-console.log(`FileStore.add of the same documents (format 3): median ${median(adds).toFixed(0)} ms; the row checksums are ${(((three - two) / median(adds)) * 100).toFixed(1)}% of it`);
+console.log(
+  `FileStore.add of the same documents (format 3): median ${median(adds).toFixed(0)} ms; the row checksums are ${(((three - two) / median(adds)) * 100).toFixed(1)}% of it`,
+);
