@@ -12,8 +12,6 @@ export async function runServe(positionals: string[], options: CommandOptions, i
   const port = options.port === '0' ? 0 : (parsePositiveInteger(options.port, '--port') ?? 7777);
   if (port > 65535) throw new UsageError(`--port takes a port number up to 65535, got "${options.port}".`);
   const { rag, dataDirectory, storeDirectory, configHash, source } = await loadPipeline(options, io);
-  const missing = storeDirectory === undefined ? undefined : await describeMissingStore(storeDirectory, io.cwd);
-  if (missing !== undefined) io.err(`warning: ${missing} Every question will find nothing until documents are ingested there.`);
   const server = await serve(rag, {
     port,
     host: options.host ?? '127.0.0.1',
@@ -26,6 +24,8 @@ export async function runServe(positionals: string[], options: CommandOptions, i
     throw error;
   });
   io.out(`Axon is serving ${source} at ${server.url}`);
+  const missing = storeDirectory === undefined ? undefined : await describeMissingStore(storeDirectory, io.cwd);
+  if (missing !== undefined) io.err(`warning: ${missing} Every question will find nothing until documents are ingested there.`);
   io.err('(Ctrl+C stops it.)');
   let onSignal: () => void = () => {};
   const stop = new Promise<void>((resolve) => {
