@@ -4,7 +4,9 @@
  * library's folders. An options object with a `fix` property (or a spread of options that may hold one, or
  * options passed on whole) counts as having one; `fix: undefined` does not. `ConfigError`, `IndexEmptyError` and
  * `SearchTimeoutError` always write their own fix. Two codes are left out of the count, since a user cannot act
- * on them: `INTERNAL` (Axon broke its own invariant: a bug to report) and `ABORTED` (the caller cancelled).
+ * on them: `INTERNAL` (Axon broke its own invariant: a bug to report) and `ABORTED` (the caller cancelled); so is
+ * an error that is never shown, marked by a `// no fix: <why>` comment on the line above it (one caught to decide
+ * something, say).
  *
  *   npx tsx scripts/count-fixless-errors.ts          # the totals, by code
  *   npx tsx scripts/count-fixless-errors.ts --list   # and each site without a fix, as file:line code
@@ -29,13 +31,17 @@ export interface ErrorSite {
   /** The code when it is written as a literal; `PROVIDER_ERROR`/`FILTER_INVALID` for those classes' defaults. */
   code: string;
   fix: boolean;
+  /** Marked `// no fix:` on the line above: never shown to a user. */
+  unshown: boolean;
 }
 
 /** Every error construction site under the library's folders. */
 export function errorSites(): ErrorSite[] {
   const sites: ErrorSite[] = [];
   for (const file of LIBRARY_FOLDERS.flatMap((folder) => sourceFiles(join(root, folder)))) {
-    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    const text = readFileSync(file, 'utf8');
+    const lines = text.split('\n');
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
     const visit = (node: ts.Node): void => {
       if (ts.isNewExpression(node) && ts.isIdentifier(node.expression)) {
         const className = node.expression.text;
@@ -47,6 +53,7 @@ export function errorSites(): ErrorSite[] {
             className,
             code: codeOf(className, node),
             fix: ALWAYS_FIXED.has(className) || hasFix(className, node),
+            unshown: /\/\/ no fix: /.test(lines[line - 2] ?? ''),
           });
         }
       }
@@ -94,13 +101,15 @@ function property(object: ts.ObjectLiteralExpression, name: string): ts.ObjectLi
 if (import.meta.filename === process.argv[1]) {
   const sites = errorSites();
   const counted = sites.filter((site) => !NOT_USER_CAUSED.has(site.code));
-  const fixless = counted.filter((site) => !site.fix);
+  const unshown = counted.filter((site) => !site.fix && site.unshown);
+  const fixless = counted.filter((site) => !site.fix && !site.unshown);
   const byCode = new Map<string, number>();
   for (const site of fixless) byCode.set(site.code, (byCode.get(site.code) ?? 0) + 1);
   console.log(
     `${sites.length} error construction sites in ${LIBRARY_FOLDERS.join(', ')}; ${sites.length - counted.length} are INTERNAL or ABORTED (left out).`,
   );
-  console.log(`${fixless.length} of the other ${counted.length} have no fix.`);
+  const marked = unshown.length > 0 ? ` (besides ${unshown.length} marked "// no fix:" as never shown)` : '';
+  console.log(`${fixless.length} of the other ${counted.length} have no fix${marked}.`);
   for (const [code, count] of [...byCode].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))) console.log(`  ${code}: ${count}`);
   if (process.argv.includes('--list')) for (const site of fixless) console.log(`${site.file}:${site.line} ${site.code}`);
 }

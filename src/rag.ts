@@ -288,10 +288,18 @@ export abstract class RAG {
   /** Remove every document of a source type, or of one source. Returns how many were removed. */
   async deleteBySource(sourceType: string, sourceName?: string, options: { signal?: AbortSignal } = {}): Promise<number> {
     if (typeof sourceType !== 'string' || sourceType === '') {
-      throw new AxonError('INVALID_INPUT', 'sourceType must be a non-empty string.', { component: COMPONENT, details: { argument: 'sourceType' } });
+      throw new AxonError('INVALID_INPUT', 'sourceType must be a non-empty string.', {
+        component: COMPONENT,
+        fix: "Pass the source type the documents were added with, e.g. deleteBySource('file', 'docs/a.md').",
+        details: { argument: 'sourceType' },
+      });
     }
     if (sourceName !== undefined && typeof sourceName !== 'string') {
-      throw new AxonError('INVALID_INPUT', 'sourceName must be a string when given.', { component: COMPONENT, details: { argument: 'sourceName' } });
+      throw new AxonError('INVALID_INPUT', 'sourceName must be a string when given.', {
+        component: COMPONENT,
+        fix: 'Pass the source name as a string, or leave it out to delete every source of the type.',
+        details: { argument: 'sourceName' },
+      });
     }
     return this.components().store.deleteBySource(sourceType, sourceName, options);
   }
@@ -351,6 +359,7 @@ export abstract class RAG {
     if (options.guardrail !== undefined && typeof options.guardrail !== 'function') {
       throw new AxonError('INVALID_OPTION', `guardrail must be a function, got ${typeof options.guardrail}.`, {
         component: COMPONENT,
+        fix: 'Pass guardrail as a function of { question, caller, packet } returning a reason to refuse, or undefined to go on.',
         details: { option: 'guardrail' },
       });
     }
@@ -358,6 +367,7 @@ export abstract class RAG {
       const given = JSON.stringify(options.conflictCheck);
       throw new AxonError('INVALID_OPTION', `conflictCheck must be "metadata" or "model", got ${given}.`, {
         component: COMPONENT,
+        fix: "Leave conflictCheck out (it is 'metadata'), or pass 'model' to have the chat model compare the evidence too.",
         details: { option: 'conflictCheck' },
       });
     }
@@ -484,7 +494,10 @@ export abstract class RAG {
       for await (const delta of chat.stream(messages, { signal, onFinish: (finished) => (finish = finished) })) {
         throwIfAborted(signal, chat.name);
         if (typeof delta !== 'string') {
-          throw new AxonError('PROVIDER_RESPONSE_INVALID', `The chat stream yielded ${typeof delta} instead of text.`, { component: chat.name });
+          throw new AxonError('PROVIDER_RESPONSE_INVALID', `The chat stream yielded ${typeof delta} instead of text.`, {
+            component: chat.name,
+            fix: 'Check the chat provider: stream() must yield the text as strings.',
+          });
         }
         if (delta === '') continue;
         text += delta;
@@ -630,6 +643,7 @@ export abstract class RAG {
     if (!Array.isArray(inputs)) {
       throw new AxonError('INVALID_INPUT', `documents must be an array, got ${inputs === null ? 'null' : typeof inputs}.`, {
         component: COMPONENT,
+        fix: 'Pass an array: addDocuments([{ content, sourceType?, sourceName?, metadata? }]).',
         details: { argument: 'documents' },
       });
     }
@@ -927,6 +941,7 @@ function validateProcessorOutput(output: unknown, name: string): Document[] {
     if (document === null || typeof document !== 'object' || typeof document.id !== 'string' || typeof document.content !== 'string') {
       throw new AxonError('INVALID_PROCESSOR_OUTPUT', `Post-processor returned an invalid document at position ${index}.`, {
         component: name,
+        fix: `Have ${name}.process() return documents it was given (or copies with a new score): objects with an id and a content.`,
         details: { processor: name, position: index },
       });
     }

@@ -125,6 +125,7 @@ export function maximalMarginalRelevance(documents: readonly Document[], options
       if (typeof document.score !== 'number' || !Number.isFinite(document.score)) {
         throw new AxonError('INVALID_INPUT', `The score of "${document.id}" is ${String(document.score)}; MMR needs finite relevance scores.`, {
           component,
+          fix: 'Give every document a finite score before MMR (a stage before it set this one), or pass queryEmbedding.',
           details: { argument: 'documents', position },
         });
       }

@@ -417,7 +417,11 @@ function validateRequest(request: AgentRetrievalRequest): ValidRequest {
   }
   if (metadataFilter !== undefined) parseFilter(metadataFilter, NAME);
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new AxonError('INVALID_OPTION', 'signal must be an AbortSignal when given.', { component: NAME, details: { option: 'signal' } });
+    throw new AxonError('INVALID_OPTION', 'signal must be an AbortSignal when given.', {
+      component: NAME,
+      fix: 'Pass an AbortController’s signal, or leave signal out.',
+      details: { option: 'signal' },
+    });
   }
   return { query: normalized, topK, searchType: searchType as SearchType, scoreThreshold, lambda, metadataFilter, signal };
 }

@@ -116,12 +116,15 @@ function describeValue(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+/** What to do about a vector that is not an array of finite numbers. */
+const VECTOR_FIX = 'Check what made the vector (the embeddings provider, or the code passing it): an array or Float32Array of finite numbers.';
+
 /**
  * Throw `INVALID_VECTOR` or `DIMENSION_MISMATCH` unless `vector` is an array of finite numbers of the expected length.
  */
 export function assertVector(vector: unknown, dimensions: number | undefined, component: string, label = 'vector'): asserts vector is Vector {
   if (!(Array.isArray(vector) || vector instanceof Float32Array) || vector.length === 0) {
-    throw new AxonError('INVALID_VECTOR', `${label} is not a non-empty array of numbers.`, { component });
+    throw new AxonError('INVALID_VECTOR', `${label} is not a non-empty array of numbers.`, { component, fix: VECTOR_FIX });
   }
   if (dimensions !== undefined && vector.length !== dimensions) {
     throw new AxonError('DIMENSION_MISMATCH', `${label} has ${vector.length} dimensions; expected ${dimensions}.`, {
@@ -133,7 +136,7 @@ export function assertVector(vector: unknown, dimensions: number | undefined, co
   for (let index = 0; index < vector.length; index++) {
     const value = vector[index];
     if (typeof value !== 'number' || !Number.isFinite(value)) {
-      throw new AxonError('INVALID_VECTOR', `${label}[${index}] is ${String(value)}; every component must be a finite number.`, { component });
+      throw new AxonError('INVALID_VECTOR', `${label}[${index}] is ${String(value)}; every component must be a finite number.`, { component, fix: VECTOR_FIX });
     }
   }
 }

@@ -201,7 +201,12 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
    */
   async add(documents: Document[], options: StoreOperationOptions = {}): Promise<void> {
     throwIfAborted(options.signal, NAME);
-    if (!Array.isArray(documents)) throw new AxonError('INVALID_DOCUMENT', `add expects an array of documents, got ${typeof documents}.`, { component: NAME });
+    if (!Array.isArray(documents)) {
+      throw new AxonError('INVALID_DOCUMENT', `add expects an array of documents, got ${typeof documents}.`, {
+        component: NAME,
+        fix: 'Pass the documents as an array, even one.',
+      });
+    }
     if (documents.length === 0) return;
     const existing = await this.#describeTable('add documents', options.signal);
     const size = existing?.dimensions ?? this.#options.dimensions ?? (documents[0]?.embedding?.length || undefined);
@@ -273,6 +278,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     if (typeof query !== 'string') {
       throw new AxonError('INVALID_INPUT', `keywordSearch() takes the query as a string, got ${typeof query}.`, {
         component: NAME,
+        fix: "Pass the query text as a string: keywordSearch('refund policy', { topK: 5 }).",
         details: { argument: 'query' },
       });
     }
@@ -432,7 +438,10 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
       }
       const metadata: unknown = document.metadata ?? {};
       if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) {
-        throw new AxonError('INVALID_DOCUMENT', `${where}.metadata must be a plain object of JSON values.`, { component: NAME });
+        throw new AxonError('INVALID_DOCUMENT', `${where}.metadata must be a plain object of JSON values.`, {
+          component: NAME,
+          fix: 'Give every document a metadata object ({} when it has none), or add through rag.addDocuments, which fills it in.',
+        });
       }
       for (const field of ['id', 'content', 'sourceType', 'sourceName'] as const) assertText(document[field], `${where}.${field}`);
       assertJson(metadata, `${where}.metadata`);
