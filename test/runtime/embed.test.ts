@@ -31,14 +31,14 @@ class HandWrittenRAG extends RAG {
 
 describe('an embeddings provider’s declared fields', () => {
   it.each([
-    [{ maxParallelCalls: undefined }, 'maxParallelCalls', 'declares maxParallelCalls as undefined; it must be a whole number of at least 1'],
-    [{ maxParallelCalls: 0 }, 'maxParallelCalls', 'declares maxParallelCalls as 0'],
-    [{ maxBatchSize: '16' }, 'maxBatchSize', 'declares maxBatchSize as "16"'],
-    [{ maxBatchSize: 2.5 }, 'maxBatchSize', 'declares maxBatchSize as 2.5'],
-    [{ dimensions: -1 }, 'dimensions', 'declares dimensions as -1'],
-    [{ embed: undefined }, 'embed', '"my-embeddings" has no embed method'],
-    [{ name: '' }, 'name', 'declares name as ""'],
-  ])('%j is refused once, naming the field', (fields, field, message) => {
+    ['maxParallelCalls', { maxParallelCalls: undefined }, 'declares maxParallelCalls as undefined; it must be a whole number of at least 1'],
+    ['maxParallelCalls', { maxParallelCalls: 0 }, 'declares maxParallelCalls as 0'],
+    ['maxBatchSize', { maxBatchSize: '16' }, 'declares maxBatchSize as "16"'],
+    ['maxBatchSize', { maxBatchSize: 2.5 }, 'declares maxBatchSize as 2.5'],
+    ['dimensions', { dimensions: -1 }, 'declares dimensions as -1'],
+    ['embed', { embed: undefined }, '"my-embeddings" has no embed method'],
+    ['name', { name: '' }, 'declares name as ""'],
+  ])('a provider whose %s is unusable is refused, naming it (%j)', (field, fields, message) => {
     const provider = handWritten(fields);
     const error = (() => {
       try {
