@@ -6,6 +6,7 @@ import { buildAnswerMessages, type Evidence } from '../context/evidence.ts';
 import { contentHash, type Document } from '../document.ts';
 import { storedCaller, type PipelineVersion, type StoredAgenticTrace, type TraceStore } from '../context/trace-store.ts';
 import { AxonError, throwIfAborted } from '../errors.ts';
+import { guardrailVerdict } from '../context/outcome.ts';
 import type { RunTrace, StageRecord } from '../pipeline/trace.ts';
 import { parseOptions } from '../runtime/options.ts';
 import { MarkerStripper, parseCitedAnswer, type ParsedAnswer } from './citations.ts';
@@ -23,6 +24,7 @@ import type {
   AgenticStep,
   AgenticTraceEvent,
   Guardrail,
+  GuardrailDecision,
   GuardrailVerdict,
   Provenance,
   RetrieverSpec,
@@ -564,20 +566,20 @@ class Run {
   private async *guard(stage: 'input' | 'output', text: string, iteration: number): AsyncGenerator<AgenticEvent, GuardrailVerdict, undefined> {
     const step = this.begin('guardrail', iteration, { stage, characters: text.length });
     yield step.event;
-    let verdict: GuardrailVerdict;
+    let decision: GuardrailDecision;
     try {
-      verdict = await untilAborted(Promise.resolve(this.options.guardrail!({ stage, text, question: this.question, signal: this.signal })), this.signal, NAME);
+      decision = await untilAborted(Promise.resolve(this.options.guardrail!({ stage, text, question: this.question, signal: this.signal })), this.signal, NAME);
     } catch (error) {
       if (this.signal.aborted) throw error;
       // A guardrail that cannot decide blocks: failing open would release what it exists to stop.
       yield step.end('failed', { error: messageOf(error) });
       return { action: 'block', reason: `The guardrail failed: ${messageOf(error)}` };
     }
-    if (verdict === null || typeof verdict !== 'object' || (verdict.action !== 'allow' && verdict.action !== 'block')) {
-      yield step.end('failed', { error: 'The guardrail returned neither { action: "allow" } nor { action: "block", reason }.' });
-      return { action: 'block', reason: 'The guardrail returned an invalid verdict.' };
+    const { verdict: normalized, valid } = guardrailVerdict(decision);
+    if (!valid) {
+      yield step.end('failed', { error: 'The guardrail returned neither { action: "allow" } nor { action: "block", reason } (nor a reason, nor undefined).' });
+      return normalized;
     }
-    const normalized: GuardrailVerdict = verdict.action === 'block' ? { action: 'block', reason: String(verdict.reason ?? 'blocked') } : { action: 'allow' };
     yield step.end('succeeded', { ...normalized });
     return normalized;
   }
