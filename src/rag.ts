@@ -14,7 +14,7 @@ import { normalizeDocument, type Document, type DocumentInput } from './document
 import { AxonError, throwIfAborted } from './errors.ts';
 import { parseFilter } from './filter/parse.ts';
 import { retrievalDefaultsFor } from './pipeline/retrieval-defaults.ts';
-import { finalEvent, runStages } from './pipeline/runner.ts';
+import { finalEvent, runStages, runStagesToEnd } from './pipeline/runner.ts';
 import { SEARCH_MODES, type HybridWeights, type SearchMode } from './pipeline/search-mode.ts';
 import { prepareTelemetry } from './pipeline/telemetry.ts';
 import { TraceRecorder } from './pipeline/trace.ts';
@@ -188,11 +188,9 @@ export abstract class RAG {
   async retrieve(question: string, options: RetrieveOptions = {}): Promise<RetrievalResult> {
     const run = await this.startRun(question, options, undefined);
     try {
-      const stages = runStages(this.stageLists().retrieval, run.state, run.recorder, run.state.signal);
-      let step = await stages.next();
-      while (!step.done) step = await stages.next();
-      run.recorder.finish({ 'axon.status': 'retrieved', 'axon.document_count': step.value.documents.length });
-      return retrievalResult(step.value);
+      const state = await runStagesToEnd(this.stageLists().retrieval, run.state, run.recorder, run.state.signal);
+      run.recorder.finish({ 'axon.status': 'retrieved', 'axon.document_count': state.documents.length });
+      return retrievalResult(state);
     } catch (error) {
       run.recorder.fail(error);
       throw error;

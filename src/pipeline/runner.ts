@@ -38,6 +38,19 @@ export async function* runStages<State, Event = never>(
   }
 }
 
+/** Run `stages` to the end (see `runStages`) when nobody reads the records as they finish; returns the last state. */
+export async function runStagesToEnd<State, Event = never>(
+  stages: readonly StageEntry<State, Event>[],
+  initial: State,
+  recorder: TraceRecorder,
+  signal: AbortSignal,
+): Promise<State> {
+  const run = runStages(stages, initial, recorder, signal);
+  let step = await run.next();
+  while (!step.done) step = await run.next();
+  return step.value;
+}
+
 /**
  * The last value `pick` finds among the events of `stream`, read to its end (a streaming run's result event).
  *

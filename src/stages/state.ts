@@ -1,5 +1,4 @@
 import type { ChatFinish } from '../contracts/chat.ts';
-import type { EmbeddingsProvider } from '../contracts/embeddings.ts';
 import type { SearchQuery } from '../contracts/pre-processor.ts';
 import type { VectorStore } from '../contracts/vector-store.ts';
 import type { EvidenceConflict } from '../context/contract.ts';
@@ -43,7 +42,7 @@ export interface RetrievedRef {
  */
 export interface SearchState {
   readonly signal: AbortSignal;
-  readonly parts: { readonly embeddings: EmbeddingsProvider; readonly store: VectorStore };
+  readonly parts: { readonly store: VectorStore };
   readonly search: SearchPlan;
   /**
    * The search queries; empty until the first stage that needs them, which starts from the search question
