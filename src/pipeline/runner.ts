@@ -1,5 +1,5 @@
 import { AxonError, throwIfAborted } from '../errors.ts';
-import type { Stage, StageEntry, StageStep } from './stage.ts';
+import type { Stage, StageEntry, StageStep, StageView } from './stage.ts';
 import type { StageHandle, StageRecord, TraceRecorder } from './trace.ts';
 
 /** A finished stage, as the runner yields it. */
@@ -25,10 +25,15 @@ export async function* runStages<State, Event = never>(
   let state = initial;
   try {
     for (const entry of stages) {
-      if ('expand' in entry) {
-        for (const stage of entry.expand(state)) state = yield* runStage(stage, state, recorder, signal);
-      } else {
-        state = yield* runStage(entry, state, recorder, signal);
+      const group = 'expand' in entry ? entry.expand(state) : undefined;
+      for (let index = 0; index < (group === undefined ? 1 : group.length); index++) {
+        const stage = group === undefined ? (entry as Stage<State, Event>) : group[index];
+        const step = open(stage, state, recorder, signal);
+        if (step === undefined) continue;
+        const outcome = stage.run(state, step);
+        state = isAsyncGenerator<Event, State>(outcome) ? yield* outcome : outcome instanceof Promise ? await outcome : (outcome as State);
+        const record = close(stage, step, state, signal);
+        if (record !== undefined) yield { type: 'stage', record };
       }
     }
     return state;
@@ -38,17 +43,35 @@ export async function* runStages<State, Event = never>(
   }
 }
 
-/** Run `stages` to the end (see `runStages`) when nobody reads the records as they finish; returns the last state. */
+/**
+ * Run `stages` to the end, as `runStages` does, when nobody reads the records as they finish (`retrieve`):
+ * the same records, spans and checks, without handing each record out. What a streaming stage yields is
+ * dropped. Returns the last state.
+ */
 export async function runStagesToEnd<State, Event = never>(
   stages: readonly StageEntry<State, Event>[],
   initial: State,
   recorder: TraceRecorder,
   signal: AbortSignal,
 ): Promise<State> {
-  const run = runStages(stages, initial, recorder, signal);
-  let step = await run.next();
-  while (!step.done) step = await run.next();
-  return step.value;
+  let state = initial;
+  try {
+    for (const entry of stages) {
+      const group = 'expand' in entry ? entry.expand(state) : undefined;
+      for (let index = 0; index < (group === undefined ? 1 : group.length); index++) {
+        const stage = group === undefined ? (entry as Stage<State, Event>) : group[index];
+        const step = open(stage, state, recorder, signal);
+        if (step === undefined) continue;
+        const outcome = stage.run(state, step);
+        state = isAsyncGenerator<Event, State>(outcome) ? await drain(outcome) : outcome instanceof Promise ? await outcome : (outcome as State);
+        close(stage, step, state, signal);
+      }
+    }
+    return state;
+  } catch (error) {
+    recorder.fail(error);
+    throw error;
+  }
 }
 
 /**
@@ -75,43 +98,48 @@ export async function finalEvent<Event, Result>(
 
 // --- Internal helpers ---
 
-async function* runStage<State, Event>(
-  stage: Stage<State, Event>,
-  state: State,
-  recorder: TraceRecorder,
-  signal: AbortSignal,
-): AsyncGenerator<StageEvent | Event, State, undefined> {
-  if (stage.applies !== undefined && !stage.applies(state)) return state;
+/** Open a stage that applies: its record begins. `undefined` for a stage that does not apply to this state. */
+function open<State, Event>(stage: Stage<State, Event>, state: State, recorder: TraceRecorder, signal: AbortSignal): Step | undefined {
+  if (stage.applies !== undefined && !stage.applies(state)) return undefined;
   throwIfAborted(signal, stage.name);
-  const handle = recorder.begin(stage.kind, stage.name, stage.input?.(state) ?? {}, signal, { optional: stage.optional === true });
-  const step = new Step(handle, stage);
-  const outcome = stage.run(state, step);
-  const next = isAsyncGenerator<Event, State>(outcome) ? yield* outcome : await outcome;
-  throwIfAborted(signal, stage.name);
-  if (step.discarded) {
-    handle.discard();
-    return next;
-  }
-  const view = stage.output?.(next) ?? {};
-  yield { type: 'stage', record: handle.end(step.facts === undefined ? view : { ...view, detail: step.facts }) };
-  return next;
+  const handle = recorder.begin(stage.kind, stage.name, stage.input?.(state) ?? NOTHING, signal, stage.optional ? OPTIONAL : NOT_OPTIONAL);
+  return new Step(handle, stage);
 }
 
+/** Close a stage that ran: its record, or `undefined` when it discarded it. */
+function close<State, Event>(stage: Stage<State, Event>, step: Step, state: State, signal: AbortSignal): StageRecord | undefined {
+  throwIfAborted(signal, stage.name);
+  if (step.discarded) {
+    step.handle.discard();
+    return undefined;
+  }
+  const view = stage.output?.(state) ?? NOTHING;
+  return step.handle.end(step.facts === undefined ? view : { documents: view.documents, queries: view.queries, detail: step.facts });
+}
+
+/** A streaming stage's outcome, its events dropped. */
+async function drain<State, Event>(outcome: AsyncGenerator<Event, State, undefined>): Promise<State> {
+  let next = await outcome.next();
+  while (!next.done) next = await outcome.next();
+  return next.value;
+}
+
+const NOTHING: StageView = {};
+const OPTIONAL = { optional: true };
+const NOT_OPTIONAL = { optional: false };
+
 class Step implements StageStep {
+  readonly context: StageStep['context'];
+  readonly signal: AbortSignal;
   facts: Record<string, unknown> | undefined;
   discarded = false;
 
   constructor(
-    private readonly handle: StageHandle,
+    readonly handle: StageHandle,
     private readonly stage: { readonly name: string; readonly optional?: boolean },
-  ) {}
-
-  get context() {
-    return this.handle.context;
-  }
-
-  get signal() {
-    return this.handle.context.signal;
+  ) {
+    this.context = handle.context;
+    this.signal = handle.context.signal;
   }
 
   warn(message: string): void {
@@ -123,7 +151,8 @@ class Step implements StageStep {
   }
 
   detail(facts: Record<string, unknown>): void {
-    this.facts = this.facts === undefined ? { ...facts } : Object.assign(this.facts, facts);
+    // The first facts are kept as given; later ones make a merged copy, so no caller's object is changed.
+    this.facts = this.facts === undefined ? facts : { ...this.facts, ...facts };
   }
 
   discard(): void {

@@ -165,8 +165,6 @@ export class StageHandle {
   private readonly dropReasons = new Map<string, string>();
   private readonly inputIds: string[];
   private span: Span | undefined;
-  /** When the stage began, in epoch ms: the start of a span opened later. */
-  private readonly startedAtEpoch = performance.timeOrigin + this.startedAt;
 
   constructor(
     private readonly recorder: TraceRecorder,
@@ -210,7 +208,8 @@ export class StageHandle {
         'axon.input_count': this.inputIds.length,
         ...(this.input.queries ? { 'axon.query_count': this.input.queries.length } : {}),
       },
-      late ? this.startedAtEpoch : undefined,
+      // A span opened late starts when the stage began, in epoch milliseconds.
+      late ? performance.timeOrigin + this.startedAt : undefined,
     );
     return this.span;
   }

@@ -61,44 +61,55 @@ export function embedStage<State extends SearchState & { searchQuestion?: string
 
 /**
  * One search per query and retriever, in that order: the vector search (not in keyword mode) and the BM25
- * search (not in vector mode). With `requireIndex`, finding nothing anywhere without a filter in a store that
- * holds nothing is an `IndexEmptyError`. @default requireIndex true
+ * search (not in vector mode). The last one also leaves the candidates when there is one list (more are fused
+ * by the fusion stage). With `requireIndex`, finding nothing anywhere, without a filter, in a store that holds
+ * nothing is an `IndexEmptyError`. @default requireIndex true
  */
 export function searchStages<State extends SearchState & { searchQuestion?: string }>(options: { requireIndex?: boolean } = {}): StageGroup<State> {
+  // The stages depend on the store, the mode and the number of queries only (each reads its query and its list
+  // from the state), so a run builds none: they are made once per shape and kept.
+  const made = new WeakMap<object, Map<string, Stage<State>[]>>();
   return {
     kind: 'search',
     name: 'search',
     expand(state) {
       const queries = searchQueries(state);
-      const stages: Stage<State>[] = [];
-      queries.forEach((query, index) => {
-        const prefix = queries.length > 1 ? `query ${index + 1}` : '';
-        if (state.search.mode !== 'keyword') stages.push(vectorSearchStage(state, query, index, prefix));
-        const { store } = state.parts;
-        if (state.search.mode !== 'vector' && supportsKeywordSearch(store)) stages.push(keywordSearchStage(state, store, query, prefix));
-      });
-      if (options.requireIndex !== false) stages.push(indexCheckStage());
+      const { store } = state.parts;
+      const keyword = state.search.mode !== 'vector' && supportsKeywordSearch(store);
+      const shape = `${state.search.mode}\u0000${queries.length}\u0000${keyword}`;
+      let byShape = made.get(store);
+      if (byShape === undefined) made.set(store, (byShape = new Map()));
+      let stages = byShape.get(shape);
+      if (stages === undefined) {
+        const hybrid = state.search.mode === 'hybrid';
+        const planned: { index: number; prefix: string; retriever: 'vector' | 'keyword' }[] = [];
+        for (let index = 0; index < queries.length; index++) {
+          const prefix = queries.length > 1 ? `query ${index + 1}` : '';
+          if (state.search.mode !== 'keyword') planned.push({ index, prefix, retriever: 'vector' });
+          if (keyword) planned.push({ index, prefix, retriever: 'keyword' });
+        }
+        stages = planned.map(({ index, prefix, retriever }, position) => {
+          const last = position === planned.length - 1;
+          return retriever === 'vector'
+            ? vectorSearchStage<State>(store, hybrid, index, prefix, last)
+            : keywordSearchStage<State>(store as VectorStore & KeywordSearchable, hybrid, index, prefix, last);
+        });
+        if (options.requireIndex !== false) stages.push(indexCheckStage<State>());
+        byShape.set(shape, stages);
+      }
       return stages;
     },
   };
 }
 
-/**
- * Fuse the searches' lists by reciprocal rank fusion (k = 60). One list needs no fusion: its documents go on as
- * they are, and the stage leaves no record.
- */
+/** Fuse the searches' lists by reciprocal rank fusion (k = 60), when there is more than one. */
 export function fusionStage<State extends SearchState>(): Stage<State> {
   return {
     kind: 'fusion',
     name: 'reciprocal-rank-fusion',
-    optional: true,
+    applies: (state) => state.lists.length > 1,
     input: (state) => ({ documents: state.lists.flatMap((list) => list.documents as Document[]) }),
     run(state, step) {
-      if (state.lists.length <= 1) {
-        state.documents = state.lists[0]?.documents.slice() ?? [];
-        step.discard();
-        return state;
-      }
       const fused = reciprocalRankFusion(state.lists);
       state.documents = fused.documents;
       const detail: Record<string, unknown> = { lists: state.lists.length, k: RRF_K, contributions: Object.fromEntries([...fused.contributions].slice(0, 20)) };
@@ -147,71 +158,84 @@ export function uniqueQueries(queries: SearchQuery[]): SearchQuery[] {
 
 // --- Internal helpers ---
 
-function vectorSearchStage<State extends SearchState>(state: State, query: SearchQuery, index: number, prefix: string): Stage<State> {
-  const { store } = state.parts;
-  const hybrid = state.search.mode === 'hybrid';
-  let found: Document[] = [];
+function vectorSearchStage<State extends SearchState>(store: VectorStore, hybrid: boolean, index: number, prefix: string, last: boolean): Stage<State> {
   return {
     kind: 'search',
     name: hybrid ? `${store.name}:vector` : store.name,
-    input: () => ({ queries: [query.text] }),
-    async run(current, step) {
-      const { topK, filter, ef, exact } = current.search;
-      found = await store.search(current.vectors[index], { topK, filter, ef, exact, signal: step.signal });
-      remember(current, found);
-      current.lists.push({
-        name: hybrid ? `${prefix} vector`.trim() : prefix || 'vector',
-        documents: found,
-        weight: hybrid ? current.search.weights.vector : 1,
-      });
+    input: (state) => ({ queries: [state.queries[index].text] }),
+    async run(state, step) {
+      const { topK, filter, ef, exact } = state.search;
+      const found = await store.search(state.vectors[index], { topK, filter, ef, exact, signal: step.signal });
+      remember(state, found);
+      state.lists.push({ name: hybrid ? `${prefix} vector`.trim() : prefix || 'vector', documents: found, weight: hybrid ? state.search.weights.vector : 1 });
       const method = await store.searchMethod?.({ filter, exact });
-      step.detail({
-        ...searchDetail(current),
-        retriever: 'vector',
-        scale: 'cosine',
-        ...(method ? { method } : {}),
-        ...(method === 'ann' && ef !== undefined ? { ef } : {}),
-      });
-      return current;
+      const detail = searchDetail(state);
+      detail.retriever = 'vector';
+      detail.scale = 'cosine';
+      if (method) detail.method = method;
+      if (method === 'ann' && ef !== undefined) detail.ef = ef;
+      step.detail(detail);
+      if (last) leaveCandidates(state);
+      return state;
     },
-    output: () => ({ documents: found }),
+    output: lastList,
   };
 }
 
-function keywordSearchStage<State extends SearchState>(state: State, store: VectorStore & KeywordSearchable, query: SearchQuery, prefix: string): Stage<State> {
-  const hybrid = state.search.mode === 'hybrid';
-  let found: Document[] = [];
+function keywordSearchStage<State extends SearchState>(
+  store: VectorStore & KeywordSearchable,
+  hybrid: boolean,
+  index: number,
+  prefix: string,
+  last: boolean,
+): Stage<State> {
   return {
     kind: 'search',
     name: `${store.name}:keyword`,
-    input: () => ({ queries: [query.text] }),
-    async run(current, step) {
-      const { topK, filter } = current.search;
-      found = await store.keywordSearch(query.text, { topK, filter, signal: step.signal });
-      remember(current, found);
-      current.lists.push({
+    input: (state) => ({ queries: [state.queries[index].text] }),
+    async run(state, step) {
+      const { topK, filter } = state.search;
+      const found = await store.keywordSearch(state.queries[index].text, { topK, filter, signal: step.signal });
+      remember(state, found);
+      state.lists.push({
         name: hybrid ? `${prefix} keyword`.trim() : prefix || 'keyword',
         documents: found,
-        weight: hybrid ? current.search.weights.keyword : 1,
+        weight: hybrid ? state.search.weights.keyword : 1,
       });
-      step.detail({ ...searchDetail(current), retriever: 'keyword', scale: 'bm25' });
-      return current;
+      const detail = searchDetail(state);
+      detail.retriever = 'keyword';
+      detail.scale = 'bm25';
+      step.detail(detail);
+      if (last) leaveCandidates(state);
+      return state;
     },
-    output: () => ({ documents: found }),
+    output: lastList,
   };
 }
 
-/** Not a stage of its own in the trace: finding nothing in an empty store without a filter is an error to show. */
+/** A search's output: the list it just added. */
+function lastList(state: SearchState): { documents: Document[] } {
+  return { documents: state.lists[state.lists.length - 1].documents as Document[] };
+}
+
+/** One list is the candidates as it is; more wait for the fusion stage. */
+function leaveCandidates(state: SearchState): void {
+  if (state.lists.length === 1) state.documents = state.lists[0].documents.slice();
+}
+
+/**
+ * Finding nothing anywhere without a filter in a store that holds nothing is an error to show, not an empty
+ * answer. Asked only when the searches found nothing; it leaves no record.
+ */
 function indexCheckStage<State extends SearchState>(): Stage<State> {
   return {
     kind: 'search',
     name: 'index-check',
     optional: true,
+    applies: (state) => state.search.filter === undefined && state.lists.every((list) => list.documents.length === 0),
     async run(state, step) {
       const { store } = state.parts;
-      if (state.lists.every((list) => list.documents.length === 0) && state.search.filter === undefined && (await store.count({ signal: step.signal })) === 0) {
-        throw new IndexEmptyError(store.name);
-      }
+      if ((await store.count({ signal: step.signal })) === 0) throw new IndexEmptyError(store.name);
       step.discard();
       return state;
     },
@@ -220,7 +244,9 @@ function indexCheckStage<State extends SearchState>(): Stage<State> {
 
 function searchDetail(state: SearchState): Record<string, unknown> {
   const { topK, filter, eligibilityFiltered } = state.search;
-  return { topK: topK ?? state.parts.store.topK, filtered: filter !== undefined, ...(eligibilityFiltered ? { eligibilityFiltered: true } : {}) };
+  const detail: Record<string, unknown> = { topK: topK ?? state.parts.store.topK, filtered: filter !== undefined };
+  if (eligibilityFiltered) detail.eligibilityFiltered = true;
+  return detail;
 }
 
 function remember(state: SearchState, found: Document[]): void {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Document } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
-import { finalEvent, runStages } from '../../src/pipeline/runner.ts';
+import { finalEvent, runStages, runStagesToEnd } from '../../src/pipeline/runner.ts';
 import { insertStage, type Stage, type StageEntry } from '../../src/pipeline/stage.ts';
 import { TraceRecorder } from '../../src/pipeline/trace.ts';
 
@@ -101,6 +101,22 @@ describe('runStages', () => {
       'stage',
     ]);
     expect(trace.stages.map((record) => record.name)).toEqual(['writer']);
+  });
+
+  it('runStagesToEnd keeps the same records without handing them out, and drains a streaming stage', async () => {
+    const streaming: Stage<State, { type: 'delta'; text: string }> = {
+      kind: 'generate',
+      name: 'writer',
+      async *run(state) {
+        yield { type: 'delta', text: 'Hello' };
+        return { ...state, log: [...state.log, 'written'] };
+      },
+    };
+    const recorder = new TraceRecorder('question');
+    const initial: State = { documents: [doc('a', 0.9), doc('b', 0.8)], log: [] };
+    const state = await runStagesToEnd([keepTop('top-1', 1), streaming], initial, recorder, new AbortController().signal);
+    expect(state.log).toEqual(['top-1', 'written']);
+    expect(recorder.trace.stages.map((record) => `${record.name}:${record.outputIds.join(',')}`)).toEqual(['top-1:a', 'writer:']);
   });
 
   it('refuses a discard from a stage that is not optional', async () => {
