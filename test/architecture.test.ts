@@ -23,6 +23,8 @@ const LAYERS: readonly Layer[] = [
       'src/pipeline',
       'src/context',
       'src/answer',
+      // Chat history windows and the condense logic, which a condense stage runs.
+      'src/conversation',
       // The stages of a run, which use the context packet and the answer builders.
       'src/stages',
       'src/rag.ts',
@@ -110,6 +112,7 @@ describe('architecture: the checks themselves', () => {
         { from: 'processors/post/cohere-reranker.ts', to: 'providers/cohere/cohere-rerank.ts', type: false },
         { from: 'src/rag.ts', to: 'app/config/create-rag.ts', type: false },
         { from: 'src/rag.ts', to: 'test/helpers/scripted-chat.ts', type: false },
+        { from: 'src/rag.ts', to: 'src/unplaced/thing.ts', type: false },
         { from: 'src/agentic/run.ts', to: 'src/context/outcome.ts', type: false },
       ]),
     ).toEqual([
@@ -118,6 +121,7 @@ describe('architecture: the checks themselves', () => {
       'stores/memory/memory-store.ts imports providers/local/hash-embeddings.ts: adapters never import each other (stores may not import providers)',
       'src/rag.ts imports app/config/create-rag.ts: core may not import composition, a higher layer (base ← core ← adapters ← composition)',
       'src/rag.ts imports test/helpers/scripted-chat.ts: the library may only import the library (test/helpers/scripted-chat.ts is outside src, app, processors, stores, providers, testing)',
+      'src/rag.ts imports src/unplaced/thing.ts: src/unplaced/thing.ts is in no layer (place its folder in LAYERS, test/architecture.test.ts)',
     ]);
   });
 
@@ -221,7 +225,12 @@ function layerViolations(edges: readonly ImportEdge[]): string[] {
     const to = unitOf(edge.to);
     if (from === undefined) continue;
     if (to === undefined) {
-      violations.push(`${what}: the library may only import the library (${edge.to} is outside ${LIBRARY_ROOTS.join(', ')})`);
+      const inLibrary = LIBRARY_ROOTS.some((folder) => edge.to.startsWith(`${folder}/`));
+      violations.push(
+        inLibrary
+          ? `${what}: ${edge.to} is in no layer (place its folder in LAYERS, test/architecture.test.ts)`
+          : `${what}: the library may only import the library (${edge.to} is outside ${LIBRARY_ROOTS.join(', ')})`,
+      );
       continue;
     }
     const fromLayer = LAYERS[from.layer];

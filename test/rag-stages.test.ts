@@ -22,6 +22,12 @@ const condense: Stage<RagRunState> = {
   run(state, step) {
     if (/^and how long/i.test(state.searchQuestion)) {
       state.searchQuestion = 'How long do refunds for duplicate charges take?';
+      state.conversation = {
+        history: [
+          { role: 'user', content: 'Can I get my money back for a duplicate charge?' },
+          { role: 'assistant', content: 'Yes: duplicate charges are refunded.' },
+        ],
+      };
       step.detail({ rewritten: true });
     }
     return state;
@@ -132,6 +138,10 @@ describe('RAG stages: a stage added by a subclass', () => {
     expect(audit.detail?.sections).toBe(result.answer.packet.sections.length);
     expect(audit.detail?.evidence).toEqual(result.answer.documents.map((_, index) => index + 1));
     expect(audit.outputIds).toEqual(result.answer.evidenceRefs);
+    // The conversation the condense stage left is its own section of the packet, not evidence.
+    const conversation = result.answer.packet.sections.filter((section) => section.kind === 'conversation');
+    expect(conversation.map((section) => section.content).join('\n')).toContain('duplicate charges are refunded');
+    expect(result.answer.evidenceRefs.every((id) => !conversation.some((section) => section.sourceRefs.includes(id)))).toBe(true);
     // The packet's user request is the question as asked; the extractive answer quotes from what was searched.
     expect(result.answer.packet.sections.find((section) => section.kind === 'user_request')?.content).toContain('And how long do they take?');
     expect(result.answer.status).toBe('answered');

@@ -16,7 +16,7 @@ import type { Answer } from './types.ts';
 /** One step of a stage that shares the stage's record: the state in, the state out, as a stage's `run`. */
 export type StageStepFunction<State, Event = never> = (state: State, step: StageStep) => StageOutcome<State, Event>;
 
-/** Assemble the context packet: instructions, policies, the request, the plan's sections, the evidence, the omissions. */
+/** Assemble the context packet: instructions, policies, the request, the plan's sections, the conversation, the evidence, the omissions. */
 export function contextStage(): Stage<RagRunState> {
   return {
     kind: 'context',
@@ -34,6 +34,7 @@ export function contextStage(): Stage<RagRunState> {
       for (const memory of settings.memories ?? []) builder.memory(memory);
       for (const example of settings.examples ?? []) builder.example(example);
       for (const exclusion of settings.exclusions ?? []) builder.exclusion(exclusion);
+      if (state.conversation !== undefined) builder.conversation(state.conversation);
       for (const omitted of state.omitted) builder.omit(omitted.ref, omitted.reason, omitted.detail, omitted.sourceName);
       builder.evidence(state.documents);
       const { packet, evidence } = builder.assemble();

@@ -1,6 +1,7 @@
 import type { ChatFinish } from '../contracts/chat.ts';
 import type { SearchQuery } from '../contracts/pre-processor.ts';
 import type { VectorStore } from '../contracts/vector-store.ts';
+import type { ConversationInput } from '../context/builder.ts';
 import type { EvidenceConflict } from '../context/contract.ts';
 import type { CallerContext, EligibilityPolicy } from '../context/eligibility.ts';
 import type { Evidence } from '../context/evidence.ts';
@@ -91,6 +92,11 @@ export interface RagRunState extends SearchState {
   /** Documents left out, with the reason (eligibility, supersession); the context stage adds the packet's. */
   omitted: OmittedRef[];
   readonly answering: AnswerPlan | undefined;
+  /**
+   * The conversation so far, set by a stage before `context` (a conversation's condense step): the context stage
+   * gives it to the packet as its own section, with its own budget, never as evidence.
+   */
+  conversation?: ConversationInput;
   /** Set by the context stage: the packet and the evidence in it, in label order. */
   packet?: ContextPacket;
   evidence?: Evidence[];
