@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ChatMessage, ChatOptions, ChatProvider } from '../../src/contracts/chat.ts';
-import { invalidResponseError, request } from '../../src/runtime/http.ts';
+import { invalidResponseError } from '../../src/runtime/http.ts';
 import { StreamFinish } from '../shared/chat-finish.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { parseEventObject } from '../../src/runtime/server-sent-events.ts';
@@ -30,8 +30,8 @@ export type OpenAIChatOptions = z.input<typeof openAIChatOptionsSchema>;
 const NAME = 'openai-chat';
 
 /**
- * Chat completions: OpenAI itself, or any OpenAI-compatible server via `baseURL`. `complete` goes through the
- * `openai` SDK; `stream` reads the server-sent events over `fetch` (see `stream`).
+ * Chat completions: OpenAI itself, or any OpenAI-compatible server via `baseURL`, through the `openai` SDK for
+ * `complete` and `stream` alike (one transport, one error mapping; the SDK is loaded on the first call).
  *
  * @example
  * new OpenAIChat({ model: 'gpt-4o-mini' })                                           // OPENAI_API_KEY
@@ -60,9 +60,8 @@ export class OpenAIChat implements ChatProvider {
    */
   async complete(messages: ChatMessage[], options: ChatOptions = {}): Promise<string> {
     assertChatMessages(messages, NAME);
-    const client = await this.#connection.client();
-    const { data, response } = await request(this.#connection.context(options.signal), (signal) =>
-      client.chat.completions.create(this.#body(messages, options), this.#connection.requestOptions(signal)).withResponse(),
+    const { data, response } = await this.#connection.request(options.signal, (client, requestOptions) =>
+      client.chat.completions.create(this.#body(messages, options), requestOptions).withResponse(),
     );
     const content = (data as { choices?: Array<{ message?: { content?: unknown } }> } | null)?.choices?.[0]?.message?.content;
     if (typeof content !== 'string') throw invalidResponseError(NAME, response.status, 'choices[0].message.content is missing or not a string.');
@@ -71,14 +70,15 @@ export class OpenAIChat implements ChatProvider {
 
   /**
    * The reply as text deltas, from server-sent events (`POST {baseURL}/chat/completions` with `stream: true`: one
-   * `data: {chunk}` event per delta, then `data: [DONE]`), read over `fetch` rather than through the SDK, which
-   * prints event data it cannot parse. Opening the stream is retried; nothing is retried after the first chunk
-   * arrives. A chunk that is not JSON or has no `choices` array is `PROVIDER_RESPONSE_INVALID`; an error the
-   * service sends in the stream is a `ProviderError` with its message.
+   * `data: {chunk}` event per delta, then `data: [DONE]`). The SDK sends the request; its raw response body is read
+   * by Axon's event reader rather than the SDK's, which prints event data it cannot parse. Opening the stream is
+   * retried; nothing is retried after the first chunk arrives. A chunk that is not JSON or has no `choices` array is
+   * `PROVIDER_RESPONSE_INVALID`; an error the service sends in the stream is a `ProviderError` with its message.
    */
   async *stream(messages: ChatMessage[], options: ChatOptions = {}): AsyncIterable<string> {
     assertChatMessages(messages, NAME);
-    const events = this.#connection.events('chat/completions', { ...this.#body(messages, options), stream: true }, options.signal);
+    const body = { ...this.#body(messages, options), stream: true as const };
+    const events = this.#connection.events(options.signal, (client, requestOptions) => client.chat.completions.create(body, requestOptions).asResponse());
     const finish = new StreamFinish(NAME, options.onFinish);
     for await (const { event: name, data } of events) {
       if (data.startsWith('[DONE]')) break;
