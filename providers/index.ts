@@ -8,3 +8,5 @@ export { CohereChat, cohereChatOptionsSchema, type CohereChatOptions } from './c
 export { JinaEmbeddings, jinaEmbeddingsOptionsSchema, type JinaEmbeddingsOptions } from './jina/jina-embeddings.ts';
 export { JinaRerankModel, jinaRerankModelOptionsSchema, type JinaRerankModelOptions } from './jina/jina-rerank.ts';
 export { LocalAIRerankModel, localAIRerankModelOptionsSchema, type LocalAIRerankModelOptions } from './localai/localai-rerank.ts';
+// The definitions configuration builds providers from, each module loaded when a configuration names it.
+export { PROVIDER_COMPONENTS } from './components.ts';

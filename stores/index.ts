@@ -13,3 +13,5 @@ export {
   type PgVectorStoreOptions,
 } from './pgvector/pgvector-store.ts';
 export { keywordIndexOptionSchema, type KeywordIndexOption } from './indexes/keyword-index-support.ts';
+// The definitions configuration builds stores from, each module loaded when a configuration names it.
+export { STORE_COMPONENTS } from './components.ts';
