@@ -1,13 +1,10 @@
-import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { ChatProvider } from '../../src/contracts/chat.ts';
 import type { EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { PostProcessor } from '../../src/contracts/post-processor.ts';
 import type { PreProcessor } from '../../src/contracts/pre-processor.ts';
 import type { VectorStore } from '../../src/contracts/vector-store.ts';
 import { supportsKeywordSearch } from '../../src/contracts/keyword-search.ts';
-import { AxonError, ConfigError, type ConfigIssue } from '../../src/errors.ts';
+import { ConfigError, type ConfigIssue } from '../../src/errors.ts';
 import { RAG, type HybridWeights, type SearchMode } from '../../src/rag.ts';
 import { describeOptionIssues, didYouMean } from '../../src/runtime/closest-name.ts';
 import { createRegistry } from './built-ins.ts';
@@ -164,56 +161,6 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
     [PART_IDENTIFIERS.embeddings, PART_IDENTIFIERS.store, { serviceIdentifier: PART_IDENTIFIERS.chat, optional: true }, ...preIdentifiers, ...postIdentifiers],
   );
   return container.get(ConfiguredRAG);
-}
-
-/**
- * Read a JSON configuration file and load its plugins into the registry. Relative paths in it are resolved
- * from the file's folder.
- *
- * @throws ConfigError for unreadable or malformed JSON (with the position), or a plugin that cannot be loaded.
- */
-export async function loadConfigFile(
-  path: string,
-  registry: ComponentRegistry = createRegistry(),
-): Promise<{ config: unknown; registry: ComponentRegistry; baseDirectory: string; source: string }> {
-  const source = resolve(path);
-  let text: string;
-  try {
-    text = await readFile(source, 'utf8');
-  } catch (error) {
-    throw new AxonError('NOT_FOUND', `Cannot read the configuration file ${source} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`, {
-      component: 'config',
-      fix: 'Check the path given to --config, or create axon.config.json.',
-    });
-  }
-  let config: unknown;
-  try {
-    config = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError([{ path: '', message: `not valid JSON: ${(error as Error).message}` }], { source });
-  }
-  const baseDirectory = dirname(source);
-  const plugins = (config as { plugins?: unknown })?.plugins;
-  if (Array.isArray(plugins)) {
-    const issues: ConfigIssue[] = [];
-    for (const [index, plugin] of plugins.entries()) {
-      if (typeof plugin !== 'string') continue;
-      const specifier = plugin.startsWith('.') || isAbsolute(plugin) ? pathToFileURL(resolve(baseDirectory, plugin)).href : plugin;
-      try {
-        const module = (await import(specifier)) as {
-          register?: (registry: ComponentRegistry) => void;
-          default?: { register?: (registry: ComponentRegistry) => void };
-        };
-        const register = module.register ?? module.default?.register;
-        if (typeof register !== 'function') issues.push({ path: `plugins[${index}]`, message: `${plugin} does not export a register(registry) function` });
-        else register(registry);
-      } catch (error) {
-        issues.push({ path: `plugins[${index}]`, message: `cannot load ${plugin}: ${(error as Error).message}` });
-      }
-    }
-    if (issues.length > 0) throw new ConfigError(issues, { source });
-  }
-  return { config, registry, baseDirectory, source };
 }
 
 // --- Internal helpers ---
