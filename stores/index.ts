@@ -13,5 +13,6 @@ export {
   type PgVectorStoreOptions,
 } from './pgvector/pgvector-store.ts';
 export { keywordIndexOptionSchema, type KeywordIndexOption } from './indexes/keyword-index-support.ts';
+export type { PgPool } from './pgvector/pg-pool.ts';
 // The definitions configuration builds stores from, each module loaded when a configuration names it.
 export { STORE_COMPONENTS } from './components.ts';

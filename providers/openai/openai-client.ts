@@ -17,7 +17,7 @@ import {
   timeoutError,
   transportOptionsShape,
 } from '../../src/runtime/http.ts';
-import { lazyModule } from '../../src/runtime/lazy-module.ts';
+import { lazyModule, optionalPackage } from '../../src/runtime/lazy-module.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 import { readServerSentEvents } from '../../src/runtime/server-sent-events.ts';
 
@@ -148,7 +148,7 @@ export function isOfficialEndpoint(baseURL: string): boolean {
 
 // --- Internal helpers ---
 
-const openAISdk = lazyModule('openai', 'openai', () => import('openai'));
+const openAISdk = lazyModule('openai', 'openai', () => import('openai').catch(optionalPackage));
 
 function isSdkError(error: unknown): boolean {
   const OpenAI = openAISdk.loaded()?.default;
