@@ -6,6 +6,7 @@
  *   npx tsx bench/startup.ts --runs 9
  *   npx tsx bench/startup.ts --app /path/to/app          # an application with axon-rag installed from a tarball
  *   npx tsx bench/startup.ts --app before=/tmp/a --app after=/tmp/b --rows config   # two builds side by side
+ *   npx tsx bench/startup.ts --cpu                       # also each process's CPU time (steadier on a busy machine)
  *
  * Targets (issue "Axon as a package"): import('axon-rag') <= 150 ms, import('axon-rag/config') with the
  * offline default <= 300 ms, `axon --version` <= 200 ms, `axon ask` on the demo store <= 600 ms over bare node.
@@ -14,10 +15,15 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { median, projectRoot } from './helpers.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' }, app: { type: 'string', multiple: true }, rows: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '5' }, app: { type: 'string', multiple: true }, rows: { type: 'string' }, cpu: { type: 'boolean', default: false } },
+});
+// `--cpu`: also the CPU time (user + system) of each process, which a busy machine disturbs far less than wall time.
+const cpuHook = join(projectRoot, 'bench', 'cpu-at-exit.mjs');
 const runs = Number(values.runs);
 // `--app name=/path` (or a bare path) may be given several times: the rows then run for each app in turn, in the
 // same rounds, so the figures of two builds (before and after a change) are measured side by side.
@@ -61,16 +67,20 @@ const keep = (name: string) => name.startsWith('bare') || wanted === undefined |
 const rows = rowsFor('').filter((row) => keep(row.name));
 
 const samples = new Map<string, number[]>();
+const cpuSamples = new Map<string, number[]>();
 // Interleaved rounds, so a burst of load on a shared machine touches every row and every app alike.
 for (let round = 0; round < runs; round += 1) {
   for (const app of apps) {
     for (const row of rowsFor(app.bin).filter((candidate) => keep(candidate.name))) {
       const started = performance.now();
-      const result = spawnSync(process.execPath, row.args, { cwd: app.cwd, encoding: 'utf8' });
+      const args = values.cpu ? ['--import', pathToFileURL(cpuHook).href, ...row.args] : row.args;
+      const result = spawnSync(process.execPath, args, { cwd: app.cwd, encoding: 'utf8' });
       const elapsed = performance.now() - started;
       if (result.status !== 0) throw new Error(`${app.name}: ${row.name} exited ${result.status}: ${result.stderr}`);
       const key = `${app.name}\u0000${row.name}`;
       samples.set(key, [...(samples.get(key) ?? []), elapsed]);
+      const cpu = /axon-bench-cpu-us (\d+)/.exec(result.stderr);
+      if (cpu) cpuSamples.set(key, [...(cpuSamples.get(key) ?? []), Number(cpu[1]) / 1000]);
     }
   }
 }
@@ -88,4 +98,20 @@ for (const row of rows) {
   const verdict = row.target === undefined ? '' : `${row.target} ${cells.every((cell) => cell.over <= row.target!) ? '✓' : '✗'}`;
   const figures = cells.map((cell) => `${cell.value.toFixed(0)} | ${row === rows[0] ? '—' : cell.over.toFixed(0)}`).join(' | ');
   console.log(`| ${row.name} | ${figures} | ${verdict} |`);
+}
+
+if (values.cpu) {
+  console.log(`\nCPU time (user + system) of the same processes, median ms, over the bare node's\n`);
+  console.log(`| what | ${apps.map((app) => `${app.name}: CPU ms | over bare node`).join(' | ')} |`);
+  console.log(`|---|${apps.map(() => '---:|---:').join('|')}|`);
+  for (const row of rows) {
+    const figures = apps
+      .map((app) => {
+        const value = median(cpuSamples.get(`${app.name}\u0000${row.name}`)!);
+        const bare = median(cpuSamples.get(`${app.name}\u0000${rows[0].name}`)!);
+        return `${value.toFixed(0)} | ${row === rows[0] ? '—' : (value - bare).toFixed(0)}`;
+      })
+      .join(' | ');
+    console.log(`| ${row.name} | ${figures} |`);
+  }
 }
