@@ -8,3 +8,11 @@ export type { Reranker, RerankOptions, RerankResult } from './reranker.ts';
 export type { KeywordSearchable, KeywordSearchOptions } from './keyword-search.ts';
 export { supportsKeywordSearch } from './keyword-search.ts';
 export type { Loader, LoaderSource, LoadedDocument } from './loader.ts';
+export type {
+  ChatHistory,
+  ChatHistoryLoadOptions,
+  ChatHistoryOperationOptions,
+  ConversationInfo,
+  ConversationMessage,
+  ConversationTurn,
+} from './chat-history.ts';
