@@ -20,7 +20,12 @@ import { parseArgs } from 'node:util';
 import { median, projectRoot } from './helpers.ts';
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '5' }, app: { type: 'string', multiple: true }, rows: { type: 'string' }, cpu: { type: 'boolean', default: false } },
+  options: {
+    runs: { type: 'string', default: '5' },
+    app: { type: 'string', multiple: true },
+    rows: { type: 'string' },
+    cpu: { type: 'boolean', default: false },
+  },
 });
 // `--cpu`: also the CPU time (user + system) of each process, which a busy machine disturbs far less than wall time.
 const cpuHook = join(projectRoot, 'bench', 'cpu-at-exit.mjs');
