@@ -7,6 +7,7 @@ import { supportsKeywordSearch } from '../../src/contracts/keyword-search.ts';
 import { ConfigError, type ConfigIssue } from '../../src/errors.ts';
 import { RAG, type HybridWeights, type SearchMode } from '../../src/rag.ts';
 import { describeOptionIssues, didYouMean } from '../../src/runtime/closest-name.ts';
+import { describeUnsetVariable } from '../../src/runtime/secret.ts';
 import { createRegistry } from './built-ins.ts';
 import {
   COMPONENT_PARTS,
@@ -411,7 +412,7 @@ function resolveEnvironmentReferences(value: unknown, path: string, environment:
     const variable = entries[0][1];
     const found = environment[variable];
     if (found === undefined || found === '') {
-      issues.push({ path, message: `environment variable ${variable} is not set` });
+      issues.push({ path, message: describeUnsetVariable(variable, 'env') });
       return undefined;
     }
     return found;
