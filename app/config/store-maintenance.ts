@@ -4,9 +4,10 @@
  * so the other commands and `--help` do not load it.
  */
 import type { RecoveryOptions, RecoveryReport } from '../../stores/file-store/file-store-recovery.ts';
+import type { DamagedDocument } from '../../stores/file-store/file-store-salvage.ts';
 import type { VerifyReport } from '../../stores/file-store/file-store-verify.ts';
 
-export type { RecoveryOptions, RecoveryReport, VerifyReport };
+export type { DamagedDocument, RecoveryOptions, RecoveryReport, VerifyReport };
 
 /** Check every file of the file store in `directory` against its manifest, documents included; reads only. */
 export async function verifyFileStore(directory: string): Promise<VerifyReport> {

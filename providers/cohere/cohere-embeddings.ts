@@ -5,7 +5,7 @@ import { parseOptions } from '../../src/runtime/options.ts';
 import { validateVectors } from '../../src/runtime/provider-responses.ts';
 import { assertTexts } from '../shared/chat-input.ts';
 import type { HttpClient } from '../../src/runtime/http.ts';
-import { cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
+import { cohereBilledUsage, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
 
 export const cohereEmbeddingsOptionsSchema = z
   .object({
@@ -88,6 +88,7 @@ export class CohereEmbeddings implements EmbeddingsProvider {
     const response = await this.#http.postJson('embed', body, { signal: options.signal });
     const floats = (response.body as { embeddings?: { float?: unknown } } | null)?.embeddings?.float;
     const vectors = validateVectors(NAME, response.status, floats, { count: texts.length, dimensions: this.#dimensions, path: 'embeddings.float' });
+    options.onUsage?.(cohereBilledUsage(NAME, response.status, response.body, 'meta'));
     this.#dimensions ??= vectors[0]?.length;
     return vectors;
   }

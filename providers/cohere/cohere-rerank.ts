@@ -4,7 +4,7 @@ import { parseOptions } from '../../src/runtime/options.ts';
 import { rerankResultsFromResponse } from '../../src/runtime/provider-responses.ts';
 import { assertTexts, clampTopN } from '../shared/chat-input.ts';
 import type { HttpClient } from '../../src/runtime/http.ts';
-import { cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
+import { cohereBilledUsage, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
 
 export const cohereRerankModelOptionsSchema = z
   .object({
@@ -60,6 +60,8 @@ export class CohereRerankModel implements Reranker {
     };
     const response = await this.#http.postJson('rerank', body, { signal: options.signal });
     const results = (response.body as { results?: unknown } | null)?.results;
-    return rerankResultsFromResponse(NAME, response.status, results, { documentCount: documents.length, topN, scoreField: 'relevance_score' });
+    const ranked = rerankResultsFromResponse(NAME, response.status, results, { documentCount: documents.length, topN, scoreField: 'relevance_score' });
+    options.onUsage?.(cohereBilledUsage(NAME, response.status, response.body, 'meta'));
+    return ranked;
   }
 }

@@ -35,6 +35,7 @@ export {
   hashConfiguration,
   isAgenticTrace,
   JsonlTraceStore,
+  type JsonlTraceStoreOptions,
   stableHash,
   type PipelineVersion,
   type StoredAgenticResult,
