@@ -344,6 +344,7 @@ export abstract class RAG {
         {
           component: COMPONENT,
           fix: "Pass the user's question as text.",
+          details: { argument: 'question' },
         },
       );
     }
@@ -352,6 +353,7 @@ export abstract class RAG {
       throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, {
         component: COMPONENT,
         fix: 'Use a whole number of at least 1, e.g. 50.',
+        details: { topK },
       });
     }
     if (options.filter !== undefined) parseFilter(options.filter, COMPONENT);
@@ -432,6 +434,7 @@ export abstract class RAG {
         throw new AxonError('DUPLICATE_ID', `documents[${first}] and documents[${position}] share the id "${document.id}".`, {
           component: COMPONENT,
           fix: 'Give each document a unique id, or leave ids out to have them derived from source, chunk index and content.',
+          details: { id: document.id },
         });
       }
       positions.set(document.id, position);

@@ -270,10 +270,10 @@ function securityHeaders(nonce?: string): Record<string, string> {
 /** What listening failed on, said so a person can act: a port in use or not allowed, else the system's error. */
 function listenError(error: NodeJS.ErrnoException, port: number, host: string): Error {
   if (error.code === 'EADDRINUSE') {
-    return new AxonError('INVALID_OPTION', `Port ${port} on ${host} is already in use (another axon serve, or another program).`, {
+    return new AxonError('ADDRESS_IN_USE', `Port ${port} on ${host} is already in use (another axon serve, or another program).`, {
       component: COMPONENT,
       fix: 'Stop the other server, or choose another port: --port 0 picks a free one (port: 0 from code), or --port N another.',
-      details: { option: 'port' },
+      details: { port, host },
       cause: error,
     });
   }

@@ -139,7 +139,7 @@ export class AnthropicChat implements ChatProvider {
     const system = messages.filter((message) => message.role === 'system').map((message) => message.content);
     const turns = messages.filter((message) => message.role !== 'system').map(({ role, content }) => ({ role, content }));
     if (turns.length === 0) {
-      throw new AxonError('INVALID_INPUT', 'messages hold only system messages; the Messages API needs at least one user message.', {
+      throw new AxonError('INVALID_MESSAGES', 'messages hold only system messages; the Messages API needs at least one user message.', {
         component: NAME,
         fix: 'Add the user message to the conversation.',
         details: { argument: 'messages' },

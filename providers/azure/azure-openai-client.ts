@@ -40,10 +40,13 @@ export interface AzureOpenAIConnection {
 export function connectAzureOpenAI(component: string, options: ConnectionOptions): AzureOpenAIConnection {
   const endpoint = options.endpoint ?? process.env.AZURE_OPENAI_ENDPOINT;
   if (!endpoint) {
-    throw new ConfigError([{ path: 'endpoint', message: 'is required: pass endpoint (https://<resource>.openai.azure.com) or set AZURE_OPENAI_ENDPOINT' }], {
-      component,
-      source: `${component} options`,
-    });
+    throw new ConfigError(
+      [{ path: 'endpoint', code: 'invalid_type', message: 'is required: pass endpoint (https://<resource>.openai.azure.com) or set AZURE_OPENAI_ENDPOINT' }],
+      {
+        component,
+        source: `${component} options`,
+      },
+    );
   }
   const apiKey = resolveApiKey(options.apiKey, { component, environmentVariable: 'AZURE_OPENAI_API_KEY' });
   const deploymentURL = `${endpoint.replace(/\/+$/, '')}/openai/deployments/${encodeURIComponent(options.deployment)}`;
@@ -73,6 +76,7 @@ export function azureOpenAIError(provider: string, status: number, body: unknown
   if (code === 'content_filter') {
     return new ProviderError(`The prompt was refused by the resource's content filter: ${serverMessage ?? 'no detail'}`, {
       provider,
+      code: 'PROVIDER_CONTENT_BLOCKED',
       status,
       fix: 'The question or the retrieved evidence tripped the content filter; rephrase it, review the documents, or adjust the filter of the deployment.',
     });
@@ -80,6 +84,7 @@ export function azureOpenAIError(provider: string, status: number, body: unknown
   if (code === 'DeploymentNotFound') {
     return new ProviderError(`No such deployment: ${serverMessage ?? ''}`, {
       provider,
+      code: 'PROVIDER_NOT_FOUND',
       status,
       fix: 'Check deployment (the deployment name, not the model name) and endpoint.',
     });

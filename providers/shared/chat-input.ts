@@ -11,7 +11,7 @@ const ROLES = new Set(['system', 'user', 'assistant']);
  */
 export function assertChatMessages(messages: unknown, component: string): asserts messages is ChatMessage[] {
   if (!Array.isArray(messages) || messages.length === 0) {
-    throw new AxonError('INVALID_INPUT', 'messages must be a non-empty array.', {
+    throw new AxonError('INVALID_MESSAGES', 'messages must be a non-empty array.', {
       component,
       fix: 'Pass at least one { role, content } message.',
       details: { argument: 'messages' },
@@ -20,14 +20,14 @@ export function assertChatMessages(messages: unknown, component: string): assert
   messages.forEach((message: unknown, position) => {
     const { role, content } = (message ?? {}) as Partial<ChatMessage>;
     if (typeof role !== 'string' || !ROLES.has(role)) {
-      throw new AxonError('INVALID_INPUT', `messages[${position}].role is ${JSON.stringify(role)}; expected system, user or assistant.`, {
+      throw new AxonError('INVALID_MESSAGES', `messages[${position}].role is ${JSON.stringify(role)}; expected system, user or assistant.`, {
         component,
         fix: "Give each message the role 'system', 'user' or 'assistant'.",
         details: { argument: `messages[${position}].role`, position },
       });
     }
     if (typeof content !== 'string') {
-      throw new AxonError('INVALID_INPUT', `messages[${position}].content must be a string.`, {
+      throw new AxonError('INVALID_MESSAGES', `messages[${position}].content must be a string.`, {
         component,
         fix: 'Pass each message’s content as text (join the parts of a message made of several).',
         details: { argument: `messages[${position}].content`, position },
@@ -50,10 +50,10 @@ export function assertTexts(texts: unknown, limit: number, label: string, compon
     });
   }
   if (texts.length > limit) {
-    throw new AxonError('INVALID_INPUT', `${texts.length} ${label} in one call; at most ${limit} are accepted.`, {
+    throw new AxonError('CAPACITY_EXCEEDED', `${texts.length} ${label} in one call; at most ${limit} are accepted.`, {
       component,
       fix: 'Split the list into batches (embedAll and the reranker post-processors do this for you).',
-      details: { argument: label },
+      details: { argument: label, limit },
     });
   }
   texts.forEach((text: unknown, position) => {

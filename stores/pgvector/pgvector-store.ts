@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { KeywordSearchable, KeywordSearchOptions } from '../../src/contracts/keyword-search.ts';
 import type { SearchMethod, StoreOperationOptions, VectorSearchOptions, VectorStore, VectorStoreCapabilities } from '../../src/contracts/vector-store.ts';
 import type { Document, JsonValue, Vector } from '../../src/document.ts';
-import { AxonError, ProviderError, throwIfAborted } from '../../src/errors.ts';
+import { AxonError, ConfigError, ProviderError, throwIfAborted } from '../../src/errors.ts';
 import { parseFilter, type Filter } from '../../src/filter/index.ts';
 import { chunk } from '../../src/runtime/concurrency.ts';
 import { assertVector } from '../../src/runtime/embed.ts';
@@ -187,7 +187,10 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     this.topK = parsed.topK;
     this.table = parsed.table;
     if (parsed.pool && parsed.url !== undefined) {
-      throw new AxonError('CONFIG_INVALID', 'Give either url or pool, not both.', { component: NAME, fix: 'Drop one of the two options.' });
+      throw new ConfigError([{ path: 'pool', code: 'incompatible', message: 'Give either url or pool, not both.' }], {
+        component: NAME,
+        fix: 'Drop one of the two options.',
+      });
     }
     this.#pool = parsed.pool as Pool | undefined;
     this.#url = parsed.pool ? undefined : resolveConnectionUrl(parsed.url);
@@ -281,7 +284,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
       });
     }
     if (typeof query !== 'string') {
-      throw new AxonError('INVALID_INPUT', `keywordSearch() takes the query as a string, got ${typeof query}.`, {
+      throw new AxonError('INVALID_QUESTION', `keywordSearch() takes the query as a string, got ${typeof query}.`, {
         component: NAME,
         fix: "Pass the query text as a string: keywordSearch('refund policy', { topK: 5 }).",
         details: { argument: 'query' },
@@ -519,10 +522,19 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
 
   #assertKeywordTable(shape: TableShape): void {
     if (shape.keyword || !this.keywordIndexEnabled) return;
-    throw new AxonError('CONFIG_INVALID', `Table "${this.table}" was filled without the keyword index, so keyword search would miss its documents.`, {
-      component: NAME,
-      fix: 'Re-index into a new table with keywordIndex on, or use searchMode "vector".',
-    });
+    throw new ConfigError(
+      [
+        {
+          path: 'keywordIndex',
+          code: 'existing_mismatch',
+          message: `Table "${this.table}" was filled without the keyword index, so keyword search would miss its documents.`,
+        },
+      ],
+      {
+        component: NAME,
+        fix: 'Re-index into a new table with keywordIndex on, or use searchMode "vector".',
+      },
+    );
   }
 
   #tableSizeMismatch(size: number, expected: number, what: string): AxonError {
@@ -564,14 +576,17 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     const type = table.rows[0].type;
     if (!entry || !type?.startsWith('vector(')) {
       const missing = `no embedding vector column or no entry in ${PGVECTOR_REGISTRY_TABLE}`;
-      throw new AxonError('CONFIG_INVALID', `Table "${this.table}" exists but was not made by the pgvector store (${missing}).`, {
-        component: NAME,
-        fix: 'Point the store at another table name; it will be created with the right layout.',
-      });
+      throw new ConfigError(
+        [{ path: 'table', code: 'existing_mismatch', message: `Table "${this.table}" exists but was not made by the pgvector store (${missing}).` }],
+        {
+          component: NAME,
+          fix: 'Point the store at another table name; it will be created with the right layout.',
+        },
+      );
     }
     if (entry.schema_version > PGVECTOR_SCHEMA_VERSION) {
       const versions = `schema version ${entry.schema_version}; this Axon reads version ${PGVECTOR_SCHEMA_VERSION}`;
-      throw new AxonError('CONFIG_INVALID', `Table "${this.table}" has ${versions}.`, {
+      throw new ConfigError([{ path: 'table', code: 'existing_mismatch', message: `Table "${this.table}" has ${versions}.` }], {
         component: NAME,
         fix: 'Upgrade axon-rag, or use another table.',
       });
@@ -580,7 +595,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     const keyword = entry.keyword !== null && entry.keyword !== undefined;
     if (keyword && this.#tokenizer && canonicalJson(entry.keyword) !== canonicalJson(this.#tokenizer.options)) {
       const problem = "was indexed with other keyword tokenizer options; its keyword search would not match this store's queries";
-      throw new AxonError('CONFIG_INVALID', `Table "${this.table}" ${problem}.`, {
+      throw new ConfigError([{ path: 'keywordIndex', code: 'existing_mismatch', message: `Table "${this.table}" ${problem}.` }], {
         component: NAME,
         fix: `Use the table's tokenizer options (${canonicalJson(entry.keyword)}), or re-index into a new table.`,
       });
@@ -591,7 +606,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
   /** Create the extension, the registry, the table and its indexes, under an advisory lock so concurrent writers agree. */
   async #createTable(dimensions: number, signal: AbortSignal | undefined): Promise<TableShape> {
     if (!this.#options.createTable) {
-      throw new AxonError('CONFIG_INVALID', `Table "${this.table}" does not exist and createTable is false.`, {
+      throw new ConfigError([{ path: 'createTable', code: 'existing_mismatch', message: `Table "${this.table}" does not exist and createTable is false.` }], {
         component: NAME,
         fix: 'Create it (see docs/pgvector.md), or set createTable: true.',
       });
@@ -599,10 +614,9 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     const index = this.#options.index;
     if (index !== 'none' && dimensions > MAX_INDEXED_DIMENSIONS) {
       const limit = `takes vectors of at most ${MAX_INDEXED_DIMENSIONS} dimensions; these have ${dimensions}`;
-      throw new AxonError('CONFIG_INVALID', `pgvector's ${index.type} index ${limit}. Nothing was written.`, {
+      throw new ConfigError([{ path: 'index', code: 'unsupported', message: `pgvector's ${index.type} index ${limit}. Nothing was written.` }], {
         component: NAME,
         fix: 'Use index: "none" (exact scans), or an embeddings model (or dimensions option) of at most 2000 dimensions.',
-        details: { table: this.table, dimensions },
       });
     }
     await this.#ensureExtension(signal);
@@ -656,6 +670,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
         const reason = cause.code === '42501' ? 'permission denied' : 'not installed on the server';
         throw new ProviderError(`The vector extension is not available in this database (${reason}).`, {
           provider: NAME,
+          code: cause.code === '42501' ? 'PROVIDER_AUTH_FAILED' : 'PROVIDER_NOT_FOUND',
           cause: error,
           fix: 'Install pgvector on the server and run CREATE EXTENSION vector; as a superuser (or a database owner on Postgres 13+).',
         });
@@ -688,10 +703,10 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
    */
   async #transaction<T>(operation: string, retryable: boolean, signal: AbortSignal | undefined, body: (client: Queryable) => Promise<T>): Promise<T> {
     if (this.#closed) {
-      throw new AxonError('INVALID_INPUT', `The store was closed; cannot ${operation}.`, {
+      throw new AxonError('STORE_CLOSED', `The store was closed; cannot ${operation}.`, {
         component: NAME,
         fix: 'Create a new store.',
-        details: { argument: 'this' },
+        details: { operation },
       });
     }
     const pool = await this.#getPool();
@@ -737,6 +752,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ETIMEDOUT') {
       return new ProviderError(`Could not connect to PostgreSQL${target} for ${where}: ${code}${tried}.`, {
         provider: NAME,
+        code: 'PROVIDER_UNREACHABLE',
         retryable: true,
         cause: error,
         fix: 'Start PostgreSQL, or correct the host and port of the url option (DATABASE_URL).',
@@ -745,6 +761,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     if (code === '28P01' || code === '28000') {
       return new ProviderError(`PostgreSQL${target} refused the login for ${where} (authentication failed).`, {
         provider: NAME,
+        code: 'PROVIDER_AUTH_FAILED',
         cause: error,
         fix: 'Check the user name and password of the url option (DATABASE_URL), and pg_hba.conf on the server.',
       });
@@ -752,6 +769,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     if (code === '3D000') {
       return new ProviderError(`PostgreSQL${target} has no such database (${where}).`, {
         provider: NAME,
+        code: 'PROVIDER_NOT_FOUND',
         cause: error,
         fix: 'Create the database, or correct the database name of the url option.',
       });
@@ -760,6 +778,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
       const outcome = 'The transaction was rolled back or did not reach a commit.';
       return new ProviderError(`The connection to PostgreSQL${target} was lost during ${where}${tried}: ${reason}. ${outcome}`, {
         provider: NAME,
+        code: 'PROVIDER_UNAVAILABLE',
         retryable: true,
         cause: error,
         fix: operation === 'add documents' ? 'Retry the add: it is an idempotent upsert.' : 'Check the server and the network, then retry.',
@@ -803,7 +822,7 @@ const DOCUMENT_COLUMNS = 'id, content, source_type, source_name, metadata, vecto
 function resolveConnectionUrl(input: z.output<typeof apiKeySchema> | undefined): Secret {
   const secret = resolveApiKey(input, { component: NAME, environmentVariable: 'DATABASE_URL', required: false });
   if (secret) return secret;
-  throw new AxonError('CONFIG_INVALID', 'No PostgreSQL connection: give url (or pool), or set DATABASE_URL.', {
+  throw new ConfigError([{ path: 'url', code: 'invalid_type', message: 'No PostgreSQL connection: give url (or pool), or set DATABASE_URL.' }], {
     component: NAME,
     fix: 'Pass url: "postgres://user:password@host:5432/database", or url: { env: "DATABASE_URL" } in a config file.',
   });
