@@ -80,7 +80,7 @@ export class AnthropicChat implements ChatProvider {
 
   /**
    * @throws ProviderError on a failed request or a reply whose `content` is not a list of blocks.
-   * @throws AxonError `INVALID_INPUT` for a conversation of system messages only; `ABORTED` when `options.signal` fires.
+   * @throws AxonError `INVALID_MESSAGES` for a conversation of system messages only; `ABORTED` when `options.signal` fires.
    */
   async complete(messages: ChatMessage[], options: ChatOptions = {}): Promise<string> {
     const response = await this.#http.postJson('v1/messages', this.#body(messages, options, false), { signal: options.signal });

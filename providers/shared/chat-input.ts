@@ -7,7 +7,7 @@ const ROLES = new Set(['system', 'user', 'assistant']);
  * Check a conversation before it is sent: a non-empty array of `{role, content}` with a known role and string
  * content. A bad message is a programming error, so it fails here rather than as a 400 from the service.
  *
- * @throws AxonError `INVALID_INPUT` naming the first bad message.
+ * @throws AxonError `INVALID_MESSAGES` naming the first bad message.
  */
 export function assertChatMessages(messages: unknown, component: string): asserts messages is ChatMessage[] {
   if (!Array.isArray(messages) || messages.length === 0) {
@@ -39,7 +39,7 @@ export function assertChatMessages(messages: unknown, component: string): assert
 /**
  * Check what a provider's `embed` or `rerank` received: an array of strings no longer than the declared limit.
  *
- * @throws AxonError `INVALID_INPUT`
+ * @throws AxonError `INVALID_INPUT`; `CAPACITY_EXCEEDED` for more than `limit`
  */
 export function assertTexts(texts: unknown, limit: number, label: string, component: string): asserts texts is string[] {
   if (!Array.isArray(texts)) {

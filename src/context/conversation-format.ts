@@ -67,7 +67,7 @@ export interface ConversationBlock {
  * The blocks of a conversation, oldest first: the summary, then each question and answer (empty ones left out),
  * numbered by turn. Turns give a question and an answer each; messages count a turn at each user message.
  *
- * @throws AxonError `INVALID_INPUT` for an entry that is neither a turn nor a user or assistant message.
+ * @throws AxonError `INVALID_HISTORY` for an entry that is neither a turn nor a user or assistant message.
  */
 export function conversationBlocks(
   history: readonly ConversationTurn[] | readonly ConversationMessage[],

@@ -138,7 +138,7 @@ export function isAgenticTrace(trace: StoredRun): trace is StoredAgenticTrace {
 /** Where run traces are kept: pipeline runs (`RAG.answer`/`stream`) and agentic runs. */
 export interface TraceStore {
   save(trace: StoredRun): Promise<void>;
-  /** The trace whose run id starts with `prefix`; `NOT_FOUND` when none does, `INVALID_INPUT` when several do. */
+  /** The trace whose run id starts with `prefix`; `NOT_FOUND` when none does, `INVALID_ID` when several do. */
   get(prefix: string): Promise<StoredRun>;
   /** The most recently saved trace, if any. */
   last(): Promise<StoredRun | undefined>;

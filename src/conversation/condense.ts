@@ -87,7 +87,7 @@ export function followUpReason(question: string): string | undefined {
  * result.output; // 'When did she retire? (Hanne Lund, Orvik glacier)'
  * ```
  *
- * @throws AxonError `INVALID_INPUT` for a history that is neither turns nor messages.
+ * @throws AxonError `INVALID_HISTORY` for a history that is neither turns nor messages.
  */
 export function condenseQuestion(question: string, history: ConversationHistory, options: OfflineCondenseOptions = {}): CondenseResult {
   assertQuestion(question);

@@ -130,7 +130,7 @@ export interface Exchange {
  * messages after it (several in a row are joined); assistant messages before the first user message are kept as an
  * exchange with an empty question.
  *
- * @throws AxonError `INVALID_INPUT` for a message that is not `{ role: 'user' | 'assistant', content: string }`.
+ * @throws AxonError `INVALID_HISTORY` for a message that is not `{ role: 'user' | 'assistant', content: string }`.
  */
 export function toExchanges(history: readonly ConversationTurn[] | readonly ConversationMessage[], component: string): Exchange[] {
   if (!Array.isArray(history)) {

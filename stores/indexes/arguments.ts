@@ -38,7 +38,7 @@ export function assertSourceArguments(sourceType: unknown, sourceName: unknown, 
   }
 }
 
-/** Throw `INVALID_INPUT` unless `ids` is an array of strings. */
+/** Throw `INVALID_ID` unless `ids` is an array of strings. */
 export function assertIdList(ids: unknown, component: string): asserts ids is string[] {
   if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
     throw new AxonError('INVALID_ID', 'getByIds takes an array of string ids.', {

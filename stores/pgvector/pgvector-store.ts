@@ -272,7 +272,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
   /**
    * The documents that best match the words of `query` by BM25 (Lucene's formula, k1 and b as configured),
    * computed in SQL over the GIN-indexed keyword columns; best first, with BM25 scores and embeddings.
-   * @throws AxonError `CAPABILITY_MISSING` when built with `keywordIndex: false`, `INVALID_INPUT` for a query that is not a string, `INVALID_TOP_K`; FilterError; ProviderError
+   * @throws AxonError `CAPABILITY_MISSING` when built with `keywordIndex: false`, `INVALID_QUESTION` for a query that is not a string, `INVALID_TOP_K`; FilterError; ProviderError
    */
   async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
