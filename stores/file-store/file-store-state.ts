@@ -42,6 +42,18 @@ export interface LoadedState {
    * replaces or deletes them (or `FileStore.recover` leaves them out).
    */
   damaged: Map<string, DamagedDocument>;
+  /**
+   * Counts the changes made to this state in memory (a write of this process, another process's write taken in,
+   * documents set aside): a read that awaited something checks it did not move, so it sees one generation.
+   */
+  version: number;
+  /** Set while a write of this process changes the derived indexes ahead of the vectors: reads wait for it. */
+  changing: Promise<void> | undefined;
+  /**
+   * How to close each listed segment's file, which its documents keep open: by file name, so a segment another
+   * process merged away is closed once its documents were taken in from the segment that replaced it.
+   */
+  segmentFiles: Map<string, () => void>;
   /** Close the files the documents and derived indexes keep open (a part read after this opens its file again). */
   release(): void;
 }
@@ -60,7 +72,8 @@ export function withTombstones(state: LoadedState, ids: readonly string[]): Mani
 /**
  * Read the manifest (unless given) and every segment it lists. A reader can race a writer in another
  * process that compacts and deletes a segment; if a listed segment is missing and the manifest moved on,
- * the load starts again.
+ * the load starts again on the newer one, as often as that happens: only a segment missing under the manifest
+ * that is still current is damage.
  */
 export async function loadState(directory: string, vectorOptions: VectorIndexOptions, given?: Manifest | null): Promise<LoadedState> {
   for (let attempt = 0; ; attempt++) {
@@ -73,7 +86,7 @@ export async function loadState(directory: string, vectorOptions: VectorIndexOpt
     // A segment's kept rows are appended together, and its dropped rows are filled from its own last rows, so
     // each segment ends up as one run of rows: `segmentOfId` is built from those runs when first needed.
     const runs: { file: string; end: number }[] = [];
-    const releases: (() => void)[] = [];
+    const releases = new Map<string, () => void>();
     const segmentOfRow = (row: number) => runs.find((run) => row < run.end)?.file;
     if (manifest.dimensions !== null) index.setDimensions(manifest.dimensions);
     // A segment's rows are placed whole and its deleted ones dropped after, so leave room for the most of those.
@@ -106,16 +119,14 @@ export async function loadState(directory: string, vectorOptions: VectorIndexOpt
           },
           manifest.version,
         );
-        releases.push(release);
+        releases.set(entry.file, release);
       }
-      return loadedState(manifest, index, runs, () => {
-        for (const release of releases) release();
-      });
+      return loadedState(manifest, index, runs, releases);
     } catch (error) {
-      for (const release of releases) release();
+      for (const release of releases.values()) release();
       if (errorCode(error) !== 'ENOENT') throw AxonError.isInstance(error) ? error : ioError(directory, error);
       const latest = await readManifest(directory, NAME);
-      if (attempt < 5 && latest && latest.generation !== manifest.generation) continue;
+      if (latest && latest.generation !== manifest.generation) continue;
       const missing = basename((error as { path?: string }).path ?? 'a segment');
       throw corruptStoreError(NAME, directory, missing, 'the manifest lists it but it does not exist', error);
     }
@@ -123,7 +134,12 @@ export async function loadState(directory: string, vectorOptions: VectorIndexOpt
 }
 
 /** A loaded store whose segment `runs[i].file` holds the rows from the previous run's end to `runs[i].end`. */
-function loadedState(manifest: Manifest, index: VectorIndex, runs: readonly { file: string; end: number }[], release: () => void): LoadedState {
+function loadedState(
+  manifest: Manifest,
+  index: VectorIndex,
+  runs: readonly { file: string; end: number }[],
+  segmentFiles: Map<string, () => void>,
+): LoadedState {
   let segmentOfId: Map<string, string> | undefined;
   const derived = new Map<string, Promise<LoadedDerivedIndex<unknown>>>();
   return {
@@ -132,8 +148,12 @@ function loadedState(manifest: Manifest, index: VectorIndex, runs: readonly { fi
     derived,
     distrusted: new Map(),
     damaged: new Map(),
+    version: 0,
+    changing: undefined,
+    segmentFiles,
     release: () => {
-      release();
+      for (const close of segmentFiles.values()) close();
+      segmentFiles.clear();
       // The files the derived indexes read in parts (the keyword snapshot) close too.
       for (const loading of derived.values())
         void loading.then(

@@ -344,6 +344,18 @@ export class VectorIndex {
     return removed;
   }
 
+  /**
+   * Replace the stored document objects of ids the index holds, keeping their rows and vectors: for a store that
+   * reads the same documents from another file (a merge in another process). Ids it does not hold are ignored.
+   */
+  replaceStoredDocuments(documents: readonly Document[]): void {
+    for (const document of documents) {
+      const row = this.rowById.get(document.id);
+      if (row !== undefined) this.documents[row] = document;
+    }
+    if (documents.length > 0) this.filterCache.clear();
+  }
+
   has(id: string): boolean {
     return this.rowById.has(id);
   }
