@@ -77,11 +77,11 @@ async function mergeSegments(context: MergeContext, state: LoadedState, files: S
   // Rows grouped by the segment they come from, in the manifest's order, recorded as `mergedFrom`: a process that
   // holds one of those segments then knows which rows are the documents it holds (see file-store-follow.ts).
   const bySegment = new Map<string, number[]>(state.manifest.segments.filter((segment) => files.has(segment.file)).map((segment) => [segment.file, []]));
-  for (let row = 0; row < index.size; row++) bySegment.get(segmentOfId.get(index.storedDocumentAt(row).id) ?? '')?.push(row);
+  for (let row = 0; row < index.size; row++) bySegment.get(segmentOfId.get(index.idAt(row)) ?? '')?.push(row);
   const rows = [...bySegment.values()].flat();
   const mergedFrom = [...bySegment].filter(([, taken]) => taken.length > 0).map(([file, taken]) => ({ file, documents: taken.length }));
   // By id: a read that sets a damaged document aside meanwhile moves rows.
-  const ids = rows.map((row) => index.storedDocumentAt(row).id);
+  const ids = rows.map((row) => index.idAt(row));
   const manifest: Manifest = { ...structuredClone(state.manifest), generation: state.manifest.generation + 1 };
   manifest.segments = manifest.segments.filter((segment) => !files.has(segment.file));
   let merged: SegmentEntry | undefined;

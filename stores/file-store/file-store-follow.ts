@@ -119,10 +119,11 @@ export async function prepareCatchUp(state: LoadedState, next: Manifest, directo
         async (rows) => {
           const vectors = new Float32Array(rows.count * rows.dimensions);
           await rows.fill(new Uint8Array(vectors.buffer));
-          const documents = rows.documents();
-          for (let row = 0; row < documents.length; row++) {
-            const document = documents[row];
-            if (tombstones.has(document.id)) continue;
+          const run = rows.documents();
+          for (let row = 0; row < run.ids.count; row++) {
+            const id = run.ids.idAt(row);
+            if (tombstones.has(id)) continue;
+            const document = run.document(row);
             if (segmentOf.has(document.id) || (state.index.has(document.id) && !leaving.has(document.id))) {
               // Live twice in `next`: a load names the damage.
               throw new CatchUpRefused();

@@ -4,9 +4,8 @@
  * manifest a write that deletes documents starts from.
  */
 import { basename } from 'node:path';
-import type { Document } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
-import { VectorIndex, type VectorIndexOptions } from '../indexes/vector-index.ts';
+import { type StoredRun, VectorIndex, type VectorIndexOptions } from '../indexes/vector-index.ts';
 import {
   corruptStoreError,
   emptyManifest,
@@ -100,12 +99,12 @@ export async function loadState(directory: string, vectorOptions: VectorIndexOpt
           manifest.dimensions,
           NAME,
           async (rows) => {
-            const dropped = (documents: readonly Document[]) => tombstonedRows(documents, entry, directory);
+            const dropped = (run: StoredRun) => tombstonedRows(run, entry, directory);
             const duplicate = (id: string) => {
               // The index has already moved the id to this segment's row: find the row it held before (an error path, so a scan).
               const end = runs.at(-1)?.end ?? 0;
               let other: string | undefined;
-              for (let row = 0; row < end && other === undefined; row++) if (index.storedDocumentAt(row).id === id) other = segmentOfRow(row);
+              for (let row = 0; row < end && other === undefined; row++) if (index.idAt(row) === id) other = segmentOfRow(row);
               if (other === undefined) return corruptStoreError(NAME, directory, entry.file, `it holds the id ${JSON.stringify(id)} twice`);
               return corruptStoreError(
                 NAME,
@@ -166,7 +165,7 @@ function loadedState(
       if (segmentOfId === undefined) {
         segmentOfId = new Map();
         let row = 0;
-        for (const run of runs) for (; row < run.end; row++) segmentOfId.set(index.storedDocumentAt(row).id, run.file);
+        for (const run of runs) for (; row < run.end; row++) segmentOfId.set(index.idAt(row), run.file);
       }
       return segmentOfId;
     },
@@ -174,23 +173,14 @@ function loadedState(
 }
 
 /** The rows of a segment's documents that its manifest entry records as deleted; a tombstone naming no row is `STORE_CORRUPT`. */
-function tombstonedRows(documents: readonly Document[], entry: SegmentEntry, directory: string): number[] {
-  if (entry.tombstones.length === 0) return [];
-  const tombstones = new Set(entry.tombstones);
-  const found = new Set<string>();
-  const rows: number[] = [];
-  for (let row = 0; row < documents.length; row++) {
-    const id = documents[row].id;
-    if (!tombstones.has(id)) continue;
-    rows.push(row);
-    found.add(id);
-  }
-  for (const id of tombstones) {
-    if (!found.has(id)) {
+function tombstonedRows(run: StoredRun, entry: SegmentEntry, directory: string): number[] {
+  return entry.tombstones.map((id) => {
+    const row = run.ids.find(id);
+    if (row < 0) {
       throw corruptStoreError(NAME, directory, MANIFEST_FILE, `a tombstone of ${entry.file} names ${JSON.stringify(id)}, which that segment does not hold`);
     }
-  }
-  return rows;
+    return row;
+  });
 }
 
 /** The error for a file-system failure in the store's folder. */
