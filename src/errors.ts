@@ -38,7 +38,8 @@ export type AxonErrorCode =
   | 'INGEST_FAILED'
   | 'CAPACITY_EXCEEDED'
   | 'ABORTED'
-  | 'DEPENDENCY_MISSING';
+  | 'DEPENDENCY_MISSING'
+  | 'QUESTION_TOO_LONG';
 
 /**
  * The `details` of the codes that promise a shape. Codes not listed carry free-form details.
