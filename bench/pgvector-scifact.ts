@@ -36,6 +36,7 @@ import { evaluateRetrieval } from '../src/eval/runner.ts';
 import { LocalHashEmbeddings } from '../providers/local/hash-embeddings.ts';
 import { FileStore } from '../stores/file-store/file-store.ts';
 import { PgVectorStore } from '../stores/pgvector/pgvector-store.ts';
+import { DOCUMENT_COLUMNS } from '../stores/pgvector/pgvector-rows.ts';
 import { startPgliteServer } from '../test/servers/pglite-server.ts';
 import { dropTable } from '../test/stores/pgvector/support.ts';
 import { median, sharedEvalPath, startClock } from './helpers.ts';
@@ -58,6 +59,8 @@ interface Side {
   /** Row label prefix, e.g. "PgVectorStore on PGlite". */
   label: string;
   store: FileStore | PgVectorStore;
+  /** A pool on the store's database, to ask the planner how it runs a search. */
+  pool?: pg.Pool;
   /** Whether its work runs in this process (its CPU ms mean something). */
   inProcess: boolean;
   close(): Promise<void>;
@@ -67,6 +70,8 @@ interface Searcher {
   name: string;
   side: Side;
   kind: 'exact' | 'ann' | 'keyword';
+  /** The HNSW candidates of an approximate search. */
+  ef?: number;
   inProcess: boolean;
   search(vector: Float32Array, text: string): Promise<Document[]>;
 }
@@ -119,18 +124,19 @@ async function main(): Promise<void> {
     if (chosen.has('pglite')) {
       const pglite = await startPgliteServer();
       const store = new PgVectorStore({ pool: pglite.pool, table, index });
-      sides.push({ label: 'PgVectorStore on PGlite', store, inProcess: true, close: () => pglite.close() });
+      sides.push({ label: 'PgVectorStore on PGlite', store, pool: pglite.pool, inProcess: true, close: () => pglite.close() });
     }
     if (chosen.has('server')) {
       const version = await serverVersion(serverUrl!);
       const store = new PgVectorStore({ url: serverUrl, table, index });
+      const admin = new pg.Pool({ connectionString: serverUrl, max: 1 });
       sides.push({
         label: `PgVectorStore on ${version}`,
         store,
+        pool: admin,
         inProcess: false,
         close: async () => {
           await store.close();
-          const admin = new pg.Pool({ connectionString: serverUrl, max: 1 });
           await dropTable(admin, table);
           await admin.end();
         },
@@ -164,14 +170,13 @@ async function main(): Promise<void> {
     const searchers: Searcher[] = [];
     for (const side of sides) {
       const store = side.store;
-      const add = (name: string, kind: Searcher['kind'], search: Searcher['search']) =>
-        searchers.push({ name: `${side.label} ${name}`, side, kind, inProcess: side.inProcess, search });
+      const add = (name: string, kind: Searcher['kind'], search: Searcher['search'], ef?: number) =>
+        searchers.push({ name: `${side.label} ${name}`, side, kind, ef, inProcess: side.inProcess, search });
       if (!keywordOnly) {
         if (store instanceof FileStore) add('exact', 'exact', (vector) => store.search(vector, { topK: 10 }));
         else {
           add('exact', 'exact', (vector) => store.search(vector, { topK: 10, exact: true }));
-          add('HNSW, ef 40', 'ann', (vector) => store.search(vector, { topK: 10, ef: 40 }));
-          add('HNSW, ef 100', 'ann', (vector) => store.search(vector, { topK: 10, ef: 100 }));
+          for (const ef of [40, 100]) add(`HNSW, ef ${ef}`, 'ann', (vector) => store.search(vector, { topK: 10, ef }), ef);
         }
       }
       add(store instanceof FileStore ? 'BM25 (keyword)' : 'BM25 in SQL (keyword)', 'keyword', (_vector, text) => store.keywordSearch(text, { topK: 100 }));
@@ -192,6 +197,12 @@ async function main(): Promise<void> {
           found.map((document) => document.id),
         );
       }
+    }
+    // The planner may scan a small table rather than walk its index: say which each approximate row got.
+    const plans = new Map<Searcher, string>();
+    for (const searcher of searchers) {
+      const pool = searcher.side.pool;
+      if (pool !== undefined && searcher.ef !== undefined) plans.set(searcher, await searchPlan(pool, table, queryVectors.get(queries[0].text)!, searcher.ef));
     }
     const rows: string[][] = [];
     for (const [position, searcher] of searchers.entries()) {
@@ -216,9 +227,11 @@ async function main(): Promise<void> {
         spread(wallMs),
         quality.metrics['ndcg@10'].toFixed(4),
         recall,
+        plans.get(searcher) ?? '',
       ]);
     }
-    printTable(['search (top 10; keyword top 100)', 'median CPU ms/query', 'median wall ms/query', 'wall p25–p75', 'nDCG@10', 'recall@10 vs exact'], rows);
+    const header = ['search (top 10; keyword top 100)', 'median CPU ms/query', 'median wall ms/query', 'wall p25–p75', 'nDCG@10', 'recall@10 vs exact'];
+    printTable([...header, 'planner chose'], rows);
     const { wallMs, cpuMs } = total();
     console.log(
       `Whole run: ${(wallMs / 1000).toFixed(0)} s wall, ${(cpuMs / 1000).toFixed(0)} s CPU of this process (PGlite runs in it; the server does not).`,
@@ -226,6 +239,21 @@ async function main(): Promise<void> {
     console.log(`load average at the end: ${formatLoad()}`);
   } finally {
     for (const side of sides) await side.close();
+  }
+}
+
+/** How the planner runs an approximate search of `table` (as the store sends it, at `ef`): the HNSW index or a scan and sort. */
+async function searchPlan(pool: pg.Pool, table: string, vector: Float32Array, ef: number): Promise<string> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`, [String(ef)]);
+    const sql = `EXPLAIN SELECT ${DOCUMENT_COLUMNS}, 1 - (embedding <=> $1::vector) AS score FROM "${table}" ORDER BY embedding <=> $1::vector LIMIT 10`;
+    const plan = (await client.query(sql, [`[${Array.from(vector).join(',')}]`])).rows.map((row) => row['QUERY PLAN']).join('\n');
+    await client.query('COMMIT');
+    return /Index Scan using \S+_embedding_idx/.test(plan) ? 'HNSW index' : 'sequential scan + sort (exact)';
+  } finally {
+    client.release();
   }
 }
 
