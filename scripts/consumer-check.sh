@@ -45,9 +45,13 @@ JSON
 ts_version="$(node -p "require('$root/node_modules/typescript/package.json').version")"
 types_version="$(node -p "require('$root/node_modules/@types/node/package.json').version")"
 esbuild_version="$(node -p "require('$root/node_modules/esbuild/package.json').version" 2>/dev/null || echo latest)"
+# `ai` is axon-rag/ai-sdk's optional peer: installed as an application using that entry would, with the
+# json-schema types its declarations import (needed under the app's skipLibCheck false).
+ai_version="$(node -p "require('$root/node_modules/ai/package.json').version")"
+json_schema_types_version="$(node -p "require('$root/node_modules/@types/json-schema/package.json').version")"
 cd "$app"
 step "npm install the tarball into an empty app" npm install --no-audit --no-fund --prefer-offline "$tarball"
-step "install the app's own TypeScript and esbuild" npm install --no-audit --no-fund --prefer-offline --save-dev "typescript@$ts_version" "@types/node@$types_version" "esbuild@$esbuild_version"
+step "install the app's own TypeScript and esbuild, and ai (the ai-sdk entry's peer)" npm install --no-audit --no-fund --prefer-offline --save-dev "typescript@$ts_version" "@types/node@$types_version" "esbuild@$esbuild_version" "ai@$ai_version" "@types/json-schema@$json_schema_types_version"
 step "no tsx came with axon-rag" test ! -e node_modules/tsx
 step "importing each entry loads only what it uses (no SDK, store client or container in the core)" node loaded-packages.mjs
 

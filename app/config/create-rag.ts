@@ -10,6 +10,7 @@ import { supportsKeywordSearch } from '../../src/contracts/keyword-search.ts';
 import { AxonError, ConfigError, type ConfigIssue } from '../../src/errors.ts';
 import { RAG, type HybridWeights, type SearchMode } from '../../src/rag.ts';
 import { describeOptionIssues, didYouMean } from '../../src/runtime/closest-name.ts';
+import { describeUnsetVariable } from '../../src/runtime/secret.ts';
 import { createRegistry } from './built-ins.ts';
 import {
   componentIdentifier,
@@ -370,7 +371,7 @@ function resolveEnvironmentReferences(value: unknown, path: string, environment:
     const variable = entries[0][1];
     const found = environment[variable];
     if (found === undefined || found === '') {
-      issues.push({ path, message: `environment variable ${variable} is not set` });
+      issues.push({ path, message: describeUnsetVariable(variable, 'env') });
       return undefined;
     }
     return found;

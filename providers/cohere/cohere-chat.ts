@@ -5,7 +5,7 @@ import { StreamFinish } from '../shared/chat-finish.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { parseEventObject } from '../../src/runtime/server-sent-events.ts';
 import { assertChatMessages } from '../shared/chat-input.ts';
-import { type CohereConnection, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
+import { type CohereConnection, cohereBilledUsage, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
 
 export const cohereChatOptionsSchema = z
   .object({
@@ -55,10 +55,12 @@ export class CohereChat implements ChatProvider {
     const response = await this.#connection.post('chat', { ...this.#body(messages, options), stream: false }, options.signal);
     const content = (response.body as { message?: { content?: unknown } } | null)?.message?.content;
     if (!Array.isArray(content)) throw invalidResponseError(NAME, response.status, 'message.content is missing or not an array.');
-    return content
+    const text = content
       .filter((part): part is { type: 'text'; text: string } => part?.type === 'text' && typeof part.text === 'string')
       .map((part) => part.text)
       .join('');
+    options.onUsage?.(cohereBilledUsage(NAME, response.status, response.body, 'usage'));
+    return text;
   }
 
   /** The reply as text deltas. Opening the stream is retried; nothing is retried after the first event. */
@@ -66,6 +68,7 @@ export class CohereChat implements ChatProvider {
     assertChatMessages(messages, NAME);
     const events = this.#connection.stream('chat', { ...this.#body(messages, options), stream: true }, options.signal);
     const finish = new StreamFinish(NAME, options.onFinish);
+    let ending: unknown;
     for await (const { event: name, data } of events) {
       if (data === '[DONE]') break;
       finish.event();
@@ -74,6 +77,7 @@ export class CohereChat implements ChatProvider {
       if (type === 'message-end') {
         const reason = (event as { delta?: { finish_reason?: unknown } }).delta?.finish_reason;
         finish.finished(typeof reason === 'string' ? (COHERE_FINISH_REASONS[reason] ?? reason.toLowerCase()) : 'stop');
+        ending = (event as { delta?: unknown }).delta;
       }
       if (type !== 'content-delta') continue;
       // A reasoning model's delta may carry `thinking` and no text; text that is there must be a string.
@@ -83,6 +87,7 @@ export class CohereChat implements ChatProvider {
       if (typeof text === 'string' && text !== '') yield text;
     }
     finish.end();
+    options.onUsage?.(cohereBilledUsage(NAME, 200, ending, 'usage'));
   }
 
   #body(messages: ChatMessage[], options: ChatOptions) {

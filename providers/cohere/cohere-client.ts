@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { Usage } from '../../src/contracts/usage.ts';
+import { usageFromCounts, usageObject } from '../shared/usage.ts';
 import { HttpClient, type JsonResponse, retryPolicyFrom, type ServerSentEvent, transportOptionsShape } from '../../src/runtime/http.ts';
 import { apiKeySchema, resolveApiKey } from '../../src/runtime/secret.ts';
 
@@ -50,4 +52,21 @@ export function connectCohere(component: string, options: ConnectionOptions): Co
     post: (endpoint, body, signal) => http.postJson(endpoint, body, { signal }),
     stream: (endpoint, body, signal) => http.postEventStream(endpoint, body, { signal }),
   };
+}
+
+/**
+ * The usage of a Cohere reply: `billed_units` (what Cohere bills: `input_tokens`, `output_tokens`,
+ * `search_units`) under `meta` (embed, rerank) or `usage` (chat, and a stream's `message-end` delta), else the
+ * chat's raw `tokens` counts; `'unknown'` when there are none.
+ */
+export function cohereBilledUsage(component: string, status: number, body: unknown, field: 'meta' | 'usage'): Usage {
+  const holder = usageObject(component, status, (body as Record<string, unknown> | null | undefined)?.[field], field);
+  const billed = usageObject(component, status, holder?.billed_units, `${field}.billed_units`);
+  const counted = billed ?? usageObject(component, status, holder?.tokens, `${field}.tokens`);
+  const path = billed ? `${field}.billed_units` : `${field}.tokens`;
+  return usageFromCounts(component, status, {
+    inputTokens: { value: counted?.input_tokens, path: `${path}.input_tokens` },
+    outputTokens: { value: counted?.output_tokens, path: `${path}.output_tokens` },
+    searchUnits: { value: counted?.search_units, path: `${path}.search_units` },
+  });
 }

@@ -4,6 +4,7 @@ import type { Vector } from '../../src/document.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { validateVectors } from '../../src/runtime/provider-responses.ts';
 import { assertTexts } from '../shared/chat-input.ts';
+import { cohereBilledUsage } from './cohere-client.ts';
 import { type CohereConnection, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
 
 export const cohereEmbeddingsOptionsSchema = z
@@ -87,6 +88,7 @@ export class CohereEmbeddings implements EmbeddingsProvider {
     const response = await this.#connection.post('embed', body, options.signal);
     const floats = (response.body as { embeddings?: { float?: unknown } } | null)?.embeddings?.float;
     const vectors = validateVectors(NAME, response.status, floats, { count: texts.length, dimensions: this.#dimensions, path: 'embeddings.float' });
+    options.onUsage?.(cohereBilledUsage(NAME, response.status, response.body, 'meta'));
     this.#dimensions ??= vectors[0]?.length;
     return vectors;
   }

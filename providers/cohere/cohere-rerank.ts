@@ -3,7 +3,7 @@ import type { Reranker, RerankOptions, RerankResult } from '../../src/contracts/
 import { parseOptions } from '../../src/runtime/options.ts';
 import { rerankResultsFromResponse } from '../../src/runtime/provider-responses.ts';
 import { assertTexts, clampTopN } from '../shared/chat-input.ts';
-import { type CohereConnection, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
+import { type CohereConnection, cohereBilledUsage, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
 
 export const cohereRerankModelOptionsSchema = z
   .object({
@@ -59,6 +59,8 @@ export class CohereRerankModel implements Reranker {
     };
     const response = await this.#connection.post('rerank', body, options.signal);
     const results = (response.body as { results?: unknown } | null)?.results;
-    return rerankResultsFromResponse(NAME, response.status, results, { documentCount: documents.length, topN, scoreField: 'relevance_score' });
+    const ranked = rerankResultsFromResponse(NAME, response.status, results, { documentCount: documents.length, topN, scoreField: 'relevance_score' });
+    options.onUsage?.(cohereBilledUsage(NAME, response.status, response.body, 'meta'));
+    return ranked;
   }
 }

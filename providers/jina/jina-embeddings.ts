@@ -6,6 +6,7 @@ import { parseOptions } from '../../src/runtime/options.ts';
 import { vectorsFromIndexedData } from '../../src/runtime/provider-responses.ts';
 import { apiKeySchema } from '../../src/runtime/secret.ts';
 import { assertTexts } from '../shared/chat-input.ts';
+import { openAIEmbeddingsUsage } from '../shared/openai-format.ts';
 import { connectJina } from './jina-client.ts';
 
 export const jinaEmbeddingsOptionsSchema = z
@@ -98,6 +99,8 @@ export class JinaEmbeddings implements EmbeddingsProvider {
     const response = await this.#http.postJson('embeddings', body, { signal: options.signal });
     const data = (response.body as { data?: unknown } | null)?.data;
     const vectors = vectorsFromIndexedData(NAME, response.status, data, { count: texts.length, dimensions: this.#dimensions });
+    // Jina's usage is OpenAI's shape: `{total_tokens, prompt_tokens}`.
+    options.onUsage?.(openAIEmbeddingsUsage(NAME, response.status, (response.body as { usage?: unknown } | null)?.usage));
     this.#dimensions ??= vectors[0]?.length;
     return vectors;
   }

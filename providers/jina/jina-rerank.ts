@@ -58,6 +58,7 @@ export class JinaRerankModel implements Reranker {
       documents,
       topN: clampTopN(options.topN, documents.length),
       signal: options.signal,
+      onUsage: options.onUsage,
     });
   }
 }

@@ -64,6 +64,7 @@ export class LocalAIRerankModel implements Reranker {
       documents,
       topN: clampTopN(options.topN, documents.length),
       signal: options.signal,
+      onUsage: options.onUsage,
     });
   }
 }

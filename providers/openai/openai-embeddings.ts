@@ -5,6 +5,7 @@ import { request } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { vectorsFromIndexedData } from '../../src/runtime/provider-responses.ts';
 import { assertTexts } from '../shared/chat-input.ts';
+import { openAIEmbeddingsUsage } from '../shared/openai-format.ts';
 import { connectOpenAI, openAIConnectionOptionsShape, type OpenAIConnection } from './openai-client.ts';
 
 export const openAIEmbeddingsOptionsSchema = z
@@ -96,6 +97,7 @@ export class OpenAIEmbeddings implements EmbeddingsProvider {
       count: texts.length,
       dimensions: this.#dimensions,
     });
+    options.onUsage?.(openAIEmbeddingsUsage(NAME, response.status, (data as { usage?: unknown } | null)?.usage));
     this.#dimensions ??= vectors[0]?.length;
     return vectors;
   }
