@@ -7,7 +7,6 @@
  * `keyword_length integer`. `axon_pgvector_tables` records, per table, its schema version, dimensions and
  * keyword tokenizer options.
  */
-import type { PoolClient } from 'pg';
 import { AxonError } from '../../src/errors.ts';
 import { MISSING_EXTENSION_STATES, missingExtensionError, PGVECTOR_COMPONENT } from './pgvector-errors.ts';
 
@@ -27,8 +26,14 @@ export interface TableShape {
   keyword: boolean;
 }
 
-/** A connection inside a transaction. */
-export type Queryable = Pick<PoolClient, 'query'>;
+/**
+ * A connection inside a transaction: what the store asks of a node-postgres client, declared here so that the
+ * store's types need neither `pg` nor its types installed.
+ */
+export interface Queryable {
+  // biome-ignore lint/suspicious/noExplicitAny: the row type node-postgres declares (`QueryResultRow`).
+  query<R extends { [column: string]: any } = { [column: string]: any }>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+}
 
 /** Runs `body` in one transaction (see `PgVectorStore`): retried on a fresh connection when `retryable` and the connection dropped. */
 export type RunTransaction = <T>(operation: string, retryable: boolean, signal: AbortSignal | undefined, body: (client: Queryable) => Promise<T>) => Promise<T>;

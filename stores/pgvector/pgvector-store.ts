@@ -7,11 +7,13 @@ import { AxonError, FilterError, throwIfAborted } from '../../src/errors.ts';
 import { parseFilter, type Filter } from '../../src/filter/index.ts';
 import { chunk } from '../../src/runtime/concurrency.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
+import { lazyModule, optionalPackage } from '../../src/runtime/lazy-module.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 import { bm25IndexOptionsSchema } from '../indexes/bm25-index.ts';
 import { TextTokenizer } from '../indexes/text-tokenizer.ts';
 import { assertEf, assertFloat32Vector, assertIdList, assertSourceArguments, assertTopK } from '../indexes/arguments.ts';
 import { compareForSource } from '../indexes/vector-index.ts';
+import type { PgPool } from './pg-pool.ts';
 import { describePostgresError, isConnectionError, PGVECTOR_COMPONENT as NAME, tableSizeMismatch } from './pgvector-errors.ts';
 import { isPostgresText, MAX_BIND_PARAMETERS, SqlParameters, toSqlCondition } from './pgvector-filter.ts';
 import { keywordSearchStatement, queryTermWeights } from './pgvector-keyword.ts';
@@ -64,7 +66,7 @@ export const pgVectorStoreOptionsSchema = z
      * A `pg.Pool` (or anything with its `connect()`) to use instead of `url`. The store never ends a pool it was
      * given; `close()` ends only a pool it made.
      */
-    pool: z.custom<Pool>((value) => typeof (value as { connect?: unknown } | null)?.connect === 'function', 'must be a pg.Pool').optional(),
+    pool: z.custom<PgPool>((value) => typeof (value as { connect?: unknown } | null)?.connect === 'function', 'must be a pg.Pool').optional(),
     /** Connections of the pool the store makes from `url`. @default 10 */
     maxConnections: z.number().int().min(1).max(1000).default(10),
     /**
@@ -113,6 +115,8 @@ export const pgVectorStoreOptionsSchema = z
 
 export type PgVectorStoreOptions = z.input<typeof pgVectorStoreOptionsSchema>;
 
+/** node-postgres, an optional peer dependency: loaded when the store first connects. */
+const pgModule = lazyModule('pg', NAME, () => import('pg').catch(optionalPackage));
 /** pgvector's largest `hnsw.ef_search`; a larger `topK` is served by an exact scan. */
 const MAX_EF_SEARCH = 1000;
 
@@ -150,7 +154,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     if (parsed.pool && parsed.url !== undefined) {
       throw new AxonError('CONFIG_INVALID', 'Give either url or pool, not both.', { component: NAME, fix: 'Drop one of the two options.' });
     }
-    this.#pool = parsed.pool;
+    this.#pool = parsed.pool as Pool | undefined;
     this.#url = parsed.pool ? undefined : resolveConnectionUrl(parsed.url);
     const keyword = parsed.keywordIndex === true ? bm25IndexOptionsSchema.parse({}) : parsed.keywordIndex === false ? undefined : parsed.keywordIndex;
     this.#tokenizer = keyword ? new TextTokenizer(keyword.tokenizer) : undefined;
@@ -391,7 +395,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
   async #getPool(): Promise<Pool> {
     if (this.#pool) return this.#pool;
     this.#poolPromise ??= (async () => {
-      const { default: pg } = await import('pg');
+      const { default: pg } = await pgModule.load();
       const pool = new pg.Pool({
         connectionString: this.#url!.reveal(),
         max: this.#options.maxConnections,
