@@ -35,7 +35,7 @@ Options:
   --now DATE        The time freshness is judged at, ISO 8601 (ask; default now)
   --max-tokens N    The context packet's token budget (ask; default 8000)
   --context FILE    JSON of extra packet sections and budget: policies, goal, toolResults, memories (ask)
-  --json            Machine-readable output on stdout
+  --json [FILE]     Machine-readable output on stdout; eval also takes a FILE to write its figures to
   --prune           Remove stored files that no longer exist on disk (ingest)
   --include GLOB    Ingest only files matching GLOB (repeatable; a GLOB without / matches the file name);
                     matched files no loader handles, such as README or LICENSE, are read as text (ingest)
@@ -54,7 +54,6 @@ Options:
   --allow-remote    serve: listen on a non-loopback interface on purpose (prints a warning)
   --workers N       serve: answer questions in N worker threads, each with its own reader of the store
                     (default 2 on a machine with 2 cores or more; 0 answers in the server's thread)
-  --json [FILE]     With eval, the figures as JSON on stdout, or in FILE
   --dry-run         store repair: check the segments and report, write nothing
 
 With no configuration Axon runs fully offline: the local hashing embedder, the file store under .axon/,

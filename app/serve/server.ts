@@ -11,6 +11,7 @@ import { AxonError } from '../../src/errors.ts';
 import type { StageRecord } from '../../src/pipeline/trace.ts';
 import { SEARCH_MODES, type Answer, type RAG } from '../../src/rag.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
+import { describeOptionIssues } from '../../src/runtime/closest-name.ts';
 import { PAGE_SCRIPT, PAGE_SCRIPT_PATH, PAGE_STYLE, PAGE_STYLE_PATH, pageHtml } from './page.ts';
 import { citingTexts, quotedSpans, sharedSpans, type TextSpan } from './spans.ts';
 import { AskWorkerPool, type QuestionRunner, type ServeWorkers } from './worker-pool.ts';
@@ -192,7 +193,17 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
     }
     const parsed = askRequestSchema.safeParse(json);
     if (!parsed.success) {
-      return sendJson(response, 400, { error: parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ') });
+      const issues = describeOptionIssues(askRequestSchema, parsed.error);
+      return sendJson(response, 400, { error: issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ') });
+    }
+    // A question too long for the context budget is refused before any retrieval, as the client's to shorten.
+    if (!parsed.data.agentic) {
+      try {
+        await rag.checkQuestion(parsed.data.question);
+      } catch (error) {
+        if (AxonError.hasCode(error, 'QUESTION_TOO_LONG')) return sendJson(response, 413, { error: describe(error) });
+        throw error;
+      }
     }
     const controller = new AbortController();
     controllers.add(controller);

@@ -78,6 +78,7 @@ export class AskWorkerPool implements QuestionRunner {
     if (!Number.isInteger(count) || count < 1 || count > MAX_WORKERS) {
       throw new AxonError('INVALID_OPTION', `workers.count must be a whole number from 1 to ${MAX_WORKERS}, got ${String(options.count)}.`, {
         component: COMPONENT,
+        fix: 'Pass workers.count as a whole number from 1 (one worker) up, or leave workers out to answer in the server thread.',
         details: { option: 'workers.count' },
       });
     }
@@ -162,8 +163,14 @@ export class AskWorkerPool implements QuestionRunner {
         else this.lost(entry, error);
       });
       worker.on('exit', (code) => {
-        if (!ready) reject(new AxonError('CONFIG_INVALID', `A serve worker exited (code ${code}) before its pipeline was built.`, { component: COMPONENT }));
-        else this.lost(entry, new Error(`exited with code ${code}`));
+        if (!ready) {
+          reject(
+            new AxonError('CONFIG_INVALID', `A serve worker exited (code ${code}) before its pipeline was built.`, {
+              component: COMPONENT,
+              fix: `Check that importing ${this.data.module} and calling its export "${this.data.export}" does not end the thread (process.exit).`,
+            }),
+          );
+        } else this.lost(entry, new Error(`exited with code ${code}`));
       });
     });
   }

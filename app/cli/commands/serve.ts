@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { JsonlTraceStore } from '../../../src/context/trace-store.ts';
 import { serve } from '../../serve/server.ts';
 import { packageModule } from '../../serve/worker-pool.ts';
-import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
+import { describeMissingStore, loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 import type { ServePipelineArgument } from '../serve-pipeline.ts';
 
 /**
@@ -18,7 +18,7 @@ export async function runServe(positionals: string[], options: CommandOptions, i
   if (port > 65535) throw new UsageError(`--port takes a port number up to 65535, got "${options.port}".`);
   const workers = options.workers === '0' ? 0 : (parsePositiveInteger(options.workers, '--workers') ?? (availableParallelism() >= 2 ? 2 : 0));
   if (workers > 64) throw new UsageError(`--workers takes at most 64, got "${options.workers}".`);
-  const { rag, dataDirectory, configHash, source } = await loadPipeline(options, io);
+  const { rag, dataDirectory, storeDirectory, configHash, source } = await loadPipeline(options, io);
   const argument: ServePipelineArgument = { options, cwd: io.cwd };
   const server = await serve(rag, {
     port,
@@ -33,6 +33,8 @@ export async function runServe(positionals: string[], options: CommandOptions, i
     throw error;
   });
   io.out(`Axon is serving ${source} at ${server.url}${workers > 0 ? ` (${workers} worker${workers === 1 ? '' : 's'})` : ''}`);
+  const missing = storeDirectory === undefined ? undefined : await describeMissingStore(storeDirectory, io.cwd);
+  if (missing !== undefined) io.err(`warning: ${missing} Every question will find nothing until documents are ingested there.`);
   io.err('(Ctrl+C stops it.)');
   let onSignal: () => void = () => {};
   const stop = new Promise<void>((resolve) => {
