@@ -10,6 +10,9 @@ export class IdTableError extends Error {}
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+/** FNV-1a, 32 bits: the ids' hash. */
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
 const encoder = new TextEncoder();
 
 /** The ids of a run of rows: `idAt(position)`, `find(id)`. */
@@ -112,8 +115,23 @@ export class IdTable {
 
   /** The position of `id`, or -1. */
   find(id: string): number {
-    const bytes = encodeId(id);
-    return this.findBytes(hashBytes(bytes, 0, bytes.length), bytes, 0, bytes.length);
+    // An ASCII id is its own UTF-8: hashed and compared by its char codes, with no encoding.
+    let hash = FNV_OFFSET;
+    for (let at = 0; at < id.length; at++) {
+      const code = id.charCodeAt(at);
+      if (code >= 0x80) {
+        const bytes = encodeId(id);
+        return this.findBytes(hashBytes(bytes, 0, bytes.length), bytes, 0, bytes.length);
+      }
+      hash = Math.imul(hash ^ code, FNV_PRIME);
+    }
+    hash >>>= 0;
+    const mask = this.slots.length - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const held = this.slots[slot];
+      if (held === 0) return -1;
+      if (this.hashes[held - 1] === hash && this.holdsAscii(held - 1, id)) return held - 1;
+    }
   }
 
   /** For each id of `other` that this table holds too: `each(positionHere, positionThere)`, comparing bytes, hashing nothing again. */
@@ -155,6 +173,15 @@ export class IdTable {
       if (held === 0) return -1;
       if (this.hashes[held - 1] === hash && this.holdsAt(held - 1, key, start, end)) return held - 1;
     }
+  }
+
+  /** Whether the id at `position` is `id`, an ASCII string. */
+  private holdsAscii(position: number, id: string): boolean {
+    const { bytes } = this;
+    const from = this.starts[position];
+    if (this.ends[position] - from !== id.length) return false;
+    for (let offset = 0; offset < id.length; offset++) if (bytes[from + offset] !== id.charCodeAt(offset)) return false;
+    return true;
   }
 
   /** Whether the id at `position` is the bytes `key[start, end)`. */
@@ -213,8 +240,8 @@ function wellFormed(id: string): boolean {
 
 /** FNV-1a over the bytes, 32 bits. */
 function hashBytes(bytes: Uint8Array, start: number, end: number): number {
-  let hash = 0x811c9dc5;
-  for (let at = start; at < end; at++) hash = Math.imul(hash ^ bytes[at], 0x01000193);
+  let hash = FNV_OFFSET;
+  for (let at = start; at < end; at++) hash = Math.imul(hash ^ bytes[at], FNV_PRIME);
   return hash >>> 0;
 }
 
