@@ -43,6 +43,16 @@ export interface AxonErrorDetailsByCode {
   INTERNAL: { invariant: string };
   /** The question (or query) is not a non-empty string. */
   INVALID_QUESTION: { argument: string };
+  /** The question alone takes more tokens than the context budget leaves it; refused before retrieval. */
+  QUESTION_TOO_LONG: {
+    questionTokens: number;
+    limitTokens: number;
+    maxTokens: number;
+    reservedForOutput: number;
+    /** What the instructions and rules take of the budget. */
+    pinnedTokens: number;
+    tokenizer: string;
+  };
   /** `topK` is not a positive integer. */
   INVALID_TOP_K: { topK: unknown };
   /** A vector holds a value that is not a finite number, or is not an array of numbers. */
@@ -142,8 +152,11 @@ export interface AxonErrorDetailsByCode {
   ABORTED: { stopReason?: 'aborted'; iterations?: number; searches?: number; runId?: string };
   /** A component given to Axon implements a version of an interface Axon does not read (an AI SDK model's specification). */
   UNSUPPORTED_VERSION: { found?: string; supported: string[] };
-  /** An optional package a component needs is not installed, or a plugin's component could not load. */
-  DEPENDENCY_MISSING: { package?: string; kind?: string; name?: string };
+  /**
+   * An optional package a component needs is not installed, a registry entry's component could not load, or a
+   * server lacks an extension (pgvector on PostgreSQL: then a `ProviderError`, with its details).
+   */
+  DEPENDENCY_MISSING: { package?: string; kind?: string; name?: string } & ProviderErrorDetails;
 }
 
 /** The `details` type of a code (with the `attempts` any retried call may add). */
@@ -151,7 +164,7 @@ export type AxonErrorDetails<Code extends AxonErrorCode = AxonErrorCode> = Code 
   ? AxonErrorDetailsByCode[Code] & { attempts?: number }
   : never;
 
-/** The codes a `ProviderError` may carry: the ones whose details are `ProviderErrorDetails`. */
+/** The codes a `ProviderError` may carry: the ones whose details are (or include) `ProviderErrorDetails`. */
 export type ProviderErrorCode =
   | 'PROVIDER_ERROR'
   | 'PROVIDER_RESPONSE_INVALID'
@@ -165,7 +178,8 @@ export type ProviderErrorCode =
   | 'PROVIDER_UNREACHABLE'
   | 'PROVIDER_STREAM_INTERRUPTED'
   | 'PROVIDER_CONTENT_BLOCKED'
-  | 'PROVIDER_OUTPUT_LIMIT';
+  | 'PROVIDER_OUTPUT_LIMIT'
+  | 'DEPENDENCY_MISSING';
 
 interface AxonErrorBaseOptions {
   /** The component that failed, e.g. `file-store`, `cohere-reranker`. */

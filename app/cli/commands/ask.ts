@@ -68,6 +68,11 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
     return 0;
   }
   io.out(formatAnswer(answer));
+  const notAllowed = answer.omitted.filter((entry) => entry.reason === 'not_allowed').length;
+  if (answer.stopReason === 'no_eligible_evidence' && notAllowed > 0) {
+    const who = caller === undefined ? 'No caller was given' : 'This caller may not see them';
+    io.err(`(${who}: --tenant and --role say who is asking, and only what that caller may see is searched)`);
+  }
   if (options.explain) io.out(`\n${formatPacket(answer.packet, documentNamer(answer.trace.sources))}`);
   if (options.trace) io.out(`\n${formatTrace(answer.trace)}`);
   if (!options.trace) io.err(`(run id ${answer.trace.runId}; \`axon trace ${answer.trace.runId.slice(0, 8)}\` or --trace shows the pipeline)`);
