@@ -30,6 +30,7 @@ const summary: IngestSummary = {
   chunksAdded: 12,
   chunksRemoved: 3,
   embeddingsComputed: 12,
+  embeddingTokens: 0,
   ms: 2500,
 };
 
