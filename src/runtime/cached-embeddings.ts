@@ -125,6 +125,12 @@ export class CachedEmbeddings implements EmbeddingsProvider {
     return typeof model === 'string' ? model : undefined;
   }
 
+  /** The provider's `genAiProvider` (the service as OpenTelemetry names it), when it has one, so spans name the service. */
+  get genAiProvider(): string | undefined {
+    const service = (this.provider as { genAiProvider?: unknown }).genAiProvider;
+    return typeof service === 'string' ? service : undefined;
+  }
+
   /** The provider's vector length; before its first reply, the length of the vectors served from the cache. */
   get dimensions(): number | undefined {
     return this.provider.dimensions ?? this.#learnedDimensions;

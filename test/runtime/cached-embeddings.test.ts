@@ -221,6 +221,10 @@ describe('CachedEmbeddings over a FileEmbeddingCache', () => {
     const cached = new CachedEmbeddings(provider);
     expect([cached.name, cached.model, cached.dimensions, cached.maxBatchSize, cached.maxParallelCalls]).toEqual(['model-embeddings', 'model-a', 4, 8, 2]);
     expect(cached.identity).toBe(provider.identity);
+    // The service's OpenTelemetry name, where the provider gives one, so call spans name the service as before.
+    expect(cached.genAiProvider).toBeUndefined();
+    const named = Object.assign(new ModelEmbeddings('model-a', 4), { genAiProvider: 'openai' });
+    expect(new CachedEmbeddings(named).genAiProvider).toBe('openai');
   });
 });
 
