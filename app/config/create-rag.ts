@@ -12,6 +12,7 @@ import { RAG, type HybridWeights, type SearchMode } from '../../src/rag.ts';
 import { describeOptionIssues, didYouMean } from '../../src/runtime/closest-name.ts';
 import { describeUnsetVariable } from '../../src/runtime/secret.ts';
 import { createRegistry } from './built-ins.ts';
+import { configuredEmbeddingCache, withEmbeddingCache } from './embedding-cache.ts';
 import {
   componentIdentifier,
   type ComponentDefinition,
@@ -134,6 +135,21 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
     }
   };
   dependencies.embeddings = build(embeddings, 'embeddings');
+  // --- Embedding cache: in front of the provider, for every component that embeds ---
+  const cacheSetting = configuredEmbeddingCache(pipeline, baseDirectory);
+  if (pipeline.embeddingCache !== undefined && cacheSetting !== false && dependencies.embeddings.identity === undefined) {
+    throw new ConfigError(
+      [
+        {
+          path: 'embeddingCache',
+          message: `"${dependencies.embeddings.name}" does not declare its identity (the model that makes its vectors), so its vectors cannot be cached safely; remove embeddingCache or set it to false`,
+        },
+      ],
+      { source: options.source },
+    );
+  }
+  dependencies.embeddings = withEmbeddingCache(dependencies.embeddings, cacheSetting, baseDirectory);
+  // --- end of embedding cache ---
   dependencies.chat = chat ? build(chat, 'chat') : undefined;
   const parts: PipelineParts = {
     embeddings: dependencies.embeddings,
