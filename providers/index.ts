@@ -19,3 +19,5 @@ export { AzureOpenAIChat, azureOpenAIChatOptionsSchema, type AzureOpenAIChatOpti
 export { AzureOpenAIEmbeddings, azureOpenAIEmbeddingsOptionsSchema, type AzureOpenAIEmbeddingsOptions } from './azure/azure-openai-embeddings.ts';
 export { OllamaChat, ollamaChatOptionsSchema, type OllamaChatOptions } from './ollama/ollama-chat.ts';
 export { OllamaEmbeddings, ollamaEmbeddingsOptionsSchema, type OllamaEmbeddingsOptions } from './ollama/ollama-embeddings.ts';
+// The definitions configuration builds providers from, each module loaded when a configuration names it.
+export { PROVIDER_COMPONENTS } from './components.ts';

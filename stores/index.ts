@@ -16,3 +16,6 @@ export { FileEmbeddingCache, fileEmbeddingCacheOptionsSchema, type FileEmbedding
 export { FileChatHistory, fileChatHistoryOptionsSchema, CONVERSATIONS_FOLDER, type FileChatHistoryOptions } from './file-store/file-chat-history.ts';
 export { PostgresChatHistory, postgresChatHistoryOptionsSchema, type PostgresChatHistoryOptions } from './pgvector/postgres-chat-history.ts';
 export { keywordIndexOptionSchema, type KeywordIndexOption } from './indexes/keyword-index-support.ts';
+export type { PgPool } from './pgvector/pg-pool.ts';
+// The definitions configuration builds stores from, each module loaded when a configuration names it.
+export { STORE_COMPONENTS } from './components.ts';

@@ -11,6 +11,7 @@ import { AxonError } from '../../src/errors.ts';
 import type { StageRecord } from '../../src/pipeline/trace.ts';
 import { SEARCH_MODES, type Answer, type RAG } from '../../src/rag.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
+import { describeOptionIssues } from '../../src/runtime/closest-name.ts';
 import { PAGE_SCRIPT, PAGE_SCRIPT_PATH, PAGE_STYLE, PAGE_STYLE_PATH, pageHtml } from './page.ts';
 import { citingTexts, quotedSpans, sharedSpans, type TextSpan } from './spans.ts';
 
@@ -180,7 +181,8 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
     }
     const parsed = askRequestSchema.safeParse(json);
     if (!parsed.success) {
-      return sendJson(response, 400, { error: parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ') });
+      const issues = describeOptionIssues(askRequestSchema, parsed.error);
+      return sendJson(response, 400, { error: issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ') });
     }
     const controller = new AbortController();
     controllers.add(controller);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { EmbedOptions, EmbeddingsIdentity, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { Vector } from '../../src/document.ts';
-import { type HttpClient, transportOptionsShape } from '../../src/runtime/http.ts';
+import { type HttpClient, httpUrlSchema, transportOptionsShape } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { vectorsFromIndexedData } from '../../src/runtime/provider-responses.ts';
 import { apiKeySchema } from '../../src/runtime/secret.ts';
@@ -16,7 +16,7 @@ export const jinaEmbeddingsOptionsSchema = z
     /** The API key: the key itself, `{ env: 'NAME' }`, or a `Secret`. @default process.env.JINA_API_KEY */
     apiKey: apiKeySchema.optional(),
     /** Base URL of the API; requests go to `{baseURL}/embeddings`. @default https://api.jina.ai/v1 */
-    baseURL: z.url().default('https://api.jina.ai/v1'),
+    baseURL: httpUrlSchema.default('https://api.jina.ai/v1'),
     /** Vector length (Matryoshka truncation, v3 and newer). Sent as `dimensions`. Leave out for the model's default. */
     dimensions: z.number().int().positive().optional(),
     /**
@@ -69,7 +69,8 @@ export class JinaEmbeddings implements EmbeddingsProvider {
 
   constructor(options: JinaEmbeddingsOptions = {}) {
     const parsed = parseOptions(jinaEmbeddingsOptionsSchema, options, NAME);
-    ({ http: this.#http, baseURL: this.baseURL } = connectJina(NAME, parsed));
+    this.#http = connectJina(NAME, parsed);
+    this.baseURL = this.#http.baseURL;
     this.model = parsed.model;
     this.maxBatchSize = parsed.maxBatchSize;
     this.maxParallelCalls = parsed.maxParallelCalls;

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { ChatMessage, ChatOptions, ChatProvider } from '../../src/contracts/chat.ts';
-import { request } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { assertChatMessages } from '../shared/chat-input.ts';
 import { openAIChatBody, readOpenAIChatStream, readOpenAICompletion } from '../shared/openai-format.ts';
@@ -29,8 +28,8 @@ export type OpenAIChatOptions = z.input<typeof openAIChatOptionsSchema>;
 const NAME = 'openai-chat';
 
 /**
- * Chat completions: OpenAI itself, or any OpenAI-compatible server via `baseURL`. `complete` goes through the
- * `openai` SDK; `stream` reads the server-sent events over `fetch` (see `stream`).
+ * Chat completions: OpenAI itself, or any OpenAI-compatible server via `baseURL`, through the `openai` SDK for
+ * `complete` and `stream` alike (one transport, one error mapping; the SDK is loaded on the first call).
  *
  * @example
  * new OpenAIChat({ model: 'gpt-4o-mini' })                                           // OPENAI_API_KEY
@@ -59,9 +58,8 @@ export class OpenAIChat implements ChatProvider {
    */
   async complete(messages: ChatMessage[], options: ChatOptions = {}): Promise<string> {
     assertChatMessages(messages, NAME);
-    const client = await this.#connection.client();
-    const { data, response } = await request(this.#connection.context(options.signal), (signal) =>
-      client.chat.completions.create(this.#body(messages, options), this.#connection.requestOptions(signal)).withResponse(),
+    const { data, response } = await this.#connection.request(options.signal, (client, requestOptions) =>
+      client.chat.completions.create(this.#body(messages, options), requestOptions).withResponse(),
     );
     const { text, usage } = readOpenAICompletion(NAME, response.status, data);
     options.onUsage?.(usage);
@@ -70,17 +68,19 @@ export class OpenAIChat implements ChatProvider {
 
   /**
    * The reply as text deltas, from server-sent events (`POST {baseURL}/chat/completions` with `stream: true`: one
-   * `data: {chunk}` event per delta, then `data: [DONE]`), read over `fetch` rather than through the SDK, which
-   * prints event data it cannot parse. Opening the stream is retried; nothing is retried after the first chunk
-   * arrives. A chunk that is not JSON or has no `choices` array is `PROVIDER_RESPONSE_INVALID`; an error the
-   * service sends in the stream is a `ProviderError` with its message. Usage: OpenAI is asked for it
-   * (`stream_options.include_usage`); a compatible server's is read when it sends one, else it is `'unknown'`.
+   * `data: {chunk}` event per delta, then `data: [DONE]`). The SDK sends the request; its raw response body is read
+   * by Axon's event reader rather than the SDK's, which prints event data it cannot parse. Opening the stream is
+   * retried; nothing is retried after the first chunk arrives. A chunk that is not JSON or has no `choices` array is
+   * `PROVIDER_RESPONSE_INVALID`; an error the service sends in the stream is a `ProviderError` with its message.
+   * Usage: OpenAI is asked for it (`stream_options.include_usage`); a compatible server's is read when it sends one,
+   * else it is `'unknown'`.
    */
   async *stream(messages: ChatMessage[], options: ChatOptions = {}): AsyncIterable<string> {
     assertChatMessages(messages, NAME);
     // OpenAI sends the usage in a last chunk only when asked; compatible servers may refuse the field, so only it is asked.
     const usage = this.#connection.official ? { stream_options: { include_usage: true } } : {};
-    const events = this.#connection.events('chat/completions', { ...this.#body(messages, options), stream: true, ...usage }, options.signal);
+    const body = { ...this.#body(messages, options), stream: true as const, ...usage };
+    const events = this.#connection.events(options.signal, (client, requestOptions) => client.chat.completions.create(body, requestOptions).asResponse());
     yield* readOpenAIChatStream(NAME, events, options, (chunk) => this.#connection.streamedError(chunk));
   }
 

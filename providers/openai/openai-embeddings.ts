@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { EmbedOptions, EmbeddingsIdentity, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { Vector } from '../../src/document.ts';
-import { request } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { vectorsFromIndexedData } from '../../src/runtime/provider-responses.ts';
 import { assertTexts } from '../shared/chat-input.ts';
@@ -93,9 +92,8 @@ export class OpenAIEmbeddings implements EmbeddingsProvider {
       encoding_format: this.#encodingFormat,
       ...(this.#requestedDimensions === undefined ? {} : { dimensions: this.#requestedDimensions }),
     };
-    const client = await this.#connection.client();
-    const { data, response } = await request(this.#connection.context(options.signal), (signal) =>
-      client.embeddings.create(body, this.#connection.requestOptions(signal)).withResponse(),
+    const { data, response } = await this.#connection.request(options.signal, (client, requestOptions) =>
+      client.embeddings.create(body, requestOptions).withResponse(),
     );
     const vectors = vectorsFromIndexedData(NAME, response.status, (data as { data?: unknown } | null)?.data, {
       count: texts.length,

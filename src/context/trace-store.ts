@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AgenticFailure, AgenticStatus, AgenticTraceEvent, DroppedCitation, Provenance, SpanCitation } from '../agentic/types.ts';
+import type { AgenticFailure, AgenticStatus, AgenticTraceEvent, DroppedCitation, Provenance, SpanCitation } from '../pipeline/agentic-trace.ts';
 import type { Citation } from '../document.ts';
 import { AxonError } from '../errors.ts';
 import type { Filter } from '../filter/types.ts';

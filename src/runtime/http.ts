@@ -4,6 +4,7 @@
  * every adapter accepts are in `transport-options.ts`; the mapping of failures to errors in `http-errors.ts`.
  * Both are re-exported here, so adapters import one module.
  */
+import { z } from 'zod';
 import { abortError, AxonError, type ProviderError } from '../errors.ts';
 import {
   invalidResponseError,
@@ -169,15 +170,18 @@ export interface JsonResponse {
 }
 
 /**
- * A small JSON-over-fetch client for services spoken to without an SDK (Jina, LocalAI, Cohere, OpenAI's streamed
- * chat). Everything about retries, timeouts, cancellation and error mapping is delegated to `request` and
- * `streamRequest`.
+ * The JSON-over-fetch client of every provider spoken to without an SDK (Cohere, Jina, LocalAI, …): each provider
+ * builds one in its `connect…` function and calls it directly. Everything about retries (honouring
+ * `Retry-After`), timeouts, cancellation and error mapping is delegated to `request` and `streamRequest`.
  */
 export class HttpClient {
+  /** The prefix of every path, without a trailing slash. */
+  readonly baseURL: string;
   readonly #options: HttpClientOptions;
 
   constructor(options: HttpClientOptions) {
     this.#options = options;
+    this.baseURL = options.baseURL.replace(/\/+$/, '');
   }
 
   /**
@@ -238,7 +242,7 @@ export class HttpClient {
 
   #prepare(path: string, body: unknown, signal: AbortSignal | undefined): { url: string; payload: string; context: RequestContext } {
     const { provider, timeoutMs, retry } = this.#options;
-    const url = withQuery(joinUrl(this.#options.baseURL, path), this.#options.query);
+    const url = withQuery(joinUrl(this.baseURL, path), this.#options.query);
     return {
       url,
       payload: JSON.stringify(body),
@@ -265,6 +269,37 @@ export class HttpClient {
     };
     throw this.#options.describeStatus ? this.#options.describeStatus(response.status, parsed, details) : statusError(provider, response.status, details);
   }
+}
+
+/**
+ * The address of an HTTP service (a provider's `baseURL`, a server's `host`): an absolute `http://` or `https://`
+ * URL. One written without its scheme (`localhost:8080`, `api.openai.com/v1`) is refused with the address to
+ * write instead, rather than a bare "Invalid URL" (or, for `localhost:8080`, accepted as a URL of scheme
+ * `localhost:` and failing at the first request).
+ */
+export const httpUrlSchema = z.string().superRefine((value, context) => {
+  const problem = httpUrlProblem(value);
+  if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+});
+
+/** What is wrong with `value` as the address of an HTTP service, or `undefined` when nothing is. */
+export function httpUrlProblem(value: string): string | undefined {
+  const text = value.trim();
+  if (text === '') return 'must be an http:// or https:// URL, e.g. "http://localhost:8080"';
+  // `host:port…` parses as a URL whose scheme is the host name, so a missing scheme is looked for before parsing.
+  const withoutScheme = !/^[a-z][a-z0-9+.-]*:\/\//i.test(text);
+  if (withoutScheme && (/^[\w.-]+(:\d+)?(\/|$)/.test(text) || /^\[[\d:a-f]+\](:\d+)?(\/|$)/i.test(text))) {
+    const local = /^(localhost|127\.|0\.0\.0\.0|\[::1\]|10\.|192\.168\.|host\.docker\.internal)/i.test(text);
+    return `"${text}" has no scheme: write "${local ? 'http' : 'https'}://${text}"`;
+  }
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return `"${text}" is not a URL: write it as "http://host:port/path"`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `must be an http:// or https:// URL, not ${url.protocol}//`;
+  return undefined;
 }
 
 /** `{base}/{path}` with exactly one slash between them. */

@@ -7,7 +7,8 @@ import { z } from 'zod';
 import type { ChatHistory, ChatHistoryLoadOptions, ChatHistoryOperationOptions, ConversationInfo, ConversationTurn } from '../../src/contracts/chat-history.ts';
 import { assertConversationId, assertLastTurns, compareConversations, normalizeConversationTurn } from '../../src/conversation/turns.ts';
 import { AxonError, ProviderError, throwIfAborted, withoutUrlCredentials } from '../../src/errors.ts';
-import { lazyModule } from '../../src/runtime/lazy-module.ts';
+import { lazyModule, optionalPackage } from '../../src/runtime/lazy-module.ts';
+import type { PgPool } from './pg-pool.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 
@@ -22,7 +23,7 @@ export const postgresChatHistoryOptionsSchema = z
      */
     url: apiKeySchema.optional(),
     /** A `pg.Pool` to use instead of `url` (the pgvector store's, say). Never ended by `close()`. */
-    pool: z.custom<Pool>((value) => typeof (value as { query?: unknown } | null)?.query === 'function', 'must be a pg.Pool').optional(),
+    pool: z.custom<PgPool>((value) => typeof (value as { query?: unknown } | null)?.query === 'function', 'must be a pg.Pool').optional(),
     /** Connections of the pool made from `url`. @default 4 */
     maxConnections: z.number().int().min(1).max(1000).default(4),
     /** Milliseconds to wait for a connection from the pool made from `url`. @default 10000 */
@@ -37,7 +38,7 @@ export const postgresChatHistoryOptionsSchema = z
 export type PostgresChatHistoryOptions = z.input<typeof postgresChatHistoryOptionsSchema>;
 
 const NAME = 'postgres-chat-history';
-const pgModule = lazyModule('pg', NAME, () => import('pg'));
+const pgModule = lazyModule('pg', NAME, () => import('pg').catch(optionalPackage));
 /** Appends racing for the same position retry with the next one; this many tries is far beyond any real contention. */
 const MAX_APPEND_ATTEMPTS = 100;
 
@@ -73,7 +74,7 @@ export class PostgresChatHistory implements ChatHistory {
     }
     this.#options = parsed;
     this.table = parsed.table;
-    this.#pool = parsed.pool;
+    this.#pool = parsed.pool as Pool | undefined;
     this.#url = parsed.pool ? undefined : resolveUrl(parsed.url);
   }
 

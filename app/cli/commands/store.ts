@@ -1,8 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { RecoveryReport } from '../../../stores/file-store/file-store-recovery.ts';
-import type { DamagedDocument } from '../../../stores/file-store/file-store-salvage.ts';
-import type { VerifyReport } from '../../../stores/file-store/file-store-verify.ts';
+import { type DamagedDocument, repairFileStore, verifyFileStore, type RecoveryReport, type VerifyReport } from '../../config/store-maintenance.ts';
 import { UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
 /**
@@ -25,16 +23,14 @@ export async function runStore(positionals: string[], options: CommandOptions, i
   if (!existsSync(directory) || !statSync(directory).isDirectory()) {
     throw new UsageError(`${directory} is not a folder; give the folder of a file store (the one --store names, default .axon).`);
   }
-  // Loaded here, so the other commands and `--help` do not load the store.
-  const { FileStore } = await import('../../../stores/file-store/file-store.ts');
   if (action === 'verify') {
-    const report = await FileStore.verify({ directory });
+    const report = await verifyFileStore(directory);
     if (options.json) io.out(JSON.stringify({ directory, ...report }, null, 2));
     else io.out(describeVerify(directory, report).join('\n'));
     return report.ok ? 0 : 1;
   }
   const dryRun = options['dry-run'] === true;
-  const report = await FileStore.recover({ directory }, { dryRun });
+  const report = await repairFileStore(directory, { dryRun });
   if (options.json) io.out(JSON.stringify({ directory, ...report }, null, 2));
   else io.out(describeRepair(directory, report).join('\n'));
   return report.lost > 0 || report.skipped.length > 0 ? 1 : 0;

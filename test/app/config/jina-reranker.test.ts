@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { JinaReranker, jinaRerankerOptionsSchema } from '../../../processors/post/jina-reranker.ts';
+import { JinaReranker, jinaRerankerOptionsSchema } from '../../../app/config/service-rerankers.ts';
 import type { Document } from '../../../src/document.ts';
 import { expectNoSecret, recordingContext, rejectionOf, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import { startJinaServer } from '../../servers/jina-server.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalAIReranker, localAIRerankerOptionsSchema } from '../../../processors/post/localai-reranker.ts';
+import { LocalAIReranker, localAIRerankerOptionsSchema } from '../../../app/config/service-rerankers.ts';
 import type { Document } from '../../../src/document.ts';
 import { recordingContext } from '../../helpers/provider-test-helpers.ts';
 import { startLocalAIServer } from '../../servers/localai-server.ts';

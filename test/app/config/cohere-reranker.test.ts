@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CohereReranker, cohereRerankerOptionsSchema } from '../../../processors/post/cohere-reranker.ts';
+import { CohereReranker, cohereRerankerOptionsSchema } from '../../../app/config/service-rerankers.ts';
 import type { Document } from '../../../src/document.ts';
 import { expectNoSecret, recordingContext, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import { startCohereServer } from '../../servers/cohere-server.ts';
