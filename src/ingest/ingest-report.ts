@@ -27,6 +27,7 @@ export class IngestReport {
     chunksRemoved: 0,
     embeddingsComputed: 0,
     embeddingTokens: 0,
+    embeddingRequests: 0,
     ms: 0,
   };
   private readonly stats: IngestProgressStats = {
@@ -96,6 +97,8 @@ export class IngestReport {
 
   /** One embeddings request's usage: its tokens are added, and one without a count makes the total unknown. */
   usage(usage: Usage): void {
+    // Every successful call reports one usage; a call the cache answered whole is taken back in `cacheLookup`.
+    this.summary.embeddingRequests += 1;
     if (this.summary.embeddingTokens === 'unknown') return;
     this.summary.embeddingTokens = usage === 'unknown' ? 'unknown' : this.summary.embeddingTokens + (usage.inputTokens ?? 0);
   }
@@ -111,6 +114,8 @@ export class IngestReport {
     cache.hits += lookup.hits;
     cache.misses += lookup.misses;
     cache.damaged += lookup.damaged;
+    // Answered whole by the cache: the provider was not called (its usage, `{}`, was counted in `usage`).
+    if (lookup.misses === 0) this.summary.embeddingRequests -= 1;
   }
 
   stored(count: number): void {

@@ -75,6 +75,11 @@ export interface IngestSummary {
    * Never an estimate.
    */
   embeddingTokens: number | 'unknown';
+  /**
+   * Calls to the embeddings provider that reached it: each is one request to the service (its retries aside). A
+   * batch the embedding cache answered whole is not one.
+   */
+  embeddingRequests: number;
   /** How the embedding cache served this run; absent when it ran without one. */
   embeddingCache?: IngestCacheSummary;
   ms: number;

@@ -70,6 +70,8 @@ describe('ingestion with an embedding cache', () => {
     expect(second.embeddingCache).toEqual({ location: cacheDirectory, hits: chunks, misses: 0, damaged: 0 });
     expect(second.embeddingsComputed).toBe(0);
     expect(second.embeddingTokens).toBe(0);
+    expect(first.embeddingRequests).toBe(requestsFirst);
+    expect(second.embeddingRequests).toBe(0);
     expect(second.chunksAdded).toBe(chunks);
     const vectors = async (store: MemoryStore | FileStore) =>
       new Map((await store.getBySource('file')).map((document) => [document.id, Array.from(Float32Array.from(document.embedding!))]));
@@ -90,6 +92,8 @@ describe('ingestion with an embedding cache', () => {
     const sent = server.requestsTo('/v1/embeddings').flatMap((request) => (request.body as { input: string[] }).input);
     expect(sent).not.toContain('A short note.');
     expect(sent).toHaveLength(again.embeddingCache!.misses);
+    // Each request the server received, and only those: batches the cache answered whole were never sent.
+    expect(again.embeddingRequests).toBe(server.requestsTo('/v1/embeddings').length);
   });
 
   it('never serves a vector of another model: a new model re-embeds every chunk, and the store holds its vectors', async () => {
@@ -184,6 +188,8 @@ describe('embedding tokens in the ingestion summary', () => {
     const counted = server.requestsTo('/v1/embeddings').reduce((sum, request) => sum + (request.body as { input: string[] }).input.length, 0);
     expect(summary.embeddingTokens).toBe(counted);
     expect(summary.embeddingTokens).toBe(summary.chunksAdded);
+    expect(summary.embeddingRequests).toBe(server.requestsTo('/v1/embeddings').length);
+    expect(summary.embeddingRequests).toBeGreaterThan(1);
   });
 
   it('says unknown, never a guess, when the provider reports no usage', async () => {

@@ -31,6 +31,7 @@ const summary: IngestSummary = {
   chunksRemoved: 3,
   embeddingsComputed: 12,
   embeddingTokens: 0,
+  embeddingRequests: 1,
   ms: 2500,
 };
 

@@ -75,6 +75,8 @@ describe('axon ingest with the embedding cache', () => {
     expect(server.requestsTo('/v1/embeddings')).toHaveLength(requests);
     expect(second.embeddingCache).toMatchObject({ hits: first.chunksAdded, misses: 0 });
     expect(second.embeddingTokens).toBe(0);
+    expect(second.embeddingRequests).toBe(0);
+    expect(first.embeddingRequests).toBe(requests);
 
     // A store that keeps nothing on local disk: the command still caches, beside its .axon folder.
     await writeFile(join(root, 'memory.json'), JSON.stringify({ ...JSON.parse(config('unused')), store: { type: 'memory' } }));
