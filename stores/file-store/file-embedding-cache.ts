@@ -1,16 +1,16 @@
 /**
- * Embedding vectors kept on local disk, for `CachedEmbeddings`: immutable pack files written with the store's
- * durable-write steps and checksums (file-store-format.ts, file-store-checksum.ts), merged under the store's lock.
+ * Embedding vectors kept on local disk, for `CachedEmbeddings`: immutable pack files with the store's checksums
+ * (file-store-checksum.ts), merged under the store's lock (file-store-format.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, lstat, open, readdir, unlink } from 'node:fs/promises';
+import { type FileHandle, lstat, open, readdir, rename, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { EmbeddingCache, EmbeddingCacheEntry } from '../../src/contracts/embedding-cache.ts';
 import { AxonError } from '../../src/errors.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { checksumOf } from './file-store-checksum.ts';
-import { acquireWriteLock, createStoreFolder, errorCode, fileModeSchema, publishFileDurably } from './file-store-format.ts';
+import { acquireWriteLock, createStoreFolder, errorCode, fileModeSchema, syncDirectory } from './file-store-format.ts';
 
 export const fileEmbeddingCacheOptionsSchema = z
   .object({
@@ -53,9 +53,10 @@ interface Slot {
 }
 
 /**
- * An `EmbeddingCache` in a folder: `pack-<time>-<random>.vectors` files, each written whole to a temporary file,
- * fsynced and renamed (so a pack is either absent or complete), holding vectors of one length with a checksum per
- * entry over its key and its vector, and one over the header.
+ * An `EmbeddingCache` in a folder: `pack-<time>-<random>.vectors` files, each written whole to a temporary file
+ * and renamed (so no reader sees a pack half written), holding vectors of one length with a checksum per entry over
+ * its key and its vector, and one over the header. New packs are not fsynced (a pack lost or garbled by a power
+ * loss reads as misses); merged packs are, before the packs they replace are deleted.
  *
  * - A damaged entry (checksum), a damaged or cut pack (header, size) is a miss, never an error and never a wrong
  *   vector; it is reported in `get`'s `damaged` count.
@@ -139,7 +140,7 @@ export class FileEmbeddingCache implements EmbeddingCache {
         dimensions,
         group.map((entry) => ({ key: Buffer.from(entry.key, 'hex'), vector: Float32Array.from(entry.vector) })),
       );
-      const file = await this.publish(pack);
+      const file = await this.publish(pack, false);
       this.index(file, pack);
     }
     if (this.smallPacks().length > this.maxPacks) {
@@ -226,11 +227,26 @@ export class FileEmbeddingCache implements EmbeddingCache {
     return vanished;
   }
 
-  /** Write a pack under a new unique name; a temporary file left by a failed write is removed. */
-  private async publish(pack: Buffer): Promise<string> {
+  /**
+   * Write a pack under a new unique name: whole to a temporary file, then renamed, so no reader sees it half
+   * written. A new pack is not fsynced: after a power loss it may be absent or garbled, which its checksums read as
+   * a miss (the vectors are embedded again), and an fsync per embeddings call would cost more than the call on a
+   * slow disk. A merged pack is (`durable`), with its folder, before the packs it replaces are deleted. A temporary
+   * file left by a failed write is removed.
+   */
+  private async publish(pack: Buffer, durable: boolean): Promise<string> {
     const file = `pack-${Date.now().toString(36)}-${randomBytes(8).toString('hex')}.vectors`;
+    const temporary = join(this.location, `${file}.tmp`);
     try {
-      await publishFileDurably(this.location, `${file}.tmp`, file, pack, this.fileMode);
+      const handle = await open(temporary, 'wx', this.fileMode);
+      try {
+        await handle.writeFile(pack);
+        if (durable) await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temporary, join(this.location, file));
+      if (durable) await syncDirectory(this.location);
     } catch (error) {
       await removeCacheFile(this.location, `${file}.tmp`).catch(() => undefined);
       throw error;
@@ -336,7 +352,7 @@ export class FileEmbeddingCache implements EmbeddingCache {
     }
     for (const [dimensions, entries] of merged) {
       const pack = encodePack(dimensions, [...entries.values()]);
-      this.index(await this.publish(pack), pack);
+      this.index(await this.publish(pack, true), pack);
     }
     // Only now, with every entry read from them in a published pack, are the merged packs deleted.
     for (const name of read) {

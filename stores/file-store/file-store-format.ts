@@ -310,25 +310,17 @@ function manifestChecksum(body: Record<string, unknown>): string {
  * never written through), with `mode`.
  */
 export async function writeFileDurably(directory: string, file: string, data: Buffer | string, mode = PRIVATE_FILE_MODE): Promise<void> {
+  const target = join(directory, file);
+  const temporary = `${target}.tmp`;
   await removeStoreFile(directory, `${file}.tmp`);
-  await publishFileDurably(directory, `${file}.tmp`, file, data, mode);
-}
-
-/**
- * The steps of `writeFileDurably` after its temporary file is known to be absent: write `temporary` (created with
- * `mode`; it must not exist), fsync it, rename it to `file`, fsync the folder. Also used by files kept beside the
- * store (the embedding cache), whose temporary names are unique.
- */
-export async function publishFileDurably(directory: string, temporary: string, file: string, data: Buffer | string, mode = PRIVATE_FILE_MODE): Promise<void> {
-  const temporaryPath = join(directory, temporary);
-  const handle = await open(temporaryPath, 'wx', mode);
+  const handle = await open(temporary, 'wx', mode);
   try {
     await handle.writeFile(data);
     await handle.sync();
   } finally {
     await handle.close();
   }
-  await rename(temporaryPath, join(directory, file));
+  await rename(temporary, target);
   await syncDirectory(directory);
 }
 
