@@ -66,6 +66,8 @@ export interface LoadedPipeline {
   rag: RAG;
   /** Where `ask` saves traces and `trace` reads them: the file store's folder, or `.axon` for other stores. */
   dataDirectory: string;
+  /** The file store's folder, when the pipeline's store is a file store. */
+  storeDirectory?: string;
   /** Where the configuration came from, for messages. */
   source: string;
   /** A hash of the configuration (secrets left out), recorded in every trace. */
@@ -94,7 +96,14 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
       : options['embedding-cache'] !== undefined
         ? resolve(io.cwd, options['embedding-cache'])
         : defaultEmbeddingCacheDirectory(directory);
-    return { rag: new EmbeddedRAG({ directory, embeddingCache }), dataDirectory: directory, source: 'the embedded default', configHash, embeddingCache };
+    return {
+      rag: new EmbeddedRAG({ directory, embeddingCache }),
+      dataDirectory: directory,
+      storeDirectory: directory,
+      source: 'the embedded default',
+      configHash,
+      embeddingCache,
+    };
   }
   // `path` is the file store's deprecated name for `directory`.
   const config = loaded.config as { store?: { type?: string; directory?: string; path?: string } };
@@ -125,7 +134,19 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
       : (config as { embeddingCache?: unknown }).embeddingCache === false
         ? false
         : defaultEmbeddingCacheDirectory(dataDirectory);
-  return { rag, dataDirectory, source: loaded.source, configHash, embeddingCache };
+  return { rag, dataDirectory, ...(fileStore ? { storeDirectory: dataDirectory } : {}), source: loaded.source, configHash, embeddingCache };
+}
+
+/**
+ * One or two sentences saying that a file store's folder does not exist or holds no store, naming a store
+ * nearby that may have been meant (`.axon` beside a mistyped `--store .axn`); `undefined` when it holds a store.
+ */
+export async function describeMissingStore(directory: string, cwd: string): Promise<string | undefined> {
+  const { displayPath, explainEmptyStore } = await import('../../stores/file-store/missing-store.ts');
+  const reason = await explainEmptyStore(directory, cwd);
+  if (reason === undefined) return undefined;
+  const suggestion = reason.details?.suggestion;
+  return `${reason.problem}.${typeof suggestion === 'string' ? ` Did you mean ${displayPath(suggestion, cwd)}? It holds a store.` : ''}`;
 }
 
 /** A configuration file as read for a command, with its plugins registered. */

@@ -1,7 +1,7 @@
 export type { RunContext } from './run-context.ts';
 export type { PreProcessor, SearchQuery } from './pre-processor.ts';
 export type { PostProcessor } from './post-processor.ts';
-export type { VectorStore, VectorSearchOptions, StoreOperationOptions, SearchMethod, VectorStoreCapabilities } from './vector-store.ts';
+export type { VectorStore, VectorSearchOptions, StoreOperationOptions, SearchMethod, VectorStoreCapabilities, EmptyStoreReason } from './vector-store.ts';
 export type { EmbeddingsProvider, EmbeddingInputType, EmbedOptions, EmbeddingsCapabilities, EmbeddingsIdentity } from './embeddings.ts';
 export type { EmbeddingCache, EmbeddingCacheEntry, EmbeddingCacheLookup } from './embedding-cache.ts';
 export type { ChatProvider, ChatMessage, ChatOptions, ChatFinish } from './chat.ts';
