@@ -142,7 +142,7 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
   bindEntry(PART_IDENTIFIERS.embeddings, sections.embeddings!, 'embeddings', (provider) => {
     if (pipeline.embeddingCache !== undefined && cacheSetting !== false && provider.identity === undefined) {
       const message = `"${provider.name}" does not declare its identity (the model that makes its vectors), so its vectors cannot be cached safely; remove embeddingCache or set it to false`;
-      throw new ConfigError([{ path: 'embeddingCache', message }], { source: options.source });
+      throw new ConfigError([{ path: 'embeddingCache', code: 'incompatible', message }], { source: options.source });
     }
     return withEmbeddingCache(provider, cacheSetting, baseDirectory);
   });
