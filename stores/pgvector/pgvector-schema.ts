@@ -7,7 +7,7 @@
  * `keyword_length integer`. `axon_pgvector_tables` records, per table, its schema version, dimensions and
  * keyword tokenizer options.
  */
-import { AxonError, ConfigError } from '../../src/errors.ts';
+import { type AxonError, ConfigError } from '../../src/errors.ts';
 import { MISSING_EXTENSION_STATES, missingExtensionError, PGVECTOR_COMPONENT } from './pgvector-errors.ts';
 
 /** Version of the table layout this code writes and reads, kept in `axon_pgvector_tables`. */
