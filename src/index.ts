@@ -12,7 +12,14 @@ export {
   type AnswerStatus,
   type RagEvent,
   type AddDocumentsOptions,
+  Conversation,
+  type ConversationAnswer,
+  type ConversationEvent,
+  type ConversationOptions,
+  type ConversationRunner,
+  type ConversationSettings,
 } from './rag.ts';
+export { condenseStage } from './stages/condense-stage.ts';
 export type { Document, DocumentInput, Citation, JsonValue, Vector } from './document.ts';
 export { contentHash } from './document.ts';
 export type * from './contracts/index.ts';
