@@ -64,6 +64,18 @@ export const pipelineConfigSchema = z
       .optional(),
     /** System instructions for the chat model, placed before Axon's evidence rules. */
     instructions: z.string().min(1).optional(),
+    /** How conversations (`rag.conversation()`, `axon ask --conversation`, `axon chat`) are kept. */
+    conversations: z
+      .object({
+        /**
+         * Where turns are kept: `"file"` (beside the file store, `<its folder>/conversations/`), `"memory"`, or an
+         * entry with options, e.g. `{ "type": "postgres", "url": { "env": "DATABASE_URL" } }`.
+         * @default in memory for `createRag`; `axon` keeps them in the store folder
+         */
+        history: z.union([z.string().min(1), typedEntrySchema]).optional(),
+      })
+      .strict()
+      .optional(),
     /**
      * Modules that register components (files relative to the configuration file, or package names). Each
      * exports `register(registry)`. Used by `axon` to reach your own classes from a config file.
