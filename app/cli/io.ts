@@ -11,6 +11,10 @@ export interface CommandIO {
   /** The stream progress is drawn on (a bar on a terminal, plain lines otherwise). */
   errorStream: NodeJS.WritableStream & { isTTY?: boolean };
   cwd: string;
+  /** Where an interactive command (`axon chat`) reads lines. @default process.stdin */
+  input?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** Text without a line end (answer text as it streams). @default process.stdout.write */
+  write?(text: string): void;
 }
 
 /** The parsed command-line options shared by every command. */
@@ -42,6 +46,8 @@ export interface CommandOptions {
   'allow-remote'?: boolean;
   /** `store repair`: report what a repair would do, write nothing. */
   'dry-run'?: boolean;
+  /** `ask`, `chat`: the conversation to continue (kept in the store folder). */
+  conversation?: string;
 }
 
 /** A mistake in how the command was called (exit code 2). */
@@ -66,6 +72,8 @@ export interface LoadedPipeline {
   source: string;
   /** A hash of the configuration (secrets left out), recorded in every trace. */
   configHash: string;
+  /** Whether the configuration names where conversations are kept (`conversations.history`). */
+  historyConfigured: boolean;
 }
 
 /**
@@ -79,7 +87,7 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
     const { EmbeddedRAG } = await import('../config/embedded-rag.ts');
     const directory = resolve(io.cwd, options.store ?? '.axon');
     const configHash = hashConfiguration({ embedded: 'default' });
-    return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, source: 'the embedded default', configHash };
+    return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, source: 'the embedded default', configHash, historyConfigured: false };
   }
   // `path` is the file store's deprecated name for `directory`.
   const config = loaded.config as { store?: { type?: string; directory?: string; path?: string } };
@@ -93,7 +101,8 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
   const { createRag } = await import('../config/create-rag.ts');
   const rag = await createRag(config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory, source: loaded.source });
   const dataDirectory = fileStore ? resolve(loaded.baseDirectory, config.store?.directory ?? config.store?.path ?? '.axon') : resolve(io.cwd, '.axon');
-  return { rag, dataDirectory, source: loaded.source, configHash };
+  const historyConfigured = (config as { conversations?: { history?: unknown } }).conversations?.history !== undefined;
+  return { rag, dataDirectory, source: loaded.source, configHash, historyConfigured };
 }
 
 /** A configuration file as read for a command, with its plugins registered. */

@@ -10,6 +10,9 @@ const HELP = `axon — retrieval-augmented generation pipelines
 Usage:
   axon ingest <paths…>        Load, split, embed and store files and folders (.txt, .md, …)
   axon ask "<question>"       Answer from the stored documents, with citations
+  axon chat                   Talk to the stored documents: each question follows the ones before
+                              (answers stream; /sources, /trace, /new; Ctrl-C cancels an answer, Ctrl-D leaves)
+  axon conversations          List the kept conversations (show <id> prints one, delete <id> removes it)
   axon trace <run-id>         Print the stored trace of an earlier ask (a unique prefix is enough;
                               --last for the latest, --diff <a> <b> to compare two runs)
   axon serve                  Ask in a browser and see each stage's kept and dropped documents
@@ -35,6 +38,8 @@ Options:
   --now DATE        The time freshness is judged at, ISO 8601 (ask; default now)
   --max-tokens N    The context packet's token budget (ask; default 8000)
   --context FILE    JSON of extra packet sections and budget: policies, goal, toolResults, memories (ask)
+  --conversation ID Continue conversation ID, kept in the store folder (ask, chat): a follow-up is searched
+                    rewritten to stand alone, and the turn is recorded
   --json            Machine-readable output on stdout
   --prune           Remove stored files that no longer exist on disk (ingest)
   --include GLOB    Ingest only files matching GLOB (repeatable; a GLOB without / matches the file name);
@@ -72,6 +77,7 @@ const OPTIONS = {
   now: { type: 'string' },
   'max-tokens': { type: 'string' },
   context: { type: 'string' },
+  conversation: { type: 'string' },
   last: { type: 'boolean' },
   diff: { type: 'boolean' },
   json: { type: 'boolean' },
@@ -111,6 +117,10 @@ export async function main(argv: string[], io: CommandIO = processIO()): Promise
         return await (await import('./commands/ask.ts')).runAsk(rest, values, io);
       case 'trace':
         return await (await import('./commands/trace.ts')).runTrace(rest, values, io);
+      case 'chat':
+        return await (await import('./commands/chat.ts')).runChat(rest, values, io);
+      case 'conversations':
+        return await (await import('./commands/conversations.ts')).runConversations(rest, values, io);
       case 'serve':
         return await (await import('./commands/serve.ts')).runServe(rest, values, io);
       case 'store':
