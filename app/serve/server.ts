@@ -8,6 +8,8 @@ import { isAgenticTrace, type PipelineVersion, type StoredAgenticTrace, type Sto
 import { evidenceBody } from '../../src/context/evidence.ts';
 import type { Citation, Document } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
+import type { ChatHistory } from '../../src/contracts/chat-history.ts';
+import { turnsToMessages } from '../../src/conversation/turns.ts';
 import type { StageRecord } from '../../src/pipeline/trace.ts';
 import { SEARCH_MODES, type Answer, type RAG } from '../../src/rag.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
@@ -16,6 +18,9 @@ import { PAGE_SCRIPT, PAGE_SCRIPT_PATH, PAGE_STYLE, PAGE_STYLE_PATH, pageHtml } 
 import { citingTexts, quotedSpans, sharedSpans, type TextSpan } from './spans.ts';
 
 const COMPONENT = 'serve';
+
+/** A conversation id: what every `ChatHistory` accepts. */
+const CONVERSATION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 export const serveOptionsSchema = z
   .object({
@@ -48,6 +53,11 @@ export interface ServeOptions extends z.input<typeof serveOptionsSchema> {
   traceStore?: TraceStore;
   /** Version facts recorded in each saved trace (e.g. the configuration hash). */
   pipelineVersion?: Partial<PipelineVersion>;
+  /**
+   * Where the conversations the page continues (`conversationId` in `POST /api/ask`) are kept and listed from.
+   * @default the pipeline's own (`rag.conversation().history`: in memory unless the pipeline keeps them elsewhere)
+   */
+  chatHistory?: ChatHistory;
   /** Called with warnings (listening beyond loopback). @default console.warn */
   onWarning?: (message: string) => void;
 }
@@ -72,6 +82,11 @@ export const askRequestSchema = z
     filter: z.record(z.string(), z.unknown()).optional(),
     /** Run the agentic retriever (planned sub-queries in rounds) over the pipeline instead of one `stream`. */
     agentic: z.boolean().optional(),
+    /**
+     * Ask within this conversation: the question follows its turns (a follow-up is searched rewritten to stand
+     * alone) and the answer is recorded as its next turn. A new id starts a conversation.
+     */
+    conversationId: z.string().regex(CONVERSATION_ID, 'must be 1 to 128 letters, digits, _ and -').optional(),
   })
   .strict();
 
@@ -82,7 +97,7 @@ export const askRequestSchema = z
  * evidence the model saw (already redacted); never configuration, keys or unredacted text.
  */
 export async function serve(rag: RAG, options: ServeOptions = {}): Promise<RunningServer> {
-  const { traceStore, pipelineVersion, onWarning, ...rest } = options;
+  const { traceStore, pipelineVersion, onWarning, chatHistory, ...rest } = options;
   const settings = parseOptions(serveOptionsSchema, rest, COMPONENT);
   const loopback = isLoopback(settings.host);
   if (!loopback && !settings.allowRemote) {
@@ -95,6 +110,7 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
   if (!loopback)
     (onWarning ?? console.warn)(`[axon] [serve] Listening on ${settings.host}: anyone who can reach it and has the token can query your documents.`);
   const token = settings.token ?? randomBytes(24).toString('base64url');
+  const history = chatHistory ?? rag.conversation().history;
   const open = new Set<ServerResponse>();
   const controllers = new Set<AbortController>();
   let origin = '';
@@ -154,6 +170,19 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
         })),
       });
     }
+    if (url.pathname === '/api/conversations') {
+      const conversations = await history.list();
+      // The first question names a conversation for a person.
+      const named = await Promise.all(conversations.map(async (info) => ({ ...info, firstQuestion: (await history.load(info.id))[0]?.question ?? '' })));
+      return sendJson(response, 200, { conversations: named });
+    }
+    const conversation = /^\/api\/conversations\/([^/]*)$/.exec(url.pathname);
+    if (conversation) {
+      if (!CONVERSATION_ID.test(conversation[1])) return sendJson(response, 400, { error: 'A conversation id is 1 to 128 letters, digits, _ and -.' });
+      const turns = await history.load(conversation[1]);
+      if (turns.length === 0) return sendJson(response, 404, { error: `There is no conversation ${conversation[1]}.` });
+      return sendJson(response, 200, { id: conversation[1], turns });
+    }
     const run = /^\/api\/runs\/([A-Za-z0-9-]{1,64})$/.exec(url.pathname);
     if (run) {
       if (!traceStore) return sendJson(response, 404, { error: 'This server keeps no traces.' });
@@ -190,12 +219,15 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
     response.writeHead(200, { ...securityHeaders(), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
     const send = (event: string, data: unknown) => response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     try {
-      const { question, agentic, ...retrieval } = parsed.data;
-      if (agentic) return await askAgentic(question, retrieval, controller.signal, send);
-      for await (const event of rag.stream(question, { ...retrieval, signal: controller.signal, traceStore, pipelineVersion })) {
+      const { question, agentic, conversationId, ...retrieval } = parsed.data;
+      if (agentic) return await askAgentic(question, retrieval, conversationId, controller.signal, send);
+      const events = conversationId
+        ? rag.conversation({ id: conversationId, history }).stream(question, { ...retrieval, signal: controller.signal, traceStore, pipelineVersion })
+        : rag.stream(question, { ...retrieval, signal: controller.signal, traceStore, pipelineVersion });
+      for await (const event of events) {
         if (event.type === 'stage') send('stage', event.record);
         else if (event.type === 'delta') send('delta', { text: event.text });
-        else send('result', answerView(event.answer));
+        else send('result', { ...answerView(event.answer), ...(conversationId ? { conversationId } : {}) });
       }
     } catch (error) {
       if (!controller.signal.aborted) send('error', { error: describe(error) });
@@ -208,21 +240,36 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
   // The agentic retriever is loaded only when a run asks for it. Its searches take the request's topK and search mode.
   async function askAgentic(
     question: string,
-    retrieval: Omit<z.output<typeof askRequestSchema>, 'question' | 'agentic'>,
+    retrieval: Omit<z.output<typeof askRequestSchema>, 'question' | 'agentic' | 'conversationId'>,
+    conversationId: string | undefined,
     signal: AbortSignal,
     send: (event: string, data: unknown) => void,
   ) {
     const { AgenticRetriever } = await import('../../src/agentic/agentic-retriever.ts');
+    const { agenticConversationTurn } = await import('../../src/agentic/conversation-turn.ts');
     const { filter, topK, searchMode } = retrieval;
     // Settings left unset are dropped by the retriever (each search then uses the pipeline's defaults).
     const agent = new AgenticRetriever({
       retrievers: [{ name: 'documents', description: 'The indexed documents', rag, filter, retrieve: { topK, searchMode } }],
       chat: rag.components().chat,
     });
-    for await (const event of agent.stream(question, { signal, traceStore, pipelineVersion, searchStages: true })) {
+    // Within a conversation the run is given its turns as messages, and its answer is recorded as the next turn.
+    const askedAt = new Date().toISOString();
+    const input = conversationId
+      ? [...turnsToMessages(await history.load(conversationId, { signal })), { role: 'user' as const, content: question }]
+      : question;
+    for await (const event of agent.stream(input, { signal, traceStore, pipelineVersion, searchStages: true })) {
       if (event.type === 'trace') send('agentic', event);
       else if (event.type === 'response') send('delta', { text: event.text });
-      else send('agentic-result', agenticView(event.result));
+      else {
+        if (conversationId) await history.append(conversationId, agenticConversationTurn(event.result, askedAt), { signal });
+        const { searchedQuestion } = event.result;
+        send('agentic-result', {
+          ...agenticView(event.result),
+          ...(searchedQuestion !== undefined && searchedQuestion !== event.result.question ? { searchedQuestion } : {}),
+          ...(conversationId ? { conversationId } : {}),
+        });
+      }
     }
   }
 
@@ -318,6 +365,10 @@ export interface RunView {
   /** When the run started (ISO 8601). */
   startedAt: string;
   question: string;
+  /** In a conversation, the follow-up as it was searched, when the condense stage rewrote it. */
+  searchedQuestion?: string;
+  /** The conversation the run was asked in, for a live answer asked with `conversationId`. */
+  conversationId?: string;
   status: string;
   stopReason: string;
   answer: string;
@@ -365,6 +416,7 @@ export function answerView(answer: Answer): RunView {
     runId: answer.trace.runId,
     startedAt: answer.trace.startedAt,
     question: answer.trace.question,
+    ...(answer.searchedQuestion !== undefined && answer.searchedQuestion !== answer.trace.question ? { searchedQuestion: answer.searchedQuestion } : {}),
     status: answer.status,
     stopReason: answer.stopReason,
     answer: answer.text,

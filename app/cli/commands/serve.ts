@@ -1,5 +1,6 @@
 import { JsonlTraceStore } from '../../../src/context/trace-store.ts';
 import { serve } from '../../serve/server.ts';
+import { commandHistory } from '../conversation-support.ts';
 import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
 /**
@@ -11,8 +12,12 @@ export async function runServe(positionals: string[], options: CommandOptions, i
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got "${positionals[0]}". Example: axon serve --port 8080`);
   const port = options.port === '0' ? 0 : (parsePositiveInteger(options.port, '--port') ?? 7777);
   if (port > 65535) throw new UsageError(`--port takes a port number up to 65535, got "${options.port}".`);
-  const { rag, dataDirectory, configHash, source } = await loadPipeline(options, io);
+  const pipeline = await loadPipeline(options, io);
+  const { rag, dataDirectory, configHash, source } = pipeline;
+  // The page's conversations are kept where `axon ask --conversation` and `axon chat` keep theirs.
+  const chatHistory = commandHistory(pipeline);
   const server = await serve(rag, {
+    chatHistory,
     port,
     host: options.host ?? '127.0.0.1',
     allowRemote: options['allow-remote'] ?? false,
@@ -21,6 +26,7 @@ export async function runServe(positionals: string[], options: CommandOptions, i
     onWarning: (message) => io.err(message),
   }).catch(async (error: unknown) => {
     await rag.close();
+    await chatHistory.close?.();
     throw error;
   });
   io.out(`Axon is serving ${source} at ${server.url}`);
@@ -37,6 +43,7 @@ export async function runServe(positionals: string[], options: CommandOptions, i
   process.off('SIGTERM', onSignal);
   await server.close();
   await rag.close();
+  await chatHistory.close?.();
   io.err('Stopped.');
   return 0;
 }
