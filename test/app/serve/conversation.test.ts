@@ -108,7 +108,7 @@ describe('serve: conversations', () => {
   it('refuses a bad conversation id, says when there is none, and needs the token', async () => {
     const bad = await ask({ question: FIRST, conversationId: '../elsewhere' });
     expect(bad.status).toBe(400);
-    expect(bad.body.error).toMatch(/conversationId: must be 1 to 128 letters/);
+    expect((bad.body as { error: string }).error).toMatch(/conversationId: must be 1 to 128 letters/);
     expect((await api('/api/conversations/a.b')).status).toBe(400);
     expect((await api('/api/conversations/never-asked')).status).toBe(404);
     expect((await fetch(`${server.origin}/api/conversations`)).status).toBe(403);
