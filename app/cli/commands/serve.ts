@@ -1,7 +1,7 @@
 import { JsonlTraceStore } from '../../../src/context/trace-store.ts';
 import { serve } from '../../serve/server.ts';
 import { commandHistory } from '../conversation-support.ts';
-import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
+import { describeMissingStore, loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
 /**
  * `axon serve`: the page and its API over the configured pipeline, on loopback unless `--allow-remote`. Runs
@@ -13,7 +13,7 @@ export async function runServe(positionals: string[], options: CommandOptions, i
   const port = options.port === '0' ? 0 : (parsePositiveInteger(options.port, '--port') ?? 7777);
   if (port > 65535) throw new UsageError(`--port takes a port number up to 65535, got "${options.port}".`);
   const pipeline = await loadPipeline(options, io);
-  const { rag, dataDirectory, configHash, source } = pipeline;
+  const { rag, dataDirectory, storeDirectory, configHash, source } = pipeline;
   // The page's conversations are kept where `axon ask --conversation` and `axon chat` keep theirs.
   const chatHistory = commandHistory(pipeline);
   const server = await serve(rag, {
@@ -30,6 +30,8 @@ export async function runServe(positionals: string[], options: CommandOptions, i
     throw error;
   });
   io.out(`Axon is serving ${source} at ${server.url}`);
+  const missing = storeDirectory === undefined ? undefined : await describeMissingStore(storeDirectory, io.cwd);
+  if (missing !== undefined) io.err(`warning: ${missing} Every question will find nothing until documents are ingested there.`);
   io.err('(Ctrl+C stops it.)');
   let onSignal: () => void = () => {};
   const stop = new Promise<void>((resolve) => {
