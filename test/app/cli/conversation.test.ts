@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -257,6 +258,38 @@ export function register(registry) {
     expect(result.output).not.toMatch(/Sources:/);
     expect(await new FileChatHistory({ directory: join(directory, '.axon') }).load('cancelled')).toEqual([]);
   }, 60_000);
+
+  // A real pseudo-terminal: util-linux `script` runs the command on one, and what is written to it is typed there.
+  const pty = ['/usr/bin/script', '/bin/script'].find((path) => existsSync(path));
+  it.skipIf(pty === undefined)(
+    `runs on a real pseudo-terminal: answers, shows the rewrite, Ctrl-C at the prompt stays, Ctrl-D leaves${pty ? '' : ' — SKIPPED: no `script` (util-linux)'}`,
+    async () => {
+      const command = [process.execPath, join(process.cwd(), 'node_modules', '.bin', 'tsx'), join(process.cwd(), 'app', 'cli', 'main.ts'), 'chat'];
+      const child = spawn(pty!, ['-qfec', command.map((part) => `'${part}'`).join(' '), '/dev/null'], { cwd: directory });
+      let output = '';
+      child.stdout.on('data', (data) => {
+        output += String(data);
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      try {
+        await until(() => output, /you> /);
+        child.stdin.write(`${FIRST}\r`);
+        await until(() => output, /Sources: .*survey\.md/);
+        child.stdin.write(`${FOLLOW_UP}\r`);
+        await until(() => output, /Sources:[^]*Sources: .*lund\.md/);
+        child.stdin.write('\u0003');
+        await until(() => output, /\^C \(Ctrl-D leaves\)/);
+        child.stdin.write('\u0004');
+        expect(await exited).toBe(0);
+      } finally {
+        child.kill();
+      }
+      expect(output).toMatch(/\(searched as: "When did she retire\? .*Hanne Lund.*"\)/);
+      const id = /Conversation (\S+)\./.exec(output)?.[1];
+      expect((await new FileChatHistory({ directory: join(directory, '.axon') }).load(id!)).map((turn) => turn.question)).toEqual([FIRST, FOLLOW_UP]);
+    },
+    60_000,
+  );
 
   it('refuses a question on the command line and --json', async () => {
     expect((await axon('chat', 'hello')).code).toBe(2);
