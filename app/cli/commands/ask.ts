@@ -99,7 +99,7 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   return 0;
 }
 
-function parseCaller(options: CommandOptions): CallerContext | undefined {
+export function parseCaller(options: CommandOptions): CallerContext | undefined {
   const roles = options.role
     ?.flatMap((role) => role.split(','))
     .map((role) => role.trim())
@@ -193,13 +193,13 @@ async function runAgenticAsk(
   return result.status === 'blocked' ? 1 : 0;
 }
 
-function parseModeOption(text: string | undefined): SearchMode | undefined {
+export function parseModeOption(text: string | undefined): SearchMode | undefined {
   if (text === undefined) return undefined;
   if (!(SEARCH_MODES as readonly string[]).includes(text)) throw new UsageError(`--mode for ask is one of ${SEARCH_MODES.join(', ')}, got "${text}".`);
   return text as SearchMode;
 }
 
-function parseFilterOption(text: string | undefined): Record<string, unknown> | undefined {
+export function parseFilterOption(text: string | undefined): Record<string, unknown> | undefined {
   if (text === undefined) return undefined;
   try {
     return JSON.parse(text) as Record<string, unknown>;

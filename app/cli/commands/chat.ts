@@ -9,7 +9,8 @@ import type { Citation } from '../../../src/document.ts';
 import type { ConversationAnswer } from '../../../src/rag.ts';
 import { agenticTurn, commandHistory, conversationIdOption, newConversationId } from '../conversation-support.ts';
 import { formatTrace } from '../format.ts';
-import { loadPipeline, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
+import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
+import { parseCaller, parseFilterOption, parseModeOption } from './ask.ts';
 
 const HELP = [
   'Ask a question and press Enter; a follow-up is read with the questions and answers before it.',
@@ -34,6 +35,11 @@ export async function runChat(positionals: string[], options: CommandOptions, io
   if (positionals.length > 0) throw new UsageError('chat takes no question on the command line: type each at the prompt (axon chat, or axon ask "…").');
   if (options.json) throw new UsageError('chat is interactive and has no --json; axon ask --conversation <id> --json answers one question as JSON.');
   const continued = conversationIdOption(options.conversation);
+  // Each question is asked as `axon ask` would be, with the same search options and caller.
+  const topK = parsePositiveInteger(options['top-k'], '--top-k');
+  const filter = parseFilterOption(options.filter);
+  const searchMode = parseModeOption(options.mode);
+  const caller = parseCaller(options);
   const pipeline = await loadPipeline(options, io);
   const { rag, dataDirectory, configHash } = pipeline;
   const history = commandHistory(pipeline);
@@ -87,8 +93,7 @@ export async function runChat(positionals: string[], options: CommandOptions, io
     try {
       if (options.agentic) {
         const steps: AgenticTraceEvent[] = [];
-        const search = {};
-        const run = { filter: undefined, caller: undefined, search, traceStore, configHash, signal: controller.signal };
+        const run = { filter, caller, search: { topK, searchMode }, traceStore, configHash, signal: controller.signal };
         for await (const event of agenticTurn(rag, history, conversation.id, question, run)) {
           if (event.type === 'trace' && event.status !== 'inProgress') {
             steps.push(event);
@@ -105,7 +110,15 @@ export async function runChat(positionals: string[], options: CommandOptions, io
         }
         return;
       }
-      for await (const event of conversation.stream(question, { signal: controller.signal, traceStore, pipelineVersion: { configHash } })) {
+      for await (const event of conversation.stream(question, {
+        topK,
+        filter,
+        searchMode,
+        caller,
+        signal: controller.signal,
+        traceStore,
+        pipelineVersion: { configHash },
+      })) {
         if (event.type === 'stage' && event.record.stage === 'condense') searchedAs(write, question, event.record.detail?.output);
         else if (event.type === 'delta') {
           write(event.text);

@@ -291,6 +291,18 @@ export function register(registry) {
     60_000,
   );
 
+  it('asks with the search options and caller axon ask takes', async () => {
+    const result = await chat(['--top-k', '1', '--mode', 'keyword'], async (type, output) => {
+      type(`${FIRST}\n`);
+      await until(output, /Sources:/);
+      type(`${FOLLOW_UP}\n`);
+      await until(output, /Sources:[^]*Sources:/);
+    });
+    const sources = result.output.split('\n').filter((line) => line.startsWith('Sources:'));
+    expect(sources).toEqual(['Sources: [1] notes/survey.md#0', 'Sources: [1] notes/lund.md#0']);
+    expect((await axon('chat', '--top-k', 'many')).code).toBe(2);
+  });
+
   it('refuses a question on the command line and --json', async () => {
     expect((await axon('chat', 'hello')).code).toBe(2);
     expect((await axon('chat', '--json')).code).toBe(2);
