@@ -82,6 +82,10 @@ describe('axon ask --conversation', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Searched as: "When did she retire\? .*Hanne Lund.*"$/m);
     expect(result.stdout).toMatch(/condense · offline-condense/);
+    // The stored trace keeps the rewrite: axon trace shows it again.
+    const stored = await axon('trace', '--last');
+    expect(stored.stdout).toMatch(/condense · offline-condense/);
+    expect(stored.stdout).toContain('Hanne Lund');
   });
 
   it('continues a conversation with --agentic, recording the run as a turn', async () => {
@@ -94,6 +98,9 @@ describe('axon ask --conversation', () => {
     const turns = await new FileChatHistory({ directory: join(directory, '.axon') }).load('orvik-agentic');
     expect(turns.map((turn) => turn.question)).toEqual([FIRST, FOLLOW_UP]);
     expect(turns[1]).toMatchObject({ runId: json.runId, searchedQuestion: json.searchedQuestion });
+    const traced = await axon('ask', 'Where did she work?', '--conversation', 'orvik-agentic', '--agentic', '--trace');
+    expect(traced.stdout).toMatch(/condense.*"Where did she work\?" → "Where did she work\? .*Hanne Lund.*" \(offline: /);
+    expect(traced.stdout).toMatch(/^Searched as: "Where did she work\? .*Hanne Lund/m);
   });
 
   it('refuses an id that could be a path, before anything runs', async () => {
