@@ -27,14 +27,14 @@ Usage:
 Options:
   --store DIR       Where the embedded file store lives (default .axon)
   --config FILE     Pipeline configuration (default: axon.config.json when present)
-  --top-k N         Documents fetched per search (ask; default 50)
-  --filter JSON     Metadata filter (ask), e.g. '{"sourceName":{"$contains":"guide"}}'
+  --top-k N         Documents fetched per search (ask, chat; default 50)
+  --filter JSON     Metadata filter (ask, chat), e.g. '{"sourceName":{"$contains":"guide"}}'
   --ef N            Candidates of an approximate search, for a store with an ANN index (ask)
   --exact           Scan every vector even where the store would use its ANN index (ask)
   --trace           Print every pipeline stage: counts, scores, what was dropped and why (ask)
   --explain         Print the context packet: sections, trust levels, tokens, omitted refs and why (ask)
-  --tenant T        The caller's tenant: only its documents and shared ones are eligible (ask)
-  --role R          A role of the caller; repeat or comma-separate for several (ask)
+  --tenant T        The caller's tenant: only its documents and shared ones are eligible (ask, chat)
+  --role R          A role of the caller; repeat or comma-separate for several (ask, chat)
   --now DATE        The time freshness is judged at, ISO 8601 (ask; default now)
   --max-tokens N    The context packet's token budget (ask; default 8000)
   --context FILE    JSON of extra packet sections and budget: policies, goal, toolResults, memories (ask)
@@ -53,7 +53,8 @@ Options:
   --split NAME      Which qrels/<NAME>.tsv judges the queries (eval; default test)
   --agentic         ask: plan sub-queries, retrieve in rounds, answer with span citations (--trace shows
                     the events). eval: also run the agentic retriever and report All@10 (every relevant
-                    document in the top 10), sub-queries and searches per question
+                    document in the top 10), sub-queries and searches per question. chat: answer each
+                    question with the agentic retriever
   --port N          serve: the port (default 7777; 0 picks a free one)
   --host HOST       serve: the interface (default 127.0.0.1; another needs --allow-remote)
   --allow-remote    serve: listen on a non-loopback interface on purpose (prints a warning)
