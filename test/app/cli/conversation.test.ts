@@ -310,6 +310,22 @@ export function register(registry) {
     expect((await axon('chat', '--top-k', 'many')).code).toBe(2);
   });
 
+  it('answers with the agentic retriever with --agentic, recording each run as a turn', async () => {
+    const result = await chat(['--agentic', '--conversation', 'chat-agentic'], async (type, output) => {
+      type(`${FIRST}\n`);
+      await until(output, /Sources:/);
+      type(`${FOLLOW_UP}\n`);
+      await until(output, /Sources:[^]*Sources:/);
+      type('/trace\n');
+      await until(output, /speculativeRetrieval/);
+    });
+    expect(result.output).toMatch(/\(searched as: "When did she retire\? .*Hanne Lund.*"\)/);
+    expect(result.output).toMatch(/condense .*"When did she retire\?" → /);
+    const turns = await new FileChatHistory({ directory: join(directory, '.axon') }).load('chat-agentic');
+    expect(turns.map((turn) => turn.question)).toEqual([FIRST, FOLLOW_UP]);
+    expect(turns[1].citations.length).toBeGreaterThan(0);
+  });
+
   it('refuses a question on the command line and --json', async () => {
     expect((await axon('chat', 'hello')).code).toBe(2);
     expect((await axon('chat', '--json')).code).toBe(2);
