@@ -227,6 +227,72 @@ describe('RAG.conversation with a chat model', () => {
   });
 });
 
+describe('RAG.conversation: a long history in the packet', () => {
+  const longAnswer = 'The Orvik glacier has been surveyed many times, each survey adding measurements of thickness and flow. '.repeat(3);
+
+  async function talked(rag: GlacierRAG, id: string, history: MemoryChatHistory, turns: number) {
+    const conversation = rag.conversation({ id, history, maxTokens: 120 });
+    const now = new Date().toISOString();
+    for (let turn = 1; turn <= turns; turn++) {
+      await history.append(id, {
+        question: `Question ${turn} about the glacier?`,
+        searchedQuestion: `Question ${turn} about the glacier?`,
+        answer: longAnswer,
+        citations: [],
+        runId: `run-${turn}`,
+        askedAt: now,
+        answeredAt: now,
+      });
+    }
+    return conversation;
+  }
+
+  it('keeps the most recent turns that fit its budget, drops the older ones without a model, and keeps the evidence', async () => {
+    const history = new MemoryChatHistory();
+    const rag = await filled();
+    const conversation = await talked(rag, 'long-1', history, 5);
+    const answer = await conversation.ask(FOLLOW_UP, { topK: 2 });
+    const condense = answer.trace.stages.find((stage) => stage.stage === 'condense')!;
+    const window = condense.detail?.window as { maxTokens: number; kept: number; dropped: number; tokens: number };
+    expect(window.maxTokens).toBe(120);
+    expect(window.kept).toBeGreaterThan(0);
+    expect(window.kept + window.dropped).toBe(5);
+    expect(window.dropped).toBeGreaterThan(0);
+    expect(window.tokens).toBeLessThanOrEqual(120);
+    expect(condense.warnings?.join(' ')).toMatch(/older turn\(s\) of the conversation did not fit/);
+    const sections = answer.packet.sections.filter((section) => section.kind === 'conversation');
+    // Only the latest turns, never an older one: the last section is the last turn's answer.
+    expect(sections.at(-1)?.sourceRefs).toEqual([`conversation:${window.kept}:answer`]);
+    expect(sections.reduce((sum, section) => sum + section.tokens, 0)).toBeLessThanOrEqual(120);
+    expect(answer.packet.sections.filter((section) => section.kind === 'retrieved_evidence').length).toBe(2);
+  });
+
+  it('with a chat model, summarises the older turns into the packet and reuses the summary on the next turn', async () => {
+    const history = new MemoryChatHistory();
+    const chat = new ScriptedChat((call) => {
+      const system = call.messages[0].content;
+      if (system.startsWith('Summarise the earlier part')) return 'The user asked about surveys of the Orvik glacier.';
+      if (system.startsWith("Rewrite the user's latest question")) return 'When did Hanne Lund retire?';
+      return 'Hanne Lund retired in 2021 [1].';
+    });
+    const rag = await filled(chat);
+    const conversation = await talked(rag, 'long-2', history, 5);
+    const answer = await conversation.ask(FOLLOW_UP, { topK: 2 });
+    const condense = answer.trace.stages.find((stage) => stage.stage === 'condense')!;
+    const summary = condense.detail?.summary as { text: string; turns: number };
+    expect(summary.text).toBe('The user asked about surveys of the Orvik glacier.');
+    expect(answer.packet.sections.find((section) => section.sourceRefs[0] === 'conversation:summary')?.trustLevel).toBe('model_generated');
+    const summaries = () => chat.calls.filter((call) => call.messages[0].content.startsWith('Summarise the earlier part')).length;
+    expect(summaries()).toBe(1);
+    // The next turn leaves out the same five older turns: the summary the last run made covers them, and is reused without a call.
+    const next = await conversation.ask('Where did she work?', { topK: 2 });
+    const nextCondense = next.trace.stages.find((stage) => stage.stage === 'condense')!;
+    expect(nextCondense.detail?.window).toMatchObject({ kept: 1, summarised: 5 });
+    expect(nextCondense.detail?.summary).toEqual(summary);
+    expect(summaries()).toBe(1);
+  });
+});
+
 describe('RAG.conversation: bad input', () => {
   it('refuses an id that is not a plain name, before anything runs', async () => {
     const rag = await filled();
