@@ -291,15 +291,7 @@ export abstract class RAG {
   /**
    * A conversation: each question answered with the turns before it (a follow-up rewritten to stand alone before
    * retrieval, the history in the packet as its own section) and recorded as a turn in `history`. Give the `id` of
-   * an earlier conversation to continue it; without one a new conversation starts.
-   *
-   * ```ts
-   * // partial: rag is your pipeline
-   * const conversation = rag.conversation({ id: 'support-42' });
-   * const first = await conversation.ask('Who led the 2019 survey of the Orvik glacier?');
-   * const next = await conversation.ask('When did she retire?');
-   * next.searchedQuestion; // the follow-up as it was searched
-   * ```
+   * an earlier conversation to continue it; without one a new conversation starts (docs/conversations.md).
    *
    * @throws AxonError `INVALID_INPUT` for an id that is not 1 to 128 letters, digits, `_` and `-`
    */
@@ -318,12 +310,8 @@ export abstract class RAG {
    *   messages, or does not end with the user's question
    */
   async converse(messages: ConversationMessage[], options: AnswerOptions = {}): Promise<ConversationAnswer> {
-    return finalEvent(
-      this.converseStream(messages, options),
-      (event) => (event.type === 'result' ? event.answer : undefined),
-      COMPONENT,
-      'converse-ends-with-result',
-    );
+    const result = (event: ConversationEvent) => (event.type === 'result' ? event.answer : undefined);
+    return finalEvent(this.converseStream(messages, options), result, COMPONENT, 'converse-ends-with-result');
   }
 
   /** Like `converse`, as events: each stage record, answer text deltas, then the result. */
