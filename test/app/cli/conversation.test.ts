@@ -283,7 +283,7 @@ export function register(registry) {
         child.stdin.write(`${FIRST}\r`);
         await until(() => output, /Sources: .*survey\.md/);
         child.stdin.write(`${FOLLOW_UP}\r`);
-        await until(() => output, /Sources:[^]*Sources: .*lund\.md/);
+        await until(() => output, /Sources:[\s\S]*Sources: .*lund\.md/);
         child.stdin.write('\u0003');
         await until(() => output, /\^C \(Ctrl-D leaves\)/);
         child.stdin.write('\u0004');
@@ -303,7 +303,7 @@ export function register(registry) {
       type(`${FIRST}\n`);
       await until(output, /Sources:/);
       type(`${FOLLOW_UP}\n`);
-      await until(output, /Sources:[^]*Sources:/);
+      await until(output, /Sources:[\s\S]*Sources:/);
     });
     const sources = result.output.split('\n').filter((line) => line.startsWith('Sources:'));
     expect(sources).toEqual(['Sources: [1] notes/survey.md#0', 'Sources: [1] notes/lund.md#0']);
@@ -315,7 +315,7 @@ export function register(registry) {
       type(`${FIRST}\n`);
       await until(output, /Sources:/);
       type(`${FOLLOW_UP}\n`);
-      await until(output, /Sources:[^]*Sources:/);
+      await until(output, /Sources:[\s\S]*Sources:/);
       type('/trace\n');
       await until(output, /speculativeRetrieval/);
     });
