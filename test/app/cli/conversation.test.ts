@@ -6,9 +6,11 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runServe } from '../../../app/cli/commands/serve.ts';
 import { main } from '../../../app/cli/main.ts';
 import { FileChatHistory } from '../../../stores/file-store/file-chat-history.ts';
 import { runAxon, type CliResult } from '../../helpers/cli.ts';
+import { parseEvents } from '../serve/fixture.ts';
 
 // Conversations on the command line: `ask --conversation` continues one across processes, `chat` is the
 // interactive loop over the same, `conversations` lists, shows and deletes them. Turns are kept in the store folder.
@@ -109,6 +111,40 @@ describe('axon ask --conversation', () => {
     expect(result.stderr).toMatch(/--conversation takes an id of 1 to 128 letters/);
     expect(await readdir(join(directory, '.axon', 'conversations'))).not.toContain('elsewhere.jsonl');
   });
+});
+
+describe('axon serve --workers', () => {
+  it('continues a conversation in the worker threads, kept where axon ask keeps it and listed by the page', async () => {
+    let announce: (url: string) => void = () => {};
+    const announced = new Promise<string>((resolve) => (announce = resolve));
+    let stop: () => void = () => {};
+    const stopped = new Promise<void>((resolve) => (stop = resolve));
+    const io = { out: (text: string) => announce(/http:\/\/\S+/.exec(text)?.[0] ?? ''), err: () => undefined, errorStream: process.stderr, cwd: directory };
+    const exit = runServe([], { port: '0', workers: '2' }, io, stopped);
+    try {
+      const url = new URL(await announced);
+      const token = url.searchParams.get('token')!;
+      const ask = async (question: string) => {
+        const response = await fetch(`${url.origin}/api/ask?token=${token}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ question, conversationId: 'served' }),
+        });
+        return parseEvents(await response.text()).at(-1)!;
+      };
+      expect((await ask(FIRST)).data).toMatchObject({ conversationId: 'served' });
+      const next = await ask(FOLLOW_UP);
+      expect(next.event).toBe('result');
+      expect((next.data as { searchedQuestion: string }).searchedQuestion).toMatch(/Hanne Lund/);
+      const listed = (await (await fetch(`${url.origin}/api/conversations?token=${token}`)).json()) as { conversations: { id: string; turns: number }[] };
+      expect(listed.conversations.find((info) => info.id === 'served')?.turns).toBe(2);
+    } finally {
+      stop();
+      expect(await exit).toBe(0);
+    }
+    const turns = await new FileChatHistory({ directory: join(directory, '.axon') }).load('served');
+    expect(turns.map((turn) => turn.question)).toEqual([FIRST, FOLLOW_UP]);
+  }, 60_000);
 });
 
 describe('axon conversations', () => {
