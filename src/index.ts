@@ -46,4 +46,5 @@ export { maximalMarginalRelevance, cosineSimilarity } from './pipeline/mmr.ts';
 export { SEARCH_MODES, type SearchMode, type HybridWeights } from './rag.ts';
 export { LOCAL_EMBEDDINGS_HYBRID_WEIGHTS, retrievalDefaultsFor } from './pipeline/retrieval-defaults.ts';
 export { supportsKeywordSearch } from './contracts/keyword-search.ts';
+export { CachedEmbeddings, isCachedEmbeddings, type CachedEmbeddingsOptions, type CachedEmbeddingsStatistics } from './runtime/cached-embeddings.ts';
 export * from './conversation/index.ts';

@@ -12,6 +12,7 @@ export {
   PGVECTOR_REGISTRY_TABLE,
   type PgVectorStoreOptions,
 } from './pgvector/pgvector-store.ts';
+export { FileEmbeddingCache, fileEmbeddingCacheOptionsSchema, type FileEmbeddingCacheOptions } from './file-store/file-embedding-cache.ts';
 export { FileChatHistory, fileChatHistoryOptionsSchema, CONVERSATIONS_FOLDER, type FileChatHistoryOptions } from './file-store/file-chat-history.ts';
 export { PostgresChatHistory, postgresChatHistoryOptionsSchema, type PostgresChatHistoryOptions } from './pgvector/postgres-chat-history.ts';
 export { keywordIndexOptionSchema, type KeywordIndexOption } from './indexes/keyword-index-support.ts';

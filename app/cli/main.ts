@@ -44,6 +44,11 @@ Options:
   --prune           Remove stored files that no longer exist on disk (ingest)
   --include GLOB    Ingest only files matching GLOB (repeatable; a GLOB without / matches the file name);
                     matched files no loader handles, such as README or LICENSE, are read as text (ingest)
+  --embedding-cache DIR
+                    Keep document vectors in DIR and reuse them for any store (default .axon-cache/embeddings
+                    beside the store's folder)
+  --no-embedding-cache
+                    Embed every chunk with the provider, reading and writing no cache
   --mode MODE       Search mode for ask (vector, keyword or hybrid), or a list to compare for eval,
                     e.g. vector,keyword,hybrid (default: the configured one)
   --pre-processor LIST
@@ -95,6 +100,8 @@ const OPTIONS = {
   'allow-remote': { type: 'boolean' },
   workers: { type: 'string' },
   'dry-run': { type: 'boolean' },
+  'embedding-cache': { type: 'string' },
+  'no-embedding-cache': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } satisfies ParseArgsConfig['options'];

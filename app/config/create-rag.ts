@@ -10,6 +10,7 @@ import { RAG, type HybridWeights, type SearchMode } from '../../src/rag.ts';
 import { describeOptionIssues, didYouMean } from '../../src/runtime/closest-name.ts';
 import { describeUnsetVariable } from '../../src/runtime/secret.ts';
 import { createRegistry } from './built-ins.ts';
+import { configuredEmbeddingCache, withEmbeddingCache } from './embedding-cache.ts';
 import {
   COMPONENT_PARTS,
   componentIdentifier,
@@ -129,15 +130,28 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
   // and resolving the RAG builds every part once, dependencies first.
   const { Container } = await inversify.load();
   const container = new Container({ defaultScope: 'Singleton' });
-  const bindEntry = <Kind extends ComponentKind>(identifier: string, entry: ValidatedEntry<Kind>, path: string) => {
+  const bindEntry = <Kind extends ComponentKind>(
+    identifier: string,
+    entry: ValidatedEntry<Kind>,
+    path: string,
+    finish: (built: ComponentKinds[Kind]) => ComponentKinds[Kind] = (built) => built,
+  ) => {
     const parts = declaredParts(entry.definition);
     container.bind<ComponentKinds[Kind]>(identifier).toResolvedValue(
-      (...resolved: unknown[]) => buildEntry(entry, path, dependenciesOf(entry.definition, parts, resolved, baseDirectory, path), options.source),
+      (...resolved: unknown[]) => finish(buildEntry(entry, path, dependenciesOf(entry.definition, parts, resolved, baseDirectory, path), options.source)),
       parts.map((part) => (part === 'chat' ? { serviceIdentifier: PART_IDENTIFIERS.chat, optional: true } : PART_IDENTIFIERS[part])),
     );
   };
   // Every entry is validated here (issues would have been thrown otherwise).
-  bindEntry(PART_IDENTIFIERS.embeddings, sections.embeddings!, 'embeddings');
+  // The embedding cache goes in front of the provider, so every component that embeds is given the cached one.
+  const cacheSetting = configuredEmbeddingCache(pipeline, baseDirectory);
+  bindEntry(PART_IDENTIFIERS.embeddings, sections.embeddings!, 'embeddings', (provider) => {
+    if (pipeline.embeddingCache !== undefined && cacheSetting !== false && provider.identity === undefined) {
+      const message = `"${provider.name}" does not declare its identity (the model that makes its vectors), so its vectors cannot be cached safely; remove embeddingCache or set it to false`;
+      throw new ConfigError([{ path: 'embeddingCache', message }], { source: options.source });
+    }
+    return withEmbeddingCache(provider, cacheSetting, baseDirectory);
+  });
   if (sections.chat) bindEntry(PART_IDENTIFIERS.chat, sections.chat, 'chat');
   bindEntry(PART_IDENTIFIERS.store, sections.store!, 'store');
   const preIdentifiers = sections.pre.map((entry, index) => {
