@@ -38,6 +38,15 @@ const minimalOptions: Record<string, Record<string, unknown>> = {
   'chat:cohere': { apiKey: 'co-test' },
   'post-processor:jina-reranker': { apiKey: 'jina-test' },
   'post-processor:cohere-reranker': { apiKey: 'co-test' },
+  'embeddings:gemini': { apiKey: 'gemini-test' },
+  'embeddings:voyage': { apiKey: 'voyage-test' },
+  'embeddings:mistral': { apiKey: 'mistral-test' },
+  'embeddings:azure-openai': { apiKey: 'azure-test', endpoint: 'https://my-resource.openai.azure.com', deployment: 'embeddings' },
+  'chat:anthropic': { apiKey: 'anthropic-test' },
+  'chat:gemini': { apiKey: 'gemini-test' },
+  'chat:mistral': { apiKey: 'mistral-test' },
+  'chat:azure-openai': { apiKey: 'azure-test', endpoint: 'https://my-resource.openai.azure.com', deployment: 'chat' },
+  'post-processor:voyage-reranker': { apiKey: 'voyage-test' },
   'store:pgvector': { url: 'postgres://axon@127.0.0.1:5432/axon' },
 };
 
@@ -121,7 +130,9 @@ describe('createRag', () => {
     expect(Object.keys(byPath).sort()).toEqual(
       ['embeddings.provider', 'postProcessors[1].multiplier', 'postProcessors[2].apiKey', 'preProcessors[0].type', 'store.topK'].sort(),
     );
-    expect(byPath['embeddings.provider']).toMatch(/unknown embeddings "opnai" \(did you mean "openai"\?\); registered: cohere, jina, local, openai/);
+    expect(byPath['embeddings.provider']).toMatch(
+      /unknown embeddings "opnai" \(did you mean "openai"\?\); registered: azure-openai, cohere, gemini, jina, local, mistral, ollama, openai, voyage/,
+    );
     expect(byPath['postProcessors[1].multiplier']).toMatch(/must be ≥ 0/);
     expect(byPath['postProcessors[2].apiKey']).toBe('environment variable AXON_TEST_UNSET_KEY is not set');
     expect(byPath['preProcessors[0].type']).toMatch(/needs a chat model/);
@@ -275,13 +286,16 @@ export function register(registry) {
 
 describe('docs/configuration.md', () => {
   it('every complete pipeline shown in the page builds', async () => {
+    const DOCUMENTED_KEYS = Object.fromEntries(
+      ['OPENAI', 'COHERE', 'VOYAGE', 'ANTHROPIC', 'GEMINI', 'MISTRAL', 'AZURE_OPENAI'].map((service) => [`${service}_API_KEY`, `${service.toLowerCase()}-doc`]),
+    );
     const { readFile } = await import('node:fs/promises');
     const page = await readFile(join(process.cwd(), 'docs', 'configuration.md'), 'utf8');
     const blocks = [...page.matchAll(/```json\n([\s\S]*?)```/g)].map((match) => JSON.parse(match[1]) as Record<string, unknown>);
     const pipelines = blocks.filter((block) => 'store' in block);
-    expect(pipelines.length).toBeGreaterThanOrEqual(4);
+    expect(pipelines.length).toBeGreaterThanOrEqual(9);
     for (const pipeline of pipelines) {
-      const rag = await createRag(pipeline, { baseDirectory: directory, environment: { OPENAI_API_KEY: 'sk-doc', COHERE_API_KEY: 'co-doc' } });
+      const rag = await createRag(pipeline, { baseDirectory: directory, environment: DOCUMENTED_KEYS });
       expect(rag.components().store.name).toBe('file-store');
     }
   });
