@@ -50,6 +50,8 @@ const NAME = 'anthropic-chat';
  */
 export class AnthropicChat implements ChatProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'anthropic';
   readonly model: string;
   readonly baseURL: string;
   readonly #http: HttpClient;
