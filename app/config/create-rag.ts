@@ -5,6 +5,7 @@ import type { PreProcessor } from '../../src/contracts/pre-processor.ts';
 import type { VectorStore } from '../../src/contracts/vector-store.ts';
 import { supportsKeywordSearch } from '../../src/contracts/keyword-search.ts';
 import { ConfigError, type ConfigIssue } from '../../src/errors.ts';
+import type { PriceTable } from '../../src/pipeline/usage.ts';
 import { RAG, type HybridWeights, type SearchMode } from '../../src/rag.ts';
 import { describeOptionIssues, didYouMean } from '../../src/runtime/closest-name.ts';
 import { describeUnsetVariable } from '../../src/runtime/secret.ts';
@@ -34,6 +35,8 @@ export interface PipelineParts {
   searchMode?: SearchMode;
   /** The hybrid fusion weights, when configured (else `RAG.hybridWeights()`'s: BM25-led with lexical embeddings). */
   hybridWeights?: HybridWeights;
+  /** What usage costs, when configured (`prices`). */
+  prices?: PriceTable;
 }
 
 /**
@@ -70,6 +73,13 @@ export class ConfiguredRAG extends RAG {
   }
   protected hybridWeights(): HybridWeights {
     return this.parts.hybridWeights ?? super.hybridWeights();
+  }
+  protected prices(): PriceTable | undefined {
+    return this.parts.prices;
+  }
+  /** The configuration's price table (`prices`), for a component that runs beside the pipeline (the agentic retriever). */
+  get priceTable(): PriceTable | undefined {
+    return this.parts.prices;
   }
 }
 
@@ -157,6 +167,7 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
         instructions: pipeline.instructions,
         searchMode: pipeline.searchMode,
         hybridWeights: pipeline.hybridWeights,
+        prices: pipeline.prices,
       });
     },
     [PART_IDENTIFIERS.embeddings, PART_IDENTIFIERS.store, { serviceIdentifier: PART_IDENTIFIERS.chat, optional: true }, ...preIdentifiers, ...postIdentifiers],

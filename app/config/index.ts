@@ -18,4 +18,5 @@ export {
   type ComponentDependencies,
 } from './registry.ts';
 export { pipelineConfigSchema, type PipelineConfig } from './schema.ts';
+export { priceTableSchema, modelPriceSchema } from '../../src/pipeline/price-table.ts';
 export { EmbeddedRAG, type EmbeddedRagOptions, LOCAL_EMBEDDINGS_HYBRID_WEIGHTS, retrievalDefaultsFor } from './embedded-rag.ts';

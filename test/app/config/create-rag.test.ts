@@ -10,6 +10,7 @@ import { componentImplementation, defineComponent } from '../../../app/config/re
 import type { Document } from '../../../src/document.ts';
 import { ConfigError } from '../../../src/errors.ts';
 import { ScriptedChat } from '../../helpers/scripted-chat.ts';
+import { startOpenAIServer } from '../../servers/openai-server.ts';
 
 let directory: string;
 beforeEach(async () => {
@@ -161,6 +162,32 @@ describe('createRag', () => {
     );
     expect(rag.components().chat).toBe(chat);
     expect(rag.components().postProcessors[0].name).toBe('llm-reranker');
+  });
+
+  it('costs each run by the configured, dated price table', async () => {
+    const server = await startOpenAIServer();
+    try {
+      const rag = await createRag(
+        {
+          embeddings: { provider: 'openai', apiKey: 'sk-test', baseURL: `${server.url}/v1` },
+          store: { type: 'file', directory: 'store' },
+          prices: { currency: 'USD', asOf: '2026-11-30', models: { 'openai-embeddings/text-embedding-3-small': { inputPerMillion: 0.02 } } },
+        },
+        { baseDirectory: directory },
+      );
+      await rag.addDocuments([{ content: 'Refunds take 14 days.' }]);
+      const result = await rag.retrieve('How long do refunds take?');
+      await rag.close();
+      // The loopback server bills one token a text: one question.
+      expect(result.usage).toMatchObject({ cost: 0.02 / 1_000_000, currency: 'USD', pricesAsOf: '2026-11-30' });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses a price table without its date, naming the path', async () => {
+    const issues = await issuesOf(() => createRag({ prices: { currency: 'USD', models: {} } }, { baseDirectory: directory }));
+    expect(issues.map((issue) => issue.path)).toEqual(['prices.asOf']);
   });
 
   it('refuses to register a name twice unless asked to replace it', async () => {
