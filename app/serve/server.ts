@@ -9,6 +9,7 @@ import { evidenceBody } from '../../src/context/evidence.ts';
 import type { Citation, Document } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
 import type { StageRecord } from '../../src/pipeline/trace.ts';
+import type { RunUsage } from '../../src/pipeline/usage.ts';
 import { SEARCH_MODES, type Answer, type RAG } from '../../src/rag.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { describeOptionIssues } from '../../src/runtime/closest-name.ts';
@@ -326,6 +327,8 @@ export interface RunView {
   stages: StageRecord[];
   sources: Record<string, string>;
   packet: PacketView;
+  /** What the run's provider calls consumed, and cost where the configuration has prices; absent in runs saved before it was kept. */
+  usage?: RunUsage;
   ms: number;
 }
 
@@ -373,6 +376,7 @@ export function answerView(answer: Answer): RunView {
     stages: answer.trace.stages,
     sources: answer.trace.sources ?? {},
     packet: packetView(answer.packet),
+    ...(answer.usage === undefined ? {} : { usage: answer.usage }),
     ms: answer.trace.ms,
   };
 }
@@ -413,6 +417,7 @@ export function storedRunView(trace: StoredRun): RunView | AgenticRunView {
     stages: trace.stages,
     sources,
     packet: packetView(trace.packet),
+    ...(trace.usage === undefined ? {} : { usage: trace.usage }),
     ms: trace.ms,
   };
 }

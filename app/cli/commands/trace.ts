@@ -66,7 +66,7 @@ function formatStoredTrace(trace: StoredTrace): string {
     `  citations: ${trace.citations.map((citation) => `[${citation.label}] ${citation.sourceName}`).join('  ') || 'none'}`,
     '',
     formatTrace(
-      { runId: trace.runId, question: trace.question, startedAt: trace.startedAt, stages: trace.stages, ms: trace.ms },
+      { runId: trace.runId, question: trace.question, startedAt: trace.startedAt, stages: trace.stages, ms: trace.ms, usage: trace.usage },
       { maxScores: 10, maxDropped: 50 },
     ),
     '',
