@@ -42,7 +42,7 @@ export function formatTrace(trace: RunTrace, options: { maxScores?: number; maxD
     if (stage.dropped.length > maxDropped) lines.push(`       … and ${stage.dropped.length - maxDropped} more dropped`);
     for (const warning of stage.warnings) lines.push(`       warning: ${warning}`);
   });
-  if (trace.usage !== undefined) lines.push(formatUsage(trace.usage));
+  if (trace.usage !== undefined && isMetered(trace.usage)) lines.push(formatUsage(trace.usage));
   return lines.join('\n');
 }
 
@@ -57,6 +57,13 @@ export function formatUsage(usage: RunUsage): string {
     lines.push(`       ${entry.kind} · ${entry.model === undefined ? entry.provider : `${entry.provider}/${entry.model}`}  ${describeEntry(entry)}${cost}`);
   }
   return lines.join('\n');
+}
+
+/** A service metered a call, or failed to say what it metered: a run with local models only has nothing to show. */
+export function isMetered(usage: RunUsage): boolean {
+  return usage.entries.some(
+    (entry) => entry.unknownCalls > 0 || entry.inputTokens !== undefined || entry.outputTokens !== undefined || entry.searchUnits !== undefined,
+  );
 }
 
 /** The usage in one line: calls, tokens, search units, unknown calls, and the cost with its table's date. */

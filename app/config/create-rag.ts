@@ -77,7 +77,7 @@ export class ConfiguredRAG extends RAG {
   protected prices(): PriceTable | undefined {
     return this.parts.prices;
   }
-  /** The configuration's price table (`prices`), for a component that runs beside the pipeline (the agentic retriever). */
+  /** The configuration's price table (`prices`), as its schema checked it; `undefined` without one. */
   get priceTable(): PriceTable | undefined {
     return this.parts.prices;
   }

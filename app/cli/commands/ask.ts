@@ -4,10 +4,9 @@ import { AgenticRetriever } from '../../../src/agentic/agentic-retriever.ts';
 import type { AgenticResult, RagSearchSettings } from '../../../src/agentic/types.ts';
 import type { CallerContext } from '../../../src/context/eligibility.ts';
 import { JsonlTraceStore } from '../../../src/context/trace-store.ts';
-import type { RunUsage } from '../../../src/pipeline/usage.ts';
 import { SEARCH_MODES, type ContextOptions, type SearchMode } from '../../../src/rag.ts';
 import { formatAgenticEvent, formatAgenticResult } from '../agentic-format.ts';
-import { formatAnswer, formatPacket, formatTrace, summarizeUsage } from '../format.ts';
+import { formatAnswer, formatPacket, formatTrace, isMetered, summarizeUsage } from '../format.ts';
 import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
 /**
@@ -74,14 +73,8 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   if (options.trace) io.out(`\n${formatTrace(answer.trace)}`);
   if (!options.trace) io.err(`(run id ${answer.trace.runId}; \`axon trace ${answer.trace.runId.slice(0, 8)}\` or --trace shows the pipeline)`);
   // A local model meters nothing: the line is for services that bill (or that should have said what they bill).
-  if (!options.trace && answer.usage !== undefined && hasServiceUsage(answer.usage)) io.err(`(usage: ${summarizeUsage(answer.usage)})`);
+  if (!options.trace && answer.usage !== undefined && isMetered(answer.usage)) io.err(`(usage: ${summarizeUsage(answer.usage)})`);
   return 0;
-}
-
-function hasServiceUsage(usage: RunUsage): boolean {
-  return usage.entries.some(
-    (entry) => entry.unknownCalls > 0 || entry.inputTokens !== undefined || entry.outputTokens !== undefined || entry.searchUnits !== undefined,
-  );
 }
 
 function parseCaller(options: CommandOptions): CallerContext | undefined {

@@ -326,4 +326,15 @@ describe('docs/configuration.md', () => {
       expect(rag.components().store.name).toBe('file-store');
     }
   });
+
+  it('the priced pipeline of docs/providers.md builds, its price table checked', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const page = await readFile(join(process.cwd(), 'docs', 'providers.md'), 'utf8');
+    const priced = [...page.matchAll(/```json\n([\s\S]*?)```/g)]
+      .map((match) => JSON.parse(match[1]) as Record<string, unknown>)
+      .filter((block) => 'prices' in block);
+    expect(priced).toHaveLength(1);
+    const rag = await createRag(priced[0], { baseDirectory: directory, environment: { OPENAI_API_KEY: 'openai-doc' } });
+    expect((rag as ConfiguredRAG).priceTable).toMatchObject({ currency: 'USD', asOf: '2026-06-21' });
+  });
 });
