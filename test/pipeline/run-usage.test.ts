@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { LLMReranker } from '../../processors/post/llm-reranker.ts';
 import { RerankerPostProcessor } from '../../processors/post/reranker-post-processor.ts';
 import { QueryTransformation } from '../../processors/pre/query-transformation.ts';
 import { AnthropicChat } from '../../providers/anthropic/anthropic-chat.ts';
@@ -157,6 +158,17 @@ describe('a run counts what its provider calls consumed', () => {
     ).toBe(answer.usage?.calls);
   });
 
+  it('counts the calls of the LLM reranker in its own stage', async () => {
+    const rag = await filled({ post: [new LLMReranker({ chat: openaiChat(), onInvalidOutput: 'keep-order' })] });
+    const result = await rag.retrieve('How do I reset my password?');
+    const stage = result.trace.stages.find((record) => record.stage === 'post-process');
+    // The loopback server's non-streamed reply: `usage.prompt_tokens` 10, `completion_tokens` 5.
+    expect(stage?.usage?.entries).toEqual([
+      { kind: 'chat', provider: 'openai-chat', model: 'gpt-4o-mini', calls: 1, unknownCalls: 0, inputTokens: 10, outputTokens: 5 },
+    ]);
+    expect(openai.requests.filter((request) => request.path === '/v1/chat/completions')).toHaveLength(1);
+  });
+
   it('retrieve has the usage of retrieval alone', async () => {
     const rag = await filled({ chat: anthropicChat(), post: [cohereReranker()] });
     const result = await rag.retrieve('How do I reset my password?');
@@ -207,6 +219,7 @@ describe('a run counts what its provider calls consumed', () => {
       const traceStore = new JsonlTraceStore(directory);
       const rag = await filled({ chat: anthropicChat() });
       const answer = await rag.answer('How do I reset my password?', { traceStore });
+      expect(answer.usage?.entries.map((entry) => entry.provider)).toEqual(['openai-embeddings', 'anthropic-chat']);
       const stored = await traceStore.get(answer.trace.runId);
       expect(stored && 'usage' in stored ? stored.usage : undefined).toEqual(answer.usage);
     } finally {
