@@ -40,6 +40,8 @@ const ms = (value) => (value < 10 ? value.toFixed(1) : Math.round(value)) + " ms
 function setStatus(text) { $("status").textContent = text; }
 
 function sourceLabel(run, id) { return (run.sources && run.sources[id]) || id.slice(0, 12); }
+/** Why a document was dropped, naming the document it was dropped in favour of (keptId) as the CLI does. */
+function dropReason(run, dropped) { return dropped.keptId ? dropped.reason + " (kept: " + sourceLabel(run, dropped.keptId) + ")" : dropped.reason; }
 
 /**
  * A name that, when the space is short, is cut in the middle rather than at the end: the head gives way behind an
@@ -129,7 +131,7 @@ function renderTrace(run) {
   let previousOrder = null;
   for (const stage of run.stages) {
     timeline.append(el("span", { style: "width:" + (100 * stage.ms / total) + "%;background:" + (STAGE_COLORS[stage.stage] || "#999"), title: stage.stage + " " + stage.name + ": " + ms(stage.ms) }));
-    const dropped = new Map(stage.dropped.map((d) => [d.id, d.reason]));
+    const dropped = new Map(stage.dropped.map((d) => [d.id, dropReason(run, d)]));
     const ids = [...stage.outputIds, ...stage.inputIds.filter((id) => !stage.outputIds.includes(id))];
     const score = (id) => (id in stage.scores ? stage.scores[id] : previous[id]);
     const values = ids.map(score).filter((v) => typeof v === "number");
@@ -330,7 +332,7 @@ function candidateLists(run) {
   const seen = {};
   return run.stages.map((stage) => {
     seen[stage.stage] = (seen[stage.stage] || 0) + 1;
-    return { key: stage.stage + "#" + seen[stage.stage], stage: stage.stage, name: stage.name, ids: stage.outputIds, dropped: new Map(stage.dropped.map((d) => [d.id, d.reason])), label: (id) => sourceLabel(run, id) };
+    return { key: stage.stage + "#" + seen[stage.stage], stage: stage.stage, name: stage.name, ids: stage.outputIds, dropped: new Map(stage.dropped.map((d) => [d.id, dropReason(run, d)])), label: (id) => sourceLabel(run, id) };
   });
 }
 

@@ -185,6 +185,15 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
       const issues = describeOptionIssues(askRequestSchema, parsed.error);
       return sendJson(response, 400, { error: issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ') });
     }
+    // A question too long for the context budget is refused before any retrieval, as the client's to shorten.
+    if (!parsed.data.agentic) {
+      try {
+        await rag.checkQuestion(parsed.data.question);
+      } catch (error) {
+        if (AxonError.hasCode(error, 'QUESTION_TOO_LONG')) return sendJson(response, 413, { error: describe(error) });
+        throw error;
+      }
+    }
     const controller = new AbortController();
     controllers.add(controller);
     response.on('close', () => controller.abort());

@@ -12,8 +12,13 @@ export interface RunContext {
   readonly signal: AbortSignal;
   /** Record a warning for the current stage; it appears in the trace. */
   warn(message: string): void;
-  /** Record why the current stage dropped a document; it appears in the trace. */
-  drop(id: string, reason: string): void;
+  /**
+   * Record why the current stage dropped a document; it appears in the trace. When it was dropped in favour of
+   * another document (a duplicate's original, the selected document it was too similar to), pass that one as
+   * `related.keptId`: printouts then name it by source and chunk beside the reason, so the reason itself should
+   * not repeat its id ("same content as another document").
+   */
+  drop(id: string, reason: string, related?: { keptId?: string }): void;
   /**
    * Counts what this stage's provider calls consume into the run's usage (the result's `usage`, this stage's record,
    * a span per call). Call the provider through it: `const chat = context.usage?.chat(this.chat) ?? this.chat`.

@@ -150,7 +150,7 @@ export async function* respondStep(state: RagRunState, step: StageStep): AsyncGe
   } else if (evidence.length === 0) {
     step.warn('No eligible evidence survived retrieval; the model was not called.');
     const missingEvidence = [missingDescription(state.question, packet.omitted)];
-    const { status, text, citations } = noEvidenceAnswer();
+    const { status, text, citations } = noEvidenceAnswer(withheldByEligibility(state.omitted));
     state.answer = makeAnswer({ ...base, status, text, mode, citations, stopReason: 'no_eligible_evidence', missingEvidence });
   } else if (conflicts.length > 0) {
     step.warn(`The evidence disagrees (${conflicts.map((conflict) => conflict.key).join(', ')}); the model was not called.`);
@@ -177,7 +177,10 @@ export async function* respondStep(state: RagRunState, step: StageStep): AsyncGe
     for await (const delta of chat.stream(renderMessages(packet), { signal: step.signal, onFinish: (finished) => (finish = finished) })) {
       throwIfAborted(step.signal, chat.name);
       if (typeof delta !== 'string') {
-        throw new AxonError('PROVIDER_RESPONSE_INVALID', `The chat stream yielded ${typeof delta} instead of text.`, { component: chat.name });
+        throw new AxonError('PROVIDER_RESPONSE_INVALID', `The chat stream yielded ${typeof delta} instead of text.`, {
+          component: chat.name,
+          fix: 'Check the chat provider: stream() must yield the text as strings.',
+        });
       }
       if (delta === '') continue;
       text += delta;
@@ -246,6 +249,13 @@ function makeAnswer(input: Omit<Answer, 'documents' | 'evidenceRefs'> & { eviden
   const answer: Answer = { ...rest, documents, evidenceRefs: documents.map((document) => document.id) };
   for (const key of ['missingEvidence', 'uncitedSentences', 'conflicts', 'refusal'] as const) if (answer[key] === undefined) delete answer[key];
   return answer;
+}
+
+/** How many of the documents the search found the eligibility stage withheld, by reason. */
+function withheldByEligibility(omitted: readonly OmittedRef[]): { not_allowed: number; stale: number } {
+  const withheld = { not_allowed: 0, stale: 0 };
+  for (const entry of omitted) if (entry.reason === 'not_allowed' || entry.reason === 'stale') withheld[entry.reason]++;
+  return withheld;
 }
 
 function missingDescription(question: string, omitted: OmittedRef[]): string {

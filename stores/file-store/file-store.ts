@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { KeywordSearchable, KeywordSearchOptions } from '../../src/contracts/keyword-search.ts';
 import type { SearchMethod, StoreOperationOptions, VectorSearchOptions, VectorStore, VectorStoreCapabilities } from '../../src/contracts/vector-store.ts';
 import type { Document, Vector } from '../../src/document.ts';
-import { AxonError, throwIfAborted } from '../../src/errors.ts';
+import { AxonError, throwIfAborted, type EmptyStoreReason } from '../../src/errors.ts';
 import {
   acquireWriteLock,
   createStoreFolder,
@@ -27,6 +27,7 @@ import { derivedIndexOf, ioError, loadState, maintainedIndexes, withTombstones, 
 import { type VerifyReport, verifyStore } from './file-store-verify.ts';
 import { type AnnGraph, annIndexKind, annSettings, searchWithAnn, type AnnSettings } from './file-store-ann.ts';
 import { keywordIndexKind } from './file-store-keyword.ts';
+import { explainEmptyStore } from './missing-store.ts';
 import {
   SnapshotSuperseded,
   snapshotDue,
@@ -312,6 +313,11 @@ export class FileStore implements VectorStore, KeywordSearchable {
   async count(options: StoreOperationOptions = {}): Promise<number> {
     throwIfAborted(options.signal, NAME);
     return (await this.ready()).index.size;
+  }
+
+  /** Why nothing is stored when the folder does not exist or holds no store, naming a store nearby (see explainEmptyStore). */
+  explainEmpty(): Promise<EmptyStoreReason | undefined> {
+    return explainEmptyStore(this.directory);
   }
 
   /**

@@ -6,7 +6,7 @@ import { compileFilter, parseFilter, type Filter } from '../../src/filter/index.
 import { assertVector } from '../../src/runtime/embed.ts';
 import { assertTopK } from './arguments.ts';
 import { SimdVectorSpace } from './simd/simd-index.ts';
-import { alignTo, planGraph, upperSlotsFor } from './simd/space-layout.ts';
+import { graphRegionBytes } from './simd/space-layout.ts';
 import type { SearchHits } from './vector-scan.ts';
 
 export { scanTopK, type SearchHits } from './vector-scan.ts';
@@ -129,6 +129,7 @@ export class VectorIndex {
     if (this.fixedDimensions !== undefined && this.fixedDimensions !== dimensions) {
       throw new AxonError('DIMENSION_MISMATCH', `The index already holds ${this.fixedDimensions}-dimensional vectors; cannot switch to ${dimensions}.`, {
         component: this.component,
+        fix: 'Use one embeddings model (and dimensions) for every document of a store, or re-index into a new one.',
       });
     }
     this.fixedDimensions = dimensions;
@@ -140,10 +141,7 @@ export class VectorIndex {
         quantization: this.precision === 'int8' ? 'int8' : 'none',
       });
       const graph = this.reserveGraph;
-      if (graph !== undefined) {
-        const host = { base: 0, vectors: 0, stride: alignTo(dimensions * 4, 16) };
-        this.space.expectTenant((capacity) => planGraph(capacity, dimensions, graph.m, upperSlotsFor(capacity, graph.m), host).bytes);
-      }
+      if (graph !== undefined) this.space.expectTenant((capacity) => graphRegionBytes(capacity, dimensions, graph.m));
     }
   }
 
@@ -171,7 +169,10 @@ export class VectorIndex {
    */
   prepare(documents: readonly Document[]): PreparedBatch {
     if (!Array.isArray(documents)) {
-      throw new AxonError('INVALID_DOCUMENT', `Expected an array of documents, got ${typeof documents}.`, { component: this.component });
+      throw new AxonError('INVALID_DOCUMENT', `Expected an array of documents, got ${typeof documents}.`, {
+        component: this.component,
+        fix: 'Pass the documents as an array, even one.',
+      });
     }
     const dimensions = this.fixedDimensions ?? firstEmbeddingLength(documents);
     const stored: Document[] = new Array(documents.length);
@@ -424,6 +425,7 @@ export class VectorIndex {
     if (filter !== undefined || !(rows instanceof Int32Array)) {
       throw new AxonError('INVALID_INPUT', filter !== undefined ? 'search() takes rows or a filter, not both.' : 'rows must be an Int32Array of stored rows.', {
         component: this.component,
+        fix: 'Pass rows (an Int32Array of rows this index holds) or a filter, not both.',
         details: { argument: 'rows' },
       });
     }
@@ -558,11 +560,19 @@ function assertStorable(document: Document, position: number, component: string)
     });
   }
   for (const field of ['content', 'sourceType', 'sourceName'] as const) {
-    if (typeof document[field] !== 'string') throw new AxonError('INVALID_DOCUMENT', `${where}.${field} must be a string.`, { component });
+    if (typeof document[field] !== 'string') {
+      throw new AxonError('INVALID_DOCUMENT', `${where}.${field} must be a string.`, {
+        component,
+        fix: `Give ${field} as a string ('' when empty), or add through rag.addDocuments, which fills in sourceType and sourceName.`,
+      });
+    }
   }
   const metadata: unknown = document.metadata;
   if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) {
-    throw new AxonError('INVALID_DOCUMENT', `${where}.metadata must be a plain object of JSON values.`, { component });
+    throw new AxonError('INVALID_DOCUMENT', `${where}.metadata must be a plain object of JSON values.`, {
+      component,
+      fix: 'Give every document a metadata object ({} when it has none), or add through rag.addDocuments, which fills it in.',
+    });
   }
   assertJsonMetadata(metadata, `${where}.metadata`, component);
 }

@@ -1,6 +1,6 @@
 import { JsonlTraceStore } from '../../../src/context/trace-store.ts';
 import { serve } from '../../serve/server.ts';
-import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
+import { describeMissingStore, loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
 /**
  * `axon serve`: the page and its API over the configured pipeline, on loopback unless `--allow-remote`. Runs
@@ -11,7 +11,7 @@ export async function runServe(positionals: string[], options: CommandOptions, i
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got "${positionals[0]}". Example: axon serve --port 8080`);
   const port = options.port === '0' ? 0 : (parsePositiveInteger(options.port, '--port') ?? 7777);
   if (port > 65535) throw new UsageError(`--port takes a port number up to 65535, got "${options.port}".`);
-  const { rag, dataDirectory, configHash, source } = await loadPipeline(options, io);
+  const { rag, dataDirectory, storeDirectory, configHash, source } = await loadPipeline(options, io);
   const server = await serve(rag, {
     port,
     host: options.host ?? '127.0.0.1',
@@ -24,6 +24,8 @@ export async function runServe(positionals: string[], options: CommandOptions, i
     throw error;
   });
   io.out(`Axon is serving ${source} at ${server.url}`);
+  const missing = storeDirectory === undefined ? undefined : await describeMissingStore(storeDirectory, io.cwd);
+  if (missing !== undefined) io.err(`warning: ${missing} Every question will find nothing until documents are ingested there.`);
   io.err('(Ctrl+C stops it.)');
   let onSignal: () => void = () => {};
   const stop = new Promise<void>((resolve) => {
