@@ -113,6 +113,8 @@ export interface StoredAgenticTrace {
   retrievers: { name: string; description: string; kind: 'rag' | 'store'; filter?: Filter; retrieve?: Record<string, unknown> }[];
   /** What is known of the versions: the chat model and what the caller added (the configuration hash). */
   version: Partial<PipelineVersion>;
+  /** What the run's provider calls consumed, as the services reported it (`AgenticResult.usage.services`); absent in traces saved before it was kept. */
+  usage?: RunUsage;
   ms: number;
 }
 

@@ -17,6 +17,7 @@ import { OpenAIEmbeddings } from '../../providers/openai/openai-embeddings.ts';
 import type { ChatProvider } from '../../src/contracts/chat.ts';
 import type { PostProcessor } from '../../src/contracts/post-processor.ts';
 import type { PreProcessor } from '../../src/contracts/pre-processor.ts';
+import { AgenticRetriever } from '../../src/agentic/agentic-retriever.ts';
 import { JsonlTraceStore } from '../../src/context/trace-store.ts';
 import type { DocumentInput } from '../../src/document.ts';
 import type { PriceTable } from '../../src/pipeline/usage.ts';
@@ -222,6 +223,31 @@ describe('a run counts what its provider calls consumed', () => {
       expect(answer.usage?.entries.map((entry) => entry.provider)).toEqual(['openai-embeddings', 'anthropic-chat']);
       const stored = await traceStore.get(answer.trace.runId);
       expect(stored && 'usage' in stored ? stored.usage : undefined).toEqual(answer.usage);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it("an agentic run sums its searches' usage and its model's calls, and keeps it in the stored trace", async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'axon-usage-'));
+    try {
+      const traceStore = new JsonlTraceStore(directory);
+      const rag = await filled({});
+      const agent = new AgenticRetriever({ retrievers: [{ name: 'help', description: 'Help pages', rag }], generateResponse: false });
+      const result = await agent.run('How do I reset my password?', { traceStore });
+      expect(result.usage.services.entries).toEqual([
+        {
+          kind: 'embeddings',
+          provider: 'openai-embeddings',
+          model: 'text-embedding-3-small',
+          calls: result.searches,
+          unknownCalls: 0,
+          inputTokens: embeddedTexts(),
+        },
+      ]);
+      expect(result.searches).toBeGreaterThan(0);
+      const stored = await traceStore.get(result.runId);
+      expect(stored && 'usage' in stored ? stored.usage : undefined).toEqual(result.usage.services);
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
