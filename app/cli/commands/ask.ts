@@ -165,6 +165,7 @@ async function runAgenticAsk(
   if (options.trace) io.out('');
   io.out(formatAgenticResult(result));
   io.err(`(run id ${result.runId}; \`axon trace ${result.runId.slice(0, 8)}\` shows its steps again)`);
+  if (isMetered(result.usage.services)) io.err(`(usage: ${summarizeUsage(result.usage.services)})`);
   return result.status === 'blocked' ? 1 : 0;
 }
 

@@ -138,4 +138,22 @@ describe('what a question spent', () => {
     expect(trace.stdout).toContain('chat · cohere-chat/command-a-03-2025  1 call, 10 in, 5 out  cost 0.000075 USD');
     expect(trace.stdout).toContain('rerank · cohere-rerank/rerank-v3.5  1 call, 1 search unit');
   });
+
+  it('ask --agentic says what its searches spent', async () => {
+    await writeFile(
+      join(directory, 'agentic.json'),
+      JSON.stringify({
+        embeddings: { provider: 'cohere', model: 'embed-v4.0', dimensions: 256, baseURL: cohere.url, apiKey: { env: 'AXON_TEST_COHERE_KEY' } },
+        store: { type: 'file', directory: 'store-agentic' },
+      }),
+    );
+    expect((await axon('ingest', 'notes', '--config', 'agentic.json')).code).toBe(0);
+    cohere.reset();
+    const result = await axon('ask', '--agentic', 'How long do refunds take?', '--config', 'agentic.json');
+    expect(result.code).toBe(0);
+    // One input token a text embedded, as the loopback Cohere server bills it: one a search.
+    const searches = cohere.requestsTo('/v2/embed').length;
+    expect(searches).toBeGreaterThan(0);
+    expect(result.stderr).toContain(`(usage: ${searches} call${searches === 1 ? '' : 's'}, ${searches} input tokens)`);
+  });
 });
