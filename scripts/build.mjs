@@ -49,7 +49,8 @@ for (const file of walk(dist)) {
 
 // Each entry's source: dist/src/index.js <- src/index.ts, and so on for every subpath export.
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const entries = new Set(['app/cli/main.ts']);
+// The worker threads of `serve` load their modules by path (app/serve/worker-pool.ts, `packageModule`): entries too.
+const entries = new Set(['app/cli/main.ts', 'app/serve/ask-worker.ts', 'app/cli/serve-pipeline.ts']);
 for (const target of Object.values(manifest.exports)) {
   if (typeof target !== 'object' || typeof target.import !== 'string') continue;
   entries.add(target.import.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts'));

@@ -40,6 +40,8 @@ export interface CommandOptions {
   port?: string;
   host?: string;
   'allow-remote'?: boolean;
+  /** `serve`: how many worker threads answer questions (0: the server's own thread). */
+  workers?: string;
   /** `store repair`: report what a repair would do, write nothing. */
   'dry-run'?: boolean;
 }

@@ -52,6 +52,8 @@ Options:
   --port N          serve: the port (default 7777; 0 picks a free one)
   --host HOST       serve: the interface (default 127.0.0.1; another needs --allow-remote)
   --allow-remote    serve: listen on a non-loopback interface on purpose (prints a warning)
+  --workers N       serve: answer questions in N worker threads, each with its own reader of the store
+                    (default 2 on a machine with 2 cores or more; 0 answers in the server's thread)
   --dry-run         store repair: check the segments and report, write nothing
 
 With no configuration Axon runs fully offline: the local hashing embedder, the file store under .axon/,
@@ -84,6 +86,7 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   'allow-remote': { type: 'boolean' },
+  workers: { type: 'string' },
   'dry-run': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },

@@ -415,6 +415,7 @@ $("compare-close").addEventListener("click", closeCompare);
 
 async function ask(question) {
   $("send").disabled = true;
+  searched = "";
   clearViews();
   setStatus("Asking…");
   const topK = Number($("top-k").value);
@@ -514,13 +515,18 @@ function showAgenticResult(run) {
   setStatus(run.status + " (" + run.stopReason + ") · " + run.iterations + " rounds · " + run.subQueries + " sub-queries · " + run.searches + " searches · planner " + run.planner + " · " + ms(run.ms) + " · run " + run.runId.slice(0, 8));
 }
 
+// How many documents the store held when the question was asked (the server's "store" event), said with the result.
+let searched = "";
+
 function onEvent(type, data) {
-  if (type === "agentic") return onAgenticStep(data);
-  if (type === "agentic-result") return showAgenticResult(data);
-  if (type === "stage") setStatus("… " + data.stage + " (" + data.name + ") done in " + data.ms + " ms");
+  if (type === "store") searched = " · searched " + data.documents + " document" + (data.documents === 1 ? "" : "s");
+  else if (type === "agentic") return onAgenticStep(data);
+  else if (type === "agentic-result") showAgenticResult(data);
+  else if (type === "stage") setStatus("… " + data.stage + " (" + data.name + ") done in " + data.ms + " ms");
   else if (type === "delta") $("answer").append(document.createTextNode(data.text));
   else if (type === "result") showRun(data);
   else if (type === "error") setStatus("Error: " + data.error);
+  if ((type === "result" || type === "agentic-result") && searched) $("status").textContent += searched;
 }
 
 $("ask").addEventListener("submit", (event) => { event.preventDefault(); const q = $("question").value.trim(); if (q) ask(q); });

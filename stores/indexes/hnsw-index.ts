@@ -159,7 +159,7 @@ export class HnswIndex implements RowObserver {
    */
   addRow(id: string, row: number): void {
     const host = this.host;
-    if (host === undefined || !(row >= 0 && row < host.index.size) || host.index.storedDocumentAt(row).id !== id) {
+    if (host === undefined || !(row >= 0 && row < host.index.size) || host.index.idAt(row) !== id) {
       throw new AxonError(
         'INVALID_INPUT',
         `addRow(${JSON.stringify(id)}, ${String(row)}): ${host ? 'the index does not hold that id at that row' : 'this graph keeps its own vectors; use add()'}.`,
@@ -441,7 +441,7 @@ export class HnswIndex implements RowObserver {
         // Ids are looked up through the host: no map of the graph's own, only the row of each node. The row
         // saved is checked first: rows follow the order of the segments until deletes move some.
         const hint = sections.rows[node];
-        const row = hint >= 0 && hint < over!.size && over!.storedDocumentAt(hint).id === id ? hint : over!.rowOf(id);
+        const row = hint >= 0 && hint < over!.size && over!.idAt(hint) === id ? hint : over!.rowOf(id);
         if (row === undefined) gone.push(node);
         else if (nodeOfRow[row] >= 0) throw corruptGraph(component, `the id "${id}" belongs to two live nodes`);
         else {

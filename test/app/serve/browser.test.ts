@@ -86,6 +86,9 @@ suite(chromium ? 'axon serve in Chromium' : 'axon serve in Chromium — SKIPPED:
     await page.locator('#question').press('Control+Enter');
     await page.locator('#citations .cite').first().waitFor();
     expect(await page.locator('#answer').textContent()).toBe(ANSWER);
+    // The status line says how many documents the question searched.
+    const documents = await pipeline.rag.components().store.count();
+    await expect.poll(() => page.locator('#status').textContent()).toContain(`searched ${documents} documents`);
 
     // The chip names the chunk, not only the file.
     expect(await page.locator('#citations .cite').first().textContent()).toBe('[1] help/account.md#0 p. 3');
