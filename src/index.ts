@@ -12,13 +12,21 @@ export {
   type AnswerStatus,
   type RagEvent,
   type AddDocumentsOptions,
+  Conversation,
+  type ConversationAnswer,
+  type ConversationEvent,
+  type ConversationOptions,
+  type ConversationRunner,
+  type ConversationSettings,
 } from './rag.ts';
+export { condenseStage } from './stages/condense-stage.ts';
 export type { Document, DocumentInput, Citation, JsonValue, Vector } from './document.ts';
 export { contentHash } from './document.ts';
 export type * from './contracts/index.ts';
 export type { Filter, FilterNode } from './filter/types.ts';
 export { parseFilter, compileFilter } from './filter/index.ts';
 export type { RunTrace, StageRecord, StageKind, DroppedDocument } from './pipeline/trace.ts';
+export type { RunUsage, UsageEntry, PriceTable, ModelPrice } from './pipeline/usage.ts';
 export {
   insertStage,
   type Stage,

@@ -1,3 +1,4 @@
+import type { ChatHistory, ConversationMessage } from './contracts/chat-history.ts';
 import type { ChatProvider } from './contracts/chat.ts';
 import type { EmbeddingsProvider } from './contracts/embeddings.ts';
 import { supportsKeywordSearch } from './contracts/keyword-search.ts';
@@ -19,8 +20,19 @@ import { finalEvent, runStages, runStagesToEnd } from './pipeline/runner.ts';
 import { SEARCH_MODES, type HybridWeights, type SearchMode } from './pipeline/search-mode.ts';
 import { prepareTelemetry } from './pipeline/telemetry.ts';
 import { TraceRecorder } from './pipeline/trace.ts';
+import type { PriceTable } from './pipeline/usage.ts';
 import { assertVector, embedAll } from './runtime/embed.ts';
 import { parseOptions } from './runtime/options.ts';
+import { MemoryChatHistory } from './conversation/memory-chat-history.ts';
+import { checkConversationOptions } from './stages/condense-stage.ts';
+import {
+  Conversation,
+  splitMessages,
+  withSearchedQuestion,
+  type ConversationAnswer,
+  type ConversationEvent,
+  type ConversationSettings,
+} from './stages/conversation.ts';
 import { defaultAnswerStages, defaultRetrievalStages } from './stages/default-stages.ts';
 import { searchQueries, type AnswerPlan, type RagRunState, type RagStage } from './stages/state.ts';
 import type {
@@ -38,7 +50,9 @@ import type {
 export { SEARCH_MODES, type HybridWeights, type SearchMode } from './pipeline/search-mode.ts';
 export type { ContextGuardrailCheck, Guardrail, GuardrailCheck, GuardrailDecision, GuardrailVerdict, StopReason } from './context/outcome.ts';
 export type { AnswerPlan, RagRunState, RagStage, RagStageEvent, SearchPlan } from './stages/state.ts';
+export { Conversation, type ConversationAnswer, type ConversationEvent, type ConversationRunner, type ConversationSettings } from './stages/conversation.ts';
 export type {
+  ConversationOptions,
   AddDocumentsOptions,
   Answer,
   AnswerOptions,
@@ -70,6 +84,8 @@ const COMPONENT = 'rag';
 export abstract class RAG {
   private resolved: RagComponents | undefined;
   private stages: { retrieval: RagStage[]; answer: RagStage[] } | undefined;
+  private histories: { history: ChatHistory | undefined } | undefined;
+  private pricesChecked: { given: PriceTable; checked: PriceTable } | undefined;
 
   /** The embeddings provider for documents and queries. */
   protected abstract embeddings(): EmbeddingsProvider;
@@ -120,6 +136,21 @@ export abstract class RAG {
   }
   /** Where every run's trace is saved when a call does not say. @default undefined (not saved) */
   protected traceStore(): TraceStore | undefined {
+    return undefined;
+  }
+  /**
+   * Where `conversation()` keeps turns when it is not given a history: a `FileChatHistory` beside a file store, a
+   * `PostgresChatHistory` beside pgvector, your own. Asked for once, like the parts.
+   * @default undefined (each pipeline keeps its conversations in memory, a `MemoryChatHistory` of its own)
+   */
+  protected chatHistory(): ChatHistory | undefined {
+    return undefined;
+  }
+  /**
+   * What provider usage costs, by `"<provider>/<model>"` (see `PriceTable`): each run's `usage` then has a `cost`.
+   * A model missing from the table has none. Checked on the first run. @default undefined (no costs)
+   */
+  protected prices(): PriceTable | undefined {
     return undefined;
   }
 
@@ -199,7 +230,7 @@ export abstract class RAG {
     try {
       const state = await runStagesToEnd(this.stageLists().retrieval, run.state, run.recorder, run.state.signal);
       run.recorder.finish({ 'axon.status': 'retrieved', 'axon.document_count': state.documents.length });
-      return retrievalResult(state);
+      return retrievalResult(state, run.recorder);
     } catch (error) {
       run.recorder.fail(error);
       throw error;
@@ -240,6 +271,7 @@ export abstract class RAG {
       const { retrieval, answer: answerStages } = this.stageLists();
       const final = yield* runStages([...retrieval, ...answerStages], state, recorder, state.signal);
       const answer = final.answer;
+      if (answer !== undefined) answer.searchedQuestion = final.searchQuestion;
       if (answer === undefined) {
         throw new AxonError('INTERNAL', 'The answer stages ended without an answer.', {
           component: COMPONENT,
@@ -247,8 +279,9 @@ export abstract class RAG {
           details: { invariant: 'answer-stages-answer' },
         });
       }
+      answer.usage = recorder.usageSummary();
       const store = options.traceStore ?? this.traceStore();
-      if (store) await store.save(this.storedTrace(answer, retrievalResult(final), options));
+      if (store) await store.save(this.storedTrace(answer, retrievalResult(final, recorder), options));
       recorder.finish({
         'axon.status': answer.status,
         'axon.evidence_count': answer.evidenceRefs.length,
@@ -262,6 +295,40 @@ export abstract class RAG {
     } finally {
       // A consumer that stops reading early still closes the run's span.
       recorder.finish({ 'axon.abandoned': true });
+    }
+  }
+
+  /**
+   * A conversation: each question answered with the turns before it (a follow-up rewritten to stand alone before
+   * retrieval, the history in the packet as its own section) and recorded as a turn in `history`. Give the `id` of
+   * an earlier conversation to continue it; without one a new conversation starts (docs/conversations.md).
+   *
+   * @throws AxonError `INVALID_INPUT` for an id that is not 1 to 128 letters, digits, `_` and `-`
+   */
+  conversation(settings: ConversationSettings = {}): Conversation {
+    const { history, ...rest } = settings;
+    return new Conversation(this, history ?? this.defaultChatHistory(), rest);
+  }
+
+  /**
+   * Answer the last of `messages` (the user's question) with the messages before it as the conversation, as chat
+   * APIs and Bedrock's `messages` take it: the follow-up is rewritten to stand alone before retrieval and the
+   * earlier messages enter the packet as its conversation section. Nothing is recorded; use `conversation()` to
+   * keep turns.
+   *
+   * @throws AxonError `INVALID_INPUT` when `messages` is empty, holds something other than user and assistant
+   *   messages, or does not end with the user's question
+   */
+  async converse(messages: ConversationMessage[], options: AnswerOptions = {}): Promise<ConversationAnswer> {
+    const result = (event: ConversationEvent) => (event.type === 'result' ? event.answer : undefined);
+    return finalEvent(this.converseStream(messages, options), result, COMPONENT, 'converse-ends-with-result');
+  }
+
+  /** Like `converse`, as events: each stage record, answer text deltas, then the result. */
+  async *converseStream(messages: ConversationMessage[], options: AnswerOptions = {}): AsyncGenerator<ConversationEvent, void, undefined> {
+    const { question, history } = splitMessages(messages, COMPONENT);
+    for await (const event of this.stream(question, { ...options, conversation: { ...options.conversation, history } })) {
+      yield event.type === 'result' ? { type: 'result', answer: withSearchedQuestion(event.answer, question) } : event;
     }
   }
 
@@ -323,13 +390,21 @@ export abstract class RAG {
 
   /**
    * Let the store finish and save what it holds in memory (`FileStore` saves an ANN graph that is ahead of
-   * its snapshot). The pipeline can be used again afterwards; the store reloads on demand.
+   * its snapshot). The pipeline can be used again afterwards; the store reloads on demand. The chat history is
+   * not closed (a `PostgresChatHistory` cannot be used after `close()`): close it yourself when you are done.
    */
   async close(): Promise<void> {
     if (this.resolved) await this.resolved.store.close?.();
   }
 
   // --- Internal helpers ---
+
+  /** The pipeline's `chatHistory()`, asked for once, or a history in memory of its own. */
+  private defaultChatHistory(): ChatHistory {
+    this.histories ??= { history: this.chatHistory() };
+    this.histories.history ??= new MemoryChatHistory();
+    return this.histories.history;
+  }
 
   /** The run's context settings, once the question is known to fit them. */
   private async checkAnswerable(question: string, options: Pick<AnswerOptions, 'context'>): Promise<ContextOptions> {
@@ -368,6 +443,7 @@ export abstract class RAG {
       });
     }
     if (options.filter !== undefined) parseFilter(options.filter, COMPONENT);
+    const history = checkConversationOptions(options.conversation, COMPONENT);
     const policy = this.eligibilityPolicy();
     const callerFilter = options.caller === undefined ? undefined : eligibilityFilter(options.caller, policy);
     const filter = callerFilter === undefined ? options.filter : options.filter === undefined ? callerFilter : { $and: [options.filter, callerFilter] };
@@ -378,7 +454,7 @@ export abstract class RAG {
     const mode = resolveSearchMode(options.searchMode ?? this.searchMode(), parts.store);
     const weights = resolveHybridWeights({ ...this.hybridWeights(), ...options.hybridWeights });
     await prepareTelemetry();
-    const recorder = new TraceRecorder(question, options.runId);
+    const recorder = new TraceRecorder(question, options.runId, { prices: await this.checkedPrices() });
     const state: RagRunState = {
       question,
       trace: recorder.trace,
@@ -389,6 +465,7 @@ export abstract class RAG {
       caller: options.caller,
       policy,
       answering,
+      ...(history ? { history } : {}),
       queries: [],
       vectors: [],
       lists: [],
@@ -426,7 +503,19 @@ export abstract class RAG {
     if (answer.missingEvidence) stored.missingEvidence = answer.missingEvidence;
     if (answer.uncitedSentences) stored.uncitedSentences = answer.uncitedSentences;
     if (answer.conflicts) stored.conflicts = answer.conflicts;
+    if (answer.usage) stored.usage = answer.usage;
     return stored;
+  }
+
+  /** `prices()`, checked against its schema (loaded, with zod, only when there are prices); checked once per table. */
+  private async checkedPrices(): Promise<PriceTable | undefined> {
+    const prices = this.prices();
+    if (prices === undefined) return undefined;
+    if (this.pricesChecked?.given !== prices) {
+      const { priceTableSchema } = await import('./pipeline/price-table.ts');
+      this.pricesChecked = { given: prices, checked: parseOptions(priceTableSchema, prices, 'prices') };
+    }
+    return this.pricesChecked.checked;
   }
 
   private async prepareDocuments(inputs: DocumentInput[], options: AddDocumentsOptions): Promise<Document[]> {
@@ -481,9 +570,18 @@ function assertQuestionText(question: unknown): asserts question is string {
 }
 
 /** What `retrieve` returns, from the state retrieval left. */
-function retrievalResult(state: RagRunState): RetrievalResult {
+function retrievalResult(state: RagRunState, recorder: TraceRecorder): RetrievalResult {
   const { documents, search, trace, omitted, retrieved } = state;
-  const result: RetrievalResult = { documents, queries: searchQueries(state), searchMode: search.mode, trace, omitted, retrieved: [...retrieved.values()] };
+  const result: RetrievalResult = {
+    documents,
+    queries: searchQueries(state),
+    searchedQuestion: state.searchQuestion,
+    searchMode: search.mode,
+    trace,
+    omitted,
+    retrieved: [...retrieved.values()],
+    usage: recorder.usageSummary(),
+  };
   if (search.filter !== undefined) result.filter = search.filter;
   return result;
 }

@@ -18,4 +18,4 @@ export { PostgresChatHistory, postgresChatHistoryOptionsSchema, type PostgresCha
 export { keywordIndexOptionSchema, type KeywordIndexOption } from './indexes/keyword-index-support.ts';
 export type { PgPool } from './pgvector/pg-pool.ts';
 // The definitions configuration builds stores from, each module loaded when a configuration names it.
-export { STORE_COMPONENTS } from './components.ts';
+export { STORE_COMPONENTS, CHAT_HISTORY_COMPONENTS } from './components.ts';

@@ -11,6 +11,10 @@ export interface CommandIO {
   /** The stream progress is drawn on (a bar on a terminal, plain lines otherwise). */
   errorStream: NodeJS.WritableStream & { isTTY?: boolean };
   cwd: string;
+  /** Where an interactive command (`axon chat`) reads lines. @default process.stdin */
+  input?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** Text without a line end (answer text as it streams). @default process.stdout.write */
+  write?(text: string): void;
 }
 
 /** The parsed command-line options shared by every command. */
@@ -44,6 +48,8 @@ export interface CommandOptions {
   workers?: string;
   /** `store repair`: report what a repair would do, write nothing. */
   'dry-run'?: boolean;
+  /** `ask`, `chat`: the conversation to continue (kept in the store folder). */
+  conversation?: string;
   /** The embedding cache's folder, instead of the configured or default one. */
   'embedding-cache'?: string;
   /** Embed without the embedding cache. */
@@ -74,6 +80,8 @@ export interface LoadedPipeline {
   source: string;
   /** A hash of the configuration (secrets left out), recorded in every trace. */
   configHash: string;
+  /** Whether the configuration names where conversations are kept (`conversations.history`). */
+  historyConfigured: boolean;
   /** The embedding cache's folder the pipeline was given, or `false` when it was turned off. */
   embeddingCache: string | false;
 }
@@ -104,6 +112,7 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
       storeDirectory: directory,
       source: 'the embedded default',
       configHash,
+      historyConfigured: false,
       embeddingCache,
     };
   }
@@ -136,7 +145,16 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
       : (config as { embeddingCache?: unknown }).embeddingCache === false
         ? false
         : defaultEmbeddingCacheDirectory(dataDirectory);
-  return { rag, dataDirectory, ...(fileStore ? { storeDirectory: dataDirectory } : {}), source: loaded.source, configHash, embeddingCache };
+  const historyConfigured = (config as { conversations?: { history?: unknown } }).conversations?.history !== undefined;
+  return {
+    rag,
+    dataDirectory,
+    ...(fileStore ? { storeDirectory: dataDirectory } : {}),
+    source: loaded.source,
+    configHash,
+    embeddingCache,
+    historyConfigured,
+  };
 }
 
 /**

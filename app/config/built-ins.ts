@@ -1,7 +1,7 @@
 import { componentClass, type LazyComponentDefinition } from '../../src/contracts/component.ts';
 import { PROCESSOR_COMPONENTS } from '../../processors/components.ts';
 import { PROVIDER_COMPONENTS } from '../../providers/components.ts';
-import { STORE_COMPONENTS } from '../../stores/components.ts';
+import { CHAT_HISTORY_COMPONENTS, STORE_COMPONENTS } from '../../stores/components.ts';
 import { ComponentRegistry } from './registry.ts';
 
 /**
@@ -23,6 +23,12 @@ export const SERVICE_RERANKER_COMPONENTS: readonly LazyComponentDefinition[] = [
   },
   {
     kind: 'post-processor',
+    name: 'voyage-reranker',
+    description: 'Voyage AI rerank (VOYAGE_API_KEY)',
+    load: () => import('./service-rerankers.ts').then((module) => componentClass('post-processor', module.VoyageReranker, module.voyageRerankerOptionsSchema)),
+  },
+  {
+    kind: 'post-processor',
     name: 'localai-reranker',
     description: 'a rerank model served by LocalAI',
     load: () =>
@@ -38,6 +44,7 @@ export const SERVICE_RERANKER_COMPONENTS: readonly LazyComponentDefinition[] = [
 export const BUILT_IN_COMPONENTS: readonly LazyComponentDefinition[] = [
   ...PROVIDER_COMPONENTS,
   ...STORE_COMPONENTS,
+  ...CHAT_HISTORY_COMPONENTS,
   ...PROCESSOR_COMPONENTS,
   ...SERVICE_RERANKER_COMPONENTS,
 ];

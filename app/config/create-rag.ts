@@ -1,3 +1,4 @@
+import type { ChatHistory } from '../../src/contracts/chat-history.ts';
 import type { ChatProvider } from '../../src/contracts/chat.ts';
 import type { EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { PostProcessor } from '../../src/contracts/post-processor.ts';
@@ -5,6 +6,7 @@ import type { PreProcessor } from '../../src/contracts/pre-processor.ts';
 import type { VectorStore } from '../../src/contracts/vector-store.ts';
 import { supportsKeywordSearch } from '../../src/contracts/keyword-search.ts';
 import { ConfigError, type ConfigIssue } from '../../src/errors.ts';
+import type { PriceTable } from '../../src/pipeline/usage.ts';
 import { RAG, type HybridWeights, type SearchMode } from '../../src/rag.ts';
 import { describeOptionIssues, didYouMean } from '../../src/runtime/closest-name.ts';
 import { describeUnsetVariable } from '../../src/runtime/secret.ts';
@@ -35,6 +37,10 @@ export interface PipelineParts {
   searchMode?: SearchMode;
   /** The hybrid fusion weights, when configured (else `RAG.hybridWeights()`'s: BM25-led with lexical embeddings). */
   hybridWeights?: HybridWeights;
+  /** Where conversations are kept, when configured (`conversations.history`; else `RAG.chatHistory()`'s: in memory). */
+  chatHistory?: ChatHistory;
+  /** What usage costs, when configured (`prices`). */
+  prices?: PriceTable;
 }
 
 /**
@@ -71,6 +77,16 @@ export class ConfiguredRAG extends RAG {
   }
   protected hybridWeights(): HybridWeights {
     return this.parts.hybridWeights ?? super.hybridWeights();
+  }
+  protected chatHistory(): ChatHistory | undefined {
+    return this.parts.chatHistory ?? super.chatHistory();
+  }
+  protected prices(): PriceTable | undefined {
+    return this.parts.prices;
+  }
+  /** The configuration's price table (`prices`), as its schema checked it; `undefined` without one. */
+  get priceTable(): PriceTable | undefined {
+    return this.parts.prices;
   }
 }
 
@@ -116,7 +132,8 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
 
   // Validate every entry, so all problems are reported together. Only the components the configuration names
   // are loaded (with their SDKs, on first use).
-  const sections = validateSections(await namedDefinitions(registry, pipeline, issues), pipeline, environment, issues);
+  const named: PipelineSections = { ...pipeline, chatHistory: historyEntry(pipeline.conversations?.history) };
+  const sections = validateSections(await namedDefinitions(registry, named, issues), named, environment, issues);
   checkPartCycles(sections, issues);
   if (issues.length > 0) throw new ConfigError(issues, { source: options.source });
 
@@ -156,8 +173,9 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
     bindEntry(`axon:post-processors[${index}]`, entry!, `postProcessors[${index}]`);
     return `axon:post-processors[${index}]`;
   });
+  if (sections.chatHistory) bindEntry(CHAT_HISTORY_IDENTIFIER, sections.chatHistory, 'conversations.history');
   container.bind(ConfiguredRAG).toResolvedValue(
-    (embeddings: EmbeddingsProvider, store: VectorStore, chat: ChatProvider | undefined, ...processors: unknown[]) => {
+    (embeddings: EmbeddingsProvider, store: VectorStore, chat: ChatProvider | undefined, chatHistory: ChatHistory | undefined, ...processors: unknown[]) => {
       // Unset, RAG's own defaults apply (hybrid with a keyword index; BM25-led weights with lexical embeddings).
       if (pipeline.searchMode !== undefined && pipeline.searchMode !== 'vector' && !supportsKeywordSearch(store)) {
         const message = `"${pipeline.searchMode}" needs a store with a keyword index; the "${pipeline.store.type}" store has none (use the file, memory or pgvector store, with keywordIndex on, or "vector")`;
@@ -172,9 +190,18 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
         instructions: pipeline.instructions,
         searchMode: pipeline.searchMode,
         hybridWeights: pipeline.hybridWeights,
+        ...(chatHistory ? { chatHistory } : {}),
+        prices: pipeline.prices,
       });
     },
-    [PART_IDENTIFIERS.embeddings, PART_IDENTIFIERS.store, { serviceIdentifier: PART_IDENTIFIERS.chat, optional: true }, ...preIdentifiers, ...postIdentifiers],
+    [
+      PART_IDENTIFIERS.embeddings,
+      PART_IDENTIFIERS.store,
+      { serviceIdentifier: PART_IDENTIFIERS.chat, optional: true },
+      { serviceIdentifier: CHAT_HISTORY_IDENTIFIER, optional: true },
+      ...preIdentifiers,
+      ...postIdentifiers,
+    ],
   );
   return container.get(ConfiguredRAG);
 }
@@ -187,6 +214,9 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
  */
 let container: Promise<typeof import('inversify')> | undefined;
 const inversify = { load: () => (container ??= import('inversify')) };
+
+/** Where the configured chat history is bound, in the container of one `createRag` call. */
+const CHAT_HISTORY_IDENTIFIER = 'axon:chat-history';
 
 /** The service identifiers the pipeline's shared parts are bound under, in the container of one `createRag` call. */
 const PART_IDENTIFIERS: Record<ComponentPart, string> = { chat: 'axon:chat', embeddings: 'axon:embeddings', store: 'axon:store' };
@@ -292,6 +322,8 @@ interface PipelineSections {
   store?: Record<string, unknown>;
   preProcessors?: (Record<string, unknown> | undefined)[];
   postProcessors?: (Record<string, unknown> | undefined)[];
+  /** `conversations.history` as an entry (`"file"` is `{ "type": "file" }`). */
+  chatHistory?: Record<string, unknown>;
   /** A chat section is present, well formed or not (a malformed one is not also "missing"). */
   chatGiven?: boolean;
 }
@@ -312,12 +344,14 @@ function wellFormedSections(config: unknown): PipelineSections {
       return result.success ? result.data : undefined;
     });
   };
+  const conversations = shape.conversations.safeParse((config as Record<string, unknown>).conversations);
   return {
     embeddings: section('embeddings'),
     chat: section('chat'),
     store: section('store'),
     preProcessors: list('preProcessors'),
     postProcessors: list('postProcessors'),
+    chatHistory: conversations.success ? historyEntry(conversations.data?.history) : undefined,
     chatGiven: (config as Record<string, unknown>).chat !== undefined,
   };
 }
@@ -340,6 +374,7 @@ async function namedDefinitions(registry: ComponentRegistry, sections: PipelineS
     ...(sections.postProcessors ?? []).map(
       (entry, index) => ['post-processor', entry?.type, `postProcessors[${index}].type`] as [ComponentKind, unknown, string],
     ),
+    ['chat-history', sections.chatHistory?.type, 'conversations.history.type'],
   ];
   const loaded = new Map<string, ComponentDefinition<ComponentKind, z.ZodType>>();
   const unloadable = new Set<string>();
@@ -387,7 +422,14 @@ function validateSections(registry: NamedDefinitions, sections: PipelineSections
       });
     }
   }
-  return { embeddings, chat, store, pre, post };
+  const chatHistory =
+    sections.chatHistory && validateEntry(registry, 'chat-history', sections.chatHistory, 'type', 'conversations.history', environment, issues);
+  return { embeddings, chat, store, pre, post, chatHistory };
+}
+
+/** `conversations.history` as an entry: a bare name is the entry of that type with no options. */
+function historyEntry(history: string | Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  return typeof history === 'string' ? { type: history } : history;
 }
 
 interface ValidatedEntry<Kind extends ComponentKind> {

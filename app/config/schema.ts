@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { priceTableSchema } from '../../src/pipeline/price-table.ts';
 
 /** A secret written in configuration: the value itself, or the name of the environment variable holding it. */
 export const secretReferenceSchema = z.union([z.string().min(1), z.object({ env: z.string().min(1) }).strict()]);
@@ -86,6 +87,28 @@ export const pipelineConfigSchema = z
     // --- end of embedding cache ---
     /** System instructions for the chat model, placed before Axon's evidence rules. */
     instructions: z.string().min(1).optional(),
+    /** How conversations (`rag.conversation()`, `axon ask --conversation`, `axon chat`) are kept. */
+    conversations: z
+      .object({
+        /**
+         * Where turns are kept: `"file"` (beside the file store, `<its folder>/conversations/`), `"memory"`, or an
+         * entry with options, e.g. `{ "type": "postgres", "url": { "env": "DATABASE_URL" } }`.
+         * @default in memory for `createRag`; `axon` keeps them in the store folder
+         */
+        history: z.union([z.string().min(1), typedEntrySchema]).optional(),
+      })
+      .strict()
+      .optional(),
+    /**
+     * What provider usage costs, read from the services' price pages on a given day: `{ "currency", "asOf", "source",
+     * "models" }`, `models` by `"<provider>/<model>"` as usage entries name them (the provider's `name`, e.g.
+     * `openai-chat`, then its model), each `{ "inputPerMillion", "outputPerMillion", "perSearchUnit" }`. Each run's
+     * usage (the answer, its trace, `axon ask --json`) then has a `cost` with the table's currency and date; a model
+     * missing from the table has none, and is listed in `usage.unpriced`. Axon ships no prices. @default none
+     *
+     * @example { "currency": "USD", "asOf": "2026-11-30", "models": { "openai-chat/gpt-4o-mini": { "inputPerMillion": 0.15, "outputPerMillion": 0.6 } } }
+     */
+    prices: priceTableSchema.optional(),
     /**
      * Modules that register components (files relative to the configuration file, or package names). Each
      * exports `register(registry)`. Used by `axon` to reach your own classes from a config file.

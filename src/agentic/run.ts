@@ -1,4 +1,12 @@
+import { UsageTally } from '../pipeline/usage.ts';
+import { RunUsageMeter } from '../pipeline/usage-meter.ts';
 import { extractiveAnswer } from '../answer/extractive.ts';
+import type { ChatProvider } from '../contracts/chat.ts';
+import type { ConversationMessage } from '../contracts/chat-history.ts';
+import { formatConversation } from '../context/conversation-format.ts';
+import { condenseQuestion, type CondenseResult } from '../conversation/condense.ts';
+import { condenseWithModel } from '../conversation/condense-model.ts';
+import { toExchanges } from '../conversation/turns.ts';
 import { checkEligibility, eligibilityFilter, type CallerContext } from '../context/eligibility.ts';
 import { buildAnswerMessages, type Evidence } from '../context/evidence.ts';
 import { guardrailVerdict, noEvidenceAnswer, type GuardrailDecision, type GuardrailVerdict, type StopReason } from '../context/outcome.ts';
@@ -31,8 +39,12 @@ export class Run {
   private readonly previousQueries: { query: string; retriever: string }[] = [];
   private readonly failures: AgenticFailure[] = [];
   private readonly chat: MeteredChat | undefined;
+  /** What the run's provider calls consumed, as the services reported it: the chat model's calls and every search's. */
+  private readonly serviceUsage = new UsageTally();
   private readonly planner: Planner;
   private readonly caller: CallerContext | undefined;
+  /** What is searched: the question, or, in a conversation, the question condensed to stand alone. */
+  private searchQuestion: string;
 
   constructor(
     private readonly options: ParsedAgenticOptions,
@@ -41,7 +53,10 @@ export class Run {
     private readonly signal: AbortSignal,
     runId: string | undefined,
     private readonly component: string,
+    /** The messages before the question, when the run was given a conversation. */
+    private readonly history?: ConversationMessage[],
   ) {
+    this.searchQuestion = question;
     this.runId = runId ?? crypto.randomUUID();
     this.results = new ResultSet(options.maxResults);
     this.caller = options.userContext;
@@ -50,7 +65,7 @@ export class Run {
     const stores: unknown[] = [];
     for (const retriever of this.retrievers) if (!stores.includes(retriever.store)) stores.push(retriever.store);
     this.storeIndexOf = (retriever) => stores.indexOf(retriever.store);
-    this.chat = options.chat ? new MeteredChat(options.chat) : undefined;
+    this.chat = options.chat ? new MeteredChat(new RunUsageMeter([this.serviceUsage]).chat(options.chat)) : undefined;
     this.planner = this.chat ? new ModelPlanner(this.chat) : new OfflinePlanner(options.offlinePlanner);
   }
 
@@ -64,6 +79,7 @@ export class Run {
       }
     }
 
+    if (this.history !== undefined) yield* this.condensation();
     yield* this.speculativeRetrieval();
 
     let stopReason: StopReason = 'max_iterations';
@@ -109,15 +125,28 @@ export class Run {
 
   // --- Steps ---
 
+  /** The question condensed with the conversation before it: what the run searches and answers from then on. */
+  private async *condensation(): AsyncGenerator<AgenticEvent, void, undefined> {
+    const history = this.history ?? [];
+    const step = this.begin('condense', 0, { question: this.question, turns: toExchanges(history, this.component).length });
+    yield step.event;
+    const condensed: CondenseResult = this.chat
+      ? await untilAborted(condenseWithModel(this.question, history, meteredProvider(this.chat), { signal: this.signal }), this.signal, this.component)
+      : condenseQuestion(this.question, history);
+    step.warnings.push(...condensed.warnings);
+    this.searchQuestion = condensed.output;
+    yield step.end('succeeded', { searchedQuestion: condensed.output, method: condensed.method, reason: condensed.reason, added: condensed.added });
+  }
+
   private async *speculativeRetrieval(): AsyncGenerator<AgenticEvent, void, undefined> {
-    const step = this.begin('speculativeRetrieval', 0, { query: this.question, retrievers: this.retrievers.map((retriever) => retriever.name) });
+    const step = this.begin('speculativeRetrieval', 0, { query: this.searchQuestion, retrievers: this.retrievers.map((retriever) => retriever.name) });
     yield step.event;
     const found: Record<string, unknown>[] = [];
     const errors: unknown[] = [];
     for await (const task of concurrently(
       this.retrievers,
       this.options.concurrency,
-      (retriever) => this.search(retriever, this.question),
+      (retriever) => this.search(retriever, this.searchQuestion),
       this.signal,
       this.component,
     )) {
@@ -130,11 +159,11 @@ export class Run {
         found.push({ retriever: retriever.name, error: messageOf(task.error) });
         continue;
       }
-      const origin = { step: 'speculativeRetrieval', iteration: 0, query: this.question, retriever: retriever.name } as const;
+      const origin = { step: 'speculativeRetrieval', iteration: 0, query: this.searchQuestion, retriever: retriever.name } as const;
       const added = this.collect(task.value.documents, origin, retriever, task.value.excluded, 1);
       found.push({ retriever: retriever.name, found: task.value.documents.length, new: added.length, ids: added, ...pipelineOf(task.value.trace) });
     }
-    this.previousQueries.push(...this.retrievers.map((retriever) => ({ query: this.question, retriever: retriever.name })));
+    this.previousQueries.push(...this.retrievers.map((retriever) => ({ query: this.searchQuestion, retriever: retriever.name })));
     // Every probe failing (typically: nothing is indexed) is an error to show, not an empty answer.
     if (errors.length === this.retrievers.length) {
       yield step.end('failed', { searches: found });
@@ -259,12 +288,12 @@ export class Run {
       evidence.push({ label: evidence.length + 1, document: toDocument(item) });
     }
     if (this.chat === undefined) {
-      const extract = extractiveAnswer(this.question, evidence);
+      const extract = extractiveAnswer(this.searchQuestion, evidence);
       const parsed = extract.text === '' ? { text: noEvidenceAnswer().text, citations: [], dropped: [] } : parseCitedAnswer(extract.text, results.length);
       yield* this.release(parsed, parsed.citations.length > 0 ? 'answered' : 'missing_evidence', 'extractive', results, stopReason, false);
       return;
     }
-    const messages = buildAnswerMessages(this.options.instructions, this.question, evidence);
+    const messages = buildAnswerMessages(this.options.instructions, this.searchQuestion, evidence);
     const stripper = new MarkerStripper();
     // With a guardrail the answer is held until it is checked, so a blocked answer is never shown in part.
     const live = this.options.guardrail === undefined;
@@ -331,7 +360,8 @@ export class Run {
 
   private async search(retriever: BoundRetriever, query: string): Promise<{ documents: Document[]; excluded: number; trace?: RunTrace }> {
     this.searches++;
-    const { documents: found, trace } = await retriever.search(query, this.signal);
+    const { documents: found, trace, usage } = await retriever.search(query, this.signal);
+    this.serviceUsage.add(usage);
     throwIfAborted(this.signal, this.component);
     // The store filtered by eligibility already; this second check is the one the packet relies on.
     const documents: Document[] = [];
@@ -363,7 +393,8 @@ export class Run {
 
   private planningState(iteration: number, results: AgenticResultItem[], missing: string | undefined): PlanningState {
     return {
-      question: this.question,
+      question: this.searchQuestion,
+      ...(this.history !== undefined && this.history.length > 0 ? { conversation: this.conversationBlock() } : {}),
       iteration,
       results,
       missing,
@@ -391,6 +422,13 @@ export class Run {
     return valid;
   }
 
+  /** The last turns of the conversation as the planner is shown them: delimited data. */
+  private conversationBlock(): string {
+    const exchanges = toExchanges(this.history ?? [], this.component).filter((exchange) => exchange.question.trim() !== '' || exchange.answer.trim() !== '');
+    const shown = exchanges.slice(-PLANNER_TURNS);
+    return formatConversation(shown, undefined, exchanges.length - shown.length + 1);
+  }
+
   // --- Events ---
 
   private begin(step: AgenticStep, iteration: number, input: Record<string, unknown>): StepHandle {
@@ -412,6 +450,7 @@ export class Run {
     const result: AgenticResult = {
       runId: this.runId,
       question: this.question,
+      ...(this.history !== undefined ? { searchedQuestion: this.searchQuestion } : {}),
       status: parts.status,
       results: parts.results ?? [],
       answer: parts.status === 'blocked' ? undefined : parts.answer,
@@ -424,7 +463,10 @@ export class Run {
       searches: this.searches,
       failures: this.failures,
       planner: this.planner.kind,
-      usage: this.chat ? { ...this.chat.usage } : { modelCalls: 0, promptCharacters: 0, completionCharacters: 0 },
+      usage: {
+        ...(this.chat ? this.chat.usage : { modelCalls: 0, promptCharacters: 0, completionCharacters: 0 }),
+        services: this.serviceUsage.summary(),
+      },
       ms: this.elapsed(),
     };
     if (parts.blocked) result.blocked = parts.blocked;
@@ -437,6 +479,18 @@ export class Run {
 }
 
 // --- Internal helpers ---
+
+/** How many of the most recent turns the planner is shown. */
+const PLANNER_TURNS = 3;
+
+/** The metered chat as a `ChatProvider`, so a condense call counts in the run's usage like every other call. */
+function meteredProvider(chat: MeteredChat): ChatProvider {
+  return {
+    name: chat.chat.name,
+    complete: (messages, options) => chat.complete(messages, options?.signal ?? new AbortController().signal),
+    stream: (messages, options) => chat.stream(messages, options?.signal ?? new AbortController().signal),
+  };
+}
 
 /** A pipeline search's stage records and sources, for its step's output; nothing for a bare store. */
 function pipelineOf(trace: RunTrace | undefined): { pipeline?: { runId: string; stages: StageRecord[]; sources: Record<string, string> } } {
