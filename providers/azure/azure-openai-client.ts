@@ -60,7 +60,10 @@ export function connectAzureOpenAI(component: string, options: ConnectionOptions
   // The option is checked by its schema; the variable is checked here, by the same rule.
   const endpointProblem = options.endpoint === undefined ? httpUrlProblem(endpoint) : undefined;
   if (endpointProblem !== undefined) {
-    throw new ConfigError([{ path: 'endpoint', message: `AZURE_OPENAI_ENDPOINT ${endpointProblem}` }], { component, source: `${component} options` });
+    throw new ConfigError([{ path: 'endpoint', code: 'invalid_format', message: `AZURE_OPENAI_ENDPOINT ${endpointProblem}` }], {
+      component,
+      source: `${component} options`,
+    });
   }
   const apiKey = resolveApiKey(options.apiKey, { component, environmentVariable: 'AZURE_OPENAI_API_KEY' });
   const deploymentURL = `${endpoint.replace(/\/+$/, '')}/openai/deployments/${encodeURIComponent(options.deployment)}`;
