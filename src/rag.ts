@@ -4,6 +4,7 @@ import { supportsKeywordSearch } from './contracts/keyword-search.ts';
 import type { PostProcessor } from './contracts/post-processor.ts';
 import type { PreProcessor, SearchQuery } from './contracts/pre-processor.ts';
 import type { VectorStore } from './contracts/vector-store.ts';
+import { describeUncovered } from './answer/coverage.ts';
 import { extractiveAnswer } from './answer/extractive.ts';
 import { ContextBuilder, DATA_RULES, type ContextBuilderOptions, type MemoryInput, type ToolResultInput } from './context/builder.ts';
 import {
@@ -11,6 +12,7 @@ import {
   detectConflicts,
   detectConflictsWithModel,
   findSuperseded,
+  judgeModelAnswer,
   uncitedSentences,
   type ContractStatus,
   type EvidenceConflict,
@@ -146,7 +148,11 @@ export type StopReason =
   | 'answered'
   | 'no_eligible_evidence'
   | 'no_matching_sentence'
+  | 'insufficient_coverage'
+  | 'model_found_no_answer'
+  | 'uncited_answer'
   | 'conflicting_metadata'
+  | 'conflicting_answer'
   | 'guardrail'
   | 'budget'
   | 'escalation'
@@ -472,6 +478,14 @@ export abstract class RAG {
         const missingEvidence = [`No sentence of the evidence matches "${result.trace.question}".`];
         const stopReason = 'no_matching_sentence';
         answer = this.makeAnswer({ ...base, status: 'missing_evidence', text: NO_EVIDENCE_TEXT, mode, citations: [], stopReason, missingEvidence });
+      } else if (!extract.coverage.sufficient) {
+        // The closest sentences do not cover the question: quoting them as an answer would mislead.
+        const missingEvidence = [describeUncovered(extract.coverage)];
+        generation.warn(missingEvidence[0]);
+        const text = `${NO_EVIDENCE_TEXT} ${missingEvidence[0]}`;
+        yield { type: 'delta', text };
+        const stopReason = 'insufficient_coverage';
+        answer = this.makeAnswer({ ...base, status: 'missing_evidence', text, mode, citations: [], stopReason, missingEvidence });
       } else {
         yield { type: 'delta', text: extract.text };
         const citations = [...new Set(extract.labels)].map((label) => citationOf(evidence[label - 1]));
@@ -495,7 +509,23 @@ export abstract class RAG {
       if (citations.length === 0) generation.warn('The answer cites no evidence.');
       const uncited = uncitedSentences(text);
       if (uncited.length > 0) generation.warn(`${uncited.length} sentence${uncited.length === 1 ? '' : 's'} of the answer cite no evidence.`);
-      answer = this.makeAnswer({ ...base, status: 'answered', text, mode: 'generated', citations, stopReason: 'answered', uncitedSentences: uncited });
+      // The model's status, checked against what it cites (the contract the extractive answer keeps too).
+      const judged = judgeModelAnswer(result.trace.question, text, citations, evidence);
+      const status = judged.status;
+      const missingEvidence = judged.reason === 'insufficient_coverage' ? [describeUncovered(judged.coverage!)] : undefined;
+      if (missingEvidence) generation.warn(`The answer's citations do not cover the question: ${missingEvidence[0]}`);
+      const conflicts = judged.conflict ? [judged.conflict] : undefined;
+      answer = this.makeAnswer({
+        ...base,
+        status,
+        text,
+        mode: 'generated',
+        citations,
+        stopReason: judged.reason,
+        uncitedSentences: uncited,
+        missingEvidence,
+        conflicts,
+      });
       // Read through a function: TypeScript does not see the callback assign it.
       const ending = (() => finish)();
       if (ending?.truncated) {
