@@ -510,7 +510,12 @@ export abstract class RAG {
       const uncited = uncitedSentences(text);
       if (uncited.length > 0) generation.warn(`${uncited.length} sentence${uncited.length === 1 ? '' : 's'} of the answer cite no evidence.`);
       // The model's status, checked against what it cites (the contract the extractive answer keeps too).
-      const judged = judgeModelAnswer(result.trace.question, text, citations, evidence);
+      const judged = judgeModelAnswer(
+        result.trace.question,
+        text,
+        citations.map((citation) => citation.label),
+        evidence,
+      );
       const status = judged.status;
       const missingEvidence = judged.reason === 'insufficient_coverage' ? [describeUncovered(judged.coverage!)] : undefined;
       if (missingEvidence) generation.warn(`The answer's citations do not cover the question: ${missingEvidence[0]}`);

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { describeUncovered } from '../answer/coverage.ts';
 import { extractiveAnswer } from '../answer/extractive.ts';
+import { judgeModelAnswer } from '../context/contract.ts';
 import type { ChatProvider } from '../contracts/chat.ts';
 import { checkEligibility, eligibilityFilter, type CallerContext, type EligibilityPolicy } from '../context/eligibility.ts';
 import { buildAnswerMessages, type Evidence } from '../context/evidence.ts';
@@ -8,6 +10,7 @@ import { storedCaller, type PipelineVersion, type StoredAgenticTrace, type Trace
 import { AxonError, throwIfAborted } from '../errors.ts';
 import type { RunTrace, StageRecord } from '../pipeline/trace.ts';
 import { parseOptions } from '../runtime/options.ts';
+import { chainedRanking, continuesFrom, type RankedChain } from './chained-ranking.ts';
 import { MarkerStripper, parseCitedAnswer, type ParsedAnswer } from './citations.ts';
 import { concurrently, untilAborted } from './event-stream.ts';
 import { OfflinePlanner, type OfflinePlannerOptions } from './offline-planner.ts';
@@ -33,6 +36,8 @@ const NAME = 'agentic-retriever';
 const NO_EVIDENCE_TEXT = 'I could not find anything in the indexed documents that answers this question.';
 /** The RRF constant, as in hybrid search: a result's score is Σ 1 / (k + rank) over the searches that found it. */
 const FUSION_K = 60;
+/** Results of a sub-query planned from a result that rank directly below it (see `chainedRanking`). */
+const CHAINED_RESULTS = 1;
 
 export const agenticRetrieverOptionsSchema = z
   .object({
@@ -281,6 +286,8 @@ interface ResultState {
 interface SubQuery {
   query: string;
   retriever: BoundRetriever;
+  /** The result whose entity the sub-query looks up (its key, and its label in the plan): what it finds ranks directly below it. */
+  follows?: { key: string; label: number };
 }
 
 /** The state of one run. */
@@ -294,6 +301,8 @@ class Run {
   private readonly retrievers: BoundRetriever[];
   private readonly storeIndexOf: (retriever: BoundRetriever) => number;
   private readonly results = new Map<string, ResultState>();
+  /** Sub-queries planned from a result, with what each found: ranked below that result (see `chainedRanking`). */
+  private readonly chains: RankedChain[] = [];
   private readonly contentKeys = new Map<string, string>();
   private readonly previousQueries: { query: string; retriever: string }[] = [];
   private readonly failures: AgenticFailure[] = [];
@@ -333,7 +342,12 @@ class Run {
 
     let stopReason: StopReason = 'max_iterations';
     let missing: string | undefined;
-    for (let iteration = 1; iteration <= this.options.maxIterations; iteration++) {
+    // No planned round when the question's own search already covers it (free with the offline planner; a model
+    // planner judges after its first round, as it would cost a model call on every question).
+    const first = this.planner.kind === 'offline' ? yield* this.sufficiency(0) : undefined;
+    if (first?.sufficient) stopReason = 'sufficient';
+    else missing = first?.missing || undefined;
+    for (let iteration = 1; iteration <= this.options.maxIterations && !first?.sufficient; iteration++) {
       this.iterations = iteration;
       const plan = yield* this.planning(iteration, missing);
       if (plan === undefined) {
@@ -418,7 +432,11 @@ class Run {
     if (plan.subQueries.length === 0 && plan.expansions.length === 0 && plan.rejected === 0) step.warnings.push('The planner proposed no new search.');
     yield step.end(status, {
       attempts: decision.attempts,
-      subQueries: plan.subQueries.map((subQuery) => ({ query: subQuery.query, retriever: subQuery.retriever.name })),
+      subQueries: plan.subQueries.map((subQuery) => ({
+        query: subQuery.query,
+        retriever: subQuery.retriever.name,
+        ...(subQuery.follows ? { follows: subQuery.follows.label } : {}),
+      })),
       expandDocuments: plan.expansions.map(({ item }) => ({ sourceType: item.sourceType, sourceName: item.sourceName, retriever: item.retriever })),
       rejected: plan.rejectedDetails,
     });
@@ -444,9 +462,27 @@ class Run {
       }
       // A round weighs `roundWeight` of the question's own search however many sub-queries it has, so documents
       // that several overlapping sub-queries find do not crowd out what the question itself found.
-      const weight = this.options.roundWeight / subQueries.length;
+      // A sub-query planned from a result counts only through that result (see `chainedRanking`), not in the fusion:
+      // the question's own ranking stays as it was around the hops.
+      const weight = subQueries[task.index].follows ? 0 : this.options.roundWeight / subQueries.length;
       const origin = { step: 'retrieval', iteration, query, retriever: retriever.name } as const;
-      const added = this.collect(task.value.documents, origin, retriever, task.value.excluded, weight, step.warnings);
+      const keys: string[] = [];
+      const added = this.collect(task.value.documents, origin, retriever, task.value.excluded, weight, step.warnings, keys);
+      const follows = subQueries[task.index].follows;
+      const parent = follows === undefined ? undefined : this.results.get(follows.key);
+      if (follows !== undefined && parent !== undefined) {
+        const children = keys.filter((key) => {
+          const child = this.results.get(key)?.item;
+          return (
+            child !== undefined &&
+            continuesFrom(this.question, parent.item, {
+              content: child.content,
+              ...(typeof child.metadata.title === 'string' ? { title: child.metadata.title } : {}),
+            })
+          );
+        });
+        this.chains.push({ parent: follows.key, children });
+      }
       yield step.end('succeeded', {
         found: task.value.documents.length,
         new: added.length,
@@ -519,7 +555,10 @@ class Run {
     }
     if (this.chat === undefined) {
       const extract = extractiveAnswer(this.question, evidence);
-      const parsed = extract.text === '' ? { text: NO_EVIDENCE_TEXT, citations: [], dropped: [] } : parseCitedAnswer(extract.text, results.length);
+      // Quoted sentences that do not cover the question are no answer (the contract of `RAG.answer`).
+      const uncovered = extract.text !== '' && !extract.coverage.sufficient ? ` ${describeUncovered(extract.coverage)}` : '';
+      const answers = extract.text !== '' && uncovered === '';
+      const parsed = answers ? parseCitedAnswer(extract.text, results.length) : { text: `${NO_EVIDENCE_TEXT}${uncovered}`, citations: [], dropped: [] };
       yield* this.release(parsed, parsed.citations.length > 0 ? 'answered' : 'missing_evidence', 'extractive', results, stopReason, false);
       return;
     }
@@ -537,7 +576,10 @@ class Run {
     const tail = stripper.finish();
     if (live && tail !== '') yield { type: 'response', text: tail };
     const parsed = parseCitedAnswer(stripper.text, results.length);
-    const status: AgenticStatus = parsed.citations.length > 0 ? 'answered' : 'missing_evidence';
+    // The model's status, checked against what it cites; a stated disagreement citing each side is an answer here.
+    const cited = parsed.citations.flatMap((citation) => citation.references.map((reference) => reference.resultIndex + 1));
+    const judged = judgeModelAnswer(this.question, stripper.text, cited, evidence);
+    const status: AgenticStatus = judged.status === 'missing_evidence' ? 'missing_evidence' : 'answered';
     yield* this.release(parsed, status, 'generated', results, stopReason, live);
   }
 
@@ -611,6 +653,7 @@ class Run {
     excluded: number,
     weight: number,
     warnings?: string[],
+    keys?: string[],
   ): string[] {
     if (excluded > 0) warnings?.push(`${excluded} result${excluded === 1 ? '' : 's'} the caller may not see ${excluded === 1 ? 'was' : 'were'} left out.`);
     const added: string[] = [];
@@ -629,6 +672,7 @@ class Run {
       if (!this.results.has(key) && sameContent !== undefined && this.results.has(sameContent)) key = sameContent;
       if (counted.has(key)) return;
       counted.add(key);
+      keys?.push(key);
       const existing = this.results.get(key);
       if (existing) {
         existing.item.provenance.push(provenance);
@@ -697,7 +741,14 @@ class Run {
     const states = [...this.results.values()];
     const scored = states.map((state, order) => ({ state, order, score: state.contributions.reduce((sum, value) => sum + value, 0) }));
     scored.sort((left, right) => right.score - left.score || left.order - right.order);
-    return scored.slice(0, this.options.maxResults).map(({ state, score }) => {
+    // A second hop ranks with the result it follows from, whatever its fused score.
+    const byKey = new Map(scored.map((entry) => [entry.state.key, entry]));
+    const chained = chainedRanking(
+      scored.map((entry) => entry.state.key),
+      this.chains,
+      CHAINED_RESULTS,
+    ).map((key) => byKey.get(key)!);
+    return chained.slice(0, this.options.maxResults).map(({ state, score }) => {
       state.item.score = Math.round(score * 1e6) / 1e6;
       return state.item;
     });
@@ -732,6 +783,7 @@ class Run {
     const asked = new Set(this.previousQueries.map((entry) => `${entry.retriever}\u0000${normalizeQuery(entry.query)}`));
     const perRound = this.options.maxSubQueriesPerIteration;
     const remaining = this.options.maxSubQueries - this.subQueryCount;
+    const states = this.rankedStates();
     for (const proposed of plan.subQueries) {
       const retriever = this.retrievers.find((candidate) => candidate.name === proposed.retriever);
       const reject = (reason: string, counts = true) => {
@@ -757,14 +809,16 @@ class Run {
         continue;
       }
       asked.add(key);
-      subQueries.push({ query: proposed.query, retriever });
+      // A second hop names the result it follows from by its label; a label naming no result is ignored.
+      const parent = proposed.follows === undefined ? undefined : states[proposed.follows - 1];
+      const follows = parent !== undefined && results[proposed.follows! - 1] === parent.item ? { key: parent.key, label: proposed.follows! } : undefined;
+      subQueries.push({ query: proposed.query, retriever, ...(follows === undefined ? {} : { follows }) });
     }
     const dropped = rejectedDetails.filter((detail) => detail.reason.startsWith('over '));
     if (dropped.length > 0) warnings.push(`${dropped.length} sub-quer${dropped.length === 1 ? 'y was' : 'ies were'} dropped: ${dropped[0].reason}.`);
     this.subQueryCount += subQueries.length;
     this.previousQueries.push(...subQueries.map((subQuery) => ({ query: subQuery.query, retriever: subQuery.retriever.name })));
 
-    const states = this.rankedStates();
     const expansions: ResultState[] = [];
     for (const request of plan.expandDocuments) {
       const state = states[request.result - 1];

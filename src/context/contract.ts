@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { contentTermSet, contextOf, coverageOf, questionTerms, termWeights, type Coverage } from '../answer/coverage.ts';
 import type { ChatMessage, ChatProvider } from '../contracts/chat.ts';
-import type { Citation, Document, JsonValue } from '../document.ts';
+import type { Document, JsonValue } from '../document.ts';
 import { throwIfAborted } from '../errors.ts';
 import { splitSentences } from '../text/sentences.ts';
 import { formatEvidence, neutralizeTagLookAlikes, type Evidence } from './evidence.ts';
@@ -218,8 +218,8 @@ export interface ModelAnswerJudgement {
  * since a model cites documents) must cover the question as the extractive answer's sentences must: every key term
  * (code, acronym, name) and the weighted share of `COVERAGE_THRESHOLD`.
  */
-export function judgeModelAnswer(question: string, text: string, citations: readonly Citation[], evidence: readonly Evidence[]): ModelAnswerJudgement {
-  const cited = new Set(citations.map((citation) => citation.label));
+export function judgeModelAnswer(question: string, text: string, citedLabels: Iterable<number>, evidence: readonly Evidence[]): ModelAnswerJudgement {
+  const cited = new Set(citedLabels);
   if (cited.size === 0) return { status: 'missing_evidence', reason: NO_ANSWER.test(text) ? 'model_found_no_answer' : 'uncited_answer' };
   if (CONFLICT.test(text) && cited.size >= 2) {
     const claims = citingSentences(text);

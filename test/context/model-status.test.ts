@@ -125,7 +125,13 @@ describe('judgeModelAnswer', () => {
     label: index + 1,
     document: { ...document, id: document.id!, score: 1, metadata: {} } as Evidence['document'],
   }));
-  const judge = (text: string, question: string) => judgeModelAnswer(question, text, extractCitations(text, evidence).citations, evidence);
+  const judge = (text: string, question: string) =>
+    judgeModelAnswer(
+      question,
+      text,
+      extractCitations(text, evidence).citations.map((citation) => citation.label),
+      evidence,
+    );
 
   it('reads the status from the text and checks it against the citations', () => {
     expect(judge('Five business days [1].', 'How long do refunds take?')).toMatchObject({ status: 'answered', reason: 'answered' });
