@@ -1,4 +1,5 @@
-// Pre- and post-processors. One export line per processor.
+// Pre- and post-processors. One export line per processor. The service rerankers (Jina, Cohere, LocalAI) combine
+// a processor with a provider and are composed above this family: the `axon-rag/processors` entry adds them.
 export { FixedThreshold, fixedThresholdOptionsSchema, type FixedThresholdOptions } from './post/fixed-threshold.ts';
 export { AdaptiveThreshold, adaptiveThresholdOptionsSchema, type AdaptiveThresholdOptions } from './post/adaptive-threshold.ts';
 export { TopN, topNOptionsSchema, type TopNOptions } from './post/top-n.ts';
@@ -20,7 +21,6 @@ export {
   type RerankerPostProcessorOptions,
   type RerankerPostProcessorDefinition,
 } from './post/reranker-post-processor.ts';
-export { JinaReranker, jinaRerankerOptionsSchema, type JinaRerankerOptions } from './post/jina-reranker.ts';
-export { CohereReranker, cohereRerankerOptionsSchema, type CohereRerankerOptions } from './post/cohere-reranker.ts';
-export { LocalAIReranker, localAIRerankerOptionsSchema, type LocalAIRerankerOptions } from './post/localai-reranker.ts';
 export { MMR, mmrOptionsSchema, type MMROptions } from './post/mmr.ts';
+// The definitions configuration builds processors from, each module loaded when a configuration names it.
+export { PROCESSOR_COMPONENTS } from './components.ts';

@@ -2,7 +2,10 @@
 # The consumer test: build, pack, install the tarball into an empty application (with no tsx, TypeScript
 # settings or decorators of Axon's own), then use it the five ways an application does:
 #   1. plain Node ESM app   2. the app's own strict tsc (skipLibCheck false), plus a file that must fail
-#   3. an esbuild bundle for Node, run   4. npx axon ingest + ask, offline   5. require('axon-rag')
+#   3. an esbuild bundle for Node, run   4. npx axon ingest + ask, offline, then with the TypeScript plugin of
+#   docs/configuration.md (without tsx: the error says what to do; with tsx installed: it loads)   5. require('axon-rag')
+# The services' packages (openai, pg, the Qdrant client) are optional peers: the plain install must not bring them,
+# nor TypeScript or type packages, and using a service without its package must name the package to install.
 # The tarball must list no test, bench, CI, example or TypeScript source files. Every ```ts block of README.md
 # and docs/ is type-checked against the installed package (scripts/consumer/extract-doc-blocks.mjs).
 # Usage: scripts/consumer-check.sh [--no-build]   (from anywhere; prints "consumer check: N passed, N failed" last)
@@ -37,7 +40,7 @@ step "the tarball holds only dist/, bin/ and the top-level files" bash -c "
 
 app="$work/app"
 mkdir -p "$app"
-cp "$here/app.mjs" "$here/app.ts" "$here/type-error.ts" "$here/tsconfig.json" "$here/loaded-packages.mjs" "$here/record-packages.mjs" "$app/"
+cp "$here/app.mjs" "$here/app.ts" "$here/type-error.ts" "$here/tsconfig.json" "$here/loaded-packages.mjs" "$here/record-packages.mjs" "$here/missing-services.mjs" "$app/"
 cat > "$app/package.json" <<'JSON'
 { "name": "consumer-app", "private": true, "type": "module" }
 JSON
@@ -45,9 +48,18 @@ JSON
 ts_version="$(node -p "require('$root/node_modules/typescript/package.json').version")"
 types_version="$(node -p "require('$root/node_modules/@types/node/package.json').version")"
 esbuild_version="$(node -p "require('$root/node_modules/esbuild/package.json').version" 2>/dev/null || echo latest)"
+# `ai` is axon-rag/ai-sdk's optional peer: installed as an application using that entry would, with the
+# json-schema types its declarations import (needed under the app's skipLibCheck false).
+ai_version="$(node -p "require('$root/node_modules/ai/package.json').version")"
+json_schema_types_version="$(node -p "require('$root/node_modules/@types/json-schema/package.json').version")"
 cd "$app"
 step "npm install the tarball into an empty app" npm install --no-audit --no-fund --prefer-offline "$tarball"
-step "install the app's own TypeScript and esbuild" npm install --no-audit --no-fund --prefer-offline --save-dev "typescript@$ts_version" "@types/node@$types_version" "esbuild@$esbuild_version"
+step "the plain install brings no optional service, TypeScript or type package" bash -c "
+  for name in openai pg @qdrant/js-client-rest ai typescript @typescript @types; do
+    if [ -e node_modules/\$name ]; then echo \"node_modules/\$name was installed\"; exit 1; fi
+  done"
+step "a service whose optional package is missing names the package to install" node missing-services.mjs
+step "install the app's own TypeScript and esbuild, and ai (the ai-sdk entry's peer)" npm install --no-audit --no-fund --prefer-offline --save-dev "typescript@$ts_version" "@types/node@$types_version" "esbuild@$esbuild_version" "ai@$ai_version" "@types/json-schema@$json_schema_types_version"
 step "no tsx came with axon-rag" test ! -e node_modules/tsx
 step "importing each entry loads only what it uses (no SDK, store client or container in the core)" node loaded-packages.mjs
 
@@ -66,10 +78,20 @@ step "2e. the blocks marked runnable run, offline" bash -c "
   test -s doc-blocks/runnable.txt &&
   while read -r block; do echo \"== \$block\"; (mkdir -p run-\$block && cd run-\$block && node ../doc-blocks-out/\${block%.ts}.js) || exit 1; done < doc-blocks/runnable.txt"
 step "3. esbuild bundle for Node, run" bash -c "npx --no-install esbuild app.mjs --bundle --platform=node --format=esm --outfile=bundle.mjs --log-level=warning && node bundle.mjs"
+step "3b. an app bundled without the optional services builds, and names their packages when used" bash -c "npx --no-install esbuild missing-services.mjs --bundle --platform=node --format=esm --outfile=services-bundle.mjs --log-level=warning && node services-bundle.mjs"
 mkdir -p docs && cp "$root/docs/concepts.md" "$root/docs/post-processors.md" docs/
 step "4a. npx axon ingest (offline)" npx --no-install axon ingest docs
 step "4b. npx axon ask (offline)" bash -c "npx --no-install axon ask 'How does the adaptive threshold work?' | tee /dev/stderr | grep -q 'docs/'"
 step "4c. npx axon --version" bash -c "npx --no-install axon --version | grep -q '^axon '"
+# The plugin of docs/configuration.md, in TypeScript, as a reader would use it; Node 20 does not load .ts by itself.
+step "4d. the docs' TypeScript plugin without tsx: axon says what to do" bash -c "
+  node '$here/docs-plugin.mjs' '$root' plugin-app && cd plugin-app &&
+  out=\$(npx --no-install axon ingest ../docs 2>&1); status=\$?; echo \"\$out\"
+  [ \$status -ne 0 ] && echo \"\$out\" | grep -q 'plugins\[0\]: cannot load ./axon-plugins.ts' && echo \"\$out\" | grep -q 'npm install --save-dev tsx'"
+tsx_version="$(node -p "require('$root/node_modules/tsx/package.json').version")"
+step "install tsx in the app" npm install --no-audit --no-fund --prefer-offline --save-dev "tsx@$tsx_version"
+step "4e. the docs' TypeScript plugin loads through the app's tsx and runs" bash -c "
+  cd plugin-app && npx --no-install axon ingest ../docs && npx --no-install axon ask 'How does the adaptive threshold work?' --trace | tee /dev/stderr | grep -q 'source-policy'"
 step "5. node -e \"require('axon-rag')\" (Node >= 20.19)" node -e "
   const [major, minor] = process.versions.node.split('.').map(Number);
   if (major === 20 && minor < 19) { console.log('skipped: require(esm) needs Node 20.19+'); process.exit(0); }

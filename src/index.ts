@@ -19,6 +19,18 @@ export type * from './contracts/index.ts';
 export type { Filter, FilterNode } from './filter/types.ts';
 export { parseFilter, compileFilter } from './filter/index.ts';
 export type { RunTrace, StageRecord, StageKind, DroppedDocument } from './pipeline/trace.ts';
+export {
+  insertStage,
+  type Stage,
+  type StageEntry,
+  type StageGroup,
+  type StageOutcome,
+  type StagePosition,
+  type StageStep,
+  type StageView,
+} from './pipeline/stage.ts';
+export type { AnswerPlan, RagRunState, RagStage, RagStageEvent, SearchPlan } from './stages/state.ts';
+export type { ContextGuardrailCheck, Guardrail, GuardrailCheck, GuardrailDecision, GuardrailStage, GuardrailVerdict, StopReason } from './context/outcome.ts';
 export { AxonError, FilterError, ConfigError, ProviderError, IndexEmptyError, SearchTimeoutError, type AxonErrorCode, type ConfigIssue } from './errors.ts';
 export { formatCitation } from './context/evidence.ts';
 export { reciprocalRankFusion, type RankedList, type FusionContribution, type FusionOptions, type FusionResult } from './pipeline/fusion.ts';
@@ -27,3 +39,4 @@ export { maximalMarginalRelevance, cosineSimilarity } from './pipeline/mmr.ts';
 export { SEARCH_MODES, type SearchMode, type HybridWeights } from './rag.ts';
 export { LOCAL_EMBEDDINGS_HYBRID_WEIGHTS, retrievalDefaultsFor } from './pipeline/retrieval-defaults.ts';
 export { supportsKeywordSearch } from './contracts/keyword-search.ts';
+export * from './conversation/index.ts';

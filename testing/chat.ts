@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, ChatProvider } from '../src/contracts/chat.ts';
+import { usageRecorder } from './usage.ts';
 
 const MESSAGES: ChatMessage[] = [
   { role: 'system', content: 'You answer with exactly the word the user asks for, and nothing else.' },
@@ -33,6 +34,17 @@ export function describeChatConformance(create: () => ChatProvider, options: Cha
       expect(deltas.every((delta) => typeof delta === 'string' && delta.length > 0)).toBe(true);
       expect(deltas.join('').toLowerCase()).toContain('pong');
       if (!options.live) expect(deltas.join('')).toBe(await chat.complete(MESSAGES));
+    });
+
+    it('reports the usage of a call at most once, as counts or unknown', async () => {
+      const completed = usageRecorder();
+      await create().complete(MESSAGES, { maxTokens: 20, onUsage: completed.onUsage });
+      completed.expectWellFormed();
+      const streamed = usageRecorder();
+      for await (const _delta of create().stream(MESSAGES, { maxTokens: 20, onUsage: streamed.onUsage })) {
+        // draining
+      }
+      streamed.expectWellFormed();
     });
 
     it('can be left early without hanging', async () => {

@@ -2,6 +2,7 @@ import { describe, expect } from 'vitest';
 import type { EmbeddingsProvider } from '../src/contracts/embeddings.ts';
 import type { Vector } from '../src/document.ts';
 import { conformanceCases, type ConformanceSkip } from './skip.ts';
+import { usageRecorder } from './usage.ts';
 
 export interface EmbeddingsConformanceOptions {
   /** Against a real service: skip the case that sends more than one full batch. */
@@ -61,6 +62,12 @@ export function describeEmbeddingsConformance(create: () => EmbeddingsProvider, 
         inputType: 'document',
       });
       expect(cosine(query, answer)).toBeGreaterThan(cosine(query, unrelated));
+    });
+
+    it('reports the usage of a call at most once, as counts or unknown', async () => {
+      const usage = usageRecorder();
+      await create().embed(['One text.', 'Another text.'], { inputType: 'document', onUsage: usage.onUsage });
+      usage.expectWellFormed();
     });
 
     it('answers an empty list with an empty list', async () => {

@@ -16,3 +16,11 @@ export {
 } from './post-processor.ts';
 export { describePreProcessorConformance, type ModelResponder, type PreProcessorConformanceOptions } from './pre-processor.ts';
 export { describeLoaderConformance, memorySource, type LoaderConformanceOptions, type LoaderConformanceSubject } from './loader.ts';
+export {
+  describeChatHistoryConformance,
+  conformanceTurn,
+  CHAT_HISTORY_PROCESS_CASES,
+  type ChatHistoryConformanceOptions,
+  type ChatHistoryHandle,
+  type ChatHistoryChildSpec,
+} from './chat-history.ts';

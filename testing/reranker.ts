@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Reranker } from '../src/contracts/reranker.ts';
+import { usageRecorder } from './usage.ts';
 
 const QUERY = 'What is the capital of France?';
 const DOCUMENTS = [
@@ -38,6 +39,12 @@ export function describeRerankerConformance(create: () => Reranker): void {
       const results = await create().rerank(QUERY, DOCUMENTS.slice(0, 2), { topN: 10 });
       expect(results.length).toBeLessThanOrEqual(2);
       expect(results[0].index).toBe(1);
+    });
+
+    it('reports the usage of a call at most once, as counts or unknown', async () => {
+      const usage = usageRecorder();
+      await create().rerank(QUERY, DOCUMENTS, { topN: 2, onUsage: usage.onUsage });
+      usage.expectWellFormed();
     });
 
     it('answers an empty list with an empty list', async () => {

@@ -111,7 +111,7 @@ export interface LoadedConfiguration {
 export async function loadConfiguration(options: CommandOptions, io: CommandIO): Promise<LoadedConfiguration | undefined> {
   const path = options.config ?? (existsSync(resolve(io.cwd, DEFAULT_CONFIG_FILE)) ? DEFAULT_CONFIG_FILE : undefined);
   if (path === undefined) return undefined;
-  const { loadConfigFile } = await import('../config/create-rag.ts');
+  const { loadConfigFile } = await import('../config/config-file.ts');
   const loaded = await loadConfigFile(resolve(io.cwd, path));
   if (loaded.config === null || typeof loaded.config !== 'object' || Array.isArray(loaded.config)) {
     throw new UsageError(`${loaded.source} must hold a JSON object (a pipeline configuration).`);

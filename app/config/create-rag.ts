@@ -1,22 +1,22 @@
-import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { ChatProvider } from '../../src/contracts/chat.ts';
 import type { EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { PostProcessor } from '../../src/contracts/post-processor.ts';
 import type { PreProcessor } from '../../src/contracts/pre-processor.ts';
 import type { VectorStore } from '../../src/contracts/vector-store.ts';
 import { supportsKeywordSearch } from '../../src/contracts/keyword-search.ts';
-import { AxonError, ConfigError, type ConfigIssue } from '../../src/errors.ts';
+import { ConfigError, type ConfigIssue } from '../../src/errors.ts';
 import { RAG, type HybridWeights, type SearchMode } from '../../src/rag.ts';
 import { describeOptionIssues, didYouMean } from '../../src/runtime/closest-name.ts';
+import { describeUnsetVariable } from '../../src/runtime/secret.ts';
 import { createRegistry } from './built-ins.ts';
 import {
+  COMPONENT_PARTS,
   componentIdentifier,
   type ComponentDefinition,
   type ComponentDependencies,
   type ComponentKind,
   type ComponentKinds,
+  type ComponentPart,
   type ComponentRegistry,
 } from './registry.ts';
 import type { z } from 'zod';
@@ -35,9 +35,6 @@ export interface PipelineParts {
   /** The hybrid fusion weights, when configured (else `RAG.hybridWeights()`'s: BM25-led with lexical embeddings). */
   hybridWeights?: HybridWeights;
 }
-
-/** The inversify token the resolved parts are bound under. */
-export const PIPELINE_PARTS = Symbol.for('axon:pipeline-parts');
 
 /**
  * A `RAG` whose parts come from a configuration. Built by `createRag`. The container builds it through a
@@ -88,13 +85,15 @@ export interface CreateRagOptions {
 }
 
 /**
- * Build a working `RAG` from a configuration object, through an inversify container. Every problem in the
- * configuration (unknown names, bad options, missing environment variables, a processor that needs a chat
- * model when none is configured) is collected and reported at once, before any component is built.
- * Asynchronous because the container (`inversify`) is loaded on the first call, not when `axon-rag/config`
- * is imported.
+ * Build a working `RAG` from a configuration object, through an inversify container of this call's own: each
+ * configured component is bound with the pipeline parts its definition declares (`requires`, `uses`), and
+ * resolving the RAG builds every part once, dependencies first. Every problem in the configuration (unknown
+ * names, bad options, missing environment variables, a processor that needs a chat model when none is
+ * configured, parts that need each other) is collected and reported at once, before any component is built.
+ * Asynchronous because the container (`inversify`) and the named components' modules are loaded on the first
+ * call, not when `axon-rag/config` is imported.
  *
- * @example const rag = await createRag({ store: { type: 'file', path: '.axon' } });
+ * @example const rag = await createRag({ store: { type: 'file', directory: '.axon' } });
  * @throws ConfigError listing every problem with its path, e.g. `postProcessors[1].multiplier: must be ≥ 0`.
  */
 export async function createRag(config: PipelineConfig | unknown, options: CreateRagOptions = {}): Promise<ConfiguredRAG> {
@@ -113,106 +112,56 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
   }
   const pipeline: ParsedPipelineConfig = parsed.data;
 
-  // First pass: validate every entry, so all problems are reported together. Only the components the
-  // configuration names are loaded (with their SDKs, on first use).
-  const { embeddings, chat, store, pre, post } = validateSections(await namedDefinitions(registry, pipeline, issues), pipeline, environment, issues);
+  // Validate every entry, so all problems are reported together. Only the components the configuration names
+  // are loaded (with their SDKs, on first use).
+  const sections = validateSections(await namedDefinitions(registry, pipeline, issues), pipeline, environment, issues);
+  checkPartCycles(sections, issues);
   if (issues.length > 0) throw new ConfigError(issues, { source: options.source });
 
-  // Second pass: build, in dependency order (providers before the processors that use them).
-  const dependencies: ComponentDependencies = { chat: undefined, embeddings: undefined, baseDirectory };
-  const build = <Kind extends ComponentKind>(entry: ValidatedEntry<Kind> | undefined, path: string): ComponentKinds[Kind] => {
-    try {
-      return entry!.definition.create(entry!.options, dependencies) as ComponentKinds[Kind];
-    } catch (error) {
-      if (error instanceof ConfigError)
-        throw new ConfigError(
-          error.issues.map((issue) => ({ path: `${path}${issue.path ? `.${issue.path}` : ''}`, message: issue.message })),
-          { source: options.source },
-        );
-      throw error;
-    }
-  };
-  dependencies.embeddings = build(embeddings, 'embeddings');
-  dependencies.chat = chat ? build(chat, 'chat') : undefined;
-  const parts: PipelineParts = {
-    embeddings: dependencies.embeddings,
-    chat: dependencies.chat,
-    store: build(store, 'store'),
-    preProcessors: pre.map((entry, index) => build(entry, `preProcessors[${index}]`)),
-    postProcessors: post.map((entry, index) => build(entry, `postProcessors[${index}]`)),
-    instructions: pipeline.instructions,
-  };
-  // Unset, RAG's own defaults apply (hybrid with a keyword index; BM25-led weights with lexical embeddings).
-  parts.searchMode = pipeline.searchMode;
-  parts.hybridWeights = pipeline.hybridWeights;
-  if (parts.searchMode !== undefined && parts.searchMode !== 'vector' && !supportsKeywordSearch(parts.store)) {
-    throw new ConfigError(
-      [
-        {
-          path: 'searchMode',
-          message: `"${parts.searchMode}" needs a store with a keyword index; the "${pipeline.store.type}" store has none (use the file, memory or pgvector store, with keywordIndex on, or "vector")`,
-        },
-      ],
-      { source: options.source },
-    );
-  }
-
+  // Build through a container of this call's own: each configured component is bound with the parts it declares,
+  // and resolving the RAG builds every part once, dependencies first.
   const { Container } = await inversify.load();
-  const container = new Container();
-  for (const [identifier, definition] of registry.entries()) container.bind(identifier).toConstantValue(definition);
-  container.bind<PipelineParts>(PIPELINE_PARTS).toConstantValue(parts);
-  container.bind(ConfiguredRAG).toDynamicValue((context) => new ConfiguredRAG(context.get<PipelineParts>(PIPELINE_PARTS)));
-  return container.get(ConfiguredRAG);
-}
-
-/**
- * Read a JSON configuration file and load its plugins into the registry. Relative paths in it are resolved
- * from the file's folder.
- *
- * @throws ConfigError for unreadable or malformed JSON (with the position), or a plugin that cannot be loaded.
- */
-export async function loadConfigFile(
-  path: string,
-  registry: ComponentRegistry = createRegistry(),
-): Promise<{ config: unknown; registry: ComponentRegistry; baseDirectory: string; source: string }> {
-  const source = resolve(path);
-  let text: string;
-  try {
-    text = await readFile(source, 'utf8');
-  } catch (error) {
-    throw new AxonError('NOT_FOUND', `Cannot read the configuration file ${source} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`, {
-      component: 'config',
-      fix: 'Check the path given to --config, or create axon.config.json.',
-    });
-  }
-  let config: unknown;
-  try {
-    config = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError([{ path: '', message: `not valid JSON: ${(error as Error).message}` }], { source });
-  }
-  const baseDirectory = dirname(source);
-  const plugins = (config as { plugins?: unknown })?.plugins;
-  if (Array.isArray(plugins)) {
-    const issues: ConfigIssue[] = [];
-    for (const [index, plugin] of plugins.entries()) {
-      if (typeof plugin !== 'string') continue;
-      const specifier = plugin.startsWith('.') || isAbsolute(plugin) ? pathToFileURL(resolve(baseDirectory, plugin)).href : plugin;
-      try {
-        const module = (await import(specifier)) as {
-          register?: (registry: ComponentRegistry) => void;
-          default?: { register?: (registry: ComponentRegistry) => void };
-        };
-        const register = module.register ?? module.default?.register;
-        if (typeof register !== 'function') issues.push({ path: `plugins[${index}]`, message: `${plugin} does not export a register(registry) function` });
-        else register(registry);
-      } catch (error) {
-        issues.push({ path: `plugins[${index}]`, message: `cannot load ${plugin}: ${(error as Error).message}` });
+  const container = new Container({ defaultScope: 'Singleton' });
+  const bindEntry = <Kind extends ComponentKind>(identifier: string, entry: ValidatedEntry<Kind>, path: string) => {
+    const parts = declaredParts(entry.definition);
+    container.bind<ComponentKinds[Kind]>(identifier).toResolvedValue(
+      (...resolved: unknown[]) => buildEntry(entry, path, dependenciesOf(entry.definition, parts, resolved, baseDirectory, path), options.source),
+      parts.map((part) => (part === 'chat' ? { serviceIdentifier: PART_IDENTIFIERS.chat, optional: true } : PART_IDENTIFIERS[part])),
+    );
+  };
+  // Every entry is validated here (issues would have been thrown otherwise).
+  bindEntry(PART_IDENTIFIERS.embeddings, sections.embeddings!, 'embeddings');
+  if (sections.chat) bindEntry(PART_IDENTIFIERS.chat, sections.chat, 'chat');
+  bindEntry(PART_IDENTIFIERS.store, sections.store!, 'store');
+  const preIdentifiers = sections.pre.map((entry, index) => {
+    bindEntry(`axon:pre-processors[${index}]`, entry!, `preProcessors[${index}]`);
+    return `axon:pre-processors[${index}]`;
+  });
+  const postIdentifiers = sections.post.map((entry, index) => {
+    bindEntry(`axon:post-processors[${index}]`, entry!, `postProcessors[${index}]`);
+    return `axon:post-processors[${index}]`;
+  });
+  container.bind(ConfiguredRAG).toResolvedValue(
+    (embeddings: EmbeddingsProvider, store: VectorStore, chat: ChatProvider | undefined, ...processors: unknown[]) => {
+      // Unset, RAG's own defaults apply (hybrid with a keyword index; BM25-led weights with lexical embeddings).
+      if (pipeline.searchMode !== undefined && pipeline.searchMode !== 'vector' && !supportsKeywordSearch(store)) {
+        const message = `"${pipeline.searchMode}" needs a store with a keyword index; the "${pipeline.store.type}" store has none (use the file, memory or pgvector store, with keywordIndex on, or "vector")`;
+        throw new ConfigError([{ path: 'searchMode', message }], { source: options.source });
       }
-    }
-    if (issues.length > 0) throw new ConfigError(issues, { source });
-  }
-  return { config, registry, baseDirectory, source };
+      return new ConfiguredRAG({
+        embeddings,
+        store,
+        chat,
+        preProcessors: processors.slice(0, preIdentifiers.length) as PreProcessor[],
+        postProcessors: processors.slice(preIdentifiers.length) as PostProcessor[],
+        instructions: pipeline.instructions,
+        searchMode: pipeline.searchMode,
+        hybridWeights: pipeline.hybridWeights,
+      });
+    },
+    [PART_IDENTIFIERS.embeddings, PART_IDENTIFIERS.store, { serviceIdentifier: PART_IDENTIFIERS.chat, optional: true }, ...preIdentifiers, ...postIdentifiers],
+  );
+  return container.get(ConfiguredRAG);
 }
 
 // --- Internal helpers ---
@@ -223,6 +172,98 @@ export async function loadConfigFile(
  */
 let container: Promise<typeof import('inversify')> | undefined;
 const inversify = { load: () => (container ??= import('inversify')) };
+
+/** The service identifiers the pipeline's shared parts are bound under, in the container of one `createRag` call. */
+const PART_IDENTIFIERS: Record<ComponentPart, string> = { chat: 'axon:chat', embeddings: 'axon:embeddings', store: 'axon:store' };
+
+/** The parts a definition declares, required first: what the container resolves for it, in this order. */
+function declaredParts(definition: { requires?: readonly ComponentPart[]; uses?: readonly ComponentPart[] }): ComponentPart[] {
+  return [...new Set([...(definition.requires ?? []), ...(definition.uses ?? [])])];
+}
+
+/**
+ * What a component's factory is given: the parts it declared, resolved by the container, and the base folder.
+ * Reading a part it did not declare throws, so a factory cannot depend on a part the container was not told of.
+ */
+function dependenciesOf(
+  definition: ComponentDefinition<ComponentKind, z.ZodType>,
+  parts: readonly ComponentPart[],
+  resolved: readonly unknown[],
+  baseDirectory: string,
+  path: string,
+): ComponentDependencies {
+  const dependencies = { baseDirectory } as ComponentDependencies;
+  for (const part of COMPONENT_PARTS) {
+    const position = parts.indexOf(part);
+    Object.defineProperty(dependencies, part, {
+      enumerable: true,
+      get() {
+        if (position >= 0) return resolved[position];
+        throw new ConfigError([
+          {
+            path: `${path}.${definition.kind === 'embeddings' || definition.kind === 'chat' ? 'provider' : 'type'}`,
+            message: `the ${definition.kind} "${definition.name}" reads the pipeline's ${part} without declaring it: add ${part === 'chat' ? `requires: ['chat'] (or uses: ['chat'] when it works without one)` : `requires: ['${part}']`} to its definition`,
+          },
+        ]);
+      },
+    });
+  }
+  return dependencies;
+}
+
+/** Build one validated entry; a `ConfigError` from its factory is reported at the entry's path. */
+function buildEntry<Kind extends ComponentKind>(
+  entry: ValidatedEntry<Kind>,
+  path: string,
+  dependencies: ComponentDependencies,
+  source: string | undefined,
+): ComponentKinds[Kind] {
+  try {
+    return entry.definition.create(entry.options, dependencies) as ComponentKinds[Kind];
+  } catch (error) {
+    if (error instanceof ConfigError && !error.issues.every((issue) => issue.path.startsWith(`${path}.`))) {
+      throw new ConfigError(
+        error.issues.map((issue) => ({ path: `${path}${issue.path ? `.${issue.path}` : ''}`, message: issue.message })),
+        { source },
+      );
+    }
+    throw error;
+  }
+}
+
+/**
+ * Parts that need each other (a store that requires the embeddings whose definition requires the store) cannot be
+ * built: each such cycle is a problem at the entry that starts it, reported before anything is built.
+ */
+function checkPartCycles(sections: ReturnType<typeof validateSections>, issues: ConfigIssue[]): void {
+  const entries: Partial<Record<ComponentPart, { definition: { requires?: readonly ComponentPart[]; uses?: readonly ComponentPart[] }; path: string }>> = {};
+  if (sections.embeddings) entries.embeddings = { definition: sections.embeddings.definition, path: 'embeddings.provider' };
+  if (sections.chat) entries.chat = { definition: sections.chat.definition, path: 'chat.provider' };
+  if (sections.store) entries.store = { definition: sections.store.definition, path: 'store.type' };
+  const reported = new Set<ComponentPart>();
+  for (const start of COMPONENT_PARTS) {
+    const cycle = findCycle(start, [start], entries);
+    if (cycle === undefined || cycle.some((part) => reported.has(part))) continue;
+    for (const part of cycle) reported.add(part);
+    issues.push({ path: entries[start]!.path, message: `the parts need each other, so none can be built first: ${[...cycle, start].join(' → ')}` });
+  }
+}
+
+function findCycle(
+  start: ComponentPart,
+  trail: ComponentPart[],
+  entries: Partial<Record<ComponentPart, { definition: { requires?: readonly ComponentPart[]; uses?: readonly ComponentPart[] } }>>,
+): ComponentPart[] | undefined {
+  const current = trail[trail.length - 1];
+  for (const next of declaredParts(entries[current]?.definition ?? {})) {
+    if (entries[next] === undefined) continue;
+    if (next === start) return trail;
+    if (trail.includes(next)) continue;
+    const found = findCycle(start, [...trail, next], entries);
+    if (found) return found;
+  }
+  return undefined;
+}
 
 /** The sections of a pipeline configuration, each entry `undefined` where it is malformed (it is reported by the root schema). */
 interface PipelineSections {
@@ -317,6 +358,7 @@ function validateSections(registry: NamedDefinitions, sections: PipelineSections
     ...pre.map((entry, index) => [entry, `preProcessors[${index}]`] as const),
     ...post.map((entry, index) => [entry, `postProcessors[${index}]`] as const),
   ]) {
+    // The other parts always exist (embeddings and store have defaults); a chat model only when configured.
     if (entry?.definition.requires?.includes('chat') && sections.chat === undefined && !sections.chatGiven) {
       issues.push({
         path: `${path}.type`,
@@ -370,7 +412,7 @@ function resolveEnvironmentReferences(value: unknown, path: string, environment:
     const variable = entries[0][1];
     const found = environment[variable];
     if (found === undefined || found === '') {
-      issues.push({ path, message: `environment variable ${variable} is not set` });
+      issues.push({ path, message: describeUnsetVariable(variable, 'env') });
       return undefined;
     }
     return found;

@@ -1,82 +1,22 @@
 import type { z } from 'zod';
-import type { ChatProvider } from '../../src/contracts/chat.ts';
-import type { EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
-import type { PostProcessor } from '../../src/contracts/post-processor.ts';
-import type { PreProcessor } from '../../src/contracts/pre-processor.ts';
-import type { VectorStore } from '../../src/contracts/vector-store.ts';
+import type { ComponentDefinition, ComponentImplementation, ComponentKind, ComponentPart, LazyComponentDefinition } from '../../src/contracts/component.ts';
 import { AxonError } from '../../src/errors.ts';
 
-/** The extension points a configuration can name components for. */
-export interface ComponentKinds {
-  embeddings: EmbeddingsProvider;
-  chat: ChatProvider;
-  store: VectorStore;
-  'pre-processor': PreProcessor;
-  'post-processor': PostProcessor;
-}
+export {
+  componentClass,
+  componentImplementation,
+  defineComponent,
+  type ComponentDefinition,
+  type ComponentDependencies,
+  type ComponentImplementation,
+  type ComponentKind,
+  type ComponentKinds,
+  type ComponentPart,
+  type LazyComponentDefinition,
+} from '../../src/contracts/component.ts';
 
-export type ComponentKind = keyof ComponentKinds;
-
-/** What a component may need from the rest of the pipeline when it is built from configuration. */
-export interface ComponentDependencies {
-  /** The pipeline's chat model, when the configuration has one. */
-  chat: ChatProvider | undefined;
-  /** The pipeline's embeddings provider (not available to the embeddings entry itself). */
-  embeddings: EmbeddingsProvider | undefined;
-  /** Relative paths in the configuration are resolved from here (the config file's folder, or the working directory). */
-  baseDirectory: string;
-}
-
-/**
- * How to build one named component from configuration: the options schema (the entry without its
- * `type`/`provider` key) and a factory. The schema's problems are reported with their paths.
- */
-export interface ComponentDefinition<Kind extends ComponentKind = ComponentKind, Schema extends z.ZodType = z.ZodType> {
-  kind: Kind;
-  /** The name used in configuration: `{ "type": "<name>" }` (`"provider"` for embeddings and chat). */
-  name: string;
-  /** One line for `axon --help`-style listings and error messages. */
-  description?: string;
-  options: Schema;
-  /** Names of pipeline parts the component cannot work without; reported as a configuration problem when missing. */
-  requires?: ReadonlyArray<'chat'>;
-  create(options: z.output<Schema>, dependencies: ComponentDependencies): ComponentKinds[Kind];
-}
-
-/**
- * A component whose schema and factory live in a module loaded only when a configuration names it: the
- * built-ins are registered this way, so building a pipeline loads the adapters it uses and no others.
- * `load` is called at most once per registry (a failure is reported as a configuration problem and retried on the
- * next call).
- */
-export interface LazyComponentDefinition<Kind extends ComponentKind = ComponentKind> {
-  kind: Kind;
-  name: string;
-  description?: string;
-  requires?: ReadonlyArray<'chat'>;
-  load(): Promise<ComponentImplementation<Kind>>;
-}
-
-/** What a lazily registered component's module provides: its options schema and factory. */
-export interface ComponentImplementation<Kind extends ComponentKind = ComponentKind, Schema extends z.ZodType = z.ZodType> {
-  options: Schema;
-  create(options: z.output<Schema>, dependencies: ComponentDependencies): ComponentKinds[Kind];
-}
-
-/** Declare a lazily loaded component's schema and factory with the option types inferred from the schema. */
-export function componentImplementation<Kind extends ComponentKind, Schema extends z.ZodType>(
-  _kind: Kind,
-  implementation: ComponentImplementation<Kind, Schema>,
-): ComponentImplementation<Kind> {
-  return implementation as unknown as ComponentImplementation<Kind>;
-}
-
-/** Declare a component definition with its option types inferred from the schema. */
-export function defineComponent<Kind extends ComponentKind, Schema extends z.ZodType>(
-  definition: ComponentDefinition<Kind, Schema>,
-): ComponentDefinition<Kind, Schema> {
-  return definition;
-}
+/** The parts a definition may declare in `requires` and `uses`. */
+export const COMPONENT_PARTS: readonly ComponentPart[] = ['chat', 'embeddings', 'store'];
 
 /** The inversify service identifier a definition is bound under (in the container `createRag` builds). */
 export function componentIdentifier(kind: ComponentKind, name: string): string {
@@ -84,8 +24,8 @@ export function componentIdentifier(kind: ComponentKind, name: string): string {
 }
 
 /**
- * The names a configuration may use, bound in an inversify container. Built-ins are registered by
- * `createRegistry()`; register your own classes under new names and refer to them from configuration.
+ * The names a configuration may use. Built-ins are registered by `createRegistry()`; register your own classes
+ * under new names (or replace a built-in by its name) and refer to them from configuration.
  *
  * @example
  * const registry = createRegistry();
@@ -96,8 +36,9 @@ export function componentIdentifier(kind: ComponentKind, name: string): string {
  * }));
  * const rag = await createRag({ postProcessors: [{ type: 'source-policy', blocked: ['internal/'] }] }, { registry });
  *
- * The registry is a plain table, so building one costs nothing; `createRag` binds its definitions in an
- * inversify container, which is loaded (with `inversify` itself) only then.
+ * The registry is a plain table, so building one costs nothing. `createRag` binds the definitions a configuration
+ * names in an inversify container of its own (one per call), each with the parts it declares (`requires`, `uses`),
+ * and resolves the pipeline from it; the container is loaded (with `inversify` itself) only then.
  */
 export class ComponentRegistry {
   private readonly definitions = new Map<string, ComponentDefinition<ComponentKind, z.ZodType> | LazyComponentDefinition>();
@@ -115,6 +56,15 @@ export class ComponentRegistry {
         fix: 'Name it like "source-policy".',
         details: { argument: 'definition.name' },
       });
+    }
+    for (const part of [...(definition.requires ?? []), ...(definition.uses ?? [])]) {
+      if (!(COMPONENT_PARTS as readonly unknown[]).includes(part)) {
+        throw new AxonError('INVALID_INPUT', `The ${definition.kind} "${definition.name}" declares an unknown part ${JSON.stringify(part)}.`, {
+          component: 'config',
+          fix: `Declare parts among ${COMPONENT_PARTS.join(', ')} in requires or uses.`,
+          details: { argument: 'definition.requires' },
+        });
+      }
     }
     const identifier = componentIdentifier(definition.kind, definition.name);
     if (this.definitions.has(identifier)) {
@@ -170,7 +120,7 @@ export class ComponentRegistry {
     return { ...described, options: implementation.options, create: implementation.create } as ComponentDefinition<ComponentKind, z.ZodType>;
   }
 
-  /** Every registered definition (lazily registered ones as registered), for the container `createRag` builds. */
+  /** Every registered definition (lazily registered ones as registered). */
   entries(): Array<[identifier: string, definition: ComponentDefinition<ComponentKind, z.ZodType> | LazyComponentDefinition]> {
     return [...this.definitions];
   }

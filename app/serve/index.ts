@@ -1,4 +1,4 @@
-export { PAGE_HTML } from './page.ts';
+export { PAGE_SCRIPT, PAGE_SCRIPT_INTEGRITY, PAGE_SCRIPT_PATH, PAGE_STYLE, PAGE_STYLE_PATH, pageHtml } from './page.ts';
 export { citingTexts, quotedSpans, sharedSpans, type TextSpan } from './spans.ts';
 export {
   agenticView,

@@ -11,7 +11,8 @@ import { AxonError } from '../../src/errors.ts';
 import type { StageRecord } from '../../src/pipeline/trace.ts';
 import { SEARCH_MODES, type Answer, type RAG } from '../../src/rag.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
-import { PAGE_HTML } from './page.ts';
+import { describeOptionIssues } from '../../src/runtime/closest-name.ts';
+import { PAGE_SCRIPT, PAGE_SCRIPT_PATH, PAGE_STYLE, PAGE_STYLE_PATH, pageHtml } from './page.ts';
 import { citingTexts, quotedSpans, sharedSpans, type TextSpan } from './spans.ts';
 
 const COMPONENT = 'serve';
@@ -28,8 +29,19 @@ export const serveOptionsSchema = z
     token: z.string().min(16).optional(),
     /** The largest request body accepted, in bytes. @default 65536 */
     maxBodyBytes: z.number().int().positive().default(65_536),
+    /** How long a client may take to send a request's headers, in ms; then it gets 408 and is disconnected. @default 10000 */
+    headersTimeoutMs: z.number().int().positive().default(10_000),
+    /**
+     * How long a client may take to send a whole request, headers and body, in ms (at least `headersTimeoutMs`);
+     * then it gets 408 and is disconnected. Answers that stream back are not limited by it. @default 30000
+     */
+    requestTimeoutMs: z.number().int().positive().default(30_000),
   })
-  .strict();
+  .strict()
+  .refine((options) => options.requestTimeoutMs >= options.headersTimeoutMs, {
+    message: 'requestTimeoutMs must be at least headersTimeoutMs',
+    path: ['requestTimeoutMs'],
+  });
 
 export interface ServeOptions extends z.input<typeof serveOptionsSchema> {
   /** Where runs asked through the page are saved and past runs are read from. @default none (no past runs) */
@@ -86,27 +98,42 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
   const open = new Set<ServerResponse>();
   const controllers = new Set<AbortController>();
   let origin = '';
+  let port = 0;
 
-  const server = createServer((request, response) => {
-    open.add(response);
-    response.on('close', () => open.delete(response));
-    handle(request, response).catch((error: unknown) => {
-      if (!response.headersSent) sendJson(response, 500, { error: describe(error) });
-      else response.end();
-    });
-  });
+  const server = createServer(
+    {
+      headersTimeout: settings.headersTimeoutMs,
+      requestTimeout: settings.requestTimeoutMs,
+      // How often the server looks for requests past their time: often enough that a limit is kept within a second or so.
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(settings.headersTimeoutMs / 4))),
+    },
+    (request, response) => {
+      open.add(response);
+      response.on('close', () => open.delete(response));
+      handle(request, response).catch((error: unknown) => {
+        if (!response.headersSent) sendJson(response, 500, { error: describe(error) });
+        else response.end();
+      });
+    },
+  );
+  // A connection kept open between requests is closed after this long idle (Node's default, said here so it is known).
+  server.keepAliveTimeout = 5000;
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', origin);
     // A page on another origin (or a DNS-rebound name) must not reach the API, even with a guessed token.
-    if (loopback && !isLoopbackHostHeader(request.headers.host)) return sendJson(response, 403, { error: 'This server only answers on its loopback address.' });
+    if (loopback && !isLoopbackHostHeader(request.headers.host, port))
+      return sendJson(response, 403, { error: 'This server only answers on its loopback address.' });
     const requestOrigin = request.headers.origin;
     if (requestOrigin !== undefined && requestOrigin !== origin) return sendJson(response, 403, { error: 'Requests from other origins are refused.' });
     if (request.method === 'GET' && (url.pathname === '/' || url.pathname === '/index.html')) {
-      response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8' });
-      response.end(PAGE_HTML);
+      const nonce = randomBytes(18).toString('base64');
+      response.writeHead(200, { ...securityHeaders(nonce), 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      response.end(pageHtml(nonce));
       return;
     }
+    if (request.method === 'GET' && url.pathname === PAGE_SCRIPT_PATH) return sendAsset(response, 'text/javascript; charset=utf-8', PAGE_SCRIPT);
+    if (request.method === 'GET' && url.pathname === PAGE_STYLE_PATH) return sendAsset(response, 'text/css; charset=utf-8', PAGE_STYLE);
     if (!url.pathname.startsWith('/api/')) return sendJson(response, 404, { error: 'Not found.' });
     if (!hasToken(request, url, token)) return sendJson(response, 403, { error: 'Missing or wrong token: open the URL `axon serve` printed.' });
     if (url.pathname === '/api/ask') {
@@ -133,8 +160,9 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
       try {
         return sendJson(response, 200, storedRunView(await traceStore.get(run[1])));
       } catch (error) {
-        if (AxonError.hasCode(error, 'NOT_FOUND')) return sendJson(response, 404, { error: error.message });
-        if (AxonError.hasCode(error, 'INVALID_INPUT')) return sendJson(response, 400, { error: error.message });
+        // Said in our words: the trace store's own message names the file it read, which is no business of the page's.
+        if (AxonError.hasCode(error, 'NOT_FOUND')) return sendJson(response, 404, { error: `No stored run has an id starting with ${run[1]}.` });
+        if (AxonError.hasCode(error, 'INVALID_INPUT')) return sendJson(response, 400, { error: `${run[1]} starts more than one run id; give more of it.` });
         throw error;
       }
     }
@@ -153,12 +181,13 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
     }
     const parsed = askRequestSchema.safeParse(json);
     if (!parsed.success) {
-      return sendJson(response, 400, { error: parsed.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ') });
+      const issues = describeOptionIssues(askRequestSchema, parsed.error);
+      return sendJson(response, 400, { error: issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ') });
     }
     const controller = new AbortController();
     controllers.add(controller);
     response.on('close', () => controller.abort());
-    response.writeHead(200, { ...SECURITY_HEADERS, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
+    response.writeHead(200, { ...securityHeaders(), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
     const send = (event: string, data: unknown) => response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     try {
       const { question, agentic, ...retrieval } = parsed.data;
@@ -198,13 +227,15 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
   }
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const refuse = (error: NodeJS.ErrnoException) => reject(listenError(error, settings.port, settings.host));
+    server.once('error', refuse);
     server.listen(settings.port, settings.host, () => {
-      server.off('error', reject);
+      server.off('error', refuse);
       resolve();
     });
   });
   const address = server.address() as AddressInfo;
+  port = address.port;
   const hostText = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   origin = `http://${hostText}:${address.port}`;
   return {
@@ -221,14 +252,49 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
   };
 }
 
-/** The page may only talk to its own origin; nothing is loaded from anywhere else. */
-const SECURITY_HEADERS = {
-  'content-security-policy':
-    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'x-frame-options': 'DENY',
-} as const;
+/**
+ * The page may only talk to its own origin and nothing is loaded from anywhere else: its one script runs because
+ * its tag carries the response's nonce (an injected `<script>` or inline handler has none), its style sheet comes
+ * from the server and no style attribute is obeyed. Other responses (JSON, the event stream) allow nothing.
+ */
+function securityHeaders(nonce?: string): Record<string, string> {
+  const page = nonce === undefined ? '' : ` script-src 'nonce-${nonce}'; style-src 'self'; connect-src 'self';`;
+  return {
+    'content-security-policy': `default-src 'none';${page} img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+  };
+}
+
+/** What listening failed on, said so a person can act: a port in use or not allowed, else the system's error. */
+function listenError(error: NodeJS.ErrnoException, port: number, host: string): Error {
+  if (error.code === 'EADDRINUSE') {
+    return new AxonError('INVALID_OPTION', `Port ${port} on ${host} is already in use (another axon serve, or another program).`, {
+      component: COMPONENT,
+      fix: 'Stop the other server, or choose another port: --port 0 picks a free one (port: 0 from code), or --port N another.',
+      details: { option: 'port' },
+      cause: error,
+    });
+  }
+  if (error.code === 'EACCES') {
+    return new AxonError('INVALID_OPTION', `Port ${port} on ${host} may not be opened by this user (ports below 1024 need privileges).`, {
+      component: COMPONENT,
+      fix: 'Choose a port from 1024 up, or --port 0 for a free one.',
+      details: { option: 'port' },
+      cause: error,
+    });
+  }
+  if (error.code === 'EADDRNOTAVAIL') {
+    return new AxonError('INVALID_OPTION', `${host} is not an address of this machine.`, {
+      component: COMPONENT,
+      fix: 'Listen on 127.0.0.1 (the default), or on an address this machine has.',
+      details: { option: 'host' },
+      cause: error,
+    });
+  }
+  return error;
+}
 
 /** One chunk a citation can open: where it comes from and the text the model was given. */
 export interface ChunkView {
@@ -439,8 +505,13 @@ function agenticRunView(
 }
 
 function sendJson(response: ServerResponse, status: number, body: unknown): void {
-  response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  response.writeHead(status, { ...securityHeaders(), 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
   response.end(JSON.stringify(body));
+}
+
+function sendAsset(response: ServerResponse, contentType: string, body: string): void {
+  response.writeHead(200, { ...securityHeaders(), 'content-type': contentType, 'cache-control': 'no-cache' });
+  response.end(body);
 }
 
 /** The body as text, or `undefined` once it passes `limit` bytes (the rest is not read). */
@@ -475,15 +546,30 @@ function hasToken(request: IncomingMessage, url: URL, token: string): boolean {
 
 /** True for 127.0.0.0/8, ::1 and localhost. */
 export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(host);
 }
 
-function isLoopbackHostHeader(host: string | undefined): boolean {
+/**
+ * True when a `Host` header names this server on loopback: exactly a host (a name, an IPv4 address or a bracketed
+ * IPv6 one) and an optional port, the port, when given, the one the server listens on. Anything else — userinfo
+ * (`127.0.0.1:1@evil.example`), a path, two ports — is refused rather than guessed at.
+ */
+export function isLoopbackHostHeader(host: string | undefined, port: number): boolean {
   if (host === undefined) return false;
-  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0];
-  return isLoopback(name);
+  const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?$/.exec(host);
+  if (!match) return false;
+  if (match[2] !== undefined && Number(match[2]) !== port) return false;
+  return isLoopback(match[1].toLowerCase());
 }
 
+/**
+ * An error's message as the page may see it: absolute file paths (the store's folder, a trace file) are shortened
+ * to their last part, since the page has no business knowing the server's file system.
+ */
 function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(
+    /(?<![\w:/.])(?:[A-Za-z]:)?(?:[\\/][^\s\\/'"():,;]+){2,}/g,
+    (path) => `…${path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')))}`,
+  );
 }

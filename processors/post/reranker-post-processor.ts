@@ -43,7 +43,8 @@ export type RerankerPostProcessorOptions = z.input<typeof rerankerPostProcessorO
  * alone, so scores from different batches compare). Results are mapped back by index; each kept document's
  * `score` becomes its relevance score; every document left out is recorded as dropped.
  *
- * The Jina, Cohere and LocalAI rerankers are this class with their provider built in.
+ * The Jina, Cohere and LocalAI rerankers (`JinaReranker`, … in `axon-rag/processors`) are this class with a
+ * provider's relevance model built in: `new RerankerPostProcessor({ reranker: new CohereRerankModel(), topN: 5 })`.
  */
 export class RerankerPostProcessor implements PostProcessor {
   readonly name: string;
@@ -134,7 +135,7 @@ export interface RerankerPostProcessorDefinition<ModelShape extends z.ZodRawShap
 
 /**
  * The schema and class of a post-processor that reranks with one built-in relevance model: the Jina, Cohere
- * and LocalAI rerankers are each one call of this.
+ * and LocalAI rerankers are each one call of this (made where both families are known, the composition root).
  *
  * @example
  * const cohere = defineRerankerPostProcessor({ name: 'cohere-reranker', modelOptionsSchema: cohereRerankModelOptionsSchema,

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { ChatMessage, ChatOptions, ChatProvider } from '../../src/contracts/chat.ts';
-import { invalidResponseError } from '../../src/runtime/http.ts';
+import { type HttpClient, invalidResponseError } from '../../src/runtime/http.ts';
 import { StreamFinish } from '../shared/chat-finish.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { parseEventObject } from '../../src/runtime/server-sent-events.ts';
 import { assertChatMessages } from '../shared/chat-input.ts';
-import { type CohereConnection, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
+import { cohereBilledUsage, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
 
 export const cohereChatOptionsSchema = z
   .object({
@@ -34,13 +34,13 @@ const NAME = 'cohere-chat';
 export class CohereChat implements ChatProvider {
   readonly name = NAME;
   readonly model: string;
-  readonly #connection: CohereConnection;
+  readonly #http: HttpClient;
   readonly #temperature: number | undefined;
   readonly #maxTokens: number | undefined;
 
   constructor(options: CohereChatOptions = {}) {
     const parsed = parseOptions(cohereChatOptionsSchema, options, NAME);
-    this.#connection = connectCohere(NAME, parsed);
+    this.#http = connectCohere(NAME, parsed);
     this.model = parsed.model;
     this.#temperature = parsed.temperature;
     this.#maxTokens = parsed.maxTokens;
@@ -52,20 +52,23 @@ export class CohereChat implements ChatProvider {
    */
   async complete(messages: ChatMessage[], options: ChatOptions = {}): Promise<string> {
     assertChatMessages(messages, NAME);
-    const response = await this.#connection.post('chat', { ...this.#body(messages, options), stream: false }, options.signal);
+    const response = await this.#http.postJson('chat', { ...this.#body(messages, options), stream: false }, { signal: options.signal });
     const content = (response.body as { message?: { content?: unknown } } | null)?.message?.content;
     if (!Array.isArray(content)) throw invalidResponseError(NAME, response.status, 'message.content is missing or not an array.');
-    return content
+    const text = content
       .filter((part): part is { type: 'text'; text: string } => part?.type === 'text' && typeof part.text === 'string')
       .map((part) => part.text)
       .join('');
+    options.onUsage?.(cohereBilledUsage(NAME, response.status, response.body, 'usage'));
+    return text;
   }
 
   /** The reply as text deltas. Opening the stream is retried; nothing is retried after the first event. */
   async *stream(messages: ChatMessage[], options: ChatOptions = {}): AsyncIterable<string> {
     assertChatMessages(messages, NAME);
-    const events = this.#connection.stream('chat', { ...this.#body(messages, options), stream: true }, options.signal);
+    const events = this.#http.postEventStream('chat', { ...this.#body(messages, options), stream: true }, { signal: options.signal });
     const finish = new StreamFinish(NAME, options.onFinish);
+    let ending: unknown;
     for await (const { event: name, data } of events) {
       if (data === '[DONE]') break;
       finish.event();
@@ -74,6 +77,7 @@ export class CohereChat implements ChatProvider {
       if (type === 'message-end') {
         const reason = (event as { delta?: { finish_reason?: unknown } }).delta?.finish_reason;
         finish.finished(typeof reason === 'string' ? (COHERE_FINISH_REASONS[reason] ?? reason.toLowerCase()) : 'stop');
+        ending = (event as { delta?: unknown }).delta;
       }
       if (type !== 'content-delta') continue;
       // A reasoning model's delta may carry `thinking` and no text; text that is there must be a string.
@@ -83,6 +87,7 @@ export class CohereChat implements ChatProvider {
       if (typeof text === 'string' && text !== '') yield text;
     }
     finish.end();
+    options.onUsage?.(cohereBilledUsage(NAME, 200, ending, 'usage'));
   }
 
   #body(messages: ChatMessage[], options: ChatOptions) {

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { HttpClient, type JsonResponse, retryPolicyFrom, type ServerSentEvent, transportOptionsShape } from '../../src/runtime/http.ts';
+import type { Usage } from '../../src/contracts/usage.ts';
+import { usageFromCounts, usageObject } from '../shared/usage.ts';
+import { HttpClient, httpUrlSchema, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
 import { apiKeySchema, resolveApiKey } from '../../src/runtime/secret.ts';
 
 /** Cohere's production API. */
@@ -10,23 +12,15 @@ export const cohereConnectionOptionsShape = {
   /** The API key: the key itself, `{ env: 'NAME' }`, or a `Secret`. @default process.env.COHERE_API_KEY */
   apiKey: apiKeySchema.optional(),
   /** Base URL of the API (a proxy, a private deployment); requests go to `{baseURL}/v2/…`. @default https://api.cohere.com */
-  baseURL: z.url().optional(),
+  baseURL: httpUrlSchema.optional(),
   ...transportOptionsShape,
 };
 
 const connectionSchema = z.object(cohereConnectionOptionsShape);
 type ConnectionOptions = z.output<typeof connectionSchema>;
 
-/** One Cohere provider's way to the v2 API. */
-export interface CohereConnection {
-  /** POST `body` to `{baseURL}/v2/{endpoint}` (`embed`, `rerank`, `chat`) and parse the JSON reply. */
-  post(endpoint: string, body: unknown, signal: AbortSignal | undefined): Promise<JsonResponse>;
-  /** POST `body` to `{baseURL}/v2/{endpoint}` and read the reply as server-sent events (`chat` with `stream: true`). */
-  stream(endpoint: string, body: unknown, signal: AbortSignal | undefined): AsyncGenerator<ServerSentEvent>;
-}
-
 /**
- * The HTTP client of one Cohere provider. Cohere's v2 API is spoken over `fetch` directly, in its wire format
+ * The HTTP client of one Cohere provider, rooted at `{baseURL}/v2` (paths are `embed`, `rerank`, `chat`). Cohere's v2 API is spoken over `fetch` directly, in its wire format
  * (snake_case fields, a bearer key, `{id, message}` error bodies), not through the `cohere-ai` SDK: the SDK checks
  * every reply against its own schema and prints what it rejects, with fragments of the body, through
  * `console.warn` whatever its logging setting. Here a reply is checked only by Axon's response checks, and a
@@ -36,8 +30,8 @@ export interface CohereConnection {
  * @param component The name used in errors, e.g. `cohere-rerank`.
  * @throws AxonError `MISSING_API_KEY`
  */
-export function connectCohere(component: string, options: ConnectionOptions): CohereConnection {
-  const http = new HttpClient({
+export function connectCohere(component: string, options: ConnectionOptions): HttpClient {
+  return new HttpClient({
     provider: component,
     baseURL: `${(options.baseURL ?? COHERE_BASE_URL).replace(/\/+$/, '')}/v2`,
     apiKey: resolveApiKey(options.apiKey, { component, environmentVariable: 'COHERE_API_KEY' }),
@@ -46,8 +40,21 @@ export function connectCohere(component: string, options: ConnectionOptions): Co
     retry: retryPolicyFrom(options),
     fetch: options.fetch,
   });
-  return {
-    post: (endpoint, body, signal) => http.postJson(endpoint, body, { signal }),
-    stream: (endpoint, body, signal) => http.postEventStream(endpoint, body, { signal }),
-  };
+}
+
+/**
+ * The usage of a Cohere reply: `billed_units` (what Cohere bills: `input_tokens`, `output_tokens`,
+ * `search_units`) under `meta` (embed, rerank) or `usage` (chat, and a stream's `message-end` delta), else the
+ * chat's raw `tokens` counts; `'unknown'` when there are none.
+ */
+export function cohereBilledUsage(component: string, status: number, body: unknown, field: 'meta' | 'usage'): Usage {
+  const holder = usageObject(component, status, (body as Record<string, unknown> | null | undefined)?.[field], field);
+  const billed = usageObject(component, status, holder?.billed_units, `${field}.billed_units`);
+  const counted = billed ?? usageObject(component, status, holder?.tokens, `${field}.tokens`);
+  const path = billed ? `${field}.billed_units` : `${field}.tokens`;
+  return usageFromCounts(component, status, {
+    inputTokens: { value: counted?.input_tokens, path: `${path}.input_tokens` },
+    outputTokens: { value: counted?.output_tokens, path: `${path}.output_tokens` },
+    searchUnits: { value: counted?.search_units, path: `${path}.search_units` },
+  });
 }

@@ -4,7 +4,8 @@ import type { Vector } from '../../src/document.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { validateVectors } from '../../src/runtime/provider-responses.ts';
 import { assertTexts } from '../shared/chat-input.ts';
-import { type CohereConnection, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
+import type { HttpClient } from '../../src/runtime/http.ts';
+import { cohereBilledUsage, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
 
 export const cohereEmbeddingsOptionsSchema = z
   .object({
@@ -48,14 +49,14 @@ export class CohereEmbeddings implements EmbeddingsProvider {
   readonly model: string;
   readonly maxBatchSize: number;
   readonly maxParallelCalls: number;
-  readonly #connection: CohereConnection;
+  readonly #http: HttpClient;
   readonly #requestedDimensions: number | undefined;
   readonly #truncate: 'NONE' | 'START' | 'END' | undefined;
   #dimensions: number | undefined;
 
   constructor(options: CohereEmbeddingsOptions = {}) {
     const parsed = parseOptions(cohereEmbeddingsOptionsSchema, options, NAME);
-    this.#connection = connectCohere(NAME, parsed);
+    this.#http = connectCohere(NAME, parsed);
     this.model = parsed.model;
     this.maxBatchSize = parsed.maxBatchSize;
     this.maxParallelCalls = parsed.maxParallelCalls;
@@ -84,9 +85,10 @@ export class CohereEmbeddings implements EmbeddingsProvider {
       ...(this.#requestedDimensions === undefined ? {} : { output_dimension: this.#requestedDimensions }),
       ...(this.#truncate === undefined ? {} : { truncate: this.#truncate }),
     };
-    const response = await this.#connection.post('embed', body, options.signal);
+    const response = await this.#http.postJson('embed', body, { signal: options.signal });
     const floats = (response.body as { embeddings?: { float?: unknown } } | null)?.embeddings?.float;
     const vectors = validateVectors(NAME, response.status, floats, { count: texts.length, dimensions: this.#dimensions, path: 'embeddings.float' });
+    options.onUsage?.(cohereBilledUsage(NAME, response.status, response.body, 'meta'));
     this.#dimensions ??= vectors[0]?.length;
     return vectors;
   }

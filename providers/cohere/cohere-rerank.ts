@@ -3,7 +3,8 @@ import type { Reranker, RerankOptions, RerankResult } from '../../src/contracts/
 import { parseOptions } from '../../src/runtime/options.ts';
 import { rerankResultsFromResponse } from '../../src/runtime/provider-responses.ts';
 import { assertTexts, clampTopN } from '../shared/chat-input.ts';
-import { type CohereConnection, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
+import type { HttpClient } from '../../src/runtime/http.ts';
+import { cohereBilledUsage, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
 
 export const cohereRerankModelOptionsSchema = z
   .object({
@@ -31,12 +32,12 @@ export class CohereRerankModel implements Reranker {
   readonly name = NAME;
   readonly model: string;
   readonly maxDocumentsPerCall: number;
-  readonly #connection: CohereConnection;
+  readonly #http: HttpClient;
   readonly #maxTokensPerDocument: number | undefined;
 
   constructor(options: CohereRerankModelOptions = {}) {
     const parsed = parseOptions(cohereRerankModelOptionsSchema, options, NAME);
-    this.#connection = connectCohere(NAME, parsed);
+    this.#http = connectCohere(NAME, parsed);
     this.model = parsed.model;
     this.maxDocumentsPerCall = parsed.maxDocumentsPerCall;
     this.#maxTokensPerDocument = parsed.maxTokensPerDocument;
@@ -57,8 +58,10 @@ export class CohereRerankModel implements Reranker {
       top_n: topN,
       ...(this.#maxTokensPerDocument === undefined ? {} : { max_tokens_per_doc: this.#maxTokensPerDocument }),
     };
-    const response = await this.#connection.post('rerank', body, options.signal);
+    const response = await this.#http.postJson('rerank', body, { signal: options.signal });
     const results = (response.body as { results?: unknown } | null)?.results;
-    return rerankResultsFromResponse(NAME, response.status, results, { documentCount: documents.length, topN, scoreField: 'relevance_score' });
+    const ranked = rerankResultsFromResponse(NAME, response.status, results, { documentCount: documents.length, topN, scoreField: 'relevance_score' });
+    options.onUsage?.(cohereBilledUsage(NAME, response.status, response.body, 'meta'));
+    return ranked;
   }
 }

@@ -10,22 +10,21 @@ export type JinaConnectionOptions = Parameters<typeof retryPolicyFrom>[0] & {
 };
 
 /**
- * The HTTP client of one Jina provider: the key from `apiKey` or `JINA_API_KEY` (resolved now, so a missing
- * key fails at construction), and the transport options turned into the shared retry policy.
+ * The HTTP client of one Jina provider, rooted at `baseURL` (paths are `embeddings`, `rerank`): the key from
+ * `apiKey` or `JINA_API_KEY` (resolved now, so a missing key fails at construction), and the transport options
+ * turned into the shared retry policy.
  *
  * @param component The name used in errors, e.g. `jina-rerank`.
  * @throws AxonError `MISSING_API_KEY`
  */
-export function connectJina(component: string, options: JinaConnectionOptions): { http: HttpClient; baseURL: string } {
-  const baseURL = options.baseURL.replace(/\/+$/, '');
-  const http = new HttpClient({
+export function connectJina(component: string, options: JinaConnectionOptions): HttpClient {
+  return new HttpClient({
     provider: component,
-    baseURL,
+    baseURL: options.baseURL,
     apiKey: resolveApiKey(options.apiKey, { component, environmentVariable: 'JINA_API_KEY' }),
     keyFix: 'Check the key passed as apiKey or set in JINA_API_KEY.',
     timeoutMs: options.timeoutMs,
     retry: retryPolicyFrom(options),
     fetch: options.fetch,
   });
-  return { http, baseURL };
 }

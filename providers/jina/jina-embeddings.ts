@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { Vector } from '../../src/document.ts';
-import { type HttpClient, transportOptionsShape } from '../../src/runtime/http.ts';
+import { type HttpClient, httpUrlSchema, transportOptionsShape } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { vectorsFromIndexedData } from '../../src/runtime/provider-responses.ts';
 import { apiKeySchema } from '../../src/runtime/secret.ts';
 import { assertTexts } from '../shared/chat-input.ts';
+import { openAIEmbeddingsUsage } from '../shared/openai-format.ts';
 import { connectJina } from './jina-client.ts';
 
 export const jinaEmbeddingsOptionsSchema = z
@@ -15,7 +16,7 @@ export const jinaEmbeddingsOptionsSchema = z
     /** The API key: the key itself, `{ env: 'NAME' }`, or a `Secret`. @default process.env.JINA_API_KEY */
     apiKey: apiKeySchema.optional(),
     /** Base URL of the API; requests go to `{baseURL}/embeddings`. @default https://api.jina.ai/v1 */
-    baseURL: z.url().default('https://api.jina.ai/v1'),
+    baseURL: httpUrlSchema.default('https://api.jina.ai/v1'),
     /** Vector length (Matryoshka truncation, v3 and newer). Sent as `dimensions`. Leave out for the model's default. */
     dimensions: z.number().int().positive().optional(),
     /**
@@ -66,7 +67,8 @@ export class JinaEmbeddings implements EmbeddingsProvider {
 
   constructor(options: JinaEmbeddingsOptions = {}) {
     const parsed = parseOptions(jinaEmbeddingsOptionsSchema, options, NAME);
-    ({ http: this.#http, baseURL: this.baseURL } = connectJina(NAME, parsed));
+    this.#http = connectJina(NAME, parsed);
+    this.baseURL = this.#http.baseURL;
     this.model = parsed.model;
     this.maxBatchSize = parsed.maxBatchSize;
     this.maxParallelCalls = parsed.maxParallelCalls;
@@ -98,6 +100,8 @@ export class JinaEmbeddings implements EmbeddingsProvider {
     const response = await this.#http.postJson('embeddings', body, { signal: options.signal });
     const data = (response.body as { data?: unknown } | null)?.data;
     const vectors = vectorsFromIndexedData(NAME, response.status, data, { count: texts.length, dimensions: this.#dimensions });
+    // Jina's usage is OpenAI's shape: `{total_tokens, prompt_tokens}`.
+    options.onUsage?.(openAIEmbeddingsUsage(NAME, response.status, (response.body as { usage?: unknown } | null)?.usage));
     this.#dimensions ??= vectors[0]?.length;
     return vectors;
   }

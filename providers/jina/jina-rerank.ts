@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Reranker, RerankOptions, RerankResult } from '../../src/contracts/reranker.ts';
-import { type HttpClient, transportOptionsShape } from '../../src/runtime/http.ts';
+import { type HttpClient, httpUrlSchema, transportOptionsShape } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { apiKeySchema } from '../../src/runtime/secret.ts';
 import { assertTexts, clampTopN } from '../shared/chat-input.ts';
@@ -14,7 +14,7 @@ export const jinaRerankModelOptionsSchema = z
     /** The API key: the key itself, `{ env: 'NAME' }`, or a `Secret`. @default process.env.JINA_API_KEY */
     apiKey: apiKeySchema.optional(),
     /** Base URL of the API; requests go to `{baseURL}/rerank`. @default https://api.jina.ai/v1 */
-    baseURL: z.url().default('https://api.jina.ai/v1'),
+    baseURL: httpUrlSchema.default('https://api.jina.ai/v1'),
     /** Most documents per request; longer lists are sent in batches. @default 512 */
     maxDocumentsPerCall: z.number().int().min(1).max(10_000).default(512),
     ...transportOptionsShape,
@@ -40,7 +40,8 @@ export class JinaRerankModel implements Reranker {
 
   constructor(options: JinaRerankModelOptions = {}) {
     const parsed = parseOptions(jinaRerankModelOptionsSchema, options, NAME);
-    ({ http: this.#http, baseURL: this.baseURL } = connectJina(NAME, parsed));
+    this.#http = connectJina(NAME, parsed);
+    this.baseURL = this.#http.baseURL;
     this.model = parsed.model;
     this.maxDocumentsPerCall = parsed.maxDocumentsPerCall;
   }
@@ -58,6 +59,7 @@ export class JinaRerankModel implements Reranker {
       documents,
       topN: clampTopN(options.topN, documents.length),
       signal: options.signal,
+      onUsage: options.onUsage,
     });
   }
 }

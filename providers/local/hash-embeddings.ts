@@ -61,7 +61,10 @@ export class LocalHashEmbeddings implements EmbeddingsProvider {
   async embed(texts: string[], options: EmbedOptions): Promise<Float32Array[]> {
     throwIfAborted(options.signal, NAME);
     assertTexts(texts, this.maxBatchSize, 'texts', NAME);
-    return texts.map((text) => this.embedOne(text));
+    const vectors = texts.map((text) => this.embedOne(text));
+    // Computed here, by no service: nothing was metered.
+    options.onUsage?.({});
+    return vectors;
   }
 
   /** Embed one text synchronously. */

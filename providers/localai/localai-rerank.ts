@@ -1,17 +1,18 @@
 import { z } from 'zod';
 import type { Reranker, RerankOptions, RerankResult } from '../../src/contracts/reranker.ts';
-import { HttpClient, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
+import { type HttpClient, httpUrlSchema, transportOptionsShape } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
-import { apiKeySchema, resolveApiKey } from '../../src/runtime/secret.ts';
+import { apiKeySchema } from '../../src/runtime/secret.ts';
 import { assertTexts, clampTopN } from '../shared/chat-input.ts';
 import { rerankJinaFormat } from '../shared/jina-rerank-format.ts';
+import { connectLocalAI } from './localai-client.ts';
 
 export const localAIRerankModelOptionsSchema = z
   .object({
     /** Name of the rerank model as configured in LocalAI. @default cross-encoder */
     model: z.string().min(1).default('cross-encoder'),
     /** Where LocalAI listens; requests go to `{host}/v1/rerank`. @default process.env.LOCALAI_HOST, else http://localhost:8080 */
-    host: z.url().optional(),
+    host: httpUrlSchema.optional(),
     /** Only when LocalAI was started with API keys: the key, `{ env: 'NAME' }`, or a `Secret`. @default process.env.LOCALAI_API_KEY, else none */
     apiKey: apiKeySchema.optional(),
     /** Most documents per request; longer lists are sent in batches (bounds the server's memory). @default 256 */
@@ -38,17 +39,9 @@ export class LocalAIRerankModel implements Reranker {
   constructor(options: LocalAIRerankModelOptions = {}) {
     const parsed = parseOptions(localAIRerankModelOptionsSchema, options, NAME);
     this.model = parsed.model;
-    this.host = (parsed.host || process.env.LOCALAI_HOST || 'http://localhost:8080').replace(/\/+$/, '');
     this.maxDocumentsPerCall = parsed.maxDocumentsPerCall;
-    this.#http = new HttpClient({
-      provider: NAME,
-      baseURL: this.host,
-      apiKey: resolveApiKey(parsed.apiKey, { component: NAME, environmentVariable: 'LOCALAI_API_KEY', required: false }),
-      keyFix: 'LocalAI was started with API keys: pass apiKey or set LOCALAI_API_KEY.',
-      timeoutMs: parsed.timeoutMs,
-      retry: retryPolicyFrom(parsed),
-      fetch: parsed.fetch,
-    });
+    this.#http = connectLocalAI(NAME, parsed);
+    this.host = this.#http.baseURL;
   }
 
   /**
@@ -64,6 +57,7 @@ export class LocalAIRerankModel implements Reranker {
       documents,
       topN: clampTopN(options.topN, documents.length),
       signal: options.signal,
+      onUsage: options.onUsage,
     });
   }
 }

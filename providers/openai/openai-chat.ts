@@ -1,10 +1,8 @@
 import { z } from 'zod';
 import type { ChatMessage, ChatOptions, ChatProvider } from '../../src/contracts/chat.ts';
-import { invalidResponseError, request } from '../../src/runtime/http.ts';
-import { StreamFinish } from '../shared/chat-finish.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
-import { parseEventObject } from '../../src/runtime/server-sent-events.ts';
 import { assertChatMessages } from '../shared/chat-input.ts';
+import { openAIChatBody, readOpenAIChatStream, readOpenAICompletion } from '../shared/openai-format.ts';
 import { connectOpenAI, openAIConnectionOptionsShape, type OpenAIConnection } from './openai-client.ts';
 
 export const openAIChatOptionsSchema = z
@@ -30,8 +28,8 @@ export type OpenAIChatOptions = z.input<typeof openAIChatOptionsSchema>;
 const NAME = 'openai-chat';
 
 /**
- * Chat completions: OpenAI itself, or any OpenAI-compatible server via `baseURL`. `complete` goes through the
- * `openai` SDK; `stream` reads the server-sent events over `fetch` (see `stream`).
+ * Chat completions: OpenAI itself, or any OpenAI-compatible server via `baseURL`, through the `openai` SDK for
+ * `complete` and `stream` alike (one transport, one error mapping; the SDK is loaded on the first call).
  *
  * @example
  * new OpenAIChat({ model: 'gpt-4o-mini' })                                           // OPENAI_API_KEY
@@ -60,54 +58,35 @@ export class OpenAIChat implements ChatProvider {
    */
   async complete(messages: ChatMessage[], options: ChatOptions = {}): Promise<string> {
     assertChatMessages(messages, NAME);
-    const client = await this.#connection.client();
-    const { data, response } = await request(this.#connection.context(options.signal), (signal) =>
-      client.chat.completions.create(this.#body(messages, options), this.#connection.requestOptions(signal)).withResponse(),
+    const { data, response } = await this.#connection.request(options.signal, (client, requestOptions) =>
+      client.chat.completions.create(this.#body(messages, options), requestOptions).withResponse(),
     );
-    const content = (data as { choices?: Array<{ message?: { content?: unknown } }> } | null)?.choices?.[0]?.message?.content;
-    if (typeof content !== 'string') throw invalidResponseError(NAME, response.status, 'choices[0].message.content is missing or not a string.');
-    return content;
+    const { text, usage } = readOpenAICompletion(NAME, response.status, data);
+    options.onUsage?.(usage);
+    return text;
   }
 
   /**
    * The reply as text deltas, from server-sent events (`POST {baseURL}/chat/completions` with `stream: true`: one
-   * `data: {chunk}` event per delta, then `data: [DONE]`), read over `fetch` rather than through the SDK, which
-   * prints event data it cannot parse. Opening the stream is retried; nothing is retried after the first chunk
-   * arrives. A chunk that is not JSON or has no `choices` array is `PROVIDER_RESPONSE_INVALID`; an error the
-   * service sends in the stream is a `ProviderError` with its message.
+   * `data: {chunk}` event per delta, then `data: [DONE]`). The SDK sends the request; its raw response body is read
+   * by Axon's event reader rather than the SDK's, which prints event data it cannot parse. Opening the stream is
+   * retried; nothing is retried after the first chunk arrives. A chunk that is not JSON or has no `choices` array is
+   * `PROVIDER_RESPONSE_INVALID`; an error the service sends in the stream is a `ProviderError` with its message.
+   * Usage: OpenAI is asked for it (`stream_options.include_usage`); a compatible server's is read when it sends one,
+   * else it is `'unknown'`.
    */
   async *stream(messages: ChatMessage[], options: ChatOptions = {}): AsyncIterable<string> {
     assertChatMessages(messages, NAME);
-    const events = this.#connection.events('chat/completions', { ...this.#body(messages, options), stream: true }, options.signal);
-    const finish = new StreamFinish(NAME, options.onFinish);
-    for await (const { event: name, data } of events) {
-      if (data.startsWith('[DONE]')) break;
-      finish.event();
-      const chunk = parseEventObject(data, NAME, 'chunk');
-      if (name === 'error' || (chunk.error !== undefined && chunk.error !== null)) throw this.#connection.streamedError(chunk);
-      const choices = chunk.choices;
-      if (!Array.isArray(choices)) throw invalidResponseError(NAME, 200, 'a streamed chunk has no choices array.');
-      const choice = choices[0] as { delta?: { content?: unknown }; finish_reason?: unknown } | undefined;
-      if (typeof choice?.finish_reason === 'string') finish.finished(choice.finish_reason);
-      const delta = choice?.delta?.content;
-      if (delta !== undefined && delta !== null && typeof delta !== 'string') {
-        throw invalidResponseError(NAME, 200, 'a streamed chunk has a delta content that is not a string.');
-      }
-      if (typeof delta === 'string' && delta !== '') yield delta;
-    }
-    finish.end();
+    // OpenAI sends the usage in a last chunk only when asked; compatible servers may refuse the field, so only it is asked.
+    const usage = this.#connection.official ? { stream_options: { include_usage: true } } : {};
+    const body = { ...this.#body(messages, options), stream: true as const, ...usage };
+    const events = this.#connection.events(options.signal, (client, requestOptions) => client.chat.completions.create(body, requestOptions).asResponse());
+    yield* readOpenAIChatStream(NAME, events, options, (chunk) => this.#connection.streamedError(chunk));
   }
 
   #body(messages: ChatMessage[], options: ChatOptions) {
-    const temperature = options.temperature ?? this.#temperature;
-    const maxTokens = options.maxTokens ?? this.#maxTokens;
     // OpenAI's newer models reject `max_tokens`; compatible servers often only know it.
     const limitField = this.#connection.official ? 'max_completion_tokens' : 'max_tokens';
-    return {
-      model: this.model,
-      messages: messages.map(({ role, content }) => ({ role, content })),
-      ...(temperature === undefined ? {} : { temperature }),
-      ...(maxTokens === undefined ? {} : { [limitField]: maxTokens }),
-    };
+    return { ...openAIChatBody(messages, options, { temperature: this.#temperature, maxTokens: this.#maxTokens, limitField }), model: this.model };
   }
 }

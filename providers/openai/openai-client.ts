@@ -2,22 +2,24 @@ import type OpenAI from 'openai';
 import { z } from 'zod';
 import type { ProviderError } from '../../src/errors.ts';
 import {
-  HttpClient,
+  httpUrlSchema,
   invalidResponseError,
   messageFromErrorBody,
   networkError,
-  type RequestContext,
+  request,
   requestFailedError,
   retryAfterFromHeaders,
   retryPolicyFrom,
   type ServerSentEvent,
   statusError,
   streamedServiceError,
+  streamRequest,
   timeoutError,
   transportOptionsShape,
 } from '../../src/runtime/http.ts';
-import { lazyModule } from '../../src/runtime/lazy-module.ts';
+import { lazyModule, optionalPackage } from '../../src/runtime/lazy-module.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
+import { readServerSentEvents } from '../../src/runtime/server-sent-events.ts';
 
 /** The official endpoint; any other `baseURL` is treated as an OpenAI-compatible server. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -35,7 +37,7 @@ export const openAIConnectionOptionsShape = {
    * (Ollama), `http://localhost:8080/v1` (LocalAI), `http://localhost:8000/v1` (vLLM), `http://localhost:1234/v1` (LM Studio).
    * @default https://api.openai.com/v1
    */
-  baseURL: z.url().optional(),
+  baseURL: httpUrlSchema.optional(),
   /** OpenAI organization id, sent as `OpenAI-Organization`. */
   organization: z.string().min(1).optional(),
   /** OpenAI project id, sent as `OpenAI-Project`. */
@@ -46,30 +48,44 @@ export const openAIConnectionOptionsShape = {
 const connectionSchema = z.object(openAIConnectionOptionsShape);
 type ConnectionOptions = z.output<typeof connectionSchema>;
 
-/** A configured SDK client plus what the shared request runtime needs. Kept in private fields by providers. */
+/** What one SDK call is given: the attempt's signal, the SDK's own retries off, the time limit. */
+export interface OpenAIRequestOptions {
+  signal: AbortSignal;
+  maxRetries: 0;
+  timeout: number;
+  /** For a stream, `Accept: text/event-stream` (the SDK asks for JSON whatever the call). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * One provider's way to the API, through the `openai` SDK for every call (the SDK builds the URL, sends the key,
+ * organization and project headers, and reports failures as its error classes, mapped here in one place).
+ * Kept in a private field by providers.
+ */
 export interface OpenAIConnection {
-  /** The SDK client, built on first use (the `openai` package is loaded then, not when Axon is imported). */
-  client(): Promise<OpenAI>;
   /**
-   * POST `body` to `{baseURL}/{path}` and read the reply as server-sent events, over `fetch` without the SDK
-   * (`HttpClient.postEventStream`): the same key, headers, retries on opening, per-event time limit and error
-   * mapping as the SDK calls. The SDK's stream reader prints the data of a `thread.…` event it cannot parse
-   * through `console.error`, whatever its `logLevel`; here a reply is checked only by Axon's response checks.
+   * Run one SDK call under the shared policy (time limit per attempt, the caller's signal, Axon's retries).
+   * The SDK is loaded on the first call, not when Axon is imported.
    */
-  events(path: string, body: unknown, signal: AbortSignal | undefined): AsyncGenerator<ServerSentEvent>;
+  request<T>(signal: AbortSignal | undefined, call: (client: OpenAI, options: OpenAIRequestOptions) => Promise<T>): Promise<T>;
+  /**
+   * Open a streamed SDK call and read its reply as server-sent events, under `streamRequest`'s policy (opening
+   * retried, then a time limit per event). `open` returns the SDK call's raw `Response` (`.asResponse()`): the body
+   * is read by Axon's event reader, not the SDK's, which prints the data of an event it cannot parse through
+   * `console.error` whatever its `logLevel`; a reply is checked by Axon's response checks only.
+   */
+  events(signal: AbortSignal | undefined, open: (client: OpenAI, options: OpenAIRequestOptions) => Promise<Response>): AsyncGenerator<ServerSentEvent>;
   /** The error for an error the service reported inside a stream (`{"error": {"message": …}}`), the key redacted. */
   streamedError(body: unknown): ProviderError;
   baseURL: string;
   official: boolean;
-  /** Per-request SDK options: the attempt's signal, the SDK's own retries off, the time limit. */
-  requestOptions(signal: AbortSignal): { signal: AbortSignal; maxRetries: 0; timeout: number };
-  /** The request context for one call. */
-  context(signal: AbortSignal | undefined): RequestContext;
 }
 
 /**
- * Build the SDK client. Its own retries are disabled (`maxRetries: 0`) so there is exactly one retry policy,
- * Axon's; the caller's `fetch` and the time limit are passed through.
+ * Connect one provider to the API. The SDK client's own retries are disabled (`maxRetries: 0`) so there is
+ * exactly one retry policy, Axon's; the caller's `fetch` and the time limit are passed through.
+ *
+ * @throws AxonError `MISSING_API_KEY` for the official endpoint without a key.
  */
 export function connectOpenAI(component: string, options: ConnectionOptions): OpenAIConnection {
   const baseURL = (options.baseURL ?? OPENAI_BASE_URL).replace(/\/+$/, '');
@@ -90,20 +106,34 @@ export function connectOpenAI(component: string, options: ConnectionOptions): Op
     fetch: options.fetch,
     logLevel: 'off' as const,
   };
-  const headers: Record<string, string> = {};
-  if (options.organization !== undefined) headers['openai-organization'] = options.organization;
-  if (options.project !== undefined) headers['openai-project'] = options.project;
-  const http = new HttpClient({ provider: component, baseURL, apiKey, keyFix, headers, timeoutMs: options.timeoutMs, retry, fetch: options.fetch });
   let client: Promise<OpenAI> | undefined;
+  const connect = () => (client ??= openAISdk.load().then(({ default: OpenAISdk }) => new OpenAISdk(settings)));
   const describeError = (error: unknown) => describeOpenAIError(component, error, { apiKey, keyFix, baseURL, timeoutMs: options.timeoutMs });
+  // Reading a stream's body happens outside the SDK: a failure there (a reset connection) is a network failure.
+  const describeStreamError = (error: unknown) => (isSdkError(error) ? describeError(error) : networkError(component, error, baseURL));
+  const context = (signal: AbortSignal | undefined, describe = describeError) => ({
+    provider: component,
+    timeoutMs: options.timeoutMs,
+    retry,
+    signal,
+    describeError: describe,
+  });
+  const requestOptions = (signal: AbortSignal): OpenAIRequestOptions => ({ signal, maxRetries: 0, timeout: options.timeoutMs });
   return {
-    client: () => (client ??= openAISdk.load().then(({ default: OpenAISdk }) => new OpenAISdk(settings))),
-    events: (path, body, signal) => http.postEventStream(path, body, { signal }),
+    async request(signal, call) {
+      const sdk = await connect();
+      return request(context(signal), (attemptSignal) => call(sdk, requestOptions(attemptSignal)));
+    },
+    async *events(signal, open) {
+      const sdk = await connect();
+      yield* streamRequest(context(signal, describeStreamError), async (attemptSignal) => {
+        const response = await open(sdk, { ...requestOptions(attemptSignal), headers: { accept: 'text/event-stream' } });
+        return readServerSentEvents(response.body, component);
+      });
+    },
     streamedError: (body) => streamedServiceError(component, { serverMessage: messageFromErrorBody(body), secret: apiKey }),
     baseURL,
     official,
-    requestOptions: (signal) => ({ signal, maxRetries: 0, timeout: options.timeoutMs }),
-    context: (signal) => ({ provider: component, timeoutMs: options.timeoutMs, retry, signal, describeError }),
   };
 }
 
@@ -118,8 +148,14 @@ export function isOfficialEndpoint(baseURL: string): boolean {
 
 // --- Internal helpers ---
 
-const openAISdk = lazyModule('openai', 'openai', () => import('openai'));
+const openAISdk = lazyModule('openai', 'openai', () => import('openai').catch(optionalPackage));
 
+function isSdkError(error: unknown): boolean {
+  const OpenAI = openAISdk.loaded()?.default;
+  return OpenAI !== undefined && error instanceof OpenAI.OpenAIError;
+}
+
+/** The one mapping of the SDK's failures to Axon's errors, for every OpenAI call, complete and stream alike. */
 function describeOpenAIError(
   component: string,
   error: unknown,

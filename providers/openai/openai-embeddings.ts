@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { Vector } from '../../src/document.ts';
-import { request } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { vectorsFromIndexedData } from '../../src/runtime/provider-responses.ts';
 import { assertTexts } from '../shared/chat-input.ts';
+import { openAIEmbeddingsUsage } from '../shared/openai-format.ts';
 import { connectOpenAI, openAIConnectionOptionsShape, type OpenAIConnection } from './openai-client.ts';
 
 export const openAIEmbeddingsOptionsSchema = z
@@ -88,14 +88,14 @@ export class OpenAIEmbeddings implements EmbeddingsProvider {
       encoding_format: this.#encodingFormat,
       ...(this.#requestedDimensions === undefined ? {} : { dimensions: this.#requestedDimensions }),
     };
-    const client = await this.#connection.client();
-    const { data, response } = await request(this.#connection.context(options.signal), (signal) =>
-      client.embeddings.create(body, this.#connection.requestOptions(signal)).withResponse(),
+    const { data, response } = await this.#connection.request(options.signal, (client, requestOptions) =>
+      client.embeddings.create(body, requestOptions).withResponse(),
     );
     const vectors = vectorsFromIndexedData(NAME, response.status, (data as { data?: unknown } | null)?.data, {
       count: texts.length,
       dimensions: this.#dimensions,
     });
+    options.onUsage?.(openAIEmbeddingsUsage(NAME, response.status, (data as { usage?: unknown } | null)?.usage));
     this.#dimensions ??= vectors[0]?.length;
     return vectors;
   }

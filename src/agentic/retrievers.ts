@@ -5,10 +5,12 @@ import { AxonError } from '../errors.ts';
 import { compileFilter, type FilterPredicate } from '../filter/evaluate.ts';
 import { parseFilter } from '../filter/parse.ts';
 import type { Filter } from '../filter/types.ts';
-import { reciprocalRankFusion, type RankedList } from '../pipeline/fusion.ts';
-import type { RunTrace } from '../pipeline/trace.ts';
+import { runStagesToEnd } from '../pipeline/runner.ts';
+import type { StageEntry } from '../pipeline/stage.ts';
+import { type RunTrace, TraceRecorder } from '../pipeline/trace.ts';
 import { RAG } from '../rag.ts';
-import { embedAll } from '../runtime/embed.ts';
+import { embedStage, fusionStage, searchStages } from '../stages/search-stages.ts';
+import type { SearchState } from '../stages/state.ts';
 import type { RagSearchSettings, RetrieverSpec } from './types.ts';
 
 const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -24,6 +26,8 @@ export class BoundRetriever {
   readonly filter: Filter | undefined;
   /** The same filter in memory, for documents read back by source (which a store does not filter). */
   readonly admits: FilterPredicate;
+  /** A bare store's search, as stages (built on first use). */
+  private stages: StageEntry<SearchState>[] | undefined;
 
   constructor(
     private readonly spec: RetrieverSpec,
@@ -46,16 +50,34 @@ export class BoundRetriever {
       const result = await spec.rag.retrieve(query, { ...spec.retrieve, filter: this.filter, signal });
       return { documents: result.documents.slice(0, this.maxResults), trace: result.trace };
     }
-    const lists: RankedList[] = [];
-    if (spec.embeddings !== undefined) {
-      const [vector] = await embedAll(spec.embeddings, [query], { inputType: 'query', signal });
-      lists.push({ name: 'vector', documents: await spec.store.search(vector, { topK: this.maxResults, filter: this.filter, signal }) });
-    }
-    if (supportsKeywordSearch(spec.store)) {
-      lists.push({ name: 'keyword', documents: await spec.store.keywordSearch(query, { topK: this.maxResults, filter: this.filter, signal }) });
-    }
-    const documents = lists.length === 1 ? lists[0].documents.slice() : reciprocalRankFusion(lists).documents;
-    return { documents: documents.slice(0, this.maxResults) };
+    // The pipeline's own stages: embed, the vector and keyword searches, fusion. The store is not required to
+    // hold documents (every speculative search failing is what reports an empty index), and the trace is not
+    // returned: a bare store's step reports what it found, as it always has.
+    const keyword = supportsKeywordSearch(spec.store);
+    const state: SearchState = {
+      signal,
+      parts: { store: spec.store },
+      search: {
+        mode: spec.embeddings === undefined ? 'keyword' : keyword ? 'hybrid' : 'vector',
+        weights: { vector: 1, keyword: 1 },
+        topK: this.maxResults,
+        filter: this.filter,
+        eligibilityFiltered: false,
+      },
+      queries: [{ text: query, producedBy: [] }],
+      vectors: [],
+      lists: [],
+      retrieved: new Map(),
+      documents: [],
+    };
+    this.stages ??= [
+      ...(spec.embeddings === undefined ? [] : [embedStage<SearchState>(spec.embeddings)]),
+      searchStages<SearchState>({ requireIndex: false }),
+      fusionStage<SearchState>(),
+    ];
+    const recorder = new TraceRecorder(query, undefined, { telemetry: false });
+    const searched = await runStagesToEnd(this.stages, state, recorder, signal);
+    return { documents: searched.documents.slice(0, this.maxResults) };
   }
 }
 

@@ -4,6 +4,20 @@ import type { VectorStore } from '../contracts/vector-store.ts';
 import type { JsonValue } from '../document.ts';
 import type { Filter } from '../filter/types.ts';
 import type { RAG, RetrieveOptions } from '../rag.ts';
+import type { AgenticFailure, AgenticStatus, AgenticTraceEvent, DroppedCitation, Provenance, SpanCitation } from '../pipeline/agentic-trace.ts';
+import type { StopReason } from '../context/outcome.ts';
+
+export type {
+  AgenticFailure,
+  AgenticStatus,
+  AgenticStep,
+  AgenticStepStatus,
+  AgenticTraceEvent,
+  DroppedCitation,
+  Provenance,
+  SpanCitation,
+} from '../pipeline/agentic-trace.ts';
+export type { Guardrail, GuardrailCheck, GuardrailDecision, GuardrailStage, GuardrailVerdict, StopReason } from '../context/outcome.ts';
 
 /** One place the agentic retriever can search: a whole pipeline (`rag`), or a bare store. */
 export type RetrieverSpec = RagRetrieverSpec | StoreRetrieverSpec;
@@ -41,38 +55,6 @@ export interface StoreRetrieverSpec extends RetrieverSpecBase {
   embeddings?: EmbeddingsProvider;
 }
 
-/** The steps a run reports, in the order they first occur. */
-export type AgenticStep = 'guardrail' | 'speculativeRetrieval' | 'planning' | 'retrieval' | 'documentExpansion' | 'sufficiency';
-
-export type AgenticStepStatus = 'inProgress' | 'succeeded' | 'failed';
-
-/**
- * Why the loop stopped: the results were judged `sufficient`; `max_iterations` or `max_sub_queries` (the
- * total cap) was reached; a round added `no_new_results` (or the planner proposed nothing); planning failed
- * (`planning_failed`: malformed output twice, or only unknown retrievers); or a guardrail `blocked` the input
- * or the answer. A cancelled run rejects with an `ABORTED` error whose details say `stopReason: 'aborted'`.
- */
-export type StopReason = 'sufficient' | 'max_iterations' | 'max_sub_queries' | 'no_new_results' | 'planning_failed' | 'blocked';
-
-/** One step of the run, as it starts (`inProgress`) and as it ends (`succeeded` or `failed`). */
-export interface AgenticTraceEvent {
-  type: 'trace';
-  /** Shared by the `inProgress` event of a step and its closing event. */
-  stepId: number;
-  step: AgenticStep;
-  status: AgenticStepStatus;
-  /** 0 for the guardrail on the input and the speculative retrieval, then 1, 2, … per planned round. */
-  iteration: number;
-  input: Record<string, unknown>;
-  /** Set on the closing event. */
-  output?: Record<string, unknown>;
-  warnings: string[];
-  /** Milliseconds since the run started, when this event was emitted. */
-  atMs: number;
-  /** How long the step took (closing events). */
-  ms?: number;
-}
-
 /** A piece of the answer text, in order; the pieces concatenate to `result.answer` exactly (markers removed). */
 export interface AgenticResponseEvent {
   type: 'response';
@@ -85,17 +67,6 @@ export interface AgenticResultEvent {
 }
 
 export type AgenticEvent = AgenticTraceEvent | AgenticResponseEvent | AgenticResultEvent;
-
-/** One search that found a result. */
-export interface Provenance {
-  step: 'speculativeRetrieval' | 'retrieval' | 'documentExpansion';
-  iteration: number;
-  /** The text searched (the question, for speculative retrieval; the source, for an expansion). */
-  query: string;
-  retriever: string;
-  /** 1-based rank in that search's results (1 for an expansion). */
-  rank: number;
-}
 
 /** One de-duplicated result: a chunk, or a whole document read back by source. */
 export interface AgenticResultItem {
@@ -116,35 +87,6 @@ export interface AgenticResultItem {
   /** Every search that found it, in the order they ran. */
   provenance: Provenance[];
 }
-
-/** A span of the answer, `[startIndex, endIndex)` in characters, supported by these results. */
-export interface SpanCitation {
-  startIndex: number;
-  endIndex: number;
-  references: { resultIndex: number }[];
-}
-
-/** A citation the model made that could not be kept, and why. */
-export interface DroppedCitation {
-  startIndex: number;
-  endIndex: number;
-  references: { resultIndex: number }[];
-  reason: string;
-}
-
-/** A sub-query or expansion the loop refused, and why (an unknown retriever, a cap). */
-export interface AgenticFailure {
-  step: AgenticStep;
-  iteration: number;
-  reason: string;
-  detail?: Record<string, unknown>;
-}
-
-/**
- * `answered`: an answer with at least one citation. `missing_evidence`: nothing retrieved, or nothing to
- * quote. `blocked`: a guardrail refused the input or the answer. `not_generated`: `generateResponse: false`.
- */
-export type AgenticStatus = 'answered' | 'missing_evidence' | 'blocked' | 'not_generated';
 
 /** What the chat model was asked, counted by Axon: the chat contract does not report token usage. */
 export interface AgenticUsage {
@@ -180,19 +122,6 @@ export interface AgenticResult {
   usage: AgenticUsage;
   ms: number;
 }
-
-/** What a guardrail is asked about: the user's question (`input`) or the generated answer (`output`). */
-export interface GuardrailCheck {
-  stage: 'input' | 'output';
-  text: string;
-  question: string;
-  signal: AbortSignal;
-}
-
-export type GuardrailVerdict = { action: 'allow' } | { action: 'block'; reason: string };
-
-/** Called on the input before anything runs and on the answer before it is released. */
-export type Guardrail = (check: GuardrailCheck) => GuardrailVerdict | Promise<GuardrailVerdict>;
 
 /** The planner's and answerer's chat model, as the options take it. */
 export type AgenticChat = ChatProvider;

@@ -1,6 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { ConversationMessage, ConversationTurn } from '../contracts/chat-history.ts';
 import type { Document } from '../document.ts';
 import { AxonError } from '../errors.ts';
+import { CONVERSATION_RULES, conversationBlocks } from './conversation-format.ts';
 import { expiresAt, TRUST_LEVELS, type TrustLevel } from './eligibility.ts';
 import { EVIDENCE_RULES, formatEvidence, neutralizeTagLookAlikes, type Evidence } from './evidence.ts';
 import {
@@ -48,6 +50,20 @@ export interface ContextBuilderOptions {
   clarifyUnderPressure?: boolean;
 }
 
+/**
+ * The conversation so far, given to the model as data with a budget of its own: the most recent messages that fit
+ * are kept (never one older than a message left out), each question as `user_supplied`, each answer and the summary
+ * as `model_generated`. Earlier answers lose their citation markers and never become evidence.
+ */
+export interface ConversationInput {
+  /** Earlier turns, oldest first: the turns a `ChatHistory` loaded, or user and assistant messages. */
+  history: readonly ConversationTurn[] | readonly ConversationMessage[];
+  /** A summary of the turns older than `history` (see `windowHistory`). */
+  summary?: string;
+  /** Most tokens the conversation's sections may take together. @default a quarter of maxTokens − reservedForOutput */
+  maxTokens?: number;
+}
+
 /** A tool's output, given to the model as data. */
 export interface ToolResultInput {
   /** The tool's name, shown to the model. */
@@ -77,8 +93,8 @@ const MIN_TRUNCATED_TOKENS = 48;
 const TRUNCATION_MARK = '\n[… truncated to fit the context budget]';
 const BUILDER_VERSION = 'context@1';
 
-/** Droppable kinds, in the order they get room: tool results first, known gaps last. */
-const DROP_PRIORITY: SectionKind[] = ['tool_result', 'retrieved_evidence', 'memory', 'example', 'exclusion'];
+/** Droppable kinds, in the order they get room: tool results first, then evidence (the conversation never crowds it out), known gaps last. */
+const DROP_PRIORITY: SectionKind[] = ['tool_result', 'retrieved_evidence', 'conversation', 'memory', 'example', 'exclusion'];
 
 interface Candidate {
   kind: SectionKind;
@@ -92,6 +108,8 @@ interface Candidate {
   document?: Document;
   rank: number;
   sourceName?: string;
+  /** Conversation messages: 0 for the newest; the most recent get room first. */
+  recency?: number;
 }
 
 /**
@@ -116,6 +134,7 @@ export class ContextBuilder {
   private readonly candidates: Candidate[] = [];
   private readonly omitted: OmittedRef[] = [];
   private readonly evidenceIds = new Set<string>();
+  private conversationBudget: number | undefined;
 
   constructor(private readonly options: ContextBuilderOptions = {}) {
     this.tokenizer = options.tokenizer ?? estimateTokenizer;
@@ -210,6 +229,28 @@ export class ContextBuilder {
     return this;
   }
 
+  /** The conversation so far, as data with its own budget (see `ConversationInput`). Called again, it replaces it. */
+  conversation(input: ConversationInput): this {
+    this.conversationBudget = input.maxTokens === undefined ? undefined : positiveInteger(input.maxTokens, 'conversation.maxTokens');
+    const blocks = conversationBlocks(input.history, input.summary, COMPONENT);
+    const others = this.candidates.filter((candidate) => candidate.kind !== 'conversation');
+    const next = this.candidates.reduce((highest, candidate) => Math.max(highest, candidate.rank + 1), 0);
+    this.candidates.splice(0, this.candidates.length, ...others);
+    blocks.forEach((block, index) => {
+      const { title, ref, trustLevel, content } = block;
+      this.candidates.push({
+        kind: 'conversation',
+        title,
+        sourceRefs: [ref],
+        trustLevel,
+        render: () => content,
+        rank: next + index,
+        recency: blocks.length - 1 - index,
+      });
+    });
+    return this;
+  }
+
   /** A memory from earlier work, as data. */
   memory(input: MemoryInput): this {
     const id = neutralizeTagLookAlikes(input.id).replace(/"/g, "'");
@@ -267,7 +308,8 @@ export class ContextBuilder {
 
   /** Like `build`, with the evidence as given to the model (label and document, shortened where it was truncated). */
   assemble(): { packet: ContextPacket; evidence: Evidence[] } {
-    const rules = `${EVIDENCE_RULES}\n${DATA_RULES}`;
+    const conversing = this.candidates.some((candidate) => candidate.kind === 'conversation');
+    const rules = `${EVIDENCE_RULES}\n${DATA_RULES}${conversing ? `\n${CONVERSATION_RULES}` : ''}`;
     const pinned = [...this.pinned, this.section('policy', 'Evidence rules', rules, [], 'trusted', true)];
     const available = this.maxTokens - this.reservedForOutput;
     const degradations: Degradation[] = [];
@@ -345,8 +387,25 @@ export class ContextBuilder {
     const byCandidate = new Map(queue.map((item) => [item.candidate, item]));
     let evidenceCount = 0;
     const droppedEvidence: Candidate[] = [];
+    const conversationBudget = this.conversationBudget ?? Math.max(1, Math.floor(available / 4));
+    let conversationUsed = 0;
+    let conversationClosed: string | undefined;
     for (const candidate of ordered) {
       const item = byCandidate.get(candidate)!;
+      if (candidate.kind === 'conversation') {
+        // Newest first, and never one older than a message left out: the model sees an unbroken recent stretch.
+        const total = this.totalTokens([...pinned, ...kept, { kind: candidate.kind, tokens: item.tokens }]);
+        if (conversationClosed === undefined && conversationUsed + item.tokens > conversationBudget) {
+          conversationClosed = `outside the conversation's budget of ${conversationBudget} tokens`;
+        } else if (conversationClosed === undefined && total > available) conversationClosed = 'did not fit the token budget';
+        if (conversationClosed !== undefined) {
+          omitted.push(this.overBudget(candidate, conversationClosed));
+          continue;
+        }
+        conversationUsed += item.tokens;
+        kept.push({ ...item, kind: candidate.kind });
+        continue;
+      }
       if (candidate.kind === 'retrieved_evidence' && this.options.maxEvidence !== undefined && evidenceCount >= this.options.maxEvidence) {
         omitted.push(this.overBudget(candidate, `only ${this.options.maxEvidence} pieces of evidence are given`));
         droppedEvidence.push(candidate);
@@ -382,7 +441,8 @@ export class ContextBuilder {
       if (!omitted.some((entry) => entry.ref === candidate.sourceRefs[0] && entry.reason === 'over_budget'))
         omitted.push(this.overBudget(candidate, 'did not fit the token budget'));
     }
-    const overBudget = omitted.filter((entry) => entry.reason === 'over_budget');
+    // Older turns of the conversation left out are its window at work, not fewer sources.
+    const overBudget = omitted.filter((entry) => entry.reason === 'over_budget' && !entry.ref.startsWith('conversation:'));
     if (overBudget.length > 0) {
       degradations.push({
         kind: 'fewer_sources',
@@ -431,6 +491,7 @@ export class ContextBuilder {
     return [...candidates].sort(
       (a, b) =>
         DROP_PRIORITY.indexOf(a.kind) - DROP_PRIORITY.indexOf(b.kind) ||
+        (a.recency ?? 0) - (b.recency ?? 0) ||
         (tier.get(a) ?? 0) - (tier.get(b) ?? 0) ||
         scoreOf(b) - scoreOf(a) ||
         updated(b) - updated(a) ||

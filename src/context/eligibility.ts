@@ -15,7 +15,8 @@ import type { Filter } from '../filter/index.ts';
  * - `redaction`: `none` (the default), `pii` (passed through the policy's redactor before inclusion), `secret`
  *   (never enters) or `tenant_scoped` (only callers of the document's own tenant; a document without a `tenantId`
  *   is then seen by nobody).
- * - `trustLevel`: `trusted | internal | user_supplied | public | untrusted`; `unknown` (or any other value) is excluded.
+ * - `trustLevel`: `trusted | internal | user_supplied | public | model_generated | untrusted`; `unknown` (or any other
+ *   value) is excluded.
  *   A document without one gets the policy's `defaultTrustLevel`.
  * - `updatedAt` (ISO 8601 date or epoch milliseconds) and `maxAgeDays`: a document older than its maximum age at the
  *   caller's `now` is stale. A document that declares `maxAgeDays` but no valid `updatedAt` is stale too, because its
@@ -34,8 +35,12 @@ export interface CallerContext {
   now?: Date;
 }
 
-/** How trusted a source is, from most to least. `unknown` never enters a packet. */
-export const TRUST_LEVELS = ['trusted', 'internal', 'user_supplied', 'public', 'untrusted'] as const;
+/**
+ * How trusted a source is, from most to least. `model_generated` is text a model wrote (an earlier answer of the
+ * conversation, a generated summary): it may restate anything it was shown, so it ranks below public sources.
+ * `unknown` never enters a packet.
+ */
+export const TRUST_LEVELS = ['trusted', 'internal', 'user_supplied', 'public', 'model_generated', 'untrusted'] as const;
 export type TrustLevel = (typeof TRUST_LEVELS)[number];
 
 export const REDACTION_CLASSES = ['none', 'pii', 'secret', 'tenant_scoped'] as const;

@@ -12,7 +12,8 @@ export {
   type Redactor,
   type TrustLevel,
 } from './eligibility.ts';
-export { ContextBuilder, DATA_RULES, type ContextBuilderOptions, type MemoryInput, type ToolResultInput } from './builder.ts';
+export { ContextBuilder, DATA_RULES, type ContextBuilderOptions, type ConversationInput, type MemoryInput, type ToolResultInput } from './builder.ts';
+export { CONVERSATION_RULES, conversationBlocks, formatConversation, withoutCitationMarkers, type ConversationBlock } from './conversation-format.ts';
 export {
   INSTRUCTION_KINDS,
   MESSAGE_OVERHEAD_TOKENS,
@@ -34,6 +35,7 @@ export {
   hashConfiguration,
   isAgenticTrace,
   JsonlTraceStore,
+  type JsonlTraceStoreOptions,
   stableHash,
   type PipelineVersion,
   type StoredAgenticResult,

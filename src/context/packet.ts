@@ -1,10 +1,14 @@
 import type { ChatMessage } from '../contracts/chat.ts';
 import type { TrustLevel } from './eligibility.ts';
 
-/** The kinds of section a packet holds, in the order the model sees them (SPEC §7). */
+/**
+ * The kinds of section a packet holds, in the order the model sees them (SPEC §7); the conversation so far comes
+ * right before the request it leads to.
+ */
 export const SECTION_ORDER = [
   'system_instruction',
   'policy',
+  'conversation',
   'user_request',
   'working_memory',
   'tool_result',

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AgenticFailure, AgenticStatus, AgenticTraceEvent, DroppedCitation, Provenance, SpanCitation } from '../agentic/types.ts';
+import type { AgenticFailure, AgenticStatus, AgenticTraceEvent, DroppedCitation, Provenance, SpanCitation } from '../pipeline/agentic-trace.ts';
 import type { Citation } from '../document.ts';
 import { AxonError } from '../errors.ts';
 import type { Filter } from '../filter/types.ts';
@@ -146,18 +146,44 @@ export interface TraceStore {
   list?(): Promise<StoredRun[]>;
 }
 
-/** The default trace store: one JSON line per run in `<directory>/traces.jsonl`. */
+/** Options of `JsonlTraceStore`. */
+export interface JsonlTraceStoreOptions {
+  /**
+   * Permissions `traces.jsonl` is created with (it holds questions, answers and evidence text); the folder, when
+   * the store creates it, gets the same with search (x) wherever read is given. The umask still applies; an
+   * existing file or folder keeps its own. @default 0o600
+   */
+  fileMode?: number;
+}
+
+/** The default trace store: one JSON line per run in `<directory>/traces.jsonl`, readable by its owner only unless told otherwise. */
 export class JsonlTraceStore implements TraceStore {
   readonly file: string;
+  private readonly fileMode: number;
 
-  constructor(directory: string) {
+  constructor(directory: string, options: JsonlTraceStoreOptions = {}) {
     this.file = join(directory, 'traces.jsonl');
+    this.fileMode = options.fileMode ?? 0o600;
+    if (!Number.isInteger(this.fileMode) || this.fileMode < 0 || this.fileMode > 0o777 || (this.fileMode & 0o600) !== 0o600) {
+      throw new AxonError(
+        'INVALID_OPTION',
+        `fileMode must be permission bits that let the owner read and write (0o600 at least), got ${String(options.fileMode)}.`,
+        {
+          component: 'trace-store',
+          details: { option: 'fileMode' },
+        },
+      );
+    }
   }
 
   async save(trace: StoredRun): Promise<void> {
-    await mkdir(join(this.file, '..'), { recursive: true });
+    const directory = join(this.file, '..');
+    await mkdir(join(directory, '..'), { recursive: true });
+    await mkdir(directory, { mode: this.fileMode | ((this.fileMode & 0o444) >> 2) }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
     // One appendFile call per line: a crash leaves at most a torn last line, which reading skips.
-    await appendFile(this.file, `${JSON.stringify(trace)}\n`);
+    await appendFile(this.file, `${JSON.stringify(trace)}\n`, { mode: this.fileMode });
   }
 
   async get(prefix: string): Promise<StoredRun> {

@@ -1,3 +1,5 @@
+import type { UsageListener } from './usage.ts';
+
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
@@ -14,6 +16,12 @@ export interface ChatOptions {
    * off (by the token limit, or because the stream stopped without its end event). Not called when it throws.
    */
   onFinish?: (finish: ChatFinish) => void;
+  /**
+   * Called with the tokens the service counted for this call (`inputTokens`, `outputTokens`), or `'unknown'` when
+   * it reported none. For `stream`, once, when the stream ends normally. Optional for providers: one that never
+   * calls it reports no usage, and callers count that as unknown.
+   */
+  onUsage?: UsageListener;
 }
 
 /** How a streamed reply ended. */

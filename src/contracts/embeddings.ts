@@ -1,4 +1,5 @@
 import type { Vector } from '../document.ts';
+import type { UsageListener } from './usage.ts';
 
 /** Some services embed a search query differently from a stored document (Cohere's input types). */
 export type EmbeddingInputType = 'query' | 'document';
@@ -6,6 +7,8 @@ export type EmbeddingInputType = 'query' | 'document';
 export interface EmbedOptions {
   inputType: EmbeddingInputType;
   signal?: AbortSignal;
+  /** Called once per `embed` with the tokens the service counted (`inputTokens`), or `'unknown'`. See `Usage`. */
+  onUsage?: UsageListener;
 }
 
 /** What an embeddings provider declares about its vectors. Read by the pipeline; never guessed from its class. */

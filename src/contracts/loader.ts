@@ -20,6 +20,12 @@ export interface LoaderSource {
   /** Size in bytes. */
   size: number;
   signal?: AbortSignal;
+  /**
+   * The most bytes a loader may decompress or decode out of this file (a PDF's inflated streams), so a small file
+   * cannot ask for gigabytes; past it the loader throws `CAPACITY_EXCEEDED` with `details.option`
+   * `'maxExtractedBytes'`. Ingestion sets it from its `maxExtractedBytes` option. @default the loader's own (128 MiB)
+   */
+  maxExtractedBytes?: number;
   /** The raw bytes (binary formats such as PDF). */
   bytes(): Promise<Uint8Array>;
   /** The whole file decoded as text (BOM and UTF-16 handled). */

@@ -1,7 +1,11 @@
+import type { UsageListener } from './usage.ts';
+
 export interface RerankOptions {
   /** How many results to return, best first. */
   topN: number;
   signal?: AbortSignal;
+  /** Called once per `rerank` with what the service billed (`searchUnits` or `inputTokens`), or `'unknown'`. See `Usage`. */
+  onUsage?: UsageListener;
 }
 
 /** One reranked document: its position in the list that was sent, and its relevance to the query. */

@@ -85,6 +85,16 @@ export const ingestOptionsSchema = z
       .int()
       .positive()
       .default(256 * MEBIBYTE),
+    /**
+     * The most bytes one file may decompress to, in bytes: a PDF whose streams inflate past it is skipped as
+     * `too-large` before it is parsed (a half-megabyte PDF can inflate to gigabytes). Counts every compressed
+     * stream of the file, images included. @default 128 MiB
+     */
+    maxExtractedBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(128 * MEBIBYTE),
   })
   .strict();
 
@@ -157,6 +167,7 @@ export async function ingestPaths(paths: readonly string[], target: IngestTarget
       chunksPerCommit: settings.chunksPerCommit,
       streamThresholdBytes: settings.streamThresholdBytes,
       maxFileBytes: settings.maxFileBytes,
+      maxExtractedBytes: settings.maxExtractedBytes,
       loaderPatterns: settings.loaderPatterns,
       loaderSettings: { json: settings.json, csv: settings.csv },
       metadataDefaults: settings.metadataDefaults as IngestRunSettings['metadataDefaults'],

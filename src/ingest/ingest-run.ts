@@ -8,7 +8,7 @@ import { discoverFiles, isWithinRoots, type DiscoveredFile, type DiscoverOptions
 import { matchesPathFilter } from './glob.ts';
 import { IngestReport } from './ingest-report.ts';
 import { matchesGlob } from './glob.ts';
-import { createLoaderSource, readForLoader, type ContentSniff } from './source-file.ts';
+import { createLoaderSource, readForLoader, sniffFile, type ContentSniff } from './source-file.ts';
 import type { ResolvedSplitterOptions } from './splitters/recursive-splitter.ts';
 import type { IngestIssueCode, IngestProgressEvent, IngestSummary, IngestTarget, Loader, LoaderSource } from './types.ts';
 
@@ -22,6 +22,8 @@ export interface IngestRunSettings {
   chunksPerCommit: number;
   streamThresholdBytes: number;
   maxFileBytes: number;
+  /** The most bytes a loader may decompress out of one file (see `LoaderSource.maxExtractedBytes`). */
+  maxExtractedBytes: number;
   /** Glob pattern → the extension whose loader reads the files it matches, checked before the file's own extension. */
   loaderPatterns: Record<string, string>;
   /** Loader settings that change what is stored, so they belong in the fingerprint. */
@@ -102,23 +104,25 @@ export class IngestRun {
   /**
    * The loader of a file: the first `loaderPatterns` entry matching its path, else its extension's; a file asked
    * for by pattern that no loader handles, or named directly and without an extension, is read as plain text
-   * (the binary check still applies).
+   * (the binary check still applies). A file found without an extension (`copyright`, `README`) is read as plain
+   * text too when its first bytes are UTF-8 (or UTF-16 with a byte-order mark) without NUL bytes: `sniffed`.
    */
-  private loaderFor(file: DiscoveredFile, extension: string): { loader: Loader | undefined; asText: boolean } {
+  private loaderFor(file: DiscoveredFile, extension: string): { loader: Loader | undefined; asText: boolean; sniffed: boolean } {
     for (const [pattern, loaderName] of Object.entries(this.settings.loaderPatterns)) {
-      if (matchesPathFilter(file.sourceName, pattern)) return { loader: this.loaders[loaderName], asText: false };
+      if (matchesPathFilter(file.sourceName, pattern)) return { loader: this.loaders[loaderName], asText: false, sniffed: false };
     }
-    if (Object.hasOwn(this.loaders, extension)) return { loader: this.loaders[extension], asText: false };
+    if (Object.hasOwn(this.loaders, extension)) return { loader: this.loaders[extension], asText: false, sniffed: false };
     // A file named directly keeps failing for an unknown extension (`logo.bmp`): only one without any is read as text.
     const asText = file.requested && (!file.explicit || extension === '');
-    if (asText && Object.hasOwn(this.loaders, 'txt')) return { loader: this.loaders.txt, asText: true };
-    return { loader: undefined, asText: false };
+    const sniffed = !asText && extension === '';
+    if ((asText || sniffed) && Object.hasOwn(this.loaders, 'txt')) return { loader: this.loaders.txt, asText: true, sniffed };
+    return { loader: undefined, asText: false, sniffed: false };
   }
 
   /** Read, check and split one file. Returns undefined when the file is already dealt with (unchanged, skipped, failed). */
   private async prepare(file: DiscoveredFile): Promise<PreparedFile | undefined> {
     const extension = extname(file.path).slice(1).toLowerCase();
-    const { loader, asText } = this.loaderFor(file, extension);
+    const { loader, asText, sniffed } = this.loaderFor(file, extension);
     const supported = () =>
       Object.keys(this.loaders)
         .sort()
@@ -132,6 +136,14 @@ export class IngestRun {
       return this.report.issue(file.explicit ? 'failed' : 'skipped', { path: file.sourceName, code: 'unsupported-extension', reason });
     }
     if (file.size === 0) return this.skipStale(file, 'empty', 'is empty.');
+    if (sniffed) {
+      const head = await sniffFile(file.path, file.size).catch(() => undefined);
+      if (head === undefined || head.binary || head.encoding === 'utf-8+windows-1252') {
+        const what = head === undefined ? 'could not be read to tell' : head.binary ? head.reason.replace(/, so .*$/, '') : 'is not valid UTF-8';
+        const reason = `has no extension and ${what}, so it was not read as text (supported: ${supported()}).`;
+        return this.report.issue('skipped', { path: file.sourceName, code: head?.binary ? 'binary' : 'unsupported-extension', reason });
+      }
+    }
     let read;
     try {
       read = await readForLoader(file.path, file.size, loader, this.settings, this.signal);
@@ -152,7 +164,10 @@ export class IngestRun {
     // Defaults change what is stored, so they are part of the fingerprint (left out when none apply, so files
     // ingested before defaults existed stay unchanged).
     const applied = Object.keys(defaults).length > 0 ? { metadataDefaults: defaults } : {};
-    const fingerprint = ingestFingerprint({ ...this.baseFingerprint, loader: loader.name, ...applied });
+    // Text that is not valid UTF-8 throughout was once decoded as Windows-1252 whole; naming the decoding makes such
+    // a file (and only such a file) read again with its valid UTF-8 kept.
+    const decoding = read.sniff && !read.sniff.binary && read.sniff.encoding === 'utf-8+windows-1252' ? { decoding: read.sniff.encoding } : {};
+    const fingerprint = ingestFingerprint({ ...this.baseFingerprint, loader: loader.name, ...applied, ...decoding });
     if (isUnchanged(stored, read.fileHash, fingerprint)) return this.report.unchanged(file.sourceName, stored.length);
     const prepared: PreparedFile = {
       file,
@@ -178,6 +193,7 @@ export class IngestRun {
       }
     } catch (error) {
       this.rethrowIfAborted(error);
+      if (isExtractionLimit(error)) return this.report.issue('skipped', { path: file.sourceName, code: 'too-large', reason: describeError(error) });
       return this.fail(file, 'parse-error', `could not be parsed by ${loader.name}: ${describeError(error)}`);
     }
     this.report.split(prepared.chunkCount);
@@ -364,6 +380,7 @@ export class IngestRun {
       bomLength: sniff.bomLength,
       bytes: prepared.bytes,
       signal: this.signal,
+      maxExtractedBytes: this.settings.maxExtractedBytes,
       warn: (message) => this.report.warning(file.sourceName, message),
     });
   }
@@ -417,6 +434,11 @@ async function listSourceNames(store: IngestTarget['store'], sourceType: string,
   if (typeof listing.listSources === 'function') return (await listing.listSources(sourceType, { signal })).map((source) => source.sourceName);
   const documents = await store.getBySource(sourceType, undefined, { signal });
   return [...new Set(documents.map((document) => document.sourceName))];
+}
+
+/** A loader's refusal of a file that decompresses to more than `maxExtractedBytes`. */
+function isExtractionLimit(error: unknown): boolean {
+  return AxonError.hasCode(error, 'CAPACITY_EXCEEDED') && error.details?.option === 'maxExtractedBytes';
 }
 
 function describeError(error: unknown): string {

@@ -26,3 +26,18 @@ export function toJsonObject(value: Record<string, unknown>): Record<string, Jso
   }
   return result;
 }
+
+/**
+ * Whether `value` nests objects and arrays more than `levels` deep (a scalar is 0 levels, `{}` one, `{ a: [] }`
+ * two). Walks with its own stack, so a value nested a hundred thousand deep is answered, not a stack overflow.
+ */
+export function nestsDeeperThan(value: unknown, levels: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth + 1 > levels) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}

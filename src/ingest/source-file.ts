@@ -1,38 +1,13 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
+import { createPieceDecoder, sniffContent, type ContentSniff, type TextEncodingName } from './text-encoding.ts';
 import type { Loader, LoaderSource } from './types.ts';
 
-/** How a file's bytes become text. */
-export type TextEncodingName = 'utf-8' | 'utf-16le' | 'utf-16be' | 'windows-1252';
-
-/** The verdict of looking at a file's first bytes. */
-export type ContentSniff = { binary: true; reason: string } | { binary: false; encoding: TextEncodingName; bomLength: number };
+export { sniffContent, type ContentSniff, type TextEncodingName } from './text-encoding.ts';
 
 /** How many leading bytes decide whether a file is text and how it is encoded. */
 const SNIFF_BYTES = 64 * 1024;
-
-/**
- * Decide whether bytes are text, and in which encoding. A byte-order mark wins. Otherwise a NUL byte means
- * binary; valid UTF-8 is UTF-8; invalid UTF-8 with few control characters is read as Windows-1252 (the
- * usual legacy encoding of Western text), and with many it is binary.
- */
-export function sniffContent(sample: Uint8Array, complete: boolean): ContentSniff {
-  if (sample[0] === 0xef && sample[1] === 0xbb && sample[2] === 0xbf) return { binary: false, encoding: 'utf-8', bomLength: 3 };
-  if (sample[0] === 0xff && sample[1] === 0xfe) return { binary: false, encoding: 'utf-16le', bomLength: 2 };
-  if (sample[0] === 0xfe && sample[1] === 0xff) return { binary: false, encoding: 'utf-16be', bomLength: 2 };
-  if (sample.includes(0)) return { binary: true, reason: 'contains NUL bytes, so it is binary despite its extension' };
-  if (isValidUtf8(sample, complete)) return { binary: false, encoding: 'utf-8', bomLength: 0 };
-  let control = 0;
-  for (const byte of sample) if ((byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d && byte !== 0x0c) || byte === 0x7f) control++;
-  if (sample.length > 0 && control / sample.length > 0.01) {
-    return {
-      binary: true,
-      reason: `is not valid UTF-8 and ${((control / sample.length) * 100).toFixed(1)}% of its first bytes are control characters, so it is binary`,
-    };
-  }
-  return { binary: false, encoding: 'windows-1252', bomLength: 0 };
-}
 
 /** What reading a file for its loader found: its hash and encoding, and its bytes unless it is to be streamed. */
 export type ReadResult =
@@ -65,6 +40,18 @@ export async function readForLoader(
   }
   const { hash, head } = await hashFileKeepingHead(path, signal);
   return { kind: 'read', fileHash: hash, sniff: sniffContent(head, false), bytes: undefined };
+}
+
+/** Sniff a file from its first bytes only, without reading the rest. */
+export async function sniffFile(path: string, size: number): Promise<ContentSniff> {
+  const handle = await open(path, 'r');
+  try {
+    const head = new Uint8Array(Math.min(size, SNIFF_BYTES));
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    return sniffContent(head.subarray(0, bytesRead), size <= SNIFF_BYTES);
+  } finally {
+    await handle.close();
+  }
 }
 
 /** sha256 of the bytes, 32 hex characters. */
@@ -105,16 +92,18 @@ export function createLoaderSource(input: {
   bomLength: number;
   bytes?: Uint8Array;
   signal?: AbortSignal;
+  /** See `LoaderSource.maxExtractedBytes`. */
+  maxExtractedBytes?: number;
   warn: (message: string) => void;
 }): LoaderSource {
   const { path, encoding, bomLength, signal } = input;
-  const decodeAll = (bytes: Uint8Array) => new TextDecoder(encoding).decode(bytes.subarray(bomLength));
+  const decodeAll = (bytes: Uint8Array) => createPieceDecoder(encoding).decode(bytes.subarray(bomLength));
   async function* textStream(): AsyncIterable<string> {
     if (input.bytes) {
       yield decodeAll(input.bytes);
       return;
     }
-    const decoder = new TextDecoder(encoding);
+    const decoder = createPieceDecoder(encoding);
     for await (const piece of createReadStream(path, { start: bomLength, signal, highWaterMark: 256 * 1024 })) {
       const text = decoder.decode(piece as Buffer, { stream: true });
       if (text !== '') yield text;
@@ -128,6 +117,7 @@ export function createLoaderSource(input: {
     extension: input.extension,
     size: input.size,
     signal,
+    ...(input.maxExtractedBytes === undefined ? {} : { maxExtractedBytes: input.maxExtractedBytes }),
     bytes: async () => input.bytes ?? readWholeFile(path, signal),
     text: async () => {
       if (input.bytes) return decodeAll(input.bytes);
@@ -139,35 +129,32 @@ export function createLoaderSource(input: {
   };
 }
 
-// --- Internal helpers ---
-
-function formatBytes(bytes: number): string {
+/** A size for people: MiB from one mebibyte up, else KiB. */
+export function formatBytes(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MiB` : `${Math.ceil(bytes / 1024)} KiB`;
 }
 
-async function* splitLines(pieces: AsyncIterable<string>): AsyncIterable<string> {
-  let pending = '';
-  for await (const piece of pieces) {
-    pending += piece;
-    let newline = pending.indexOf('\n');
-    let start = 0;
-    while (newline !== -1) {
-      const end = newline > start && pending[newline - 1] === '\r' ? newline - 1 : newline;
-      yield pending.slice(start, end);
-      start = newline + 1;
-      newline = pending.indexOf('\n', start);
-    }
-    pending = pending.slice(start);
-  }
-  if (pending !== '') yield pending.endsWith('\r') ? pending.slice(0, -1) : pending;
-}
+// --- Internal helpers ---
 
-function isValidUtf8(bytes: Uint8Array, complete: boolean): boolean {
-  try {
-    // In stream mode a character cut at the end of an incomplete sample is held back, not reported as invalid.
-    new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: !complete });
-    return true;
-  } catch {
-    return false;
+/**
+ * Lines of a text given in pieces. The pieces of a line not yet ended are kept as they came and joined once, when
+ * its end arrives, so a long line costs its own length, not its length times the number of pieces.
+ */
+async function* splitLines(pieces: AsyncIterable<string>): AsyncIterable<string> {
+  let pending: string[] = [];
+  for await (const piece of pieces) {
+    let start = 0;
+    let newline = piece.indexOf('\n');
+    while (newline !== -1) {
+      pending.push(piece.slice(start, newline));
+      const line = pending.length === 1 ? pending[0] : pending.join('');
+      pending = [];
+      yield line.endsWith('\r') ? line.slice(0, -1) : line;
+      start = newline + 1;
+      newline = piece.indexOf('\n', start);
+    }
+    if (start < piece.length) pending.push(piece.slice(start));
   }
+  const last = pending.join('');
+  if (last !== '') yield last.endsWith('\r') ? last.slice(0, -1) : last;
 }

@@ -66,14 +66,14 @@ export function reciprocalRankFusion<T extends Rankable = Document>(
   lists: ReadonlyArray<RankedList<T> | readonly T[]>,
   options: FusionOptions = {},
 ): FusionResult<T> {
-  const k = options.k ?? 60;
+  const k = options.k ?? RRF_K;
   if (typeof k !== 'number' || !Number.isFinite(k) || k < 0) throw invalidOption('k', `k must be a finite number ≥ 0, got ${String(k)}.`);
   if (options.topK !== undefined && (!Number.isInteger(options.topK) || options.topK < 1)) {
     throw invalidOption('topK', `topK must be a positive integer, got ${String(options.topK)}.`);
   }
   if (!Array.isArray(lists)) throw invalidInput('lists', 'reciprocalRankFusion() takes an array of ranked lists.');
 
-  const entries = new Map<string, { document: T; score: number; order: number }>();
+  const fusion = new RankFusion<T>(k);
   const contributions = new Map<string, FusionContribution[]>();
   // Ties go to the document seen first, so heavier lists are read first (a stable sort keeps the given order
   // among equal weights); contributions are reported in the given list order all the same.
@@ -88,25 +88,92 @@ export function reciprocalRankFusion<T extends Rankable = Document>(
       if (seenInList.has(document.id)) continue;
       seenInList.add(document.id);
       const rank = seenInList.size;
-      const contribution = list.weight / (k + rank);
-      let entry = entries.get(document.id);
-      if (entry === undefined) {
-        entry = { document, score: 0, order: entries.size };
-        entries.set(document.id, entry);
-        contributions.set(document.id, []);
-      } else if (lacksEmbedding(entry.document) && !lacksEmbedding(document)) {
-        entry.document = { ...entry.document, embedding: (document as { embedding?: unknown }).embedding };
-      }
-      entry.score += contribution;
+      const kept = fusion.item(document.id);
+      if (kept === undefined) contributions.set(document.id, []);
+      else if (lacksEmbedding(kept) && !lacksEmbedding(document))
+        fusion.replaceItem(document.id, { ...kept, embedding: (document as { embedding?: unknown }).embedding });
+      const contribution = fusion.credit(document.id, document, rank, list.weight);
       contributions.get(document.id)!.push({ list: list.name, listIndex, rank, score: document.score, contribution });
     }
   }
   for (const entry of contributions.values()) entry.sort((left, right) => left.listIndex - right.listIndex);
 
-  const ranked = [...entries.values()].sort((left, right) => right.score - left.score || left.order - right.order);
+  const ranked = fusion.ranked();
   const kept = options.topK === undefined ? ranked : ranked.slice(0, options.topK);
-  if (kept.length < ranked.length) for (const entry of ranked.slice(kept.length)) contributions.delete(entry.document.id);
-  return { documents: kept.map((entry) => ({ ...entry.document, score: entry.score })), contributions };
+  if (kept.length < ranked.length) for (const entry of ranked.slice(kept.length)) contributions.delete(entry.key);
+  return { documents: kept.map((entry) => ({ ...entry.item, score: entry.score })), contributions };
+}
+
+/** The reciprocal-rank-fusion constant Axon uses wherever it fuses: hybrid search, several queries, agentic rounds. */
+export const RRF_K = 60;
+
+/**
+ * Reciprocal rank fusion built up one ranked result at a time, for a caller that fuses as results arrive
+ * (the agentic retriever's rounds) or decides itself which results are the same (its whole-document
+ * expansions). Each key's fused score is the sum of its contributions, `weight / (k + rank)`, in the order
+ * they were credited; `ranked()` orders keys by that score, ties to the key first seen. `reciprocalRankFusion`
+ * is built on it.
+ */
+export class RankFusion<Item> {
+  private readonly entries = new Map<string, { item: Item; contributions: number[] }>();
+
+  /** @param k The RRF constant. @default 60 (`RRF_K`) */
+  constructor(readonly k: number = RRF_K) {}
+
+  /** Credit `key` with a result at 1-based `rank` of a list weighing `weight`; a new key keeps `item`. Returns the contribution. */
+  credit(key: string, item: Item, rank: number, weight: number): number {
+    const contribution = weight / (this.k + rank);
+    const entry = this.entries.get(key);
+    if (entry === undefined) this.entries.set(key, { item, contributions: [contribution] });
+    else entry.contributions.push(contribution);
+    return contribution;
+  }
+
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  /** The item kept for `key`. */
+  item(key: string): Item | undefined {
+    return this.entries.get(key)?.item;
+  }
+
+  /** Keep `item` for `key` from now on (its contributions stay). */
+  replaceItem(key: string, item: Item): void {
+    const entry = this.entries.get(key);
+    if (entry !== undefined) entry.item = item;
+  }
+
+  /** Every key with its item, in the order first seen. */
+  *items(): IterableIterator<[string, Item]> {
+    for (const [key, entry] of this.entries) yield [key, entry.item];
+  }
+
+  /**
+   * Fuse the entries `merged` into one entry `key` holding `item`: credited with a result at `rank` of a list
+   * weighing `weight`, then with every contribution the merged entries had. It ranks as first seen now.
+   */
+  merge(key: string, item: Item, rank: number, weight: number, merged: readonly string[]): void {
+    const contributions = [weight / (this.k + rank)];
+    for (const old of merged) {
+      const entry = this.entries.get(old);
+      if (entry === undefined) continue;
+      contributions.push(...entry.contributions);
+      this.entries.delete(old);
+    }
+    this.entries.set(key, { item, contributions });
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Best first: by fused score, ties to the key first seen. */
+  ranked(): { key: string; item: Item; score: number }[] {
+    const scored = [...this.entries].map(([key, entry], order) => ({ key, item: entry.item, score: sum(entry.contributions), order }));
+    scored.sort((left, right) => right.score - left.score || left.order - right.order);
+    return scored.map(({ key, item, score }) => ({ key, item, score }));
+  }
 }
 
 // --- Internal helpers ---
@@ -123,6 +190,12 @@ function normalizeList<T extends Rankable>(input: RankedList<T> | readonly T[], 
     throw invalidOption(`lists[${listIndex}].weight`, `The weight of ${list.name ?? fallbackName} must be a finite number ≥ 0, got ${String(weight)}.`);
   }
   return { name: list.name ?? fallbackName, documents: list.documents, weight };
+}
+
+function sum(values: readonly number[]): number {
+  let total = 0;
+  for (const value of values) total += value;
+  return total;
 }
 
 function hasStringId(value: unknown): boolean {

@@ -1,7 +1,7 @@
 import type { EmbeddingsProvider } from '../contracts/embeddings.ts';
 import { supportsKeywordSearch } from '../contracts/keyword-search.ts';
 import type { VectorStore } from '../contracts/vector-store.ts';
-import type { HybridWeights, SearchMode } from '../rag.ts';
+import type { HybridWeights, SearchMode } from './search-mode.ts';
 
 /**
  * Hybrid weights for the local hashing embedder. Its vectors are a lexical signal without IDF, weaker than

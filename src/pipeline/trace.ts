@@ -4,8 +4,11 @@ import type { RunContext } from '../contracts/run-context.ts';
 import { NO_SPAN, telemetryApi } from './telemetry.ts';
 import type { Document } from '../document.ts';
 
-/** The kinds of stage a run goes through, in order. */
-export type StageKind = 'pre-process' | 'embed' | 'search' | 'fusion' | 'dedupe' | 'post-process' | 'eligibility' | 'context' | 'generate';
+/**
+ * The kinds of stage a run goes through, in order. `condense` (a follow-up rewritten into a stand-alone
+ * question before retrieval) is run only by pipelines that add such a stage.
+ */
+export type StageKind = 'condense' | 'pre-process' | 'embed' | 'search' | 'fusion' | 'dedupe' | 'post-process' | 'eligibility' | 'context' | 'generate';
 
 /** What one stage received and returned, and why documents left. */
 export interface StageRecord {
@@ -57,28 +60,51 @@ export class TraceRecorder {
   private readonly runSpan: Span;
   private readonly spanContext: Context | undefined;
   private readonly openSpans = new Set<Span>();
+  private readonly pending = new Set<StageHandle>();
   private finished = false;
 
-  constructor(question: string, runId: string = randomUUID()) {
+  /**
+   * @param options.telemetry `false` reports no span for this run (a search run inside another component's step,
+   *   whose trace is not returned). @default true
+   */
+  constructor(question: string, runId: string = randomUUID(), options: { telemetry?: boolean } = {}) {
     this.trace = { runId, question, startedAt: new Date().toISOString(), stages: [], ms: 0 };
-    const api = telemetryApi();
+    const api = options.telemetry === false ? undefined : telemetryApi();
     this.runSpan = api ? api.trace.getTracer(TELEMETRY_TRACER).startSpan('axon.run', { attributes: { 'axon.run_id': runId } }) : NO_SPAN;
     this.spanContext = api ? api.trace.setSpan(api.context.active(), this.runSpan) : undefined;
   }
 
-  /** Open a record; the returned handle gives the stage its `RunContext` and closes the record. */
-  begin(stage: StageKind, name: string, input: { documents?: Document[]; queries?: string[] }, signal: AbortSignal): StageHandle {
+  /**
+   * Open a record; the returned handle gives the stage its `RunContext` and closes the record. An `optional`
+   * record may be discarded (`StageHandle.discard`): its span is only started, backdated, once the record is
+   * kept or the run fails, so a discarded stage reports nothing.
+   */
+  begin(
+    stage: StageKind,
+    name: string,
+    input: { documents?: Document[]; queries?: string[] },
+    signal: AbortSignal,
+    options: { optional?: boolean } = {},
+  ): StageHandle {
     this.remember(input.documents);
-    return new StageHandle(this, stage, name, input, signal);
+    const handle = new StageHandle(this, stage, name, input, signal, options.optional === true);
+    if (options.optional === true) this.pending.add(handle);
+    return handle;
   }
 
-  /** @internal A child span of the run, ended by `endSpan` (or by `fail`). */
-  startSpan(name: string, attributes: Attributes): Span {
+  /** @internal A child span of the run, ended by `endSpan` (or by `fail`); `startTime` backdates it (epoch ms). */
+  startSpan(name: string, attributes: Attributes, startTime?: number): Span {
     const api = telemetryApi();
     if (!api || this.spanContext === undefined) return NO_SPAN;
-    const span = api.trace.getTracer(TELEMETRY_TRACER).startSpan(name, { attributes: { 'axon.run_id': this.trace.runId, ...attributes } }, this.spanContext);
+    const tracer = api.trace.getTracer(TELEMETRY_TRACER);
+    const span = tracer.startSpan(name, { attributes: { 'axon.run_id': this.trace.runId, ...attributes }, startTime }, this.spanContext);
     this.openSpans.add(span);
     return span;
+  }
+
+  /** @internal An optional record was kept or discarded: it no longer waits for a span. */
+  settle(handle: StageHandle): void {
+    this.pending.delete(handle);
   }
 
   /** @internal */
@@ -118,6 +144,9 @@ export class TraceRecorder {
   /** End every open span, and the run's, as failed by `error`. Later calls do nothing. */
   fail(error: unknown): void {
     if (this.finished) return;
+    // An optional stage in progress failed with the run: it is reported after all.
+    for (const handle of this.pending) handle.openSpan();
+    this.pending.clear();
     for (const span of [...this.openSpans, this.runSpan]) {
       span.recordException(error instanceof Error ? error : String(error));
       span.setStatus({ code: telemetryApi()?.SpanStatusCode.ERROR ?? 2, message: error instanceof Error ? error.message : String(error) });
@@ -135,7 +164,7 @@ export class StageHandle {
   private readonly warnings: string[] = [];
   private readonly dropReasons = new Map<string, string>();
   private readonly inputIds: string[];
-  private readonly span: Span;
+  private span: Span | undefined;
 
   constructor(
     private readonly recorder: TraceRecorder,
@@ -143,14 +172,10 @@ export class StageHandle {
     private readonly name: string,
     private readonly input: { documents?: Document[]; queries?: string[] },
     signal: AbortSignal,
+    optional = false,
   ) {
     this.inputIds = input.documents?.map((document) => document.id) ?? [];
-    this.span = recorder.startSpan(`axon.${stage}`, {
-      'axon.stage': stage,
-      'axon.component': name,
-      'axon.input_count': this.inputIds.length,
-      ...(input.queries ? { 'axon.query_count': input.queries.length } : {}),
-    });
+    if (!optional) this.openSpan(false);
     const { runId, question } = recorder.trace;
     this.context = {
       runId,
@@ -171,6 +196,27 @@ export class StageHandle {
 
   drop(id: string, reason: string): void {
     this.dropReasons.set(id, reason);
+  }
+
+  /** @internal Start this stage's span unless it has one; `late` backdates it to when the stage began. */
+  openSpan(late = true): Span {
+    this.span ??= this.recorder.startSpan(
+      `axon.${this.stage}`,
+      {
+        'axon.stage': this.stage,
+        'axon.component': this.name,
+        'axon.input_count': this.inputIds.length,
+        ...(this.input.queries ? { 'axon.query_count': this.input.queries.length } : {}),
+      },
+      // A span opened late starts when the stage began, in epoch milliseconds.
+      late ? performance.timeOrigin + this.startedAt : undefined,
+    );
+    return this.span;
+  }
+
+  /** Close an optional stage without a record: it had nothing to report. */
+  discard(): void {
+    this.recorder.settle(this);
   }
 
   /**
@@ -200,7 +246,8 @@ export class StageHandle {
     const queries = output.queries ?? this.input.queries;
     if (queries) record.queries = queries;
     if (output.detail) record.detail = output.detail;
-    this.recorder.endSpan(this.span, {
+    this.recorder.settle(this);
+    this.recorder.endSpan(this.openSpan(), {
       'axon.output_count': outputIds.length,
       'axon.dropped_count': dropped.length,
       'axon.warning_count': this.warnings.length,

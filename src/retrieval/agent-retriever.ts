@@ -6,6 +6,8 @@ import { parseFilter } from '../filter/parse.ts';
 import type { Filter } from '../filter/types.ts';
 import { cosineSimilarity, maximalMarginalRelevance } from '../pipeline/mmr.ts';
 import type { SimilarityScale } from '../contracts/embeddings.ts';
+import { runStagesToEnd } from '../pipeline/runner.ts';
+import type { Stage } from '../pipeline/stage.ts';
 import { TraceRecorder, type RunTrace, type StageRecord } from '../pipeline/trace.ts';
 import type { RAG } from '../rag.ts';
 import { embedAll } from '../runtime/embed.ts';
@@ -165,7 +167,7 @@ export class AgentRetriever {
 
   private async search(request: ValidRequest, signal: AbortSignal): Promise<AgentRetrievalResponse> {
     const started = performance.now();
-    const { query, topK, searchType, lambda, metadataFilter } = request;
+    const { query, topK, metadataFilter } = request;
     const retrieval = await this.rag.retrieve(query, { topK: Math.max(this.candidates, topK), filter: metadataFilter, signal });
     throwIfAborted(signal, NAME);
     const { store, embeddings } = this.rag.components();
@@ -190,64 +192,12 @@ export class AgentRetriever {
       for (const document of unscored) similarities.set(document.id, cosineSimilarity(queryVector, document.embedding!, NAME));
     }
 
+    // The contract's two stages, run by the pipeline's runner and appended to the pipeline's trace.
     const recorder = new TraceRecorder(retrieval.trace.question, retrieval.trace.runId);
-    const thresholdStage = recorder.begin('post-process', 'similarity-threshold', { documents: found }, signal);
-    const passing: Document[] = [];
-    let best = -Infinity;
-    let withoutSimilarity = 0;
-    for (const document of found) {
-      const similarity = similarities.get(document.id);
-      if (similarity === undefined) {
-        withoutSimilarity++;
-        thresholdStage.drop(document.id, 'no similarity score (not found by vector search and no embedding)');
-        continue;
-      }
-      best = Math.max(best, similarity);
-      if (similarity >= scoreThreshold) passing.push({ ...document, score: similarity });
-      else thresholdStage.drop(document.id, `similarity ${similarity.toFixed(4)} < scoreThreshold ${scoreThreshold}`);
-    }
-    thresholdStage.end({
-      documents: passing,
-      detail: { scoreThreshold, thresholdFrom, totalFound: found.length, bestSimilarity: Number.isFinite(best) ? best : null },
-    });
-
-    const selectionStage = recorder.begin('post-process', searchType === 'MMR' ? 'mmr' : 'top-k', { documents: passing }, signal);
-    let chosen: Document[];
-    // What the selection stage records as each output's score: MMR's own score, or the similarity.
-    let recorded: Document[];
-    if (searchType === 'MMR') {
-      const { selected, unselected } = maximalMarginalRelevance(passing, { k: topK, lambda, component: NAME });
-      for (const item of unselected) {
-        selectionStage.drop(
-          item.document.id,
-          `not among the ${topK} selected by MMR: most similar to "${item.mostSimilarId}" (cosine ${item.similarity.toFixed(4)}), MMR ${item.score.toFixed(4)}`,
-        );
-      }
-      chosen = selected.map((item) => item.document);
-      recorded = selected.map((item) => ({ ...item.document, score: item.score }));
-    } else {
-      chosen = passing.slice(0, topK);
-      for (const document of passing.slice(topK)) selectionStage.drop(document.id, `beyond topK ${topK}`);
-      recorded = chosen;
-    }
-    const seen = [...similarities.values()];
-    const warning = warningFor({
-      request,
-      scoreThreshold,
-      margin,
-      thresholdFrom,
-      embedder: embeddings.name,
-      scale,
-      seen,
-      totalFound: found.length,
-      searchedCount: searched.size,
-      returned: chosen.length,
-      best,
-      withoutSimilarity,
-    });
-    if (warning) selectionStage.warn(warning);
-    selectionStage.end({ documents: recorded, detail: searchType === 'MMR' ? { searchType, topK, lambda } : { searchType, topK } });
-
+    const facts = { request, scoreThreshold, margin, thresholdFrom, embedder: embeddings.name, scale, totalFound: found.length, searchedCount: searched.size };
+    const initial: SelectionState = { documents: found, similarities, recorded: [], best: -Infinity, withoutSimilarity: 0, warning: undefined };
+    const selection = await runStagesToEnd([thresholdStage(facts), selectionStage(facts)], initial, recorder, signal);
+    const { documents: chosen, warning } = selection;
     const trace = appendStages(retrieval.trace, recorder.trace.stages, performance.now() - started);
     const response: AgentRetrievalResponse = {
       results: chosen.map((document) => ({
@@ -263,6 +213,88 @@ export class AgentRetriever {
     if (warning) response.warning = warning;
     return response;
   }
+}
+
+/** What the threshold and selection stages pass on. */
+interface SelectionState {
+  /** Found, then passing the threshold, then chosen. */
+  documents: Document[];
+  similarities: Map<string, number>;
+  /** What the selection stage records as each output's score: MMR's own score, or the similarity. */
+  recorded: Document[];
+  best: number;
+  withoutSimilarity: number;
+  warning: string | undefined;
+}
+
+type SelectionFacts = Omit<WarningFacts, 'seen' | 'returned' | 'best' | 'withoutSimilarity'>;
+
+/** Keep the documents whose similarity reaches the threshold, scored by it. */
+function thresholdStage(facts: SelectionFacts): Stage<SelectionState> {
+  return {
+    kind: 'post-process',
+    name: 'similarity-threshold',
+    input: (state) => ({ documents: state.documents }),
+    run(state, step) {
+      const { scoreThreshold } = facts;
+      const passing: Document[] = [];
+      for (const document of state.documents) {
+        const similarity = state.similarities.get(document.id);
+        if (similarity === undefined) {
+          state.withoutSimilarity++;
+          step.drop(document.id, 'no similarity score (not found by vector search and no embedding)');
+          continue;
+        }
+        state.best = Math.max(state.best, similarity);
+        if (similarity >= scoreThreshold) passing.push({ ...document, score: similarity });
+        else step.drop(document.id, `similarity ${similarity.toFixed(4)} < scoreThreshold ${scoreThreshold}`);
+      }
+      step.detail({
+        scoreThreshold,
+        thresholdFrom: facts.thresholdFrom,
+        totalFound: facts.totalFound,
+        bestSimilarity: Number.isFinite(state.best) ? state.best : null,
+      });
+      return { ...state, documents: passing };
+    },
+    output: (state) => ({ documents: state.documents }),
+  };
+}
+
+/** Select `topK`: by MMR, or in order; and explain thin results in a warning. */
+function selectionStage(facts: SelectionFacts): Stage<SelectionState> {
+  const { topK, searchType, lambda } = facts.request;
+  return {
+    kind: 'post-process',
+    name: searchType === 'MMR' ? 'mmr' : 'top-k',
+    input: (state) => ({ documents: state.documents }),
+    run(state, step) {
+      const passing = state.documents;
+      let chosen: Document[];
+      let recorded: Document[];
+      if (searchType === 'MMR') {
+        const { selected, unselected } = maximalMarginalRelevance(passing, { k: topK, lambda, component: NAME });
+        for (const item of unselected) {
+          step.drop(
+            item.document.id,
+            `not among the ${topK} selected by MMR: most similar to "${item.mostSimilarId}" (cosine ${item.similarity.toFixed(4)}), MMR ${item.score.toFixed(4)}`,
+          );
+        }
+        chosen = selected.map((item) => item.document);
+        recorded = selected.map((item) => ({ ...item.document, score: item.score }));
+      } else {
+        chosen = passing.slice(0, topK);
+        for (const document of passing.slice(topK)) step.drop(document.id, `beyond topK ${topK}`);
+        recorded = chosen;
+      }
+      const seen = [...state.similarities.values()];
+      const warning = warningFor({ ...facts, seen, returned: chosen.length, best: state.best, withoutSimilarity: state.withoutSimilarity });
+      if (warning) step.warn(warning);
+      step.detail(searchType === 'MMR' ? { searchType, topK, lambda } : { searchType, topK });
+      return { ...state, documents: chosen, recorded, warning };
+    },
+    output: (state) => ({ documents: state.recorded }),
+  };
 }
 
 interface WarningFacts {

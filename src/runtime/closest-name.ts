@@ -3,24 +3,35 @@ import type { z } from 'zod';
 /**
  * The candidate `word` was most likely meant as, for a "did you mean" hint: the nearest by edit distance
  * (insertions, deletions, substitutions and swaps of neighbours, ignoring case), when it is close enough to be
- * a typo: at most a third of the word's length, and at least one edit. `undefined` when none is that close.
+ * a typo: at most a third of the word's length, and at least one edit. Failing that, the candidate that begins
+ * the same way, when the shared beginning is most of the word (at least 4 characters and 60%): another ending of
+ * the same word (`embedder` for `embeddings`, `conf` for `config`). `undefined` when none is that close.
  *
  * @example closestName('embedings', ['embeddings', 'chat', 'store']) // 'embeddings'
+ * @example closestName('embedder', ['embeddings', 'chat', 'store'])  // 'embeddings'
  */
 export function closestName(word: string, candidates: Iterable<string>): string | undefined {
   const target = word.toLowerCase();
   const allowed = Math.max(1, Math.floor(target.length / 3));
   let best: string | undefined;
   let bestDistance = Infinity;
+  let sameStart: string | undefined;
+  let sameStartLength = Math.max(4, Math.ceil(target.length * 0.6)) - 1;
   for (const candidate of candidates) {
     if (candidate === word) continue;
-    const distance = editDistance(target, candidate.toLowerCase());
+    const lowered = candidate.toLowerCase();
+    const distance = editDistance(target, lowered);
     if (distance < bestDistance && distance <= allowed) {
       best = candidate;
       bestDistance = distance;
     }
+    const shared = commonPrefixLength(target, lowered);
+    if (shared > sameStartLength) {
+      sameStart = candidate;
+      sameStartLength = shared;
+    }
   }
-  return best;
+  return best ?? sameStart;
 }
 
 /** ` (did you mean "x"?)` when `word` is close to one of `candidates`, else an empty string. */
@@ -92,6 +103,12 @@ function unwrap(schema: z.ZodType): z.ZodType[] {
 function definitionOf(schema: z.ZodType): SchemaDefinition {
   // zod 4 keeps a schema's structure on `_zod.def`; a schema from another zod major has none (no hint then).
   return (schema as unknown as { _zod?: { def?: SchemaDefinition } })?._zod?.def ?? { type: 'unknown' };
+}
+
+function commonPrefixLength(a: string, b: string): number {
+  let length = 0;
+  while (length < a.length && length < b.length && a[length] === b[length]) length++;
+  return length;
 }
 
 /** Optimal string alignment distance: Levenshtein plus the swap of two neighbouring characters. */

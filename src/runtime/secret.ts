@@ -80,19 +80,10 @@ export function resolveApiKey(input: ApiKeyInput | undefined, options: ResolveAp
   if (input && typeof input === 'object') {
     const value = environment[input.env];
     if (value) return new Secret(value);
-    if (!looksLikeVariableName(input.env)) {
-      // Most likely the key itself, pasted where the variable's name goes: say so without repeating it.
-      const problem = `the value of apiKey.env (${input.env.length} characters) is not the name of an environment variable; it looks like a key itself`;
-      throw new AxonError('MISSING_API_KEY', `Missing API key: ${problem}.`, {
-        component: options.component,
-        fix:
-          'Put the key in an environment variable and pass { env: "THAT_VARIABLE" }, or pass the key as apiKey directly. ' +
-          'If this was a real key, consider it exposed wherever that config is stored.',
-      });
-    }
-    throw new AxonError('MISSING_API_KEY', `Missing API key: the environment variable ${input.env} is not set.`, {
+    const named = looksLikeVariableName(input.env);
+    throw new AxonError('MISSING_API_KEY', `Missing API key: ${named ? 'the ' : ''}${describeUnsetVariable(input.env, 'apiKey.env')}.`, {
       component: options.component,
-      fix: `Set ${input.env}, or pass apiKey.`,
+      fix: named ? `Set ${input.env}, or pass apiKey.` : PASTED_KEY_FIX,
     });
   }
   if (options.environmentVariable) {
@@ -104,14 +95,43 @@ export function resolveApiKey(input: ApiKeyInput | undefined, options: ResolveAp
   throw new AxonError('MISSING_API_KEY', 'Missing API key.', { component: options.component, fix });
 }
 
+/** What to do about a key written where an environment variable's name belongs. */
+export const PASTED_KEY_FIX =
+  'Put the key in an environment variable and give its name ({ "env": "THAT_VARIABLE" }), or pass the key itself. ' +
+  'If this was a real key, consider it exposed wherever that config is stored.';
+
 /**
- * Whether `name` reads as an environment variable's name (`OPENAI_API_KEY`), rather than a key pasted in its
- * place: letters, digits and `_`, not starting with a digit, at most 64 characters, and not in a known key form
- * (`sk-…`, `sk_…`, `jina_…`, or a long run of mixed case and digits).
+ * Say that the environment variable named by `field` (`apiKey.env`, `embeddings.apiKey`) is not set, without ever
+ * repeating a value that looks like a key rather than a variable's name: then the field is named instead, with the
+ * value's length.
  */
-function looksLikeVariableName(name: string): boolean {
+export function describeUnsetVariable(name: string, field: string): string {
+  if (looksLikeVariableName(name)) return `environment variable ${name} is not set`;
+  return `the value of ${field} (${name.length} characters) is not the name of an environment variable; it looks like a key itself`;
+}
+
+/**
+ * Whether `name` reads as an environment variable's name (`OPENAI_API_KEY`, `AZURE_OPENAI_KEY_2`) rather than a
+ * key pasted in its place: letters, digits and `_`, not starting with a digit, at most 64 characters, and not in a
+ * key's form: a known key prefix (`sk_…`, `jina_…`), or a part between underscores that no one would type as a
+ * word (an Azure key is 32 hexadecimal digits; others are long runs of letters and digits).
+ */
+export function looksLikeVariableName(name: string): boolean {
   if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) return false;
   if (/^(sk|pk|rk|jina|key)_/i.test(name)) return false;
-  // Variable names are upper or lower case words; a key mixes cases and digits at random.
-  return !(/[a-z]/.test(name) && /[A-Z]/.test(name) && /\d/.test(name) && name.length >= 20);
+  return name.split('_').every((part) => !looksRandom(part));
+}
+
+// --- Internal helpers ---
+
+/**
+ * A part of a name that reads as generated rather than written: 32 characters or more, or 16 or more that switch
+ * between letters and digits five times or more (a word with a version number in it switches once or twice), or
+ * 20 or more holding both letters and digits.
+ */
+function looksRandom(part: string): boolean {
+  if (part.length >= 32) return true;
+  const switches = part.match(/(?<=[A-Za-z])\d|(?<=\d)[A-Za-z]/g)?.length ?? 0;
+  if (part.length >= 16 && switches >= 5) return true;
+  return part.length >= 20 && /\d/.test(part) && /[A-Za-z]/.test(part);
 }

@@ -3,9 +3,9 @@
  * an atomically replaced manifest, durable writes and the single-writer lock. See docs/stores.md.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { type FileHandle, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { endianness, hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { AxonError } from '../../src/errors.ts';
 import { CHECKSUM_PATTERN, type ContentChecksum } from './file-store-checksum.ts';
@@ -16,11 +16,34 @@ export const LOCK_FILE = 'write.lock';
 const SEGMENT_HEADER_BYTES = 20;
 const SEGMENT_FILE_PATTERN = /^segment-(\d{6,})\.axs$/;
 /** Snapshots of derived indexes (see file-store-snapshot.ts); named after the manifest generation that published them. */
-const SNAPSHOT_FILE_PATTERN = /^(?:keyword-index|ann-index)-(\d{6,})\.(?:bm25|hnsw)$/;
+const SNAPSHOT_FILE_PATTERN = /^(?:keyword-index-(\d{6,})\.bm25|ann-index-(\d{6,})\.hnsw)$/;
+/**
+ * The snapshot file each kind of derived index may name under `components`: a crafted or damaged entry naming any
+ * other file (a path out of the folder, a live segment, the other kind's snapshot) must never be read as the
+ * index, nor deleted when the index is replaced.
+ */
+const COMPONENT_FILE_PATTERNS: Readonly<Record<string, RegExp>> = { keyword: /^keyword-index-\d{6,}\.bm25$/, ann: /^ann-index-\d{6,}\.hnsw$/ };
 /** Temporary files of `writeFileDurably`: never part of the store, removed by the next writer. */
 const TEMPORARY_FILE_PATTERN = /^(?:manifest\.json|segment-\d{6,}\.axs|(?:keyword-index|ann-index)-\d{6,}\.(?:bm25|hnsw))\.tmp$/;
 /** The manifest version this code writes; versions 1 (no checksum) and 2 (files checked by SHA-256 only) are still read. */
 const MANIFEST_VERSION = 3;
+/** What the store's files are created with unless the store is told otherwise (`fileMode`): readable by their owner only. */
+export const PRIVATE_FILE_MODE = 0o600;
+
+/**
+ * The `fileMode` option: permission bits as a number (`0o640`) or an octal string (`"640"`, `"0640"`, `"0o640"`,
+ * what a JSON configuration can say), which must leave the files readable and writable by their owner.
+ */
+export const fileModeSchema = z
+  .union([
+    z.number().int().min(0).max(0o777),
+    z
+      .string()
+      .regex(/^(?:0o?)?[0-7]{3}$/, 'an octal mode such as "600" or "0640"')
+      .transform((text) => Number.parseInt(text.slice(-3), 8)),
+  ])
+  .refine((mode) => (mode & 0o600) === 0o600, 'the owner must be able to read and write the files (0o600 at least)')
+  .default(PRIVATE_FILE_MODE);
 
 /** How a manifest entry records its file's content: `checksum` (version 3, see file-store-checksum.ts) or `sha256` (every version). */
 const contentChecksumFields = {
@@ -92,6 +115,11 @@ export const manifestSchema = z.object({
 });
 
 export type Manifest = z.output<typeof manifestSchema>;
+
+/** Whether `name` is a segment file's name (`segment-000042.axs`): a plain name, inside the folder. */
+export function isSegmentFileName(name: string): boolean {
+  return SEGMENT_FILE_PATTERN.test(name);
+}
 export type SegmentEntry = Manifest['segments'][number];
 
 /** The documents a manifest lists as live: every segment's documents less its tombstones. */
@@ -114,16 +142,28 @@ export function snapshotFileName(kind: 'keyword-index.bm25' | 'ann-index.hnsw', 
 }
 
 /** The error for any file of the store that cannot be trusted. Names the file and the way out. */
-export function corruptStoreError(component: string, directory: string, file: string, problem: string, cause?: unknown): AxonError {
+export function corruptStoreError(
+  component: string,
+  directory: string,
+  file: string,
+  problem: string,
+  cause?: unknown,
+  details: Record<string, unknown> = {},
+): AxonError {
   return new AxonError('STORE_CORRUPT', `The store file ${join(directory, file)} is corrupt: ${problem}.`, {
     component,
     fix:
       `Nothing was written. Restore ${directory} from a backup, ` +
       (file === MANIFEST_FILE ? `${recoverHint(directory)}, ` : '') +
+      (SEGMENT_FILE_PATTERN.test(file) ? `${salvageHint(directory)}, ` : '') +
       `or delete it and ingest your documents again (axon ingest <paths…> --store ${directory}).`,
-    details: { directory, file: join(directory, file) },
+    details: { ...details, directory, file: join(directory, file) },
     cause,
   });
+}
+
+function salvageHint(directory: string): string {
+  return `keep every intact document of the segment with \`axon store repair ${shellWord(directory)}\` (it lists the damaged ones)`;
 }
 
 function recoverHint(directory: string): string {
@@ -181,6 +221,12 @@ export function parseManifest(text: string, directory: string, component: string
   if (checksum !== undefined || body.version !== 1) {
     if (typeof checksum !== 'string') throw corrupt('it has no checksum');
     if (checksum !== manifestChecksum(body)) throw corrupt('its checksum does not match its contents (edited by hand, or damaged)');
+  } else {
+    // Without a checksum, only a manifest that version 1 could have written is read: one whose checksum was
+    // deleted (and its version set to 1) still records what only later versions write.
+    const later = laterVersionField(body);
+    if (later !== undefined) throw corrupt(`it has no checksum, yet it records ${later}, which a version 1 manifest never does`);
+    warnUnsealed(directory);
   }
   const parsed = manifestSchema.safeParse(body);
   if (!parsed.success) {
@@ -197,6 +243,14 @@ export function parseManifest(text: string, directory: string, component: string
       throw corrupt(`segment ${segment.file} is not below nextSegment (${manifest.nextSegment}), so a write could reuse its name`);
     }
     files.add(segment.file);
+  }
+  for (const [key, component] of Object.entries(manifest.components)) {
+    const pattern = COMPONENT_FILE_PATTERNS[key];
+    if (pattern === undefined) throw corrupt(`components.${key} is not a part of the store this version knows (keyword, ann)`);
+    if (!pattern.test(component.file)) {
+      throw corrupt(`components.${key}.file ${JSON.stringify(component.file)} is not the name of a ${key} index snapshot in the store's folder`);
+    }
+    files.add(component.file);
   }
   for (const file of manifest.garbage) {
     if (files.has(file)) throw corrupt(`${file} is listed both live and as garbage`);
@@ -215,7 +269,34 @@ export function segmentNumber(file: string): number | undefined {
 /** The generation of an index snapshot file (`ann-index-000042.hnsw` → 42); `undefined` for any other name. */
 function snapshotGeneration(file: string): number | undefined {
   const match = SNAPSHOT_FILE_PATTERN.exec(file);
-  return match ? Number(match[1]) : undefined;
+  return match ? Number(match[1] ?? match[2]) : undefined;
+}
+
+/** What a manifest body without a checksum records that only versions after 1 write, if anything. */
+function laterVersionField(body: Record<string, unknown>): string | undefined {
+  if ('garbage' in body) return 'a garbage list';
+  const entries = [
+    ...(Array.isArray(body.segments) ? body.segments : []),
+    ...(typeof body.components === 'object' && body.components !== null ? Object.values(body.components) : []),
+  ] as unknown[];
+  for (const entry of entries) {
+    if (typeof entry !== 'object' || entry === null) continue;
+    if ('checksum' in entry) return 'a file checksum';
+    if ('head' in entry) return 'a head checksum';
+    if (!('sha256' in entry)) return 'a file without its SHA-256';
+  }
+  return undefined;
+}
+
+/** Folders whose unsealed (version 1) manifest this process was already told about. */
+const warnedUnsealed = new Set<string>();
+
+function warnUnsealed(directory: string): void {
+  if (warnedUnsealed.has(directory)) return;
+  warnedUnsealed.add(directory);
+  process.emitWarning(
+    `[axon] [file-store] ${join(directory, MANIFEST_FILE)} is a version 1 manifest, which carries no checksum of its own: it was read without one. The next write rewrites it as version ${MANIFEST_VERSION}, sealed with a checksum.`,
+  );
 }
 
 /** SHA-256 of a manifest's JSON without its checksum; the key order is the order written, which parsing keeps. */
@@ -223,11 +304,16 @@ function manifestChecksum(body: Record<string, unknown>): string {
   return sha256(Buffer.from(JSON.stringify(body), 'utf8'));
 }
 
-/** Write a file so that it is either absent or complete after a crash: temp file, fsync, rename, directory fsync. */
-export async function writeFileDurably(directory: string, file: string, data: Buffer | string): Promise<void> {
+/**
+ * Write a file so that it is either absent or complete after a crash: temp file, fsync, rename, directory fsync.
+ * The temporary file is created afresh (whatever was left under its name, a link included, is removed first,
+ * never written through), with `mode`.
+ */
+export async function writeFileDurably(directory: string, file: string, data: Buffer | string, mode = PRIVATE_FILE_MODE): Promise<void> {
   const target = join(directory, file);
   const temporary = `${target}.tmp`;
-  const handle = await open(temporary, 'w');
+  await removeStoreFile(directory, `${file}.tmp`);
+  const handle = await open(temporary, 'wx', mode);
   try {
     await handle.writeFile(data);
     await handle.sync();
@@ -239,10 +325,28 @@ export async function writeFileDurably(directory: string, file: string, data: Bu
 }
 
 /** Write the manifest durably, as the current version, sealed with its checksum. */
-export async function writeManifest(directory: string, manifest: Manifest): Promise<void> {
+export async function writeManifest(directory: string, manifest: Manifest, mode = PRIVATE_FILE_MODE): Promise<void> {
   const body: Record<string, unknown> = { ...manifest, version: MANIFEST_VERSION };
   delete body.checksum;
-  await writeFileDurably(directory, MANIFEST_FILE, `${JSON.stringify({ ...body, checksum: manifestChecksum(body) }, null, 1)}\n`);
+  await writeFileDurably(directory, MANIFEST_FILE, `${JSON.stringify({ ...body, checksum: manifestChecksum(body) }, null, 1)}\n`, mode);
+}
+
+/**
+ * The folder mode that goes with a file mode: the same permissions, with search (x) wherever read is given
+ * (0o600 → 0o700, 0o644 → 0o755).
+ */
+export function folderMode(fileMode: number): number {
+  return fileMode | ((fileMode & 0o444) >> 2);
+}
+
+/** Create the store's folder if it is missing, with `folderMode(fileMode)` (its parents as the system makes them); an existing folder is left as it is. */
+export async function createStoreFolder(directory: string, fileMode = PRIVATE_FILE_MODE): Promise<void> {
+  await mkdir(dirname(directory), { recursive: true });
+  try {
+    await mkdir(directory, { mode: folderMode(fileMode) });
+  } catch (error) {
+    if (errorCode(error) !== 'EEXIST') throw error;
+  }
 }
 
 /**
@@ -259,13 +363,35 @@ export async function removeOrphans(directory: string, manifest: Manifest): Prom
     const number = segmentNumber(name);
     const generation = snapshotGeneration(name);
     const unpublished = (number !== undefined && number >= manifest.nextSegment) || (generation !== undefined && generation > manifest.generation);
-    if (unpublished || TEMPORARY_FILE_PATTERN.test(name)) await unlinkQuietly(join(directory, name));
+    if (unpublished || TEMPORARY_FILE_PATTERN.test(name)) await removeStoreFile(directory, name);
   }
 }
 
 /** Delete the files the manifest lists as garbage (those already gone are fine). */
 export async function removeGarbage(directory: string, manifest: Manifest): Promise<void> {
-  for (const file of manifest.garbage) await unlinkQuietly(join(directory, file));
+  for (const file of manifest.garbage) await removeStoreFile(directory, file);
+}
+
+/**
+ * Delete one of the store's own files: `name` must be a plain name of a store file (a segment, an index snapshot,
+ * a temporary file), so nothing outside the folder can be reached. A link is removed, never what it points to; a
+ * folder or anything else that is not a file is left alone; a file already gone is fine.
+ */
+export async function removeStoreFile(directory: string, name: string): Promise<void> {
+  if (!SEGMENT_FILE_PATTERN.test(name) && !SNAPSHOT_FILE_PATTERN.test(name) && !TEMPORARY_FILE_PATTERN.test(name)) {
+    throw new AxonError('INTERNAL', `The store was about to delete ${JSON.stringify(name)}, which is not the name of one of its files.`, {
+      component: 'file-store',
+      details: { invariant: 'delete-own-files-only' },
+    });
+  }
+  const path = join(directory, name);
+  try {
+    const found = await lstat(path);
+    if (!found.isFile() && !found.isSymbolicLink()) return;
+    await unlink(path);
+  } catch (error) {
+    if (errorCode(error) !== 'ENOENT') throw error;
+  }
 }
 
 /** Every segment file in the folder, by number. */
@@ -282,13 +408,13 @@ export async function latestSnapshotGeneration(directory: string): Promise<numbe
  * Take the store's write lock, waiting up to `timeoutMs` for another writer. A lock left by a process
  * that no longer runs on this host is taken over. Returns the release function.
  */
-export async function acquireWriteLock(directory: string, timeoutMs: number, component: string): Promise<() => Promise<void>> {
+export async function acquireWriteLock(directory: string, timeoutMs: number, component: string, mode = PRIVATE_FILE_MODE): Promise<() => Promise<void>> {
   const path = join(directory, LOCK_FILE);
   const content = JSON.stringify({ pid: process.pid, hostname: hostname(), token: randomUUID(), acquiredAt: new Date().toISOString() });
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      const handle = await open(path, 'wx');
+      const handle = await open(path, 'wx', mode);
       try {
         await handle.writeFile(content);
       } finally {

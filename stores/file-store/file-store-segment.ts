@@ -1,16 +1,14 @@
 /**
  * The segment files of `FileStore`: the documents of one write and their unit vectors, immutable once written.
- * See docs/stores.md ("Segment files") for the byte layout.
+ * The byte layout is file-store-segment-layout.ts; see docs/stores.md ("Segment files").
  *
- * Version 2 (`AXONSEG2`, written since issue 19) is laid out so that a load does as little as it can: the vectors
- * come first and are read straight into the scan's WebAssembly memory, the ids are one small JSON array, and each
- * document's other fields are JSON of their own behind offset and checksum tables. A load reads the header, the
- * vectors, the ids and the tables (the head) and checks them against the head checksum the manifest records
- * (`segmentEntry`); the documents stay on disk, and a document's bytes are read from the open file, checked
- * against their own checksum and parsed only when the document is returned, filtered or rewritten
- * (`StoredDocument`). An entry without a head checksum (written before) is checked whole, the documents read
- * through a small buffer it reuses.
- * Version 1 (`AXONSEG1`: one JSON array of all documents, then the vectors) is still read.
+ * A load reads a version 2 or 3 segment's header, vectors, ids and tables (the head) and checks them against the
+ * head checksum the manifest records (`segmentEntry`); the documents stay on disk, and a document's bytes are read
+ * from the open file, checked against their own checksum and parsed only when the document is returned, filtered
+ * or rewritten (`StoredDocument`). A document whose bytes are damaged fails then with a `STORE_CORRUPT` error that
+ * names it (`damagedDocumentOf`), so the store can set that one document aside. An entry without a head checksum
+ * (written before) is checked whole, the documents read through a small buffer it reuses. A version 1 segment is
+ * read and checked whole.
  */
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -19,23 +17,40 @@ import { AxonError } from '../../src/errors.ts';
 import { largestRowNorm } from '../indexes/simd/simd-index.ts';
 import { WASM_PAGE_BYTES } from '../indexes/simd/space-layout.ts';
 import { createMemory } from '../indexes/simd/wasm-runtime.ts';
-import { assertLittleEndian, corruptStoreError, errorCode, readInto, segmentFileName, syncDirectory, type SegmentEntry } from './file-store-format.ts';
-import { checksumOf, contentChecksum } from './file-store-checksum.ts';
+import {
+  assertLittleEndian,
+  corruptStoreError,
+  errorCode,
+  PRIVATE_FILE_MODE,
+  readInto,
+  segmentFileName,
+  syncDirectory,
+  type SegmentEntry,
+} from './file-store-format.ts';
+import { contentChecksum } from './file-store-checksum.ts';
 import { KeptFile } from './kept-file.ts';
 import { partChecksum } from '../indexes/part-checksum.ts';
+import {
+  align4,
+  encodeSegment as encodeSegmentLayout,
+  floatView,
+  HEADER_BYTES_V1,
+  HEADER_BYTES_V2,
+  readHeader,
+  segmentEntry,
+  segmentVersion,
+  uint32Table,
+  type SegmentShape,
+} from './file-store-segment-layout.ts';
 
-const MAGIC_V1 = 'AXONSEG1';
-const MAGIC_V2 = 'AXONSEG2';
-const HEADER_BYTES_V1 = 20;
-const HEADER_BYTES_V2 = 64;
+export { encodeSegmentVersion1, segmentDocumentCount, segmentEntry, SEGMENT_MIN_BYTES } from './file-store-segment-layout.ts';
+
 /** The buffer a load reads a segment's documents through to check them. */
 const READ_THROUGH_BYTES = 1024 * 1024;
 /** Documents read one after another, in row order, after which a part (fields or contents) of a segment is read whole and kept. */
 const RUN_BEFORE_WHOLE = 32;
 /** How many segment numbers `writeSegment` tries past one already taken before giving up. */
 const SEGMENT_NUMBER_ATTEMPTS = 1000;
-/** The smallest segment of either version: a header. */
-export const SEGMENT_MIN_BYTES = HEADER_BYTES_V1;
 
 /** A segment as read back: its documents (score 0, no embedding) and how to place their unit vectors. */
 export interface SegmentRows {
@@ -64,55 +79,11 @@ export interface DecodedSegment {
 }
 
 /**
- * Lay out a segment, version 2: a 64-byte header (magic `AXONSEG2`, then little-endian uint32 document count,
- * dimensions, ids bytes, field bytes and content bytes, a zero uint32, the largest row norm as float64, zeros),
- * the float32 vectors row after row, the ids as one UTF-8 JSON array padded to 4 bytes, four uint32 tables
- * (field offsets and content offsets, count + 1 entries each; field checksums and content checksums, one entry
- * per document, see `partChecksum`), each document's `[sourceType, sourceName, metadata]` as JSON, and each
- * document's content as a JSON string.
+ * Lay out a segment (version 3 unless told 2; see `encodeSegment` in file-store-segment-layout.ts). A document read
+ * from a version 2 or 3 segment is copied as it is stored, without parsing it.
  */
-export function encodeSegment(documents: readonly Document[], vectors: Float32Array, dimensions: number): Buffer {
-  assertLittleEndian();
-  const count = documents.length;
-  const ids = Buffer.from(JSON.stringify(documents.map((document) => document.id)), 'utf8');
-  const fields: Uint8Array[] = new Array(count);
-  const contents: Uint8Array[] = new Array(count);
-  for (let row = 0; row < count; row++) {
-    const document = documents[row];
-    // A document loaded from a segment is copied as it is stored, without parsing it.
-    const raw = StoredDocument.rawParts(document);
-    fields[row] = raw?.fields ?? Buffer.from(JSON.stringify([document.sourceType, document.sourceName, document.metadata]), 'utf8');
-    contents[row] = raw?.content ?? Buffer.from(JSON.stringify(document.content), 'utf8');
-  }
-  const fieldBytes = fields.reduce((sum, part) => sum + part.length, 0);
-  const contentBytes = contents.reduce((sum, part) => sum + part.length, 0);
-  const vectorBytes = count * dimensions * 4;
-  const layout = layoutV2(count, vectorBytes, ids.length, fieldBytes, contentBytes);
-  const buffer = Buffer.alloc(layout.total);
-  buffer.write(MAGIC_V2, 0, 'latin1');
-  buffer.writeUInt32LE(count, 8);
-  buffer.writeUInt32LE(dimensions, 12);
-  buffer.writeUInt32LE(ids.length, 16);
-  buffer.writeUInt32LE(fieldBytes, 20);
-  buffer.writeUInt32LE(contentBytes, 24);
-  buffer.writeDoubleLE(largestRowNorm(vectors.subarray(0, count * dimensions), dimensions), 32);
-  Buffer.from(vectors.buffer, vectors.byteOffset, vectorBytes).copy(buffer, HEADER_BYTES_V2);
-  ids.copy(buffer, layout.ids);
-  let fieldAt = layout.fields;
-  let contentAt = layout.contents;
-  for (let row = 0; row < count; row++) {
-    buffer.writeUInt32LE(fieldAt - layout.fields, layout.fieldOffsets + row * 4);
-    buffer.writeUInt32LE(contentAt - layout.contents, layout.contentOffsets + row * 4);
-    buffer.writeUInt32LE(partChecksum(fields[row]), layout.fieldChecksums + row * 4);
-    buffer.writeUInt32LE(partChecksum(contents[row]), layout.contentChecksums + row * 4);
-    buffer.set(fields[row], fieldAt);
-    fieldAt += fields[row].length;
-    buffer.set(contents[row], contentAt);
-    contentAt += contents[row].length;
-  }
-  buffer.writeUInt32LE(fieldBytes, layout.fieldOffsets + count * 4);
-  buffer.writeUInt32LE(contentBytes, layout.contentOffsets + count * 4);
-  return buffer;
+export function encodeSegment(documents: readonly Document[], vectors: Float32Array, dimensions: number, version: 2 | 3 = 3): Buffer {
+  return encodeSegmentLayout(documents, vectors, dimensions, version, StoredDocument.rawParts);
 }
 
 /**
@@ -127,13 +98,14 @@ export async function writeSegment(
   documents: readonly Document[],
   vectors: Float32Array,
   dimensions: number,
+  mode = PRIVATE_FILE_MODE,
 ): Promise<SegmentEntry> {
   const buffer = encodeSegment(documents, vectors, dimensions);
   for (let attempt = 0; ; attempt++) {
     const file = segmentFileName(number + attempt);
     let handle;
     try {
-      handle = await open(join(directory, file), 'wx');
+      handle = await open(join(directory, file), 'wx', mode);
     } catch (error) {
       if (errorCode(error) === 'EEXIST' && attempt < SEGMENT_NUMBER_ATTEMPTS) continue;
       throw error;
@@ -147,48 +119,6 @@ export async function writeSegment(
     await syncDirectory(directory);
     return segmentEntry(file, buffer);
   }
-}
-
-/**
- * The manifest entry of segment bytes `buffer` written as `file`: its size, document count and checksum, and for
- * version 2 the checksum of its head (header, vectors, ids and tables), which a load checks without reading the
- * documents, each of which is checked against its own checksum when read.
- */
-export function segmentEntry(file: string, buffer: Buffer): SegmentEntry {
-  const entry: SegmentEntry = { file, documents: segmentDocumentCount(buffer), bytes: buffer.length, ...checksumOf([buffer]), tombstones: [] };
-  if (buffer.length >= HEADER_BYTES_V2 && buffer.toString('latin1', 0, 8) === MAGIC_V2) {
-    const malformed = (problem: string) =>
-      new AxonError('INTERNAL', `A segment just encoded is malformed: ${problem}.`, {
-        component: 'file-store',
-        details: { invariant: 'encoded-segment-header' },
-      });
-    const { layout } = readHeaderV2(buffer.subarray(0, HEADER_BYTES_V2), entry, null, malformed);
-    entry.head = { bytes: layout.fields, ...checksumOf([buffer.subarray(0, layout.fields)]) };
-  }
-  return entry;
-}
-
-/**
- * Lay out a segment, version 1 (what Axon wrote before version 2; kept so tests can write old stores): magic
- * `AXONSEG1`, then little-endian uint32 document count, dimensions and JSON byte length, the documents as one
- * UTF-8 JSON array, zero padding to a multiple of 4, then the float32 vectors.
- */
-export function encodeSegmentVersion1(documents: readonly Document[], vectors: Float32Array, dimensions: number): Buffer {
-  assertLittleEndian();
-  const json = Buffer.from(
-    JSON.stringify(documents.map(({ id, content, sourceType, sourceName, metadata }) => ({ id, content, sourceType, sourceName, metadata }))),
-    'utf8',
-  );
-  const vectorsOffset = align4(HEADER_BYTES_V1 + json.length);
-  const vectorBytes = documents.length * dimensions * 4;
-  const buffer = Buffer.alloc(vectorsOffset + vectorBytes);
-  buffer.write(MAGIC_V1, 0, 'latin1');
-  buffer.writeUInt32LE(documents.length, 8);
-  buffer.writeUInt32LE(dimensions, 12);
-  buffer.writeUInt32LE(json.length, 16);
-  json.copy(buffer, HEADER_BYTES_V1);
-  Buffer.from(vectors.buffer, vectors.byteOffset, vectorBytes).copy(buffer, vectorsOffset);
-  return buffer;
 }
 
 /**
@@ -209,6 +139,7 @@ export async function loadSegment(
   expectedDimensions: number | null,
   component: string,
   place: (rows: SegmentRows) => Promise<void>,
+  manifestVersion?: number,
 ): Promise<() => void> {
   assertLittleEndian();
   const corrupt = (problem: string, cause?: unknown) => corruptStoreError(component, directory, entry.file, problem, cause);
@@ -220,7 +151,10 @@ export async function loadSegment(
     if (size !== entry.bytes) throw corrupt(`it holds ${size} bytes, the manifest recorded ${entry.bytes} (truncated or overwritten)`);
     const header = Buffer.alloc(Math.min(HEADER_BYTES_V2, size));
     await readInto(handle, header, 0);
-    if (header.toString('latin1', 0, 8) !== MAGIC_V2) {
+    const version = segmentVersion(header);
+    // A version 1 manifest (which has no checksum of its own) was written by a version that wrote version 1 segments only.
+    if (manifestVersion === 1 && version !== 1) throw corrupt('a version 1 manifest lists it, but it is not a version 1 segment');
+    if (version !== 2 && version !== 3) {
       // Version 1 (or not a segment): read and check it whole, as before.
       const segment = decodeSegment(await readFile(handle), entry, expectedDimensions, directory, component);
       await place({
@@ -232,7 +166,7 @@ export async function loadSegment(
       });
       return () => undefined;
     }
-    const shape = readHeaderV2(header, entry, expectedDimensions, corrupt);
+    const shape = readHeader(header, entry, expectedDimensions, corrupt);
     // With a checksum of the head, the documents are left on disk: each is checked against its own checksum when read.
     const headOnly = entry.head !== undefined && entry.head.bytes === shape.layout.fields;
     const checksum = contentChecksum(headOnly ? entry.head! : entry, corrupt);
@@ -302,9 +236,9 @@ export function decodeSegment(buffer: Buffer, entry: SegmentEntry, expectedDimen
   const checksum = contentChecksum(entry, corrupt);
   checksum.update(buffer);
   checksum.verify('its checksum does not match the manifest');
-  const magic = buffer.toString('latin1', 0, 8);
-  if (magic === MAGIC_V2) {
-    const shape = readHeaderV2(buffer.subarray(0, HEADER_BYTES_V2), entry, expectedDimensions, corrupt);
+  const version = segmentVersion(buffer);
+  if (version === 2 || version === 3) {
+    const shape = readHeader(buffer.subarray(0, HEADER_BYTES_V2), entry, expectedDimensions, corrupt);
     const texts = new SegmentTexts(
       new BufferBytes(buffer.subarray(shape.layout.fields), shape.layout.fields),
       buffer.subarray(shape.layout.ids, shape.layout.fields),
@@ -317,7 +251,7 @@ export function decodeSegment(buffer: Buffer, entry: SegmentEntry, expectedDimen
     const documents: Document[] = ids.map((id, row) => new StoredDocument(id, texts, row));
     return { documents, vectors: floatView(buffer, HEADER_BYTES_V2, shape.count * shape.dimensions), dimensions: shape.dimensions };
   }
-  if (magic !== MAGIC_V1) throw corrupt('it does not start with the segment signature');
+  if (version !== 1) throw corrupt('it does not start with the segment signature');
   const count = buffer.readUInt32LE(8);
   const dimensions = buffer.readUInt32LE(12);
   const jsonLength = buffer.readUInt32LE(16);
@@ -337,13 +271,8 @@ export function decodeSegment(buffer: Buffer, entry: SegmentEntry, expectedDimen
   return { documents, vectors: floatView(buffer, vectorsOffset, count * dimensions), dimensions };
 }
 
-/** The document count a segment's header states (0 when it is too short to have one), for recovery. */
-export function segmentDocumentCount(buffer: Buffer): number {
-  return buffer.length >= SEGMENT_MIN_BYTES ? buffer.readUInt32LE(8) : 0;
-}
-
 /**
- * A document of a version 2 segment: its id is read with the segment, its other fields are parsed from the
+ * A document of a version 2 or 3 segment: its id is read with the segment, its other fields are parsed from the
  * segment's bytes the first time they are read (a result, a filter, a rewrite), then kept. Read-only, like every
  * stored document; the fields are getters, so copy them out by name (as `VectorIndex` does), not by spreading.
  */
@@ -364,7 +293,7 @@ export class StoredDocument implements Document {
   }
 
   get content(): string {
-    if (this.#content === undefined) this.#content = this.#texts.content(this.#row);
+    if (this.#content === undefined) this.#content = this.#texts.content(this.#row, this.id);
     return this.#content;
   }
 
@@ -380,76 +309,56 @@ export class StoredDocument implements Document {
     return this.fields()[2];
   }
 
-  /** The stored bytes of a document read from a version 2 segment (to write it again unparsed); `undefined` for any other document. */
+  /** The stored bytes of a document read from a version 2 or 3 segment (to write it again unparsed); `undefined` for any other document. */
   static rawParts(document: Document): { fields: Uint8Array; content: Uint8Array } | undefined {
     if (!(document instanceof StoredDocument)) return undefined;
-    return document.#texts.rawParts(document.#row);
+    return document.#texts.rawParts(document.#row, document.id);
+  }
+
+  /**
+   * Why a stored document cannot be read (its fields or content fail their checksum or do not parse), without
+   * keeping what it reads; `undefined` when it reads fine (and for a document that is not a `StoredDocument`).
+   * @throws AxonError `STORE_IO` when its file cannot be read at all
+   */
+  static damage(document: Document): string | undefined {
+    if (!(document instanceof StoredDocument)) return undefined;
+    try {
+      if (document.#fields === undefined) document.#texts.fields(document.#row, document.id);
+      if (document.#content === undefined) document.#texts.content(document.#row, document.id);
+      return undefined;
+    } catch (error) {
+      const damaged = damagedDocumentOf(error);
+      if (damaged === undefined) throw error;
+      return damaged.problem;
+    }
   }
 
   private fields(): StoredFields {
-    if (this.#fields === undefined) this.#fields = this.#texts.fields(this.#row);
+    if (this.#fields === undefined) this.#fields = this.#texts.fields(this.#row, this.id);
     return this.#fields;
   }
+}
+
+/** A stored document found damaged: the segment that holds it, its row there, its id, and what is wrong. */
+export interface DamagedDocumentError {
+  readonly file: string;
+  readonly row: number;
+  readonly id: string;
+  readonly problem: string;
+}
+
+/** The damaged document an error names, when it is a stored document's own damage (not its segment's, nor an IO failure). */
+export function damagedDocumentOf(error: unknown): DamagedDocumentError | undefined {
+  if (!AxonError.isInstance(error) || error.code !== 'STORE_CORRUPT') return undefined;
+  const damaged = (error.details as { damagedDocument?: DamagedDocumentError } | undefined)?.damagedDocument;
+  return typeof damaged === 'object' && damaged !== null && typeof damaged.id === 'string' && typeof damaged.file === 'string' ? damaged : undefined;
 }
 
 // --- Internal helpers ---
 
 type StoredFields = [sourceType: string, sourceName: string, metadata: Record<string, JsonValue>];
 
-interface LayoutV2 {
-  /** Byte offsets in the file. */
-  readonly ids: number;
-  readonly fieldOffsets: number;
-  readonly contentOffsets: number;
-  readonly fieldChecksums: number;
-  readonly contentChecksums: number;
-  readonly fields: number;
-  readonly contents: number;
-  readonly total: number;
-}
-
-interface ShapeV2 {
-  readonly count: number;
-  readonly dimensions: number;
-  readonly idBytes: number;
-  readonly fieldBytes: number;
-  readonly contentBytes: number;
-  readonly largestNorm: number;
-  readonly vectorBytes: number;
-  readonly layout: LayoutV2;
-}
-
-function layoutV2(count: number, vectorBytes: number, idBytes: number, fieldBytes: number, contentBytes: number): LayoutV2 {
-  const ids = HEADER_BYTES_V2 + vectorBytes;
-  const fieldOffsets = ids + align4(idBytes);
-  const contentOffsets = fieldOffsets + (count + 1) * 4;
-  const fieldChecksums = contentOffsets + (count + 1) * 4;
-  const contentChecksums = fieldChecksums + count * 4;
-  const fields = contentChecksums + count * 4;
-  const contents = fields + fieldBytes;
-  return { ids, fieldOffsets, contentOffsets, fieldChecksums, contentChecksums, fields, contents, total: contents + contentBytes };
-}
-
-function readHeaderV2(header: Buffer, entry: SegmentEntry, expectedDimensions: number | null, corrupt: (problem: string) => AxonError): ShapeV2 {
-  if (header.length < HEADER_BYTES_V2) throw corrupt('it is shorter than its header');
-  const count = header.readUInt32LE(8);
-  const dimensions = header.readUInt32LE(12);
-  const idBytes = header.readUInt32LE(16);
-  const fieldBytes = header.readUInt32LE(20);
-  const contentBytes = header.readUInt32LE(24);
-  const largestNorm = header.readDoubleLE(32);
-  if (count !== entry.documents) throw corrupt(`it holds ${count} documents, the manifest recorded ${entry.documents}`);
-  if (dimensions < 1 || (expectedDimensions !== null && dimensions !== expectedDimensions)) {
-    throw corrupt(`its vectors have ${dimensions} dimensions, the store ${expectedDimensions ?? 'at least 1'}`);
-  }
-  if (!(largestNorm >= 0 && largestNorm < Number.POSITIVE_INFINITY)) throw corrupt('its header is malformed');
-  const vectorBytes = count * dimensions * 4;
-  const layout = layoutV2(count, vectorBytes, idBytes, fieldBytes, contentBytes);
-  if (layout.total !== entry.bytes) throw corrupt('its section lengths do not add up to its size');
-  return { count, dimensions, idBytes, fieldBytes, contentBytes, largestNorm, vectorBytes, layout };
-}
-
-/** One part of a version 2 segment's documents (their fields, or their contents): where it starts in the file, its tables, and how it is being read. */
+/** One part of a version 2 or 3 segment's documents (their fields, or their contents): where it starts in the file, its tables, and how it is being read. */
 interface DocumentPart {
   readonly start: number;
   readonly offsets: Uint32Array;
@@ -461,7 +370,7 @@ interface DocumentPart {
   run: number;
 }
 
-/** Where a version 2 segment's document bytes are read from: `read` takes file offsets. */
+/** Where a version 2 or 3 segment's document bytes are read from: `read` takes file offsets. */
 interface DocumentBytes {
   read(position: number, length: number): Uint8Array;
 }
@@ -479,8 +388,9 @@ class BufferBytes implements DocumentBytes {
 }
 
 /**
- * A version 2 segment's ids and tables (in memory) and its documents' bytes (`DocumentBytes`), and the parsing of
- * one document's fields or content, checked against its own checksum.
+ * A version 2 or 3 segment's ids and tables (in memory) and its documents' bytes (`DocumentBytes`), and the parsing
+ * of one document's fields or content, checked against its own checksum: damage there is a `STORE_CORRUPT` error
+ * naming the document (`damagedDocumentOf`).
  */
 class SegmentTexts {
   private readonly fieldOffsets: Uint32Array;
@@ -491,7 +401,7 @@ class SegmentTexts {
     private readonly bytes: DocumentBytes,
     /** The file from the ids to the end of the tables. */
     private readonly tables: Buffer,
-    private readonly shape: ShapeV2,
+    private readonly shape: SegmentShape,
     private readonly directory: string,
     private readonly file: string,
     private readonly component: string,
@@ -527,8 +437,8 @@ class SegmentTexts {
     return ids as string[];
   }
 
-  fields(row: number): StoredFields {
-    const fields = this.parse(this.fieldBytes(row), row);
+  fields(row: number, id: string): StoredFields {
+    const fields = this.parse(this.fieldBytes(row, id), row, id);
     if (
       !Array.isArray(fields) ||
       fields.length !== 3 ||
@@ -538,34 +448,34 @@ class SegmentTexts {
       fields[2] === null ||
       Array.isArray(fields[2])
     ) {
-      throw this.corrupt(`the fields of document ${row} are malformed`);
+      throw this.damaged(row, id, 'its fields are malformed');
     }
     return fields as StoredFields;
   }
 
-  content(row: number): string {
-    const content = this.parse(this.contentBytes(row), row);
-    if (typeof content !== 'string') throw this.corrupt(`the content of document ${row} is malformed`);
+  content(row: number, id: string): string {
+    const content = this.parse(this.contentBytes(row, id), row, id);
+    if (typeof content !== 'string') throw this.damaged(row, id, 'its content is malformed');
     return content;
   }
 
-  rawParts(row: number): { fields: Uint8Array; content: Uint8Array } {
-    return { fields: this.fieldBytes(row), content: this.contentBytes(row) };
+  rawParts(row: number, id: string): { fields: Uint8Array; content: Uint8Array } {
+    return { fields: this.fieldBytes(row, id), content: this.contentBytes(row, id) };
   }
 
-  private fieldBytes(row: number): Uint8Array {
-    return this.checked(this.parts.fields, row);
+  private fieldBytes(row: number, id: string): Uint8Array {
+    return this.checked(this.parts.fields, row, id, 'its fields do not match their checksum');
   }
 
-  private contentBytes(row: number): Uint8Array {
-    return this.checked(this.parts.contents, row);
+  private contentBytes(row: number, id: string): Uint8Array {
+    return this.checked(this.parts.contents, row, id, 'its content does not match its checksum');
   }
 
   /**
    * Row `row`'s bytes of one part, read and checked against the part's checksum table. Rows read one after
    * another (a filter or a rewrite going through every document) make the whole part be read once and kept.
    */
-  private checked(part: DocumentPart, row: number): Uint8Array {
+  private checked(part: DocumentPart, row: number, id: string, mismatch: string): Uint8Array {
     const { offsets, checksums } = part;
     part.run = row === part.lastRow + 1 ? part.run + 1 : 0;
     part.lastRow = row;
@@ -584,35 +494,27 @@ class SegmentTexts {
         cause: error,
       });
     }
-    if (partChecksum(bytes) !== checksums[row]) throw this.corrupt(`document ${row} does not match its checksum`);
+    if (partChecksum(bytes) !== checksums[row]) throw this.damaged(row, id, mismatch);
     return bytes;
   }
 
-  private parse(bytes: Uint8Array, row: number): unknown {
+  private parse(bytes: Uint8Array, row: number, id: string): unknown {
     try {
       return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
     } catch (error) {
-      throw this.corrupt(`document ${row} is not valid JSON`, error);
+      throw this.damaged(row, id, 'it is not valid JSON', error);
     }
   }
 
   private corrupt(problem: string, cause?: unknown): AxonError {
     return corruptStoreError(this.component, this.directory, this.file, problem, cause);
   }
-}
 
-/** `length` uint32 values at byte `offset` of `bytes`: a view when aligned, else a copy. */
-function uint32Table(bytes: Buffer, offset: number, length: number): Uint32Array {
-  const start = bytes.byteOffset + offset;
-  if (start % 4 === 0) return new Uint32Array(bytes.buffer, start, length);
-  return new Uint32Array(Uint8Array.prototype.slice.call(bytes, offset, offset + length * 4).buffer);
-}
-
-/** `length` floats at byte `offset` of `buffer`: a view when aligned, else a copy. */
-function floatView(buffer: Buffer, offset: number, length: number): Float32Array {
-  const start = buffer.byteOffset + offset;
-  if (start % 4 === 0) return new Float32Array(buffer.buffer, start, length);
-  return new Float32Array(Uint8Array.prototype.slice.call(buffer, offset, offset + length * 4).buffer);
+  /** The error for one damaged document: names it (row and id) so the store can set it aside. */
+  private damaged(row: number, id: string, problem: string, cause?: unknown): AxonError {
+    const damagedDocument: DamagedDocumentError = { file: this.file, row, id, problem };
+    return corruptStoreError(this.component, this.directory, this.file, `document ${row} (id ${JSON.stringify(id)}): ${problem}`, cause, { damagedDocument });
+  }
 }
 
 function fillMisuse(component: string): AxonError {
@@ -620,8 +522,4 @@ function fillMisuse(component: string): AxonError {
     component,
     details: { invariant: 'segment-fill-once' },
   });
-}
-
-function align4(value: number): number {
-  return (value + 3) & ~3;
 }

@@ -26,6 +26,8 @@ import {
   errorCode,
   hasContentChecksum,
   headChecksumShape,
+  isSegmentFileName,
+  PRIVATE_FILE_MODE,
   readInto,
   readManifest,
   snapshotFileName,
@@ -43,7 +45,7 @@ export const snapshotEntrySchema = componentEntryShape
     /** Documents the snapshot holds. */
     documents: z.number().int().min(0),
     /** Segment files whose live documents the snapshot holds, in their current version. */
-    covers: z.array(z.string()),
+    covers: z.array(z.string().refine(isSegmentFileName, 'not a segment file name')),
     /** Set for a snapshot read in parts (the keyword index, format 3); see `headChecksumShape`. */
     head: headChecksumShape.optional(),
   })
@@ -209,14 +211,32 @@ export async function loadDerivedIndex<T>(
       if (!covered.has(segmentOf(vectors.storedDocumentAt(row).id) ?? '')) uncovered.push(row);
     }
   }
-  // Re-adding an id replaces the older version the snapshot may hold.
-  kind.addRows(index, vectors, uncovered);
+  // Re-adding an id replaces the older version the snapshot may hold. A damaged document read here fails the load.
+  try {
+    kind.addRows(index, vectors, uncovered);
+  } catch (error) {
+    release?.();
+    throw error;
+  }
   let removed = 0;
   if (kind.count(index) !== vectors.size) {
     // Everything added above is live, so what the store lacks are snapshot documents deleted since.
-    const deleted = [...kind.ids(index)].filter((id) => !vectors.has(id));
+    const held = new Set(kind.ids(index));
+    const deleted = [...held].filter((id) => !vectors.has(id));
     kind.remove(index, deleted);
     removed = deleted.length;
+    // Live documents of covered segments the snapshot lacks: a process that found them damaged set them aside
+    // before it wrote the snapshot. Indexed here like any other; a read that finds them damaged sets them aside.
+    if (kind.count(index) < vectors.size) {
+      const lacking: number[] = [];
+      for (let row = 0; row < vectors.size; row++) if (!held.has(vectors.storedDocumentAt(row).id)) lacking.push(row);
+      try {
+        kind.addRows(index, vectors, lacking);
+      } catch (error) {
+        release?.();
+        throw error;
+      }
+    }
     if (kind.count(index) !== vectors.size) return dropped(`its file ${entry.file} does not match the stored documents`, true);
   }
   // Writers that do not maintain the index can leave it far behind: save the catch-up.
@@ -254,12 +274,19 @@ export function staleness(manifest: Manifest, key: string): { stale: number; liv
  * Write `index` (which must hold exactly the live documents of `manifest`) as the snapshot `manifest` will
  * publish, and record it there. Returns the file of the snapshot it replaces, to delete once published.
  */
-export async function writeSnapshot<T>(kind: DerivedIndexKind<T>, directory: string, index: T, manifest: Manifest): Promise<string | undefined> {
-  const previous = snapshotEntryOf(manifest, kind.key)?.file;
+export async function writeSnapshot<T>(
+  kind: DerivedIndexKind<T>,
+  directory: string,
+  index: T,
+  manifest: Manifest,
+  mode = PRIVATE_FILE_MODE,
+): Promise<string | undefined> {
+  // The name parseManifest checked (a snapshot of this kind, inside the folder), even when the rest of the entry is malformed.
+  const previous = manifest.components[kind.key]?.file;
   const serialized = kind.serialize(index);
   const buffer = Buffer.from(serialized.buffer, serialized.byteOffset, serialized.byteLength);
   const file = snapshotFileName(kind.file, manifest.generation);
-  await writeFileDurably(directory, file, buffer);
+  await writeFileDurably(directory, file, buffer, mode);
   const head = kind.readInParts?.headBytes(serialized);
   const entry: SnapshotEntry = {
     file,

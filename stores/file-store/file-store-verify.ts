@@ -5,12 +5,13 @@
  * the manifest lists, whole, and checks its size and checksum (and its head's, where one is recorded), so
  * damage is found before a search or a compaction stumbles on it. It reads only: no lock, nothing written.
  */
-import { open } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WASM_PAGE_BYTES } from '../indexes/simd/space-layout.ts';
 import { createMemory } from '../indexes/simd/wasm-runtime.ts';
 import { contentChecksum, type ChecksumFields } from './file-store-checksum.ts';
-import { corruptStoreError, errorCode, liveDocuments, readInto, readManifest, type Manifest } from './file-store-format.ts';
+import { corruptStoreError, errorCode, liveDocuments, readInto, readManifest, type Manifest, type SegmentEntry } from './file-store-format.ts';
+import { type DamagedDocument, salvageSegment } from './file-store-salvage.ts';
 import { snapshotEntrySchema } from './file-store-snapshot.ts';
 
 /** One file the manifest lists, as checked. */
@@ -21,6 +22,12 @@ export interface VerifiedFile {
   bytes: number;
   /** Why the file does not match the manifest; unset when it does. */
   problem?: string;
+  /**
+   * For a segment that does not match: its documents that fail their own checks (what `FileStore.recover` would
+   * leave out, keeping the others), or, when nothing in it can be read, why (`unreadable`).
+   */
+  damagedDocuments?: DamagedDocument[];
+  unreadable?: string;
 }
 
 /** What `FileStore.verify` found. */
@@ -60,6 +67,16 @@ export async function verifyStore(directory: string, component: string): Promise
         break;
       }
       if (problem !== undefined) listed.file.problem = problem === 'missing' ? 'the manifest lists it but it does not exist' : problem;
+      if (problem !== undefined && problem !== 'missing' && listed.file.kind === 'segment') {
+        // Which documents: read whole, checked document by document (an error path, so the memory is fine).
+        const buffer = await readFile(join(directory, listed.entry.file));
+        const salvage = salvageSegment(listed.entry.file, buffer, { entry: listed.entry as SegmentEntry, dimensions: manifest.dimensions });
+        if (salvage.unreadable !== undefined) listed.file.unreadable = salvage.unreadable;
+        else
+          listed.file.damagedDocuments = salvage.damaged.filter(
+            (document) => !document.idIntact || !(listed.entry as SegmentEntry).tombstones.includes(document.id),
+          );
+      }
     }
     if (superseded) continue;
     const checked = files.map((listed) => listed.file);

@@ -1,34 +1,33 @@
 import { parseOptions } from '../../src/runtime/options.ts';
-import { mkdir, unlink } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
-import { z } from 'zod';
+import { resolve } from 'node:path';
 import type { KeywordSearchable, KeywordSearchOptions } from '../../src/contracts/keyword-search.ts';
 import type { SearchMethod, StoreOperationOptions, VectorSearchOptions, VectorStore, VectorStoreCapabilities } from '../../src/contracts/vector-store.ts';
 import type { Document, Vector } from '../../src/document.ts';
 import { AxonError, throwIfAborted } from '../../src/errors.ts';
 import {
   acquireWriteLock,
-  corruptStoreError,
+  createStoreFolder,
   emptyManifest,
-  errorCode,
   liveDocuments,
-  MANIFEST_FILE,
   readManifest,
   removeGarbage,
   removeOrphans,
+  removeStoreFile,
   segmentNumber,
   writeManifest,
   type Manifest,
-  type SegmentEntry,
 } from './file-store-format.ts';
+import { mergeAroundDamage, planCompaction, type MergeContext } from './file-store-compaction.ts';
+import { fileStoreOptionsSchema, type FileStoreOptions } from './file-store-options.ts';
+import { damagedOfSource, setAsideDamaged, setAsideWarning } from './file-store-quarantine.ts';
 import { type RecoveryOptions, recoverManifest, type RecoveryReport } from './file-store-recovery.ts';
-import { loadSegment, writeSegment } from './file-store-segment.ts';
+import type { DamagedDocument } from './file-store-salvage.ts';
+import { writeSegment } from './file-store-segment.ts';
+import { derivedIndexOf, ioError, loadState, maintainedIndexes, withTombstones, type LoadedState, type MaintainedIndex } from './file-store-state.ts';
 import { type VerifyReport, verifyStore } from './file-store-verify.ts';
-import { type AnnGraph, annIndexKind, annOptionSchema, annSettings, searchWithAnn, type AnnSettings } from './file-store-ann.ts';
+import { type AnnGraph, annIndexKind, annSettings, searchWithAnn, type AnnSettings } from './file-store-ann.ts';
 import { keywordIndexKind } from './file-store-keyword.ts';
 import {
-  coverMergedSegments,
-  loadDerivedIndex,
   SnapshotSuperseded,
   snapshotDue,
   staleness,
@@ -38,69 +37,19 @@ import {
   type StoreChange,
 } from './file-store-snapshot.ts';
 import type { Bm25Index } from '../indexes/bm25-index.ts';
-import { keywordIndexDisabled, keywordIndexOptionSchema, searchKeywordIndex } from '../indexes/keyword-index-support.ts';
+import { keywordIndexDisabled, searchKeywordIndex } from '../indexes/keyword-index-support.ts';
 import { assertEf, assertIdList, assertSourceArguments, assertTopK } from '../indexes/arguments.ts';
-import { vectorPrecisionSchema, VectorIndex, type PreparedBatch, type VectorIndexOptions, type VectorPrecision } from '../indexes/vector-index.ts';
+import type { PreparedBatch, VectorIndexOptions, VectorPrecision } from '../indexes/vector-index.ts';
 
-export const fileStoreOptionsSchema = z
-  .object({
-    /** Folder holding the store (created on the first write). The CLI uses `.axon`. */
-    directory: z.string().min(1),
-    /** Number of results of `search` when the query does not say. @default 50 */
-    topK: z.number().int().min(1).default(50),
-    /** How long a write waits for another process's write lock before `STORE_LOCKED`, in milliseconds. @default 5000 */
-    lockTimeoutMs: z.number().int().min(0).default(5000),
-    /** Merge segments and drop deleted documents in the background of writes. @default true */
-    autoCompact: z.boolean().default(true),
-    /**
-     * Keep a BM25 keyword index beside the vectors, persisted with them, for keyword and hybrid search:
-     * `true`, `false`, or the index's options (`{ k1, b, tokenizer }`, see `Bm25Index`). On SciFact it adds
-     * about a fifth to ingestion time and a quarter to the size on disk (docs/stores.md has the figures).
-     * @default true
-     */
-    keywordIndex: keywordIndexOptionSchema,
-    /** `exact` (float32 scan) or `int8` (int8 scan with an exact re-score of the best candidates; see `VectorIndex`). @default 'exact' */
-    precision: vectorPrecisionSchema,
-    /**
-     * An HNSW graph persisted with the vectors, for collections too large to scan per query: `false`, `true`,
-     * or `{ minDocuments, m, efConstruction, ef }`. Unfiltered searches of a store holding `minDocuments` or
-     * more take the graph's `ef` best candidates and score those exactly; filtered searches stay exact
-     * scans. It adds the graph's build time to every write (docs/stores.md has the figures). @default false
-     */
-    ann: annOptionSchema,
-  })
-  .strict();
-
-export type FileStoreOptions = z.input<typeof fileStoreOptionsSchema>;
+export { planCompaction } from './file-store-compaction.ts';
+export { fileStoreOptionsSchema, type FileStoreOptions } from './file-store-options.ts';
+export type { DamagedDocument } from './file-store-salvage.ts';
 
 const NAME = 'file-store';
 /** How many times a read loads the store again to take a derived index's newer snapshot before it rebuilds the index instead. */
 const MAX_RELOADS_FOR_SNAPSHOT = 3;
-/** Above this many segments every write merges them all, whatever their sizes. */
-const MAX_SEGMENTS = 32;
-
-/** The store as loaded: the manifest it reflects, the index, and which segment holds each live id. */
-interface LoadedState {
-  manifest: Manifest;
-  index: VectorIndex;
-  /** Built on first use (every write uses it; a reader rarely does), from where each segment's rows were loaded. */
-  readonly segmentOfId: Map<string, string>;
-  /**
-   * Derived indexes (keyword, ann) for exactly these documents, by kind key, each loaded on first use
-   * (a vector-only reader never pays for the keyword index).
-   */
-  derived: Map<string, Promise<LoadedDerivedIndex<unknown>>>;
-  /** Derived indexes whose snapshot proved damaged after it was loaded (a part checked when first read), by kind key: rebuilt, not read again. */
-  distrusted: Map<string, string>;
-  /** Close the files the documents and derived indexes keep open (a part read after this opens its file again). */
-  release(): void;
-}
-
-/** A derived index a write keeps in step, as loaded. */
-interface Maintained {
-  kind: DerivedIndexKind<unknown>;
-  loaded: LoadedDerivedIndex<unknown>;
-}
+/** How many times an operation runs again after setting damaged documents aside (each time, those of one segment). */
+const DAMAGE_RETRIES = 64;
 
 /**
  * The embedded default store: persistent under a directory, no server. Every `add` writes one immutable,
@@ -108,7 +57,8 @@ interface Maintained {
  * previous manifest or the new one, so everything an `add` acknowledged survives. Search is exact cosine
  * over the whole store held in memory (`VectorIndex`). One process writes at a time (`write.lock`).
  * A BM25 keyword index over the same documents is persisted with them (see file-store-keyword.ts) and
- * published by the same manifest swap, so `keywordSearch` always sees what `search` sees.
+ * published by the same manifest swap, so `keywordSearch` always sees what `search` sees. A document found
+ * damaged when read is set aside, not returned (`damagedDocuments`); `recover` keeps every sound document.
  *
  * @example
  * const store = await FileStore.open({ directory: '.axon' });
@@ -127,6 +77,8 @@ export class FileStore implements VectorStore, KeywordSearchable {
   private readonly lockTimeoutMs: number;
   private readonly autoCompact: boolean;
   private readonly precision: VectorPrecision;
+  /** Mode of the files this store creates (see the `fileMode` option). */
+  private readonly fileMode: number;
   private state: LoadedState | undefined;
   private loading: Promise<LoadedState> | undefined;
   private writes: Promise<unknown> = Promise.resolve();
@@ -144,6 +96,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     this.lockTimeoutMs = parsed.lockTimeoutMs;
     this.autoCompact = parsed.autoCompact;
     this.precision = parsed.precision;
+    this.fileMode = parsed.fileMode;
     this.keywordIndexEnabled = parsed.keywordIndex !== false;
     this.capabilities = Object.freeze({ keywordSearch: this.keywordIndexEnabled });
     this.keywordKind = parsed.keywordIndex === false ? undefined : keywordIndexKind(parsed.keywordIndex);
@@ -162,15 +115,16 @@ export class FileStore implements VectorStore, KeywordSearchable {
   }
 
   /**
-   * Rebuild the manifest of a store whose manifest is missing or corrupt, from the segment files in its folder,
-   * under the write lock. Each segment is checked on its own (signature, section lengths, documents, dimensions);
-   * one that fails is skipped and left in place. Of an id held by several segments the newest segment's version
-   * is kept. Deletions recorded only in the lost manifest are lost with it: documents deleted or replaced
-   * since their segment was last compacted come back. The old manifest, if any, is kept as
-   * `manifest.json.corrupt-<time>`; nothing is deleted. A store whose manifest reads fine is left as it is
-   * (`recovered: false`). Derived indexes are rebuilt on the next load. With `{ dryRun: true }` the same checks
-   * run and the report says what a repair would do, but nothing is written and no lock is taken (`axon store
-   * repair --dry-run`).
+   * Repair the store under the write lock (`axon store repair`), keeping every document that checks out. A
+   * damaged segment (one that fails its checksum) is checked document by document (see file-store-salvage.ts):
+   * its sound live documents are written to a new segment that replaces it in the manifest, the damaged ones are
+   * listed by id and source, and the old file is left in place, unlisted. A missing or damaged manifest is rebuilt
+   * from the segment files in the folder, each salvaged the same way; of an id several segments hold, the newest
+   * segment's version is kept, and deletions recorded only in the lost manifest are lost with it (documents
+   * deleted or replaced since their segment was last compacted come back). The old manifest is kept as
+   * `manifest.json.corrupt-<time>`. Nothing is deleted. A store whose manifest and segments all check out is left
+   * as it is (`recovered: false`). Derived indexes catch up (or are rebuilt) on the next load. With `{ dryRun: true }`
+   * the same checks run and the report says what a repair would do, but nothing is written and no lock is taken.
    * @throws AxonError `STORE_LOCKED`, `STORE_IO`
    */
   static async recover(options: FileStoreOptions, recovery: RecoveryOptions = {}): Promise<RecoveryReport> {
@@ -178,11 +132,11 @@ export class FileStore implements VectorStore, KeywordSearchable {
     const release =
       recovery.dryRun === true
         ? async () => undefined
-        : await acquireWriteLock(store.directory, store.lockTimeoutMs, NAME).catch((error) => {
+        : await acquireWriteLock(store.directory, store.lockTimeoutMs, NAME, store.fileMode).catch((error) => {
             throw AxonError.isInstance(error) ? error : ioError(store.directory, error);
           });
     try {
-      return await recoverManifest(store.directory, NAME, recovery);
+      return await recoverManifest(store.directory, NAME, recovery, store.fileMode);
     } catch (error) {
       throw AxonError.isInstance(error) ? error : ioError(store.directory, error);
     } finally {
@@ -205,6 +159,15 @@ export class FileStore implements VectorStore, KeywordSearchable {
     } catch (error) {
       throw AxonError.isInstance(error) ? error : ioError(store.directory, error);
     }
+  }
+
+  /**
+   * The documents this process found damaged while reading them and set aside: searches skip them (with a
+   * warning), ingesting their source again replaces them, `axon store repair` removes them. Damage in documents
+   * nothing has read yet is found by `FileStore.verify`.
+   */
+  async damagedDocuments(): Promise<DamagedDocument[]> {
+    return [...(await this.ready()).damaged.values()].map((damaged) => ({ ...damaged }));
   }
 
   /** Load the store from disk if it is not loaded yet. Other methods call this for you. */
@@ -257,16 +220,18 @@ export class FileStore implements VectorStore, KeywordSearchable {
   async search(vector: Vector, options: VectorSearchOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
     assertEf(options.ef, NAME);
-    const state = await this.ready();
-    const topK = options.topK ?? this.topK;
-    if (this.annKind !== undefined && this.usesAnn(state, options)) {
-      assertTopK(topK, NAME);
-      const { state: current, loaded: ann } = await this.derivedForRead(this.annKind);
-      throwIfAborted(options.signal, NAME);
-      if (ann.saveReason !== undefined) this.writeBack(this.annKind);
-      return searchWithAnn(ann.index, current.index, vector, topK, options.ef ?? this.ann!.ef);
-    }
-    return state.index.search(vector, { topK, filter: options.filter });
+    return this.skippingDamaged(async () => {
+      const state = await this.ready();
+      const topK = options.topK ?? this.topK;
+      if (this.annKind !== undefined && this.usesAnn(state, options)) {
+        assertTopK(topK, NAME);
+        const { state: current, loaded: ann } = await this.derivedForRead(this.annKind);
+        throwIfAborted(options.signal, NAME);
+        if (ann.saveReason !== undefined) this.writeBack(this.annKind);
+        return searchWithAnn(ann.index, current.index, vector, topK, options.ef ?? this.ann!.ef);
+      }
+      return state.index.search(vector, { topK, filter: options.filter });
+    });
   }
 
   /** How `search` with these options would run: `ann` when it takes its candidates from the graph (see `search`), else `exact`. */
@@ -281,6 +246,11 @@ export class FileStore implements VectorStore, KeywordSearchable {
   async keywordSearch(query: string, options: KeywordSearchOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
     if (!this.keywordIndexEnabled) throw keywordIndexDisabled(NAME);
+    return this.skippingDamaged(() => this.searchKeywords(query, options));
+  }
+
+  /** `keywordSearch`, once: a damaged document it reads fails it. */
+  private async searchKeywords(query: string, options: KeywordSearchOptions): Promise<Document[]> {
     const kind = this.keywordKind!;
     const { state, loaded: keyword } = await this.derivedForRead(kind);
     throwIfAborted(options.signal, NAME);
@@ -294,23 +264,31 @@ export class FileStore implements VectorStore, KeywordSearchable {
       state.distrusted.set(kind.key, `a part of it read by a search is unusable: ${error.message}`);
       const loading = state.derived.get(kind.key);
       if (loading !== undefined && (await loading).index === keyword.index) state.derived.delete(kind.key);
-      return this.keywordSearch(query, options);
+      return this.searchKeywords(query, options);
     }
   }
 
+  /** Delete every document of a source type, or of one source: damaged ones set aside whose source is known included. */
   async deleteBySource(sourceType: string, sourceName?: string, options: StoreOperationOptions = {}): Promise<number> {
     throwIfAborted(options.signal, NAME);
     assertSourceArguments(sourceType, sourceName, NAME);
+    const idsIn = (state: LoadedState) => [...state.index.idsOfSource(sourceType, sourceName), ...damagedOfSource(state, sourceType, sourceName)];
     // Deleting nothing from an up-to-date store needs neither the lock nor the disk.
-    const loaded = await this.ready();
-    if (loaded.index.idsOfSource(sourceType, sourceName).length === 0 && (await this.isCurrent(loaded))) return 0;
+    const loaded = await this.skippingDamaged(async () => {
+      const state = await this.ready();
+      return { state, none: idsIn(state).length === 0 };
+    });
+    if (loaded.none && (await this.isCurrent(loaded.state))) return 0;
     return this.write(async (state) => {
-      const ids = state.index.idsOfSource(sourceType, sourceName);
+      const ids = idsIn(state);
       if (ids.length === 0) return 0;
       throwIfAborted(options.signal, NAME);
       await this.publish(state, withTombstones(state, ids), { removed: ids }, []);
       state.index.delete(ids);
-      for (const id of ids) state.segmentOfId.delete(id);
+      for (const id of ids) {
+        state.segmentOfId.delete(id);
+        state.damaged.delete(id);
+      }
       await this.compactInBackground(state);
       return ids.length;
     });
@@ -319,14 +297,16 @@ export class FileStore implements VectorStore, KeywordSearchable {
   async getByIds(ids: string[], options: StoreOperationOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
     assertIdList(ids, NAME);
-    const state = await this.ready();
-    return ids.map((id) => state.index.get(id)).filter((document): document is Document => document !== undefined);
+    return this.skippingDamaged(async () => {
+      const state = await this.ready();
+      return ids.map((id) => state.index.get(id)).filter((document): document is Document => document !== undefined);
+    });
   }
 
   async getBySource(sourceType: string, sourceName?: string, options: StoreOperationOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
     assertSourceArguments(sourceType, sourceName, NAME);
-    return (await this.ready()).index.documentsOfSource(sourceType, sourceName);
+    return this.skippingDamaged(async () => (await this.ready()).index.documentsOfSource(sourceType, sourceName));
   }
 
   async count(options: StoreOperationOptions = {}): Promise<number> {
@@ -334,15 +314,17 @@ export class FileStore implements VectorStore, KeywordSearchable {
     return (await this.ready()).index.size;
   }
 
-  /** Merge every segment into one and drop deleted documents. Writes do this on their own when it pays. */
+  /**
+   * Merge every segment into one and drop deleted documents. Writes do this on their own when it pays. A segment
+   * holding a damaged document is left as it is (see `damagedDocuments`; `axon store repair` rewrites it).
+   */
   async compact(options: StoreOperationOptions = {}): Promise<void> {
     throwIfAborted(options.signal, NAME);
-    await this.write(async (state) => {
-      const segments = state.manifest.segments;
-      if (segments.length > 1 || segments.some((segment) => segment.tombstones.length > 0)) {
-        await this.mergeSegments(state, new Set(segments.map((segment) => segment.file)));
-      }
-    });
+    await this.write((state) =>
+      mergeAroundDamage(this.mergeContext(), state, (segments) =>
+        segments.length > 1 || segments.some((segment) => segment.tombstones.length > 0) ? new Set(segments.map((segment) => segment.file)) : new Set(),
+      ),
+    );
   }
 
   /** The current manifest (a copy), for tools and tests. */
@@ -351,6 +333,29 @@ export class FileStore implements VectorStore, KeywordSearchable {
   }
 
   // --- Internal helpers ---
+
+  /**
+   * Run a read; when it fails on a damaged document, set aside the damaged documents of its segment and run it
+   * again (see file-store-quarantine.ts), so one damaged document costs one document, not every search.
+   */
+  private async skippingDamaged<T>(run: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await run();
+      } catch (error) {
+        const state = this.state;
+        if (attempt >= DAMAGE_RETRIES || state === undefined || !(await this.setAside(state, error))) throw error;
+      }
+    }
+  }
+
+  /** Set aside the damaged documents `error` points to, with a warning naming them; false when there is nothing to set aside. */
+  private async setAside(state: LoadedState, error: unknown): Promise<boolean> {
+    const found = await setAsideDamaged(state, error, this.derivedKinds());
+    if (found === undefined) return false;
+    if (found.length > 0) process.emitWarning(setAsideWarning(this.directory, found));
+    return true;
+  }
 
   private usesAnn(state: LoadedState, options: Pick<VectorSearchOptions, 'filter' | 'exact'>): boolean {
     return options.filter === undefined && options.exact !== true && state.index.size >= this.ann!.minDocuments;
@@ -382,10 +387,10 @@ export class FileStore implements VectorStore, KeywordSearchable {
       // (indexing every document); a few times at most, against a writer that keeps replacing it.
       const reload = reloads < MAX_RELOADS_FOR_SNAPSHOT;
       try {
-        if (state.derived.has(kind.key)) return { state, loaded: await this.derivedOf(state, kind, reload) };
+        if (state.derived.has(kind.key)) return { state, loaded: await derivedIndexOf(state, kind, this.directory, reload) };
         await this.idle();
         // Registered synchronously after the writes went idle, so a later write finds it and waits for it.
-        if (this.state === state) return { state, loaded: await this.derivedOf(state, kind, reload) };
+        if (this.state === state) return { state, loaded: await derivedIndexOf(state, kind, this.directory, reload) };
       } catch (error) {
         if (!(error instanceof SnapshotSuperseded)) throw error;
         reloads++;
@@ -394,51 +399,9 @@ export class FileStore implements VectorStore, KeywordSearchable {
     }
   }
 
-  /** A derived index of a loaded state, loading (or building) it on first use. */
-  private derivedOf<T>(state: LoadedState, kind: DerivedIndexKind<T>, reloadIfSuperseded = false): Promise<LoadedDerivedIndex<T>> {
-    let loading = state.derived.get(kind.key) as Promise<LoadedDerivedIndex<T>> | undefined;
-    if (loading === undefined) {
-      const started = loadDerivedIndex(
-        kind,
-        this.directory,
-        state.manifest,
-        state.index,
-        (id) => state.segmentOfId.get(id),
-        NAME,
-        reloadIfSuperseded,
-        state.distrusted.get(kind.key),
-      ).catch((error) => {
-        // Let the next call try again rather than remember a transient IO failure (or a superseded snapshot).
-        if (state.derived.get(kind.key) === started) state.derived.delete(kind.key);
-        throw AxonError.isInstance(error) || error instanceof SnapshotSuperseded ? error : ioError(this.directory, error);
-      });
-      loading = started;
-      state.derived.set(kind.key, started as Promise<LoadedDerivedIndex<unknown>>);
-      void started.then(
-        (loaded) => {
-          if (loaded.damaged)
-            process.emitWarning(
-              `[axon] [${NAME}] The ${kind.label} in ${this.directory} was unusable (${loaded.saveReason}); it was rebuilt from the stored documents.`,
-            );
-        },
-        () => undefined,
-      );
-    }
-    return loading;
-  }
-
-  /**
-   * The derived indexes a write must keep in step: those loaded, and those due to publish a new snapshot
-   * with `manifest` (loaded now). A process that never loaded one (an ingest into a large store) leaves the
-   * new segment uncovered instead; the next load indexes it from the segment.
-   */
-  private async maintained(state: LoadedState, manifest: Manifest): Promise<Maintained[]> {
-    const maintained: Maintained[] = [];
-    for (const kind of this.derivedKinds()) {
-      if (!state.derived.has(kind.key) && !snapshotDue(manifest, kind)) continue;
-      maintained.push({ kind, loaded: await this.derivedOf(state, kind) });
-    }
-    return maintained;
+  /** The derived indexes a write keeps in step (see `maintainedIndexes`). */
+  private maintained(state: LoadedState, manifest: Manifest): Promise<MaintainedIndex[]> {
+    return maintainedIndexes(state, this.derivedKinds(), manifest, this.directory);
   }
 
   /** Save the derived indexes that are costly to catch up when this process holds them ahead of their snapshots. */
@@ -484,33 +447,45 @@ export class FileStore implements VectorStore, KeywordSearchable {
    * rebuilt on load). `change` is applied to a derived index before its snapshot is written, else only once
    * the manifest is durable, so a concurrent search never sees a derived index ahead of the vectors when
    * it does not have to. `retired` are files this write makes garbage (merged segments); the manifest lists
-   * them, with the snapshots it replaces, as its `garbage`, the only files a later writer may delete.
+   * them, with the snapshots it replaces, as its `garbage`, the only files a later writer may delete. `written`
+   * are segments this write made: removed again if the write fails before the manifest is replaced.
    */
-  private async publish(state: LoadedState, manifest: Manifest, change: StoreChange, retired: readonly string[]): Promise<void> {
-    const live = liveDocuments(manifest);
-    if (manifest.dimensions !== null) for (const kind of this.derivedKinds()) kind.prepare?.(live, manifest.dimensions);
-    const maintained = await this.maintained(state, manifest);
-    const snapshots = maintained.filter(({ kind, loaded }) => loaded.saveReason !== undefined || snapshotDue(manifest, kind));
+  private async publish(
+    state: LoadedState,
+    manifest: Manifest,
+    change: StoreChange,
+    retired: readonly string[],
+    written: readonly string[] = [],
+  ): Promise<void> {
     const replaced: string[] = [];
+    let snapshots: MaintainedIndex[] = [];
+    let publishing = false;
     try {
+      const live = liveDocuments(manifest);
+      if (manifest.dimensions !== null) for (const kind of this.derivedKinds()) kind.prepare?.(live, manifest.dimensions);
+      const maintained = await this.maintained(state, manifest);
+      snapshots = maintained.filter(({ kind, loaded }) => loaded.saveReason !== undefined || snapshotDue(manifest, kind));
       for (const { kind, loaded } of snapshots) kind.apply(loaded.index, change);
       for (const { kind, loaded } of snapshots) {
-        const previous = await writeSnapshot(kind, this.directory, loaded.index, manifest);
+        const previous = await writeSnapshot(kind, this.directory, loaded.index, manifest, this.fileMode);
         if (previous !== undefined) replaced.push(previous);
       }
       manifest.garbage = [...retired, ...replaced];
-      await writeManifest(this.directory, manifest);
+      publishing = true;
+      await writeManifest(this.directory, manifest, this.fileMode);
+      state.manifest = manifest;
+      for (const entry of maintained) {
+        if (snapshots.includes(entry)) entry.loaded.saveReason = undefined;
+        else entry.kind.apply(entry.loaded.index, change);
+      }
     } catch (error) {
       // A derived index in memory may have run ahead of the disk: drop the state so the next call reloads it.
       if (snapshots.length > 0 && this.state === state) this.state = undefined;
+      // Segments this write made and no manifest lists are its own: gone with the write, not left unaccounted for.
+      if (!publishing) await Promise.all(written.map((file) => removeStoreFile(this.directory, file).catch(() => undefined)));
       throw error;
     }
-    state.manifest = manifest;
-    for (const entry of maintained) {
-      if (snapshots.includes(entry)) entry.loaded.saveReason = undefined;
-      else entry.kind.apply(entry.loaded.index, change);
-    }
-    await Promise.all(replaced.map((file) => unlink(join(this.directory, file)).catch(() => undefined)));
+    await Promise.all(replaced.map((file) => removeStoreFile(this.directory, file).catch(() => undefined)));
   }
 
   /** How a load builds the vector index: with room for the ANN graph in the vectors' memory when the store keeps one. */
@@ -542,10 +517,10 @@ export class FileStore implements VectorStore, KeywordSearchable {
    */
   private write<T>(operation: (state: LoadedState) => Promise<T>, onlyOn?: LoadedState): Promise<T> {
     const run = async (): Promise<T> => {
-      await mkdir(this.directory, { recursive: true }).catch((error) => {
+      await createStoreFolder(this.directory, this.fileMode).catch((error) => {
         throw ioError(this.directory, error);
       });
-      const release = await acquireWriteLock(this.directory, this.lockTimeoutMs, NAME).catch((error) => {
+      const release = await acquireWriteLock(this.directory, this.lockTimeoutMs, NAME, this.fileMode).catch((error) => {
         throw AxonError.isInstance(error) ? error : ioError(this.directory, error);
       });
       try {
@@ -556,7 +531,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
           // A new store publishes its (empty) manifest before any segment, so a folder holding segments but
           // no manifest can only be damage, never a first write cut short (see readManifest).
           onDisk = emptyManifest();
-          await writeManifest(this.directory, onDisk);
+          await writeManifest(this.directory, onDisk, this.fileMode);
         }
         if (!this.state || onDisk.generation !== this.state.manifest.generation) this.state = await loadState(this.directory, this.vectorOptions(), onDisk);
         // Built now, while the index is still as loaded (see `loadedState`).
@@ -567,7 +542,15 @@ export class FileStore implements VectorStore, KeywordSearchable {
         } else {
           await removeGarbage(this.directory, this.state.manifest);
         }
-        return await operation(this.state);
+        for (let attempt = 0; ; attempt++) {
+          const state: LoadedState = this.state;
+          try {
+            return await operation(state);
+          } catch (error) {
+            // A damaged document the write had to read (a derived index built from the documents): set it aside, write again.
+            if (attempt >= DAMAGE_RETRIES || this.state !== state || !(await this.setAside(state, error))) throw error;
+          }
+        }
       } catch (error) {
         throw AxonError.isInstance(error) ? error : ioError(this.directory, error);
       } finally {
@@ -581,197 +564,41 @@ export class FileStore implements VectorStore, KeywordSearchable {
 
   private async commitBatch(state: LoadedState, batch: PreparedBatch): Promise<void> {
     const number = state.manifest.nextSegment;
-    const entry = await writeSegment(this.directory, number, batch.documents, batch.vectors, batch.dimensions);
+    const entry = await writeSegment(this.directory, number, batch.documents, batch.vectors, batch.dimensions, this.fileMode);
+    // A damaged document set aside is still live in its segment: replacing it tombstones it there, like any other.
     const replaced = batch.documents.map((document) => document.id).filter((id) => state.segmentOfId.has(id));
     const manifest = withTombstones(state, replaced);
     manifest.dimensions = batch.dimensions;
     manifest.nextSegment = segmentNumber(entry.file)! + 1;
     manifest.segments.push(entry);
-    await this.publish(state, manifest, { added: batch, removed: replaced }, []);
+    await this.publish(state, manifest, { added: batch, removed: replaced }, [], [entry.file]);
     // Only now, with the manifest durable, does the add become visible in memory.
     state.index.insert(batch);
-    for (const document of batch.documents) state.segmentOfId.set(document.id, entry.file);
+    for (const document of batch.documents) {
+      state.segmentOfId.set(document.id, entry.file);
+      state.damaged.delete(document.id);
+    }
     await this.compactInBackground(state);
   }
 
   /** Merge what the policy picks. The write that triggered it already committed, so a failure here must not fail it. */
   private async compactInBackground(state: LoadedState): Promise<void> {
     if (!this.autoCompact) return;
-    const files = planCompaction(state.manifest.segments);
-    if (files.size === 0) return;
     try {
-      await this.mergeSegments(state, files);
+      await mergeAroundDamage(this.mergeContext(), state, planCompaction);
     } catch (error) {
       process.emitWarning(`[axon] [${NAME}] Compaction of ${this.directory} failed and will be retried on a later write: ${(error as Error).message}`);
     }
   }
 
-  /** Rewrite the live documents of `files` into one new segment, publish it, then delete the old files. */
-  private async mergeSegments(state: LoadedState, files: Set<string>): Promise<void> {
-    const { index, segmentOfId } = state;
-    const rows: number[] = [];
-    for (let row = 0; row < index.size; row++) {
-      if (files.has(segmentOfId.get(index.storedDocumentAt(row).id) ?? '')) rows.push(row);
-    }
-    const manifest: Manifest = { ...structuredClone(state.manifest), generation: state.manifest.generation + 1 };
-    manifest.segments = manifest.segments.filter((segment) => !files.has(segment.file));
-    let merged: SegmentEntry | undefined;
-    if (rows.length > 0) {
-      const dimensions = index.dimensions ?? 0;
-      const vectors = new Float32Array(rows.length * dimensions);
-      rows.forEach((row, position) => vectors.set(index.vectorAt(row), position * dimensions));
-      merged = await writeSegment(
-        this.directory,
-        manifest.nextSegment,
-        rows.map((row) => index.storedDocumentAt(row)),
-        vectors,
-        dimensions,
-      );
-      manifest.nextSegment = segmentNumber(merged.file)! + 1;
-      manifest.segments.push(merged);
-    }
-    coverMergedSegments(manifest, state.manifest.segments, files, merged);
-    await this.publish(state, manifest, {}, [...files]);
-    if (merged) for (const row of rows) segmentOfId.set(index.storedDocumentAt(row).id, merged.file);
-    // Old files are garbage now; one left behind by a crash is removed by the next writer.
-    await Promise.all([...files].map((file) => unlink(join(this.directory, file)).catch(() => undefined)));
+  private mergeContext(): MergeContext {
+    return {
+      directory: this.directory,
+      fileMode: this.fileMode,
+      retries: DAMAGE_RETRIES,
+      publish: (state, manifest, change, retired, written) => this.publish(state, manifest, change, retired, written),
+      setAside: (state, error) => this.setAside(state, error),
+      holds: (state) => this.state === state,
+    };
   }
-}
-
-/**
- * Which segments to merge after a write. Segments that are mostly tombstones are rewritten; the newest
- * segments are folded together while the older neighbour is no larger than what is folded so far (like a
- * binary counter), which keeps about log2(n) segments and rewrites each document O(log n) times.
- */
-export function planCompaction(segments: readonly SegmentEntry[]): Set<string> {
-  const live = (segment: SegmentEntry) => segment.documents - segment.tombstones.length;
-  if (segments.length > MAX_SEGMENTS) return new Set(segments.map((segment) => segment.file));
-  const files = new Set<string>();
-  for (const segment of segments) if (segment.tombstones.length > 0 && 2 * segment.tombstones.length >= segment.documents) files.add(segment.file);
-  let first = segments.length - 1;
-  let folded = first >= 0 ? live(segments[first]) : 0;
-  while (first > 0 && live(segments[first - 1]) <= folded) {
-    first--;
-    folded += live(segments[first]);
-  }
-  if (first < segments.length - 1) for (const segment of segments.slice(first)) files.add(segment.file);
-  return files;
-}
-
-/** A next-generation copy of the manifest with `ids` recorded as deleted in the segments holding them. */
-function withTombstones(state: LoadedState, ids: readonly string[]): Manifest {
-  const manifest: Manifest = { ...structuredClone(state.manifest), generation: state.manifest.generation + 1 };
-  const byFile = new Map(manifest.segments.map((segment) => [segment.file, segment]));
-  for (const id of ids) {
-    const file = state.segmentOfId.get(id);
-    if (file !== undefined) byFile.get(file)?.tombstones.push(id);
-  }
-  return manifest;
-}
-
-/**
- * Read the manifest (unless given) and every segment it lists. A reader can race a writer in another
- * process that compacts and deletes a segment; if a listed segment is missing and the manifest moved on,
- * the load starts again.
- */
-async function loadState(directory: string, vectorOptions: VectorIndexOptions, given?: Manifest | null): Promise<LoadedState> {
-  for (let attempt = 0; ; attempt++) {
-    const read =
-      given === undefined || attempt > 0
-        ? await readManifest(directory, NAME).catch((error) => Promise.reject(AxonError.isInstance(error) ? error : ioError(directory, error)))
-        : given;
-    const manifest = read ?? emptyManifest();
-    const index = new VectorIndex(vectorOptions);
-    // A segment's kept rows are appended together, and its dropped rows are filled from its own last rows, so
-    // each segment ends up as one run of rows: `segmentOfId` is built from those runs when first needed.
-    const runs: { file: string; end: number }[] = [];
-    const releases: (() => void)[] = [];
-    const segmentOfRow = (row: number) => runs.find((run) => row < run.end)?.file;
-    if (manifest.dimensions !== null) index.setDimensions(manifest.dimensions);
-    // A segment's rows are placed whole and its deleted ones dropped after, so leave room for the most of those.
-    const live = liveDocuments(manifest);
-    index.reserve(live + Math.max(0, ...manifest.segments.map((segment) => segment.tombstones.length)));
-    try {
-      for (const entry of manifest.segments) {
-        const release = await loadSegment(directory, entry, manifest.dimensions, NAME, async (rows) => {
-          const dropped = (documents: readonly Document[]) => tombstonedRows(documents, entry, directory);
-          const duplicate = (id: string) => {
-            const other = segmentOfRow(index.rowOf(id) ?? Number.POSITIVE_INFINITY) ?? entry.file;
-            return corruptStoreError(NAME, directory, MANIFEST_FILE, `id ${JSON.stringify(id)} is live in more than one segment (${other} and ${entry.file})`);
-          };
-          await index.appendStored(rows.documents, rows.dimensions, rows.largestNorm, rows.fill, { count: rows.count, dropped, duplicate });
-          runs.push({ file: entry.file, end: index.size });
-        });
-        releases.push(release);
-      }
-      return loadedState(manifest, index, runs, () => {
-        for (const release of releases) release();
-      });
-    } catch (error) {
-      for (const release of releases) release();
-      if (errorCode(error) !== 'ENOENT') throw AxonError.isInstance(error) ? error : ioError(directory, error);
-      const latest = await readManifest(directory, NAME);
-      if (attempt < 5 && latest && latest.generation !== manifest.generation) continue;
-      const missing = basename((error as { path?: string }).path ?? 'a segment');
-      throw corruptStoreError(NAME, directory, missing, 'the manifest lists it but it does not exist', error);
-    }
-  }
-}
-
-/** A loaded store whose segment `runs[i].file` holds the rows from the previous run's end to `runs[i].end`. */
-function loadedState(manifest: Manifest, index: VectorIndex, runs: readonly { file: string; end: number }[], release: () => void): LoadedState {
-  let segmentOfId: Map<string, string> | undefined;
-  const derived = new Map<string, Promise<LoadedDerivedIndex<unknown>>>();
-  return {
-    manifest,
-    index,
-    derived,
-    distrusted: new Map(),
-    release: () => {
-      release();
-      // The files the derived indexes read in parts (the keyword snapshot) close too.
-      for (const loading of derived.values())
-        void loading.then(
-          (loaded) => loaded.release?.(),
-          () => undefined,
-        );
-    },
-    // Valid until the index first changes: every write takes it before that (see `write`), and reads do not change the index.
-    get segmentOfId() {
-      if (segmentOfId === undefined) {
-        segmentOfId = new Map();
-        let row = 0;
-        for (const run of runs) for (; row < run.end; row++) segmentOfId.set(index.storedDocumentAt(row).id, run.file);
-      }
-      return segmentOfId;
-    },
-  };
-}
-
-/** The rows of a segment's documents that its manifest entry records as deleted; a tombstone naming no row is `STORE_CORRUPT`. */
-function tombstonedRows(documents: readonly Document[], entry: SegmentEntry, directory: string): number[] {
-  if (entry.tombstones.length === 0) return [];
-  const tombstones = new Set(entry.tombstones);
-  const found = new Set<string>();
-  const rows: number[] = [];
-  for (let row = 0; row < documents.length; row++) {
-    const id = documents[row].id;
-    if (!tombstones.has(id)) continue;
-    rows.push(row);
-    found.add(id);
-  }
-  for (const id of tombstones) {
-    if (!found.has(id)) {
-      throw corruptStoreError(NAME, directory, MANIFEST_FILE, `a tombstone of ${entry.file} names ${JSON.stringify(id)}, which that segment does not hold`);
-    }
-  }
-  return rows;
-}
-
-function ioError(directory: string, cause: unknown): AxonError {
-  return new AxonError('STORE_IO', `Could not read or write the store in ${directory}: ${(cause as Error)?.message ?? String(cause)}.`, {
-    component: NAME,
-    fix: 'Check that the folder exists, is writable and that the disk is not full.',
-    cause,
-  });
 }

@@ -109,6 +109,7 @@ export class Bm25Index {
   private lengthNormsValid = false;
   private scores = new Float64Array(0);
   private touched = new Uint32Array(0);
+  private touchedScores = new Float64Array(0);
   /** Set while the index is the snapshot it was read from, unchanged: terms and documents are looked up in it. */
   private frozen: Bm25SearchableSnapshot | undefined;
   /** Documents parsed from `frozen` so far, by number. */
@@ -207,8 +208,9 @@ export class Bm25Index {
   }
 
   /**
-   * The best `topK` documents for `query`, best first; ties go to the document indexed first. Only documents
-   * that contain at least one query term (and pass the filter) are returned, so the list may be shorter.
+   * The best `topK` documents for `query`, best first; equal scores in id order (so an index rebuilt from the same
+   * documents, in any order, ranks them as the snapshot it replaces did). Only documents that contain at least one
+   * query term (and pass the filter) are returned, so the list may be shorter.
    *
    * @throws AxonError `INVALID_INPUT` for a non-string query, `INVALID_TOP_K` for a bad topK; `FilterError` for a bad filter.
    */
@@ -244,6 +246,9 @@ export class Bm25Index {
     }
 
     const heap = new TopKHeap(Math.min(topK, touchedCount));
+    // The documents that passed the filter, with their scores, over the start of `touched`: for the ties at the cut.
+    const passedScores = this.touchedScores;
+    let passed = 0;
     let index = 0;
     try {
       for (; index < touchedCount; index++) {
@@ -251,13 +256,33 @@ export class Bm25Index {
         const score = scores[document];
         scores[document] = 0;
         if (predicate && !predicate(this.documentAt(document))) continue;
+        touched[passed] = document;
+        passedScores[passed++] = score;
         heap.offer(score, document);
       }
     } finally {
       // A throwing predicate must not leave scores behind for the next query, which reuses the buffer.
       for (; index < touchedCount; index++) scores[touched[index]] = 0;
     }
-    return heap.drain().map(({ score, number }) => ({ id: this.documentAt(number).id, score }));
+    const hits = heap.drain().map(({ score, number }) => ({ id: this.documentAt(number).id, score }));
+    if (hits.length === topK && passed > topK) this.settleTiesAtCut(hits, touched, passedScores, passed);
+    return hits.sort((left, right) => right.score - left.score || compareIds(left.id, right.id));
+  }
+
+  /**
+   * The heap breaks ties by document number, which depends on the order documents were indexed: among the
+   * documents scoring exactly what the last kept hit scores, keep those with the smallest ids instead.
+   */
+  private settleTiesAtCut(hits: Bm25Hit[], numbers: Uint32Array, passedScores: Float64Array, passed: number): void {
+    const floor = hits[hits.length - 1].score;
+    const keptAtFloor = hits.filter((hit) => hit.score === floor).length;
+    const atFloor: string[] = [];
+    for (let at = 0; at < passed; at++) if (passedScores[at] === floor) atFloor.push(this.documentAt(numbers[at]).id);
+    if (atFloor.length === keptAtFloor) return;
+    atFloor.sort(compareIds);
+    const chosen = atFloor.slice(0, keptAtFloor);
+    let next = 0;
+    for (let at = 0; at < hits.length; at++) if (hits[at].score === floor) hits[at] = { id: chosen[next++], score: floor };
   }
 
   /**
@@ -582,6 +607,7 @@ export class Bm25Index {
     if (this.scores.length < count) {
       this.scores = new Float64Array(Math.max(count, this.documentLengths.length));
       this.touched = new Uint32Array(Math.max(count, this.documentLengths.length));
+      this.touchedScores = new Float64Array(Math.max(count, this.documentLengths.length));
     }
     if (this.lengthNormsValid && this.lengthNorms.length >= count) return;
     if (this.lengthNorms.length < count) this.lengthNorms = new Float64Array(Math.max(count, this.documentLengths.length));
@@ -658,4 +684,9 @@ function isEmpty(object: object): boolean {
 
 function invalidArgument(argument: string, message: string): AxonError {
   return new AxonError('INVALID_INPUT', message, { component: NAME, details: { argument } });
+}
+
+/** Ids in code-unit order: the order equal scores are ranked in. */
+function compareIds(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0;
 }

@@ -8,11 +8,13 @@ import { parseFilter, type Filter } from '../../src/filter/index.ts';
 import { chunk } from '../../src/runtime/concurrency.ts';
 import { assertVector } from '../../src/runtime/embed.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
+import { lazyModule, optionalPackage } from '../../src/runtime/lazy-module.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 import { bm25IndexOptionsSchema } from '../indexes/bm25-index.ts';
 import { TextTokenizer } from '../indexes/text-tokenizer.ts';
 import { assertEf, assertIdList, assertSourceArguments, assertStorableDocument, assertTopK } from '../indexes/arguments.ts';
 import { compareForSource } from '../indexes/vector-index.ts';
+import type { PgPool } from './pg-pool.ts';
 import { isPostgresText, SqlParameters, toSqlCondition } from './pgvector-filter.ts';
 
 /** Lower-case letters, digits and `_`, starting with a letter or `_`: never needs quoting, never changes meaning when quoted. */
@@ -53,7 +55,7 @@ export const pgVectorStoreOptionsSchema = z
      * A `pg.Pool` (or anything with its `connect()`) to use instead of `url`. The store never ends a pool it was
      * given; `close()` ends only a pool it made.
      */
-    pool: z.custom<Pool>((value) => typeof (value as { connect?: unknown } | null)?.connect === 'function', 'must be a pg.Pool').optional(),
+    pool: z.custom<PgPool>((value) => typeof (value as { connect?: unknown } | null)?.connect === 'function', 'must be a pg.Pool').optional(),
     /** Connections of the pool the store makes from `url`. @default 10 */
     maxConnections: z.number().int().min(1).max(1000).default(10),
     /**
@@ -108,6 +110,9 @@ export const PGVECTOR_SCHEMA_VERSION = 1;
 export const PGVECTOR_REGISTRY_TABLE = 'axon_pgvector_tables';
 
 const NAME = 'pgvector-store';
+
+/** node-postgres, an optional peer dependency: loaded when the store first connects. */
+const pgModule = lazyModule('pg', NAME, () => import('pg').catch(optionalPackage));
 /** Shortest vector accepted: cosine distance of a (nearly) zero vector is undefined in pgvector. */
 const MINIMUM_NORM = 1e-6;
 /** pgvector's largest `hnsw.ef_search`; a larger `topK` is served by an exact scan. */
@@ -184,7 +189,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     if (parsed.pool && parsed.url !== undefined) {
       throw new AxonError('CONFIG_INVALID', 'Give either url or pool, not both.', { component: NAME, fix: 'Drop one of the two options.' });
     }
-    this.#pool = parsed.pool;
+    this.#pool = parsed.pool as Pool | undefined;
     this.#url = parsed.pool ? undefined : resolveConnectionUrl(parsed.url);
     const keyword = parsed.keywordIndex === true ? bm25IndexOptionsSchema.parse({}) : parsed.keywordIndex === false ? undefined : parsed.keywordIndex;
     this.#tokenizer = keyword ? new TextTokenizer(keyword.tokenizer) : undefined;
@@ -653,7 +658,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
   async #getPool(): Promise<Pool> {
     if (this.#pool) return this.#pool;
     this.#poolPromise ??= (async () => {
-      const { default: pg } = await import('pg');
+      const { default: pg } = await pgModule.load();
       const pool = new pg.Pool({
         connectionString: this.#url!.reveal(),
         max: this.#options.maxConnections,

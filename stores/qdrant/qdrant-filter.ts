@@ -1,11 +1,22 @@
-import type { Schemas } from '@qdrant/js-client-rest';
 import { FilterError } from '../../src/errors.ts';
 import { RESERVED_FILTER_FIELDS, type FilterNode, type Primitive } from '../../src/filter/index.ts';
 
+// The part of Qdrant's filter language this translation writes, declared here rather than imported from
+// `@qdrant/js-client-rest`, so that an application that does not use Qdrant type-checks without the client installed.
+
 /** A Qdrant filter (`must` / `should` / `must_not`), as sent in search, scroll, count and delete requests. */
-export type QdrantFilter = Schemas['Filter'];
-/** One Qdrant condition: a field condition, `is_empty`, or a nested filter. */
-export type QdrantCondition = Schemas['Condition'];
+export interface QdrantFilter {
+  must?: QdrantCondition[];
+  should?: QdrantCondition[];
+  must_not?: QdrantCondition[];
+}
+
+/** One Qdrant condition: a field condition (`match`, `range`), `is_empty`, or a nested filter. */
+export type QdrantCondition =
+  | { key: string; match: { value: string | number | boolean } | { any: string[] | number[] } }
+  | { key: string; range: { gt?: number; gte?: number; lt?: number; lte?: number } }
+  | { is_empty: { key: string } }
+  | QdrantFilter;
 
 /** Payload key under which the Qdrant store keeps a document's metadata. */
 export const METADATA_PAYLOAD_KEY = 'metadata';

@@ -8,11 +8,11 @@ import { parseFilter } from '../../src/filter/index.ts';
 import { chunk } from '../../src/runtime/concurrency.ts';
 import { assertVector } from '../../src/runtime/embed.ts';
 import { isRetryableStatus, networkReason, request, retryAfterFromHeaders, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
-import { lazyModule } from '../../src/runtime/lazy-module.ts';
+import { lazyModule, optionalPackage } from '../../src/runtime/lazy-module.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import type { RetryPolicy } from '../../src/runtime/retry.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
-import { qdrantPayloadKey, toQdrantFilter, type QdrantFilter } from './qdrant-filter.ts';
+import { qdrantPayloadKey, toQdrantFilter, type QdrantCondition, type QdrantFilter } from './qdrant-filter.ts';
 import { assertEf, assertSourceArguments, assertStorableDocument } from '../indexes/arguments.ts';
 import { compareForSource } from '../indexes/vector-index.ts';
 
@@ -86,7 +86,7 @@ export type QdrantStoreOptions = z.input<typeof qdrantStoreOptionsSchema>;
 export const AXON_POINT_ID_NAMESPACE = '1c33aa3f-97fc-4e3a-8f04-b631543e2cde';
 
 const NAME = 'qdrant-store';
-const qdrantSdk = lazyModule('@qdrant/js-client-rest', NAME, () => import('@qdrant/js-client-rest'));
+const qdrantSdk = lazyModule('@qdrant/js-client-rest', NAME, () => import('@qdrant/js-client-rest').catch(optionalPackage));
 /** Shortest vector accepted: a margin above float32 epsilon, below which Qdrant does not normalise. */
 const MINIMUM_NORM = 1e-6;
 
@@ -527,7 +527,7 @@ function indexOf(field: string | { path: string; type: Schemas['PayloadSchemaTyp
 
 function sourceFilter(sourceType: string, sourceName: string | undefined): QdrantFilter {
   assertSourceArguments(sourceType, sourceName, NAME);
-  const must: Schemas['Condition'][] = [{ key: 'sourceType', match: { value: sourceType } }];
+  const must: QdrantCondition[] = [{ key: 'sourceType', match: { value: sourceType } }];
   if (sourceName !== undefined) must.push({ key: 'sourceName', match: { value: sourceName } });
   return { must };
 }

@@ -484,6 +484,20 @@ describe('AgenticRetriever: guardrail', () => {
     expect(closed(events, 'guardrail').map((event) => event.input.stage)).toEqual(['input', 'output']);
   });
 
+  it('takes the guardrail RAG.answer takes: a reason blocks, undefined allows, anything else blocks', async () => {
+    const rag = await corpusRag(numberedCorpus(3));
+    const run = (guardrail: (check: { stage: string; text: string }) => unknown) =>
+      collect(new AgenticRetriever({ retrievers: [{ name: 'notes', description: 'Notes', rag }], guardrail: guardrail as never }).stream('amber'));
+    const reason = await run(({ stage }) => (stage === 'input' ? 'not today' : undefined));
+    expect(reason.result.blocked).toEqual({ stage: 'input', reason: 'not today' });
+    const allowed = await run(() => undefined);
+    expect(allowed.result.status).toBe('answered');
+    expect(closed(allowed.events, 'guardrail').map((event) => `${event.input.stage}:${event.status}`)).toEqual(['input:succeeded', 'output:succeeded']);
+    const invalid = await run(() => 42);
+    expect(invalid.result.blocked).toEqual({ stage: 'input', reason: 'The guardrail returned an invalid verdict.' });
+    expect(closed(invalid.events, 'guardrail')[0].status).toBe('failed');
+  });
+
   it('blocks when the guardrail itself fails (it never fails open)', async () => {
     const rag = await corpusRag(numberedCorpus(3));
     const agent = new AgenticRetriever({

@@ -12,6 +12,8 @@ export interface TransportSuiteSetup {
   create(transport: { retryPolicy: RetryPolicy; timeoutMs: number }): object;
   /** Make one successful-shaped call on a provider built by `create`. */
   call(provider: object, signal?: AbortSignal): Promise<unknown>;
+  /** The header that carries the key, and its value for `TEST_KEY`. @default authorization: Bearer TEST_KEY */
+  keyHeader?: { name: string; value: string };
 }
 
 /**
@@ -43,7 +45,8 @@ export function describeTransportBehaviour(setup: TransportSuiteSetup): void {
       expect(error.message).toContain('[redacted]');
       expect(attempts()).toBe(1);
       expect(sleeps).toEqual([]);
-      expect(setup.server().requests[0].headers.authorization).toBe(`Bearer ${TEST_KEY}`);
+      const keyHeader = setup.keyHeader ?? { name: 'authorization', value: `Bearer ${TEST_KEY}` };
+      expect(setup.server().requests[0].headers[keyHeader.name]).toBe(keyHeader.value);
       expectNoSecret(error);
     });
 

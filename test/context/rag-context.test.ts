@@ -141,6 +141,24 @@ describe('RAG answer contract', () => {
     expect(chat.calls).toHaveLength(0);
   });
 
+  it('takes the guardrail agentic retrieval takes: a verdict, with the packet and caller to judge', async () => {
+    const chat = new ScriptedChat(['Refunds take 14 days [1].']);
+    const rag = await filled([{ content: 'Refunds take 14 days.' }], chat);
+    const checks: { stage: string; sections: number; tenant?: string }[] = [];
+    const blocked = await rag.answer('How long do refunds take?', {
+      caller: { tenantId: 'acme' },
+      guardrail: ({ stage, packet, caller }) => {
+        checks.push({ stage, sections: packet.sections.length, tenant: caller?.tenantId });
+        return { action: 'block', reason: 'refund questions go to a human' };
+      },
+    });
+    expect(blocked).toMatchObject({ status: 'refused', refusal: 'refund questions go to a human', stopReason: 'guardrail' });
+    expect(checks).toEqual([{ stage: 'context', sections: blocked.packet.sections.length, tenant: 'acme' }]);
+    const allowed = await rag.answer('How long do refunds take?', { guardrail: () => ({ action: 'allow' }) });
+    expect(allowed.status).toBe('answered');
+    expect(chat.calls).toHaveLength(1);
+  });
+
   it('reports a conflict without calling the model', async () => {
     const chat = new ScriptedChat([]);
     const rag = await filled(

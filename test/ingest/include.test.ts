@@ -27,13 +27,23 @@ const ingest = (paths: string[], options: Parameters<typeof ingestPaths>[2] = {}
   ingestPaths(paths, { embeddings: new FakeEmbeddings(4, 2), store }, { baseDirectory: root, ...options });
 
 describe('files without a known extension', () => {
-  it('are skipped by a plain walk, as before', async () => {
+  it('are read as text by a plain walk when they have no extension and their bytes are UTF-8; others are skipped', async () => {
+    await writeFile(join(root, 'pkg/NOTICE'), new Uint8Array([0x63, 0x61, 0x66, 0xe9])); // Windows-1252, not UTF-8
     const summary = await ingest(['pkg']);
-    expect(summary.ingested.map((file) => file.sourceName)).toEqual(['pkg/guide.md']);
-    expect(summary.skipped.map((issue) => [issue.path, issue.code])).toEqual([
-      ['pkg/LOGO', 'unsupported-extension'],
-      ['pkg/README', 'unsupported-extension'],
-      ['pkg/debian/README.Debian', 'unsupported-extension'],
+    expect(summary.ingested.map((file) => file.sourceName)).toEqual(['pkg/README', 'pkg/guide.md']);
+    expect((await store.getBySource('file', 'pkg/README'))[0].content).toContain('/etc/pkg.conf');
+    expect(summary.skipped).toEqual([
+      {
+        path: 'pkg/LOGO',
+        code: 'binary',
+        reason: expect.stringMatching(/^has no extension and contains NUL bytes, so it was not read as text \(supported: \.csv /),
+      },
+      {
+        path: 'pkg/NOTICE',
+        code: 'unsupported-extension',
+        reason: expect.stringMatching(/^has no extension and is not valid UTF-8, so it was not read as text \(supported: /),
+      },
+      { path: 'pkg/debian/README.Debian', code: 'unsupported-extension', reason: expect.stringMatching(/^has an unsupported extension \.debian /) },
     ]);
   });
 
@@ -83,5 +93,47 @@ describe('files without a known extension', () => {
       'pkg/debian/README.Debian',
       'pkg/guide.md',
     ]);
+  });
+});
+
+describe('axon ingest over files no loader handles', () => {
+  it('reads extension-less text files (Debian copyright files) and names --include for the rest', async () => {
+    for (const name of ['adduser', 'bash', 'coreutils']) {
+      await mkdir(join(root, `corpus/${name}`), { recursive: true });
+      await writeFile(
+        join(root, `corpus/${name}/copyright`),
+        `Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\nUpstream-Name: ${name}\n`,
+      );
+    }
+    await writeFile(join(root, 'corpus/bash/notes.rst'), 'Notes\n=====\n');
+    const result = await runAxon(root, ['ingest', 'corpus', '--store', join(root, '.axon')]);
+    expect(result.code).toBe(0);
+    expect(result.stdout.replace(/ in \d+ ms:/, ' in N ms:')).toBe(
+      [
+        'Done in N ms: 3 ingested (3 chunks), 0 unchanged, 1 skipped, 0 failed.',
+        "1 file was skipped for its extension; to read such files as plain text, name them with --include (repeatable), e.g. --include '*.rst'.",
+      ].join('\n'),
+    );
+  });
+
+  it('exits 1 when nothing at all was ingested, saying so with the --include hint', async () => {
+    await mkdir(join(root, 'docs'), { recursive: true });
+    await writeFile(join(root, 'docs/intro.rst'), 'Intro\n=====\n');
+    await writeFile(join(root, 'docs/usage.rst'), 'Usage\n=====\n');
+    await writeFile(join(root, 'docs/logo'), new Uint8Array([0x89, 0x50, 0x00]));
+    const result = await runAxon(root, ['ingest', 'docs', '--store', join(root, '.axon')]);
+    expect(result.code).toBe(1);
+    expect(result.stdout.replace(/ in \d+ ms:/, ' in N ms:')).toBe(
+      [
+        'Done in N ms: 0 ingested (0 chunks), 0 unchanged, 3 skipped, 0 failed.',
+        "Nothing was ingested: 2 files were skipped for their extension; to read such files as plain text, name them with --include (repeatable), e.g. --include '*.rst'.",
+      ].join('\n'),
+    );
+    const json = await runAxon(root, ['ingest', 'docs', '--store', join(root, '.axon'), '--json']);
+    expect(json.code).toBe(1);
+    // Run again with the hint: the files are read, and the exit code is 0.
+    const included = await runAxon(root, ['ingest', 'docs', '--store', join(root, '.axon'), '--include', '*.rst']);
+    expect(included.code).toBe(0);
+    expect(included.stdout).toMatch(/^Done in \d+ ms: 2 ingested \(2 chunks\), 0 unchanged, 0 skipped, 0 failed\.$/);
   });
 });

@@ -98,6 +98,41 @@ describe('JsonLoader', () => {
     expect(warnings).toEqual(['line 2 is not valid JSON (Unexpected token \'o\', "not json" is not valid JSON); skipped.']);
   });
 
+  it('leaves out a field nested 100,000 deep and says so for each record, keeping the record and the other fields', async () => {
+    const deep = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+    const lines = [
+      `{"text":"Kept, with its tenant.","tenantId":"acme","facts":${deep(100_000)}}`,
+      `{"text":"Deep and not structured.","nested":${deep(100_000)},"year":2024}`,
+      `{"text":"Deep enough and no deeper.","facts":${deep(63)}}`,
+      `{"text":"One level too deep.","facts":${deep(64)}}`,
+    ].join('\n');
+    const { documents, warnings } = await load(new JsonLoader('jsonl'), lines, 'jsonl');
+    expect(documents.map((document) => document.content)).toEqual([
+      'Kept, with its tenant.',
+      'Deep and not structured.',
+      'Deep enough and no deeper.',
+      'One level too deep.',
+    ]);
+    expect(documents[0].metadata).toEqual({ tenantId: 'acme', recordIndex: 0, lineNumber: 1 });
+    expect(documents[1].metadata).toEqual({ year: 2024, recordIndex: 1, lineNumber: 2 });
+    expect(Object.keys(documents[2].metadata)).toEqual(['facts', 'recordIndex', 'lineNumber']);
+    expect(warnings).toEqual([
+      `line 1: field "facts" nests deeper than 63 levels, so it was left out of the metadata (the record's text was kept).`,
+      `line 2: field "nested" nests deeper than 63 levels, so it was left out of the metadata (the record's text was kept).`,
+      `line 4: field "facts" nests deeper than 63 levels, so it was left out of the metadata (the record's text was kept).`,
+    ]);
+    // Asked for by name: the same, and a JSON file names the record by its index.
+    const json = `[{"text":"x","deep":${deep(100_000)}}]`;
+    const named = await load(new JsonLoader('json', { metadataFields: ['deep'] }), json, 'json');
+    expect(named.documents).toEqual([{ content: 'x', metadata: { recordIndex: 0 } }]);
+    expect(named.warnings).toEqual([`record 0: field "deep" nests deeper than 63 levels, so it was left out of the metadata (the record's text was kept).`]);
+    // Past five records the rest are counted.
+    const many = Array.from({ length: 8 }, () => `{"text":"t","facts":${deep(70)}}`).join('\n');
+    const counted = await load(new JsonLoader('jsonl'), many, 'jsonl');
+    expect(counted.warnings).toHaveLength(6);
+    expect(counted.warnings[5]).toBe('8 records in all had fields nested deeper than 63 levels left out of their metadata.');
+  });
+
   it('reads a JSON array with the default text field and a dotted path', async () => {
     const json = JSON.stringify([{ content: 'One', meta: { lang: 'en' } }, { body: 'no content field' }, 'A bare string']);
     const { documents, warnings } = await load(new JsonLoader('json', { metadataFields: ['meta.lang'] }), json, 'json');
@@ -181,8 +216,78 @@ describe('TextLoader and content sniffing', () => {
     const utf16 = new Uint8Array([0xff, 0xfe, 0x68, 0x00, 0xe9, 0x00]);
     expect((await load(new TextLoader(), utf16, 'txt')).documents[0].content).toBe('hé');
     const latin1 = new Uint8Array([0x63, 0x61, 0x66, 0xe9, 0x20, 0x6f, 0x6b]);
-    expect(sniffContent(latin1, true)).toEqual({ binary: false, encoding: 'windows-1252', bomLength: 0 });
+    expect(sniffContent(latin1, true)).toEqual({ binary: false, encoding: 'utf-8+windows-1252', bomLength: 0 });
     expect((await load(new TextLoader(), latin1, 'txt')).documents[0].content).toBe('café ok');
+  });
+
+  it('keeps valid UTF-8 as UTF-8 in a file with stray Windows-1252 bytes, in memory and streamed in pieces', async () => {
+    // "café" in UTF-8, then a Windows-1252 "é" and "€", then UTF-8 "naïve" and "😀" (four bytes).
+    const encoder = new TextEncoder();
+    const bytes = new Uint8Array([...encoder.encode('café '), 0xe9, 0x80, ...encoder.encode(' naïve 😀 fin')]);
+    expect(sniffContent(bytes, true)).toEqual({ binary: false, encoding: 'utf-8+windows-1252', bomLength: 0 });
+    expect((await load(new TextLoader(), bytes, 'txt')).documents[0].content).toBe('café é€ naïve 😀 fin');
+    // Streamed from disk in pieces of every size, so sequences are cut at every place.
+    const directory = await mkdtemp(join(tmpdir(), 'axon-mixed-'));
+    try {
+      const path = join(directory, 'mixed.txt');
+      await writeFile(path, bytes);
+      for (let piece = 1; piece <= 7; piece++) {
+        const { createPieceDecoder } = await import('../../src/ingest/text-encoding.ts');
+        const decoder = createPieceDecoder('utf-8+windows-1252');
+        let text = '';
+        for (let at = 0; at < bytes.length; at += piece) text += decoder.decode(bytes.subarray(at, at + piece), { stream: true });
+        text += decoder.decode();
+        expect(text, `pieces of ${piece}`).toBe('café é€ naïve 😀 fin');
+      }
+      const source = createLoaderSource({
+        path,
+        sourceName: 'mixed.txt',
+        extension: 'txt',
+        size: 0,
+        encoding: 'utf-8+windows-1252',
+        bomLength: 0,
+        warn: () => {},
+      });
+      const streamed: string[] = [];
+      for await (const document of new TextLoader().load(source)) streamed.push(document.content);
+      expect(streamed).toEqual(['café é€ naïve 😀 fin']);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('calls a UTF-16 byte-order mark followed by bytes that are not UTF-16 binary, not one U+FFFD', () => {
+    expect(sniffContent(new Uint8Array([0xff, 0xfe, 0x00]), true)).toEqual({
+      binary: true,
+      reason: 'starts with a UTF-16 byte-order mark but is an odd number of bytes long, so it is binary',
+    });
+    expect(sniffContent(new Uint8Array([0xff, 0xfe, 0x00, 0x00]), true)).toMatchObject({ binary: true, reason: expect.stringMatching(/NUL characters/) });
+    // A lone low surrogate (0xDC00, little-endian).
+    expect(sniffContent(new Uint8Array([0xff, 0xfe, 0x00, 0xdc]), true)).toMatchObject({ binary: true, reason: expect.stringMatching(/not valid UTF-16/) });
+    expect(sniffContent(new Uint8Array([0xfe, 0xff, 0x00, 0x68]), true)).toEqual({ binary: false, encoding: 'utf-16be', bomLength: 2 });
+  });
+
+  it('cuts a file that is one long line into blocks of bounded size at spaces, each starting on line 1', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'axon-line-'));
+    try {
+      const words = Array.from({ length: 700_000 }, (_, index) => `w${index}`);
+      const path = join(directory, 'line.txt');
+      await writeFile(path, `first line\n${words.join(' ')}\nlast line`);
+      const source = createLoaderSource({ path, sourceName: 'line.txt', extension: 'txt', size: 0, encoding: 'utf-8', bomLength: 0, warn: () => {} });
+      const blocks: LoadedDocument[] = [];
+      for await (const block of new TextLoader().load(source)) blocks.push(block);
+      expect(blocks.length).toBeGreaterThan(2);
+      for (const block of blocks) expect(block.content.length).toBeLessThanOrEqual(2 * 1024 * 1024);
+      expect(blocks.map((block) => block.metadata.lineStart)).toEqual([1, ...blocks.slice(1, -1).map(() => 2), 2]);
+      // The first line is a block of its own; the long line is cut only after spaces, so every word arrives whole
+      // and the pieces put together are the line; the last line ends the last block.
+      expect(blocks[0].content).toBe('first line');
+      const cut = blocks.slice(1, -1).map((block) => block.content);
+      for (const piece of cut) expect(piece.endsWith(' ')).toBe(true);
+      expect(cut.join('') + blocks.at(-1)!.content).toBe(`${words.join(' ')}\nlast line`);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 
   it('calls bytes with NUL or many control characters binary', () => {

@@ -72,6 +72,38 @@ describe('OpenTelemetry spans', () => {
     expect(failed.every((span) => span.events.some((event) => event.name === 'exception'))).toBe(true);
   });
 
+  it('report nothing for a stage that left no record, even when a later stage fails', async () => {
+    const failingChat = {
+      name: 'failing-chat',
+      complete: async () => 'unused',
+      // biome-ignore lint/correctness/useYield: a stream that fails before its first piece
+      stream: async function* () {
+        throw new Error('model down');
+      },
+    };
+    class ChatRAG extends TestRAG {
+      protected chat() {
+        return failingChat;
+      }
+    }
+    const rag = new ChatRAG();
+    await rag.addDocuments([{ content: 'Refunds take 14 days.' }, { content: 'Refunds are paid to the card.' }]);
+    await expect(rag.answer('refunds', { runId: 'run-otel-3' })).rejects.toThrow('model down');
+    const spans = exporter.getFinishedSpans();
+    // Eligibility (no caller, nothing refused) leaves no record, so no span either.
+    expect(spans.map((span) => span.name)).toEqual([
+      'axon.embed',
+      'axon.search',
+      'axon.search',
+      'axon.fusion',
+      'axon.dedupe',
+      'axon.context',
+      'axon.generate',
+      'axon.run',
+    ]);
+    expect(spans.filter((span) => span.status.code === 2).map((span) => span.name)).toEqual(['axon.generate', 'axon.run']);
+  });
+
   it('are no-ops without an SDK', async () => {
     trace.disable();
     const rag = new TestRAG();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HttpClient, joinUrl, request, streamRequest } from '../../src/runtime/http.ts';
+import { HttpClient, httpUrlProblem, httpUrlSchema, joinUrl, request, streamRequest } from '../../src/runtime/http.ts';
 import { RetryPolicy } from '../../src/runtime/retry.ts';
 import { Secret } from '../../src/runtime/secret.ts';
 import { expectNoSecret, recordingRetryPolicy, rejectionOf, TEST_KEY } from '../helpers/provider-test-helpers.ts';
@@ -162,5 +162,28 @@ describe('helpers', () => {
   it('joins URLs with exactly one slash', () => {
     expect(joinUrl('http://h/v1/', '/rerank')).toBe('http://h/v1/rerank');
     expect(joinUrl('http://h', 'v1/rerank')).toBe('http://h/v1/rerank');
+  });
+});
+
+describe('httpUrlSchema', () => {
+  it('names the address to write when the scheme is missing, for a host name, a host:port and an address', () => {
+    expect(httpUrlProblem('api.openai.com/v1')).toBe('"api.openai.com/v1" has no scheme: write "https://api.openai.com/v1"');
+    expect(httpUrlProblem('localhost:8080')).toBe('"localhost:8080" has no scheme: write "http://localhost:8080"');
+    expect(httpUrlProblem('127.0.0.1:11434/v1')).toBe('"127.0.0.1:11434/v1" has no scheme: write "http://127.0.0.1:11434/v1"');
+    expect(httpUrlProblem('ftp://example.com')).toBe('must be an http:// or https:// URL, not ftp://');
+    expect(httpUrlProblem('')).toMatch(/must be an http:\/\/ or https:\/\/ URL/);
+  });
+
+  it('accepts http and https URLs as written', () => {
+    for (const url of ['http://localhost:8080', 'https://api.jina.ai/v1', 'http://[::1]:7000/v1', 'https://proxy.example/openai/']) {
+      expect(httpUrlProblem(url)).toBeUndefined();
+      expect(httpUrlSchema.parse(url)).toBe(url);
+    }
+  });
+
+  it('reports through zod, so a configuration lists it at its path', () => {
+    const result = httpUrlSchema.safeParse('localhost:8080');
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0].message).toBe('"localhost:8080" has no scheme: write "http://localhost:8080"');
   });
 });

@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 export interface RecordedRequest {
   method: string;
   path: string;
+  /** The query string's parameters (`api-version`, `alt`), empty when there is none. */
+  query: Record<string, string>;
   headers: Record<string, string | string[] | undefined>;
   /** The parsed JSON body, or the raw text when it was not JSON. */
   body: unknown;
@@ -35,7 +37,9 @@ export type FailureMode =
   /** Answer with this status, content type and raw body (HTML from a proxy, `{}` where a stream was asked for…). */
   | { kind: 'raw'; status?: number; contentType: string; body: string }
   /** Start an event stream, write these events, then end it normally (`close`) or destroy the socket mid-stream (`destroy`). */
-  | { kind: 'events'; events: Array<{ event?: string; data: string }>; end: 'close' | 'destroy' };
+  | { kind: 'events'; events: Array<{ event?: string; data: string }>; end: 'close' | 'destroy' }
+  /** Start a 200 reply of this content type (NDJSON, say), write these chunks as they are, then end or destroy it. */
+  | { kind: 'chunks'; contentType: string; chunks: string[]; end: 'close' | 'destroy' };
 
 export interface Reply {
   json(status: number, body: unknown, headers?: Record<string, string>): void;
@@ -49,6 +53,10 @@ export type RouteHandler = (request: RecordedRequest, reply: Reply) => void | Pr
 export interface LoopbackServerOptions {
   /** Routes by `METHOD /path`, e.g. `POST /v1/embeddings`. */
   routes: Record<string, RouteHandler>;
+  /** Routes whose path holds a name (`/v1beta/models/{model}:generateContent`): asked when no exact route matches. */
+  route?: (method: string, path: string) => RouteHandler | undefined;
+  /** The key a request presented, echoed by the 401 reply (to test redaction). @default the bearer token of `Authorization` */
+  presentedKey?: (headers: IncomingMessage['headers']) => string;
   /** The service's error body for a status and message. */
   errorBody: (status: number, message: string) => unknown;
   /** Delay before every answer, in milliseconds (the benchmark's simulated model latency). @default 0 */
@@ -107,8 +115,9 @@ export class LoopbackServer {
 
   async #handle(incoming: IncomingMessage, response: ServerResponse): Promise<void> {
     const text = await readBody(incoming);
-    const path = (incoming.url ?? '/').split('?')[0];
-    const recorded: RecordedRequest = { method: incoming.method ?? 'GET', path, headers: { ...incoming.headers }, body: parseJson(text) };
+    const [path, search = ''] = (incoming.url ?? '/').split('?');
+    const query = Object.fromEntries(new URLSearchParams(search));
+    const recorded: RecordedRequest = { method: incoming.method ?? 'GET', path, query, headers: { ...incoming.headers }, body: parseJson(text) };
     this.requests.push(recorded);
     const reply = makeReply(response);
     const { errorBody } = this.#options;
@@ -116,7 +125,7 @@ export class LoopbackServer {
     if (this.#options.latencyMs) await delay(this.#options.latencyMs);
     switch (failure?.kind) {
       case 'unauthorized': {
-        const presented = String(incoming.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
+        const presented = this.#options.presentedKey?.(incoming.headers) ?? String(incoming.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
         reply.json(401, errorBody(401, `Incorrect API key provided: ${presented}.`));
         return;
       }
@@ -153,6 +162,13 @@ export class LoopbackServer {
         else response.end();
         return;
       }
+      case 'chunks': {
+        response.writeHead(200, { 'content-type': failure.contentType });
+        for (const chunk of failure.chunks) response.write(chunk);
+        if (failure.end === 'destroy') await new Promise<void>((resolve) => response.write('', () => resolve())).then(() => incoming.socket.destroy());
+        else response.end();
+        return;
+      }
       case 'slow':
         await delay(failure.delayMs);
         if (response.destroyed || incoming.socket.destroyed) return;
@@ -160,7 +176,7 @@ export class LoopbackServer {
       default:
         break;
     }
-    const route = this.#options.routes[`${recorded.method} ${path}`];
+    const route = this.#options.routes[`${recorded.method} ${path}`] ?? this.#options.route?.(recorded.method, path);
     if (!route) {
       reply.json(404, errorBody(404, `No route for ${recorded.method} ${path}.`));
       return;

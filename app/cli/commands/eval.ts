@@ -350,7 +350,7 @@ async function temporaryFileStore(pipeline: EvalConfiguration, directory: string
       ? { keywordIndex: configured.keywordIndex }
       : {};
   const options = definition.options.parse({ directory, topK, ...keywordIndex });
-  return definition.create(options, { chat: undefined, embeddings: undefined, baseDirectory: directory });
+  return definition.create(options, { chat: undefined, embeddings: undefined, store: undefined, baseDirectory: directory });
 }
 
 async function indexCorpus(rag: RAG, dataset: BeirDataset, io: CommandIO): Promise<{ documents: number; ms: number; warnings: string[] }> {

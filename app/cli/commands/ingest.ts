@@ -1,4 +1,4 @@
-import { createProgressRenderer, formatSummary, ingestPaths } from '../../../src/ingest/index.ts';
+import { createProgressRenderer, formatSummary, ingestPaths, type IngestSummary } from '../../../src/ingest/index.ts';
 import { loadPipeline, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
 /** `axon ingest <paths…>`: load, split, embed and store; progress on stderr, a summary at the end. */
@@ -13,7 +13,25 @@ export async function runIngest(paths: string[], options: CommandOptions, io: Co
     onProgress: progress,
   });
   await rag.close();
+  const nothing = summary.filesIngested + summary.filesUnchanged === 0;
   if (options.json) io.out(JSON.stringify(summary, null, 2));
-  else io.out(formatSummary(summary));
-  return summary.ok ? 0 : 1;
+  else {
+    io.out(formatSummary(summary));
+    const hint = includeHint(summary);
+    if (nothing) io.out(`Nothing was ingested${hint ? `: ${hint}` : '.'}`);
+    else if (hint) io.out(`${hint.charAt(0).toUpperCase()}${hint.slice(1)}`);
+  }
+  // A run that stored nothing from the paths it was given did not do its job, whatever the reasons per file.
+  return summary.ok && !nothing ? 0 : 1;
+}
+
+/** One sentence naming `--include` when files were skipped for their extension, with a pattern for the first of them. */
+function includeHint(summary: IngestSummary): string | undefined {
+  const skipped = summary.skipped.filter((issue) => issue.code === 'unsupported-extension');
+  if (skipped.length === 0) return undefined;
+  const name = skipped[0].path.slice(skipped[0].path.lastIndexOf('/') + 1);
+  const dot = name.lastIndexOf('.');
+  const pattern = dot > 0 ? `*${name.slice(dot)}` : name;
+  const count = skipped.length === 1 ? '1 file was' : `${skipped.length} files were`;
+  return `${count} skipped for ${skipped.length === 1 ? 'its' : 'their'} extension; to read such files as plain text, name them with --include (repeatable), e.g. --include '${pattern}'.`;
 }

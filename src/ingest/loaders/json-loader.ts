@@ -1,6 +1,6 @@
-import type { JsonValue } from '../../document.ts';
+import { MAX_METADATA_DEPTH, type JsonValue } from '../../document.ts';
 import { AxonError } from '../../errors.ts';
-import { toJsonValue } from '../json-value.ts';
+import { nestsDeeperThan, toJsonValue } from '../json-value.ts';
 import type { LoadedDocument, Loader, LoaderSource } from '../types.ts';
 
 export interface JsonLoaderOptions {
@@ -14,6 +14,11 @@ export interface JsonLoaderOptions {
 }
 
 const DEFAULT_TEXT_FIELDS = ['text', 'content', 'body'];
+
+/** How deep a field's value may nest: a metadata field sits one level below the metadata object itself. */
+const MAX_FIELD_LEVELS = MAX_METADATA_DEPTH - 1;
+/** Records named one by one in the warnings about too-deep fields; the rest are counted. */
+const MAX_DEPTH_WARNINGS = 5;
 
 /** Record fields kept in metadata even when they are arrays or objects: eligibility (SPEC §7), supersession and facts. */
 const STRUCTURED_FIELDS = new Set(['tenantId', 'allowedRoles', 'supersedes', 'facts']);
@@ -39,9 +44,21 @@ export class JsonLoader implements Loader {
 
   async *load(source: LoaderSource): AsyncIterable<LoadedDocument> {
     let withoutText = 0;
+    let tooDeep = 0;
     const toDocument = (record: unknown, metadata: Record<string, JsonValue>): LoadedDocument | undefined => {
-      const document = this.recordToDocument(record, metadata);
+      const dropped: string[] = [];
+      const document = this.recordToDocument(record, metadata, dropped);
       if (!document) withoutText += 1;
+      else if (dropped.length > 0) {
+        tooDeep += 1;
+        if (tooDeep <= MAX_DEPTH_WARNINGS) {
+          const where = metadata.lineNumber !== undefined ? `line ${metadata.lineNumber}` : `record ${metadata.recordIndex}`;
+          const fields = dropped.map((field) => `"${field}"`).join(', ');
+          source.warn(
+            `${where}: ${dropped.length === 1 ? 'field' : 'fields'} ${fields} ${dropped.length === 1 ? 'nests' : 'nest'} deeper than ${MAX_FIELD_LEVELS} levels, so ${dropped.length === 1 ? 'it was' : 'they were'} left out of the metadata (the record's text was kept).`,
+          );
+        }
+      }
       return document;
     };
     if (this.format === 'json') {
@@ -82,10 +99,13 @@ export class JsonLoader implements Loader {
         throw new AxonError('INGEST_FAILED', `${source.sourceName} holds no valid JSON line.`, { component: this.name, fix: 'Write one JSON value per line.' });
       }
     }
+    if (tooDeep > MAX_DEPTH_WARNINGS)
+      source.warn(`${tooDeep} records in all had fields nested deeper than ${MAX_FIELD_LEVELS} levels left out of their metadata.`);
     if (withoutText > 0) source.warn(`${withoutText} record${withoutText === 1 ? '' : 's'} without text in ${this.describeTextField()} skipped.`);
   }
 
-  private recordToDocument(record: unknown, position: Record<string, JsonValue>): LoadedDocument | undefined {
+  /** The record's document; the names of fields left out because they nest too deep are added to `tooDeep`. */
+  private recordToDocument(record: unknown, position: Record<string, JsonValue>, tooDeep: string[]): LoadedDocument | undefined {
     if (typeof record === 'string') return record.trim() === '' ? undefined : { content: record, metadata: position };
     if (record === null || typeof record !== 'object' || Array.isArray(record)) return undefined;
     const fields = this.options.textField === undefined ? DEFAULT_TEXT_FIELDS.filter((field) => field in record).slice(0, 1) : [this.options.textField].flat();
@@ -97,6 +117,11 @@ export class JsonLoader implements Loader {
     const metadataFields = this.options.metadataFields ?? Object.keys(record).filter((key) => !fields.includes(key));
     for (const field of metadataFields) {
       const value = readPath(record, field);
+      // Deeper than metadata may nest (a store refuses it): said per record, whether or not the field would be kept.
+      if (nestsDeeperThan(value, MAX_FIELD_LEVELS)) {
+        tooDeep.push(field);
+        continue;
+      }
       // Arrays and objects are left out by default, except the fields eligibility and conflict detection read.
       if (this.options.metadataFields === undefined && (value === null || typeof value === 'object') && !STRUCTURED_FIELDS.has(field)) continue;
       const converted = toJsonValue(value);

@@ -29,10 +29,12 @@ describe('axon store repair <dir>', () => {
     await expect(FileStore.open({ directory })).rejects.toMatchObject({ code: 'STORE_CORRUPT', message: expect.stringContaining('axon store repair') });
 
     const result = await runAxon(cwd, ['store', 'repair', 'store']);
-    expect(result.code).toBe(0);
+    // A file of which nothing could be read may have held documents: the repair says so and exits 1.
+    expect(result.code).toBe(1);
     expect(result.stdout).toContain(`${directory} has no manifest. Wrote a new manifest listing 3 segments with 3 live documents.`);
     expect(result.stdout).toContain('segments listed: segment-000001.axs, segment-000002.axs, segment-000003.axs');
-    expect(result.stdout).toMatch(/skipped, failing their own checks .*: segment-000009\.axs/);
+    expect(result.stdout).toMatch(/skipped, nothing in them could be read .*: segment-000009\.axs/);
+    expect(result.stdout).toContain('Files that could not be read may have held documents.');
     expect(result.stdout).toContain('Nothing was deleted.');
     expect(result.stdout).not.toContain('damaged manifest');
 
@@ -80,6 +82,10 @@ describe('axon store repair <dir>', () => {
       dryRun: true,
       segments: ['segment-000001.axs', 'segment-000002.axs', 'segment-000003.axs'],
       skipped: [],
+      salvaged: [],
+      damaged: [],
+      lost: 0,
+      notes: [],
       documents: 3,
     });
     expect(await fileHashes(directory)).toEqual(before);
@@ -87,6 +93,36 @@ describe('axon store repair <dir>', () => {
     // The dry run's report is what the repair then does.
     const repaired = await runAxon(cwd, ['store', 'repair', 'store', '--json']);
     expect(JSON.parse(repaired.stdout)).toMatchObject({ recovered: true, state: 'damaged', segments: JSON.parse(json.stdout).segments, documents: 3 });
+  });
+
+  it('a segment of 400 with one damaged document: keeps the 399 others, lists the damaged one by id and source, exits 1', async () => {
+    const cwd = await temporaryDirectory();
+    const directory = join(cwd, 'store');
+    const store = new FileStore({ directory, autoCompact: false });
+    await store.add(
+      Array.from({ length: 400 }, (_, index) =>
+        doc(`chunk-${index}`, [1, index + 1], { sourceType: 'file', sourceName: `guide-${index % 8}.md`, content: `text ${index}` }),
+      ),
+    );
+    await store.close();
+    const [segment] = (await store.manifest()).segments;
+    const bytes = await readFile(join(directory, segment.file));
+    bytes[bytes.indexOf('"text 123"') + 3] ^= 0x01;
+    await writeFile(join(directory, segment.file), bytes);
+    await rm(join(directory, 'manifest.json'));
+
+    const dry = await runAxon(cwd, ['store', 'repair', 'store', '--dry-run']);
+    expect(dry.code).toBe(1);
+    expect(dry.stdout).toContain(`${segment.file} is damaged: would keep 399 of 400 live documents in a new segment; 1 damaged`);
+    const result = await runAxon(cwd, ['store', 'repair', 'store']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`${directory} has no manifest. Wrote a new manifest listing 1 segment with 399 live documents.`);
+    expect(result.stdout).toMatch(new RegExp(`  ${segment.file} is damaged: kept 399 of 400 live documents in segment-\\d+\\.axs; 1 damaged`));
+    expect(result.stdout).toContain(`  damaged: "chunk-123" (file:guide-3.md) in ${segment.file}: its content does not match its checksum`);
+    expect(result.stdout).toContain('1 live document could not be kept: ingest their sources again to restore them.');
+    const json = JSON.parse((await runAxon(cwd, ['store', 'repair', 'store', '--json'])).stdout);
+    expect(json).toMatchObject({ state: 'intact', recovered: false, lost: 0, documents: 399 });
+    expect(await new FileStore({ directory }).count()).toBe(399);
   });
 
   it('leaves an intact store as it is, and says so', async () => {

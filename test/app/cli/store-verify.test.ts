@@ -44,11 +44,15 @@ describe('axon store verify <dir>', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('3 files');
     expect(result.stdout).toContain(`  ${segment} (segment): its checksum does not match the manifest`);
+    // Which document: by id and source, and what a repair would do.
+    expect(result.stdout).toContain(`    damaged: "b" (test:suite) in ${segment}: its content does not match its checksum`);
+    expect(result.stdout).toContain('axon store repair');
     expect(result.stdout).toContain('restore the folder from a backup');
     expect(await fileHashes(directory)).toEqual(before);
     const report = await FileStore.verify({ directory });
     expect(report.ok).toBe(false);
     expect(report.files.filter((file) => file.problem !== undefined).map((file) => file.file)).toEqual([segment]);
+    expect(report.files.find((file) => file.file === segment)?.damagedDocuments?.map((document) => document.id)).toEqual(['b']);
   });
 
   it('reports a damaged keyword snapshot as rebuildable, and a missing or truncated file', async () => {

@@ -87,6 +87,8 @@ suite(chromium ? 'axon serve in Chromium' : 'axon serve in Chromium — SKIPPED:
     await page.locator('#citations .cite').first().waitFor();
     expect(await page.locator('#answer').textContent()).toBe(ANSWER);
 
+    // The chip names the chunk, not only the file.
+    expect(await page.locator('#citations .cite').first().textContent()).toBe('[1] help/account.md#0 p. 3');
     await page.locator('#citations .cite').first().click();
     await expect.poll(() => page.locator('#chunk').isVisible()).toBe(true);
     expect(await page.locator('#chunk-source').textContent()).toBe('help/account.md');
@@ -307,6 +309,63 @@ suite(chromium ? 'axon serve in Chromium' : 'axon serve in Chromium — SKIPPED:
     await page.screenshot({ path: join(shots, 'serve-agentic-stored.png'), fullPage: true });
     if (process.env.AXON_DOCS_SCREENSHOT)
       copyFileSync(join(shots, 'serve-agentic-stored.png'), join(import.meta.dirname, '..', '..', '..', 'docs', 'serve-agentic.png'));
+  }, 60_000);
+
+  it('cuts long document names in the middle, keeping the file name, page and chunk whole', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(server.url);
+    await page.locator('#question').fill('How do I reset my password?');
+    await page.locator('#send').click();
+    await page.locator('#citations .cite').first().waitFor();
+    // Every row of the trace: the whole label as its tooltip, its tail (after the last "/") never clipped.
+    const rows = await page.locator('#stages .row .name').evaluateAll((names) =>
+      names.map((name) => {
+        const tail = name.querySelector('.tail')!;
+        const clipped = tail.getBoundingClientRect().right > name.getBoundingClientRect().right + 0.5 || tail.scrollWidth > tail.clientWidth;
+        return { label: name.getAttribute('title'), text: name.textContent, tail: tail.textContent, clipped };
+      }),
+    );
+    expect(rows.length).toBeGreaterThan(5);
+    for (const row of rows) {
+      expect(row.text).toBe(row.label);
+      expect(row.label!.endsWith(row.tail!)).toBe(true);
+      expect(row.clipped).toBe(false);
+    }
+    expect(rows.map((row) => row.tail)).toContain('account.md:3#0');
+    // Two files of the same name in different folders, in a cell too narrow for either: the head gives way, the tail stays.
+    // (Run as page code; the test's own TypeScript has no DOM types.)
+    const cells = await page.evaluate(`['corpus/adduser/copyright#3', 'corpus/bash/copyright#3'].map((label) => {
+      const cell = nameCell(label);
+      cell.style.width = '110px';
+      cell.style.fontSize = '11px';
+      document.body.append(cell);
+      const [head, tail] = [cell.querySelector('.head'), cell.querySelector('.tail')];
+      const tailCut = tail.getBoundingClientRect().right > cell.getBoundingClientRect().right + 0.5 || tail.scrollWidth > tail.clientWidth;
+      const result = { head: head.textContent, tail: tail.textContent, headCut: head.scrollWidth > head.clientWidth, tailCut };
+      cell.remove();
+      return result;
+    })`);
+    expect(cells).toEqual([
+      { head: 'corpus/adduser/', tail: 'copyright#3', headCut: true, tailCut: false },
+      { head: 'corpus/bash/', tail: 'copyright#3', headCut: true, tailCut: false },
+    ]);
+  }, 60_000);
+
+  it('runs no script but its own: an injected inline script is refused by the Content-Security-Policy', async () => {
+    await page.goto(server.url);
+    await page.locator('#runs button[data-run]').first().waitFor();
+    // An inline script and an inline event handler (on an image that fails to load), as an injection would add them.
+    const ran = await page.evaluate(`new Promise((resolve) => {
+      const script = document.createElement('script');
+      script.textContent = 'window.injectedRan = true;';
+      document.body.append(script);
+      const image = document.createElement('img');
+      image.setAttribute('onerror', 'window.handlerRan = true;');
+      image.addEventListener('error', () => setTimeout(() => resolve([Boolean(window.injectedRan), Boolean(window.handlerRan)]), 50));
+      image.setAttribute('src', 'data:image/png;base64,AAAA');
+      document.body.append(image);
+    })`);
+    expect(ran).toEqual([false, false]);
   }, 60_000);
 
   it('made no request outside its own origin', () => {

@@ -177,6 +177,12 @@ describe('serve: the API', () => {
     expect((await ask({ question: 'x'.repeat(70_000) })).status).toBe(413);
     expect((await api('/api/ask')).status).toBe(405);
   });
+
+  it('names the option a misspelt key of the ask body was meant as', async () => {
+    const response = await ask({ question: 'x', topk: 5 });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: 'topk: unknown option "topk" (did you mean "topK"?)' });
+  });
 });
 
 describe('serve: where it listens', () => {

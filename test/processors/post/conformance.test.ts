@@ -1,15 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdaptiveThreshold } from '../../../processors/post/adaptive-threshold.ts';
-import { CohereReranker } from '../../../processors/post/cohere-reranker.ts';
 import { Dedupe } from '../../../processors/post/dedupe.ts';
 import { FixedThreshold } from '../../../processors/post/fixed-threshold.ts';
-import { JinaReranker } from '../../../processors/post/jina-reranker.ts';
 import { LLMReranker } from '../../../processors/post/llm-reranker.ts';
-import { LocalAIReranker } from '../../../processors/post/localai-reranker.ts';
 import { MMR } from '../../../processors/post/mmr.ts';
 import { RerankerPostProcessor } from '../../../processors/post/reranker-post-processor.ts';
 import { TopN } from '../../../processors/post/top-n.ts';
 import { BUILT_IN_COMPONENTS } from '../../../app/config/built-ins.ts';
+import { CohereReranker, JinaReranker, LocalAIReranker } from '../../../app/config/service-rerankers.ts';
 import type { Reranker, RerankOptions, RerankResult } from '../../../src/contracts/reranker.ts';
 import { throwIfAborted } from '../../../src/errors.ts';
 import { describePostProcessorConformance } from '../../../testing/post-processor.ts';

@@ -71,6 +71,31 @@ describe('OpenAIChat against a loopback OpenAI server', () => {
     expect(server.requests.map((request) => request.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions', '/v1/chat/completions']);
   });
 
+  it('completes and streams through one transport: the same headers but the accepted type, and the same error for the same failure', async () => {
+    server.reset();
+    const chat = new OpenAIChat({ apiKey: TEST_KEY, baseURL: baseURL(), organization: 'org-1' });
+    await chat.complete(question);
+    for await (const _delta of chat.stream(question));
+    const [completed, streamed] = server.requests.map(({ headers }) => {
+      const { accept: _accept, 'content-length': _length, ...rest } = headers as Record<string, unknown>;
+      // Only the SDK's per-request headers (its retry count, the time limit it was given) may differ in value.
+      return Object.keys(rest).sort();
+    });
+    expect(streamed).toEqual(completed);
+    expect(completed).toContain('user-agent');
+
+    server.failNext({ kind: 'unauthorized' });
+    const completeError = await rejectionOf(new OpenAIChat({ apiKey: TEST_KEY, baseURL: baseURL(), maxRetries: 0 }).complete(question));
+    server.failNext({ kind: 'unauthorized' });
+    const streamError = await rejectionOf(
+      (async () => {
+        for await (const _delta of new OpenAIChat({ apiKey: TEST_KEY, baseURL: baseURL(), maxRetries: 0 }).stream(question));
+      })(),
+    );
+    for (const error of [completeError, streamError]) expect(error).toMatchObject({ code: 'PROVIDER_ERROR', status: 401, provider: 'openai-chat' });
+    expect((streamError as Error).message).toBe((completeError as Error).message);
+  });
+
   it('streams through the fetch option, to the official endpoint with max_completion_tokens', async () => {
     const requests: Array<{ url: string; body: unknown }> = [];
     const fakeFetch: typeof fetch = async (input, init) => {

@@ -4,12 +4,13 @@
  * so the manifest's own checksum is right and the check under test is the one that must refuse it.
  */
 import fc from 'fast-check';
+import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FileStore } from '../../../stores/file-store/file-store.ts';
 import { parseManifest, readManifest, writeManifest, type Manifest } from '../../../stores/file-store/file-store-format.ts';
-import { writeSegment } from '../../../stores/file-store/file-store-segment.ts';
+import { encodeSegmentVersion1, segmentEntry, writeSegment } from '../../../stores/file-store/file-store-segment.ts';
 import { doc } from '../../../testing/vector-store.ts';
 import { propertyRuns } from '../../helpers/property.ts';
 import { runCrashWriter, temporaryDirectories } from '../support.ts';
@@ -146,6 +147,77 @@ describe('FileStore data safety', () => {
     });
   });
 
+  describe('a manifest without a checksum', () => {
+    /** A store as the first versions wrote it: version 1 segments, a version 1 manifest (SHA-256 per file, no checksum of its own). */
+    async function version1Store(): Promise<string> {
+      const directory = await temporaryDirectory();
+      const documents = [doc('a', [1, 0]), doc('b', [0, 1])].map(({ embedding: _, ...rest }) => rest);
+      const bytes = encodeSegmentVersion1(documents, new Float32Array([1, 0, 0, 1]), 2);
+      await writeFile(join(directory, 'segment-000001.axs'), bytes);
+      const sha256 = createHash('sha256').update(bytes).digest('hex');
+      const manifest = {
+        format: 'axon-file-store',
+        version: 1,
+        generation: 1,
+        dimensions: 2,
+        nextSegment: 2,
+        segments: [{ file: 'segment-000001.axs', documents: 2, bytes: bytes.length, sha256, tombstones: [] }],
+      };
+      await writeFile(join(directory, 'manifest.json'), JSON.stringify(manifest));
+      return directory;
+    }
+
+    it('is read when the store really is version 1, with a warning saying so, and sealed by the next write', async () => {
+      const directory = await version1Store();
+      const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+      try {
+        const store = await FileStore.open({ directory });
+        expect((await store.getByIds(['a', 'b'])).map((document) => document.id)).toEqual(['a', 'b']);
+        expect(warn.mock.calls.map(([message]) => String(message))).toContainEqual(
+          expect.stringMatching(/manifest\.json is a version 1 manifest, which carries no checksum of its own: it was read without one/),
+        );
+        await store.add([doc('c', [1, 1])]);
+        const sealed = JSON.parse(await readFile(join(directory, 'manifest.json'), 'utf8'));
+        expect(sealed).toMatchObject({ version: 3, checksum: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      } finally {
+        warn.mockRestore();
+      }
+    });
+
+    it('is STORE_CORRUPT when what it records is not what version 1 wrote: a checksum deleted does not pass as version 1', async () => {
+      const directory = await storeWithData();
+      const path = join(directory, 'manifest.json');
+      const sealed = JSON.parse(await readFile(path, 'utf8'));
+      const { checksum: _, ...unsealed } = sealed;
+      await writeFile(path, JSON.stringify(unsealed));
+      await expectCorrupt(directory, 'manifest.json', /it has no checksum/);
+      // Calling it version 1 does not help: it records what only later versions write.
+      await writeFile(path, JSON.stringify({ ...unsealed, version: 1 }));
+      await expectCorrupt(directory, 'manifest.json', /it has no checksum, yet it records a garbage list, which a version 1 manifest never does/);
+      const { garbage: __, ...withoutGarbage } = unsealed;
+      await writeFile(path, JSON.stringify({ ...withoutGarbage, version: 1 }));
+      await expectCorrupt(directory, 'manifest.json', /it has no checksum, yet it records a file checksum/);
+      // Nor does a version 1 manifest listing a segment of a later format.
+      const v1 = await version1Store();
+      const later = await writeSegment(v1, 5, [doc('x', [1, 0])], new Float32Array([1, 0]), 2);
+      const manifest = JSON.parse(await readFile(join(v1, 'manifest.json'), 'utf8'));
+      manifest.segments.push({
+        file: later.file,
+        documents: 1,
+        bytes: later.bytes,
+        sha256: createHash('sha256')
+          .update(await readFile(join(v1, later.file)))
+          .digest('hex'),
+        tombstones: [],
+      });
+      manifest.nextSegment = 6;
+      await writeFile(join(v1, 'manifest.json'), JSON.stringify(manifest));
+      await expect(new FileStore({ directory: v1 }).count()).rejects.toThrow(
+        /segment-000005\.axs is corrupt: a version 1 manifest lists it, but it is not a version 1 segment/,
+      );
+    });
+  });
+
   describe('D2: tombstones', () => {
     it('a tombstone naming an id its segment does not hold is STORE_CORRUPT naming manifest.json', async () => {
       const directory = await storeWithData();
@@ -153,10 +225,21 @@ describe('FileStore data safety', () => {
       await expectCorrupt(directory, 'manifest.json', /tombstone/);
     });
 
-    it('a live id in two segments is STORE_CORRUPT', async () => {
+    it('a live id in two segments is STORE_CORRUPT naming both', async () => {
       const directory = await storeWithData();
       await rewriteManifest(directory, (manifest) => (manifest.segments[0].tombstones = []));
-      await expectCorrupt(directory, 'manifest.json', /more than one segment/);
+      await expectCorrupt(directory, 'manifest.json', /id "a" is live in more than one segment \(segment-000001\.axs and segment-000003\.axs\)/);
+    });
+
+    it('a segment holding one id twice is STORE_CORRUPT naming that segment once', async () => {
+      const directory = await storeWithData();
+      const path = join(directory, 'segment-000001.axs');
+      const bytes = await readFile(path);
+      // The ids ["a","b"] become ["a","a"]; the head checksum is recorded again, as a buggy writer would have.
+      bytes[bytes.indexOf('["a","b"]') + 6] = 'a'.charCodeAt(0);
+      await writeFile(path, bytes);
+      await rewriteManifest(directory, (manifest) => (manifest.segments[0] = { ...segmentEntry('segment-000001.axs', bytes), tombstones: [] }));
+      await expect(new FileStore({ directory }).count()).rejects.toThrow(/segment-000001\.axs is corrupt: it holds the id "a" twice\./);
     });
   });
 

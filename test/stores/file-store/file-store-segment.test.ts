@@ -1,6 +1,7 @@
 /**
- * Segment files: version 2 (lazily parsed documents, vectors read straight into the scan's memory, the lanes64
- * checksum) and version 1 stores written by earlier Axon, which must keep opening, searching and taking writes.
+ * Segment files: version 3 (lazily parsed documents, vectors read straight into the scan's memory, the lanes64
+ * checksum, a checksum per document part and per row's id and vector) and the version 2 and version 1 stores
+ * written by earlier Axon, which must keep opening, searching and taking writes.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
@@ -8,8 +9,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Document } from '../../../src/document.ts';
 import { checksumOf } from '../../../stores/file-store/file-store-checksum.ts';
-import { readManifest, writeManifest } from '../../../stores/file-store/file-store-format.ts';
-import { decodeSegment, encodeSegment, encodeSegmentVersion1, StoredDocument } from '../../../stores/file-store/file-store-segment.ts';
+import { emptyManifest, readManifest, writeManifest } from '../../../stores/file-store/file-store-format.ts';
+import { rowChecksum } from '../../../stores/file-store/file-store-segment-layout.ts';
+import { partChecksum } from '../../../stores/indexes/part-checksum.ts';
+import { decodeSegment, encodeSegment, encodeSegmentVersion1, segmentEntry, StoredDocument } from '../../../stores/file-store/file-store-segment.ts';
 import { FileStore, type FileStoreOptions } from '../../../stores/file-store/file-store.ts';
 import { Bm25Index } from '../../../stores/indexes/bm25-index.ts';
 import { keywordInput } from '../../../stores/indexes/keyword-index-support.ts';
@@ -120,7 +123,7 @@ describe('FileStore segments', () => {
   it.each([
     ['exact', {}],
     ['int8', { precision: 'int8' }],
-  ] as const)('reads a store written with version 1 segments (%s), writes version 2 beside them, and compacts them into one', async (_, options) => {
+  ] as const)('reads a store written with version 1 segments (%s), writes version 3 beside them, and compacts them into one', async (_, options) => {
     const directory = await temporaryDirectory();
     const first = documents(12, 1);
     const second = [...documents(3, 2).map((document, index) => ({ ...document, id: `d${index}` })), ...documents(4, 3, 'e')];
@@ -144,7 +147,7 @@ describe('FileStore segments', () => {
     expect((await readManifest(directory, 'test'))!.version).toBe(3);
     expect(manifest.segments.map((segment) => ('sha256' in segment ? 'sha256' : 'checksum'))).toEqual(['sha256', 'sha256', 'checksum']);
     expect(await magicOf(directory, 'segment-000001.axs')).toBe('AXONSEG1');
-    expect(await magicOf(directory, manifest.segments[2].file)).toBe('AXONSEG2');
+    expect(await magicOf(directory, manifest.segments[2].file)).toBe('AXONSEG3');
     await store.close();
     const reopened = await FileStore.open(storeOptions);
     await expectSameAs(reopened, reference, [...ids, ...third.map((document) => document.id)]);
@@ -152,13 +155,53 @@ describe('FileStore segments', () => {
     await reopened.compact();
     const compacted = (await reopened.manifest()).segments;
     expect(compacted).toHaveLength(1);
-    expect(await magicOf(directory, compacted[0].file)).toBe('AXONSEG2');
+    expect(await magicOf(directory, compacted[0].file)).toBe('AXONSEG3');
     await reopened.close();
     const afterCompaction = await FileStore.open(storeOptions);
     await expectSameAs(afterCompaction, reference, [...ids, ...third.map((document) => document.id)]);
     expect(await afterCompaction.deleteBySource('url')).toBe(await reference.deleteBySource('url'));
     await afterCompaction.close();
     await expectSameAs(await FileStore.open(storeOptions), reference, ids);
+  });
+
+  it('reads a store written with version 2 segments (no row checksums), writes version 3 beside them, and compacts them into one', async () => {
+    const directory = await temporaryDirectory();
+    const batches = [documents(9, 20), documents(6, 21, 'e')];
+    const reference = new MemoryStore();
+    const manifest = emptyManifest();
+    for (const [position, batch] of batches.entries()) {
+      await reference.add(batch);
+      const vectors = new Float32Array(batch.length * DIMENSIONS);
+      batch.forEach((document, row) => {
+        const vector = document.embedding as number[];
+        const norm = Math.hypot(...vector);
+        vector.forEach((value, index) => (vectors[row * DIMENSIONS + index] = value / norm));
+      });
+      const bytes = encodeSegment(
+        batch.map(({ embedding: _, ...rest }) => rest),
+        vectors,
+        DIMENSIONS,
+        2,
+      );
+      const file = `segment-00000${position + 1}.axs`;
+      await writeFile(join(directory, file), bytes);
+      manifest.segments.push(segmentEntry(file, bytes));
+    }
+    Object.assign(manifest, { generation: 2, dimensions: DIMENSIONS, nextSegment: 3 });
+    await writeManifest(directory, manifest);
+    const ids = batches.flat().map((document) => document.id);
+    const store = await FileStore.open({ directory, autoCompact: false });
+    await expectSameAs(store, reference, ids);
+    const third = documents(4, 22, 'f');
+    await store.add(third);
+    await reference.add(third);
+    expect(await magicOf(directory, 'segment-000001.axs')).toBe('AXONSEG2');
+    expect(await magicOf(directory, (await store.manifest()).segments[2].file)).toBe('AXONSEG3');
+    await store.compact();
+    const [compacted] = (await store.manifest()).segments;
+    expect(await magicOf(directory, compacted.file)).toBe('AXONSEG3');
+    await store.close();
+    await expectSameAs(await FileStore.open({ directory }), reference, [...ids, ...third.map((document) => document.id)]);
   });
 
   it('keeps every document exactly through writes, deletes, compaction (which copies stored documents unparsed) and reloads', async () => {
@@ -182,47 +225,65 @@ describe('FileStore segments', () => {
     await expectSameAs(compacted, reference, ids);
   });
 
-  it('a flipped bit anywhere in a version 2 segment is STORE_CORRUPT naming the segment (in its head on load, in a document when read), and nothing is written', async () => {
+  it('a flipped bit anywhere in a segment is found: in its head on load (STORE_CORRUPT naming the segment), in a document when read (that one document is set aside), and nothing is written', async () => {
     const directory = await temporaryDirectory();
     const store = new FileStore({ directory, autoCompact: false });
-    await store.add(documents(3, 8));
+    const written = documents(3, 8);
+    await store.add(written);
     await store.close();
     const [entry] = (await store.manifest()).segments;
     const path = join(directory, entry.file);
     const original = await readFile(path);
     const before = (await readdir(directory)).sort();
     const next = mulberry32(9);
-    // The head (header, vectors, ids, offset tables) is checked on load; each document's fields and content by
-    // their own checksum when the document is read (here: every document).
+    vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    // The head (header, vectors, ids, tables) is checked on load; each document's fields and content by their own
+    // checksum when the document is read (here: every document).
     expect(entry.head?.bytes).toBeGreaterThan(64 + 3 * DIMENSIONS * 4);
     const headBytes = entry.head!.bytes;
-    // One random bit of every header byte, then of one byte in every three: vectors, ids, offset tables, fields and contents.
+    // One random bit of every header byte, then of one byte in every three: vectors, ids, tables, fields and contents.
     for (let position = 0; position < original.length; position += position < 64 ? 1 : 3) {
       const bit = Math.floor(next() * 8);
       const bytes = Buffer.from(original);
       bytes[position] ^= 1 << bit;
       await writeFile(path, bytes);
-      const error = await FileStore.open({ directory }).then(
+      const outcome = await FileStore.open({ directory }).then(
         async (opened) => {
-          if (position < headBytes) return undefined;
-          const found = await opened.getByIds(['d0', 'd1', 'd2']).then(
-            () => undefined,
-            (caught: unknown) => caught,
-          );
-          return found;
+          const found = await opened.getByIds(['d0', 'd1', 'd2']);
+          return { found: found.map(shape), damaged: (await opened.damagedDocuments()).map((damaged) => damaged.segment) };
         },
-        (caught: unknown) => caught,
+        (caught: unknown) => ({ code: (caught as { code?: string }).code, names: String((caught as Error).message).includes(path) }),
       );
-      expect({ position, bit, code: (error as { code?: string }).code, names: String((error as Error).message).includes(path) }).toEqual({
-        position,
-        bit,
-        code: 'STORE_CORRUPT',
-        names: true,
-      });
+      if (position < headBytes) {
+        expect({ position, bit, outcome }).toEqual({ position, bit, outcome: { code: 'STORE_CORRUPT', names: true } });
+      } else {
+        // Exactly one document is set aside; the two others read back exactly as written.
+        expect({ position, damaged: (outcome as { damaged: string[] }).damaged }).toEqual({ position, damaged: [entry.file] });
+        const intact = (outcome as { found: unknown[] }).found;
+        expect(intact).toHaveLength(2);
+        const reference = new MemoryStore();
+        await reference.add(written);
+        const expected = (await reference.getByIds(['d0', 'd1', 'd2'])).map(shape);
+        for (const document of intact) expect(expected).toContainEqual(document);
+      }
     }
     await writeFile(path, original);
     expect((await readdir(directory)).sort()).toEqual(before);
     expect(await (await FileStore.open({ directory })).count()).toBe(3);
+  });
+
+  it('a row checksum is MurmurHash3 (partChecksum) of the row vector bytes followed by its id in UTF-8, whatever the lengths and alignment', () => {
+    const next = mulberry32(3);
+    for (const id of ['a', 'ab', 'abc', 'abcd', 'abcde', 'ünï', '🚀x', 'lone \ud800', 'x'.repeat(1000)]) {
+      for (const dimensions of [1, 3, 8]) {
+        const vector = new Float32Array(dimensions).map(() => next());
+        // An unaligned view of the vector's bytes, as a segment read from a pooled buffer may give.
+        const backing = new Uint8Array(vector.byteLength + 1);
+        backing.set(new Uint8Array(vector.buffer), 1);
+        const bytes = backing.subarray(1);
+        expect(rowChecksum(id, bytes)).toBe(partChecksum(Buffer.concat([bytes, Buffer.from(id, 'utf8')])));
+      }
+    }
   });
 
   it('parses a document only when it is read, and a damaged one (behind a right file checksum) fails its own checksum then', () => {
@@ -239,7 +300,7 @@ describe('FileStore segments', () => {
     expect(segment.documents[0].content).toBe(stored[0].content);
     expect(segment.documents[1].metadata.n).toBe(1);
     expect(() => segment.documents[1].content).toThrow(
-      expect.objectContaining({ code: 'STORE_CORRUPT', message: expect.stringMatching(/document 1 does not match its checksum/) }),
+      expect.objectContaining({ code: 'STORE_CORRUPT', message: expect.stringMatching(/document 1 \(id "d1"\): its content does not match its checksum/) }),
     );
     expect(segment.documents[2].content).toBe(stored[2].content);
     // Without the recomputed checksum the same bytes fail as a whole.
@@ -263,22 +324,22 @@ describe('FileStore segments', () => {
     for (const found of await reader.getByIds(['d3', 'd25'])) expect(found.content).toBe(byId.get(found.id)!.content);
     expect((await reader.getBySource('file', 'd-1.md')).map((document) => document.id)).toEqual(['d1', 'd6', 'd11', 'd21', 'd26', 'd31']);
 
-    // Damage a document on disk after the load checked the file: reading it is STORE_CORRUPT, the others still read.
+    // Damage a document on disk after the load checked the file: reading it finds the damage and sets it aside, the others still read.
     const fresh = await FileStore.open({ directory });
     const path = join(directory, 'segment-000003.axs');
     const bytes = await readFile(path);
     const at = bytes.indexOf(Buffer.from(byId.get('d7')!.content.slice(0, 12)));
     bytes[at] ^= 0x01;
     await writeFile(path, bytes);
-    await expect(fresh.getByIds(['d7'])).rejects.toMatchObject({
-      code: 'STORE_CORRUPT',
-      message: expect.stringMatching(/document \d+ does not match its checksum/),
-    });
+    const warnings = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    expect(await fresh.getByIds(['d7'])).toEqual([]);
+    expect(warnings).toHaveBeenCalledWith(expect.stringMatching(/"d7" \(file:d-2\.md\): its content does not match its checksum/));
     expect((await fresh.getByIds(['d8']))[0].content).toBe(byId.get('d8')!.content);
-    // After close() the store loads again (the head is intact), and the document still fails its own checksum.
+    // After close() the store loads again (the head is intact), and the document fails its own checksum again when read.
     await fresh.close();
     expect(await fresh.count()).toBe(40);
-    await expect(fresh.getByIds(['d7'])).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+    expect(await fresh.getByIds(['d7'])).toEqual([]);
+    expect((await fresh.damagedDocuments()).map((damaged) => damaged.id)).toEqual(['d7']);
   });
 
   it('a keyword snapshot with a right checksum but a damaged posting is rebuilt by the search that reads it, with a warning', async () => {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FileStore, planCompaction } from '../../../stores/file-store/file-store.ts';
 import { describeVectorStoreConformance, doc } from '../../../testing/vector-store.ts';
 import { runCrashWriter, temporaryDirectories } from '../support.ts';
@@ -160,7 +160,7 @@ describe('FileStore', () => {
       await expectCorrupt(directory, 'segment-000002.axs');
     });
 
-    it('a flipped byte in a segment fails its checksum: in its head on load, in a document when the document is read', async () => {
+    it('a flipped byte in a segment fails its checksum: in its head on load; in a document when it is read, which sets it aside', async () => {
       const directory = await storeWithData();
       const path = join(directory, 'segment-000001.axs');
       const original = await readFile(path);
@@ -172,14 +172,35 @@ describe('FileStore', () => {
       documentByte[documentByte.length - 1] ^= 0xff; // the last document's content
       await writeFile(path, documentByte);
       const before = await files(directory);
-      const store = await FileStore.open({ directory });
-      expect(await store.count()).toBe(2);
-      const unreadable = { code: 'STORE_CORRUPT', message: expect.stringContaining(path) };
-      await expect(store.getByIds(['a'])).rejects.toMatchObject(unreadable);
-      await expect(store.search([1, 0], { topK: 1 })).rejects.toMatchObject(unreadable);
-      expect((await store.getByIds(['b']))[0].id).toBe('b');
-      await expect(store.compact()).rejects.toMatchObject(unreadable);
-      expect(await files(directory)).toEqual(before);
+      const warnings = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+      try {
+        const store = await FileStore.open({ directory });
+        expect(await store.count()).toBe(2);
+        // Reading it finds the damage: the document is set aside, with a warning naming it, and the read goes on without it.
+        expect(await store.getByIds(['a', 'b'])).toMatchObject([{ id: 'b' }]);
+        expect(warnings).toHaveBeenCalledWith(
+          expect.stringMatching(
+            /A document of .*segment-000001\.axs is damaged and set aside: searches skip it\. "a" \(test:suite\): its content does not match its checksum/,
+          ),
+        );
+        expect((await store.search([1, 0], { topK: 2 })).map((document) => document.id)).toEqual(['b']);
+        expect(await store.count()).toBe(1);
+        expect(await store.damagedDocuments()).toEqual([
+          {
+            id: 'a',
+            sourceType: 'test',
+            sourceName: 'suite',
+            segment: 'segment-000001.axs',
+            problem: 'its content does not match its checksum',
+            idIntact: true,
+          },
+        ]);
+        // Compaction leaves the damaged segment alone instead of failing on it; nothing is written or deleted.
+        await store.compact();
+        expect(await files(directory)).toEqual(before);
+      } finally {
+        warnings.mockRestore();
+      }
     });
 
     it('a segment listed but missing is STORE_CORRUPT naming it', async () => {

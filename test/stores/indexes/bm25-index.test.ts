@@ -81,16 +81,45 @@ describe('Bm25Index scoring', () => {
     expect(hits[1]).toEqual({ id: 'd2', score: expect.closeTo(Math.log(1.6) / 2.2, 12) });
   });
 
-  it('breaks equal scores by insertion order and honours topK', () => {
+  it('breaks equal scores by id, whatever the order documents were indexed in, and honours topK', () => {
     const index = new Bm25Index({ tokenizer: PLAIN });
     index.add([
       { id: 'z', content: 'same words' },
       { id: 'a', content: 'same words' },
       { id: 'm', content: 'same words' },
     ]);
-    expect(index.search('same').map((hit) => hit.id)).toEqual(['z', 'a', 'm']);
-    expect(index.search('same', { topK: 2 }).map((hit) => hit.id)).toEqual(['z', 'a']);
+    expect(index.search('same').map((hit) => hit.id)).toEqual(['a', 'm', 'z']);
+    expect(index.search('same', { topK: 2 }).map((hit) => hit.id)).toEqual(['a', 'm']);
     expect(index.topK).toBe(50);
+  });
+
+  it('ranks the same documents the same, ties included, however they were indexed, removed, re-added or reloaded', () => {
+    const documents = Array.from({ length: 40 }, (_, number) => ({
+      id: `doc-${String((number * 17) % 40).padStart(2, '0')}`,
+      // Four groups of ten documents with identical text, so every score is tied ten ways.
+      content: `common ${['alpha', 'bravo', 'charlie', 'delta'][number % 4]} words`,
+    }));
+    const ranked = (index: Bm25Index, topK: number) => index.search('common alpha', { topK }).map((hit) => `${hit.id} ${hit.score.toFixed(12)}`);
+    const forward = new Bm25Index({ tokenizer: PLAIN });
+    forward.add(documents);
+    const backward = new Bm25Index({ tokenizer: PLAIN });
+    backward.add([...documents].reverse());
+    // Removing and re-adding moves documents to new numbers, as a store's rows move when it deletes.
+    const churned = new Bm25Index({ tokenizer: PLAIN });
+    churned.add(documents);
+    churned.remove(documents.slice(0, 20).map((document) => document.id));
+    churned.add(documents.slice(0, 20).reverse());
+    const reloaded = Bm25Index.deserialize(churned.serialize());
+    for (const topK of [1, 3, 10, 15, 40]) {
+      const expected = ranked(forward, topK);
+      expect(expected).toHaveLength(topK);
+      expect(ranked(backward, topK)).toEqual(expected);
+      expect(ranked(churned, topK)).toEqual(expected);
+      expect(ranked(reloaded, topK)).toEqual(expected);
+    }
+    // Within each score, ids ascend.
+    const all = forward.search('common alpha', { topK: 40 });
+    for (let at = 1; at < all.length; at++) if (all[at].score === all[at - 1].score) expect(all[at - 1].id < all[at].id).toBe(true);
   });
 
   it('stems and drops stopwords with the default English tokenizer', () => {

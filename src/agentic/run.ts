@@ -1,0 +1,498 @@
+import { describeUncovered } from '../answer/coverage.ts';
+import { extractiveAnswer } from '../answer/extractive.ts';
+import { judgeModelAnswer } from '../answer/model-answer.ts';
+import { checkEligibility, eligibilityFilter, type CallerContext } from '../context/eligibility.ts';
+import { buildAnswerMessages, type Evidence } from '../context/evidence.ts';
+import { guardrailVerdict, noEvidenceAnswer, type GuardrailDecision, type GuardrailVerdict, type StopReason } from '../context/outcome.ts';
+import type { Document } from '../document.ts';
+import { throwIfAborted } from '../errors.ts';
+import type { AgenticFailure, AgenticStatus, AgenticStep, AgenticTraceEvent, Provenance } from '../pipeline/agentic-trace.ts';
+import type { RunTrace, StageRecord } from '../pipeline/trace.ts';
+import { continuesFrom } from './chained-ranking.ts';
+import { MarkerStripper, parseCitedAnswer, type ParsedAnswer } from './citations.ts';
+import { concurrently, untilAborted } from './event-stream.ts';
+import { OfflinePlanner } from './offline-planner.ts';
+import type { ParsedAgenticOptions } from './options.ts';
+import { checkPlan, type SubQuery, type ValidPlan } from './plan-check.ts';
+import { MeteredChat, ModelPlanner, type Planner, type PlanningState } from './planner.ts';
+import type { Plan } from './prompts.ts';
+import { ResultSet, type ResultEntry } from './result-set.ts';
+import { BoundRetriever } from './retrievers.ts';
+import type { AgenticEvent, AgenticResult, AgenticResultItem, RetrieverSpec } from './types.ts';
+
+/** The state of one run of `AgenticRetriever`: its steps, as events. */
+export class Run {
+  readonly runId: string;
+  iterations = 0;
+  searches = 0;
+  private subQueryCount = 0;
+  private readonly started = performance.now();
+  private nextStepId = 1;
+  private readonly retrievers: BoundRetriever[];
+  private readonly storeIndexOf: (retriever: BoundRetriever) => number;
+  private readonly results: ResultSet;
+  private readonly previousQueries: { query: string; retriever: string }[] = [];
+  private readonly failures: AgenticFailure[] = [];
+  private readonly chat: MeteredChat | undefined;
+  private readonly planner: Planner;
+  private readonly caller: CallerContext | undefined;
+
+  constructor(
+    private readonly options: ParsedAgenticOptions,
+    specs: RetrieverSpec[],
+    private readonly question: string,
+    private readonly signal: AbortSignal,
+    runId: string | undefined,
+    private readonly component: string,
+  ) {
+    this.runId = runId ?? crypto.randomUUID();
+    this.results = new ResultSet(options.maxResults);
+    this.caller = options.userContext;
+    const eligibility = this.caller ? eligibilityFilter(this.caller, options.eligibilityPolicy) : undefined;
+    this.retrievers = specs.map((spec) => new BoundRetriever(spec, eligibility, component));
+    const stores: unknown[] = [];
+    for (const retriever of this.retrievers) if (!stores.includes(retriever.store)) stores.push(retriever.store);
+    this.storeIndexOf = (retriever) => stores.indexOf(retriever.store);
+    this.chat = options.chat ? new MeteredChat(options.chat) : undefined;
+    this.planner = this.chat ? new ModelPlanner(this.chat) : new OfflinePlanner(options.offlinePlanner);
+  }
+
+  async *execute(): AsyncGenerator<AgenticEvent, void, undefined> {
+    throwIfAborted(this.signal, this.component);
+    if (this.options.guardrail) {
+      const verdict = yield* this.guard('input', this.question, 0);
+      if (verdict.action === 'block') {
+        yield this.finish({ status: 'blocked', stopReason: 'blocked', blocked: { stage: 'input', reason: verdict.reason } });
+        return;
+      }
+    }
+
+    yield* this.speculativeRetrieval();
+
+    let stopReason: StopReason = 'max_iterations';
+    let missing: string | undefined;
+    // No planned round when the question's own search already covers it (free with the offline planner; a model
+    // planner judges after its first round, as asking first would cost a model call on every question).
+    const first = this.planner.kind === 'offline' ? yield* this.sufficiency(0) : undefined;
+    if (first?.sufficient) stopReason = 'sufficient';
+    else missing = first?.missing || undefined;
+    for (let iteration = 1; iteration <= this.options.maxIterations && !first?.sufficient; iteration++) {
+      this.iterations = iteration;
+      const plan = yield* this.planning(iteration, missing);
+      if (plan === undefined) {
+        stopReason = 'planning_failed';
+        break;
+      }
+      if (plan.subQueries.length === 0 && plan.expansions.length === 0) {
+        stopReason = plan.rejected > 0 ? 'planning_failed' : 'no_new_results';
+        break;
+      }
+      const keysBefore = this.results.keys();
+      yield* this.retrieval(iteration, plan.subQueries);
+      if (plan.expansions.length > 0) yield* this.expansion(iteration, plan.expansions);
+      const added = [...this.results.keys()].filter((key) => !keysBefore.has(key)).length;
+      if (added === 0) {
+        stopReason = 'no_new_results';
+        break;
+      }
+      const judgement = yield* this.sufficiency(iteration);
+      if (judgement?.sufficient) {
+        stopReason = 'sufficient';
+        break;
+      }
+      missing = judgement?.missing || undefined;
+      if (this.subQueryCount >= this.options.maxSubQueries) {
+        stopReason = 'max_sub_queries';
+        break;
+      }
+    }
+
+    const results = this.results.ranked();
+    if (!this.options.generateResponse) {
+      yield this.finish({ status: 'not_generated', stopReason, results });
+      return;
+    }
+    yield* this.answer(results, stopReason);
+  }
+
+  // --- Steps ---
+
+  private async *speculativeRetrieval(): AsyncGenerator<AgenticEvent, void, undefined> {
+    const step = this.begin('speculativeRetrieval', 0, { query: this.question, retrievers: this.retrievers.map((retriever) => retriever.name) });
+    yield step.event;
+    const found: Record<string, unknown>[] = [];
+    const errors: unknown[] = [];
+    for await (const task of concurrently(
+      this.retrievers,
+      this.options.concurrency,
+      (retriever) => this.search(retriever, this.question),
+      this.signal,
+      this.component,
+    )) {
+      const retriever = this.retrievers[task.index];
+      if (task.phase === 'start') continue;
+      if (task.phase === 'fail') {
+        errors.push(task.error);
+        step.warnings.push(`${retriever.name}: ${messageOf(task.error)}`);
+        this.failures.push({ step: 'speculativeRetrieval', iteration: 0, reason: messageOf(task.error), detail: { retriever: retriever.name } });
+        found.push({ retriever: retriever.name, error: messageOf(task.error) });
+        continue;
+      }
+      const origin = { step: 'speculativeRetrieval', iteration: 0, query: this.question, retriever: retriever.name } as const;
+      const added = this.collect(task.value.documents, origin, retriever, task.value.excluded, 1);
+      found.push({ retriever: retriever.name, found: task.value.documents.length, new: added.length, ids: added, ...pipelineOf(task.value.trace) });
+    }
+    this.previousQueries.push(...this.retrievers.map((retriever) => ({ query: this.question, retriever: retriever.name })));
+    // Every probe failing (typically: nothing is indexed) is an error to show, not an empty answer.
+    if (errors.length === this.retrievers.length) {
+      yield step.end('failed', { searches: found });
+      throw errors[0];
+    }
+    yield step.end('succeeded', { searches: found, results: this.results.size });
+  }
+
+  private async *planning(iteration: number, missing: string | undefined): AsyncGenerator<AgenticEvent, ValidPlan | undefined, undefined> {
+    const results = this.results.ranked();
+    const step = this.begin('planning', iteration, { planner: this.planner.kind, missing: missing ?? null, results: results.length });
+    yield step.event;
+    const decision = await untilAborted(this.planner.plan(this.planningState(iteration, results, missing)), this.signal, this.component);
+    step.warnings.push(...decision.warnings);
+    if (!decision.ok) {
+      this.failures.push({ step: 'planning', iteration, reason: decision.problem });
+      yield step.end('failed', { error: decision.problem, attempts: decision.attempts });
+      return undefined;
+    }
+    const plan = this.validatePlan(decision.value, iteration, results, step.warnings);
+    const status = plan.subQueries.length === 0 && plan.expansions.length === 0 && plan.rejected > 0 ? 'failed' : 'succeeded';
+    if (plan.subQueries.length === 0 && plan.expansions.length === 0 && plan.rejected === 0) step.warnings.push('The planner proposed no new search.');
+    yield step.end(status, {
+      attempts: decision.attempts,
+      subQueries: plan.subQueries.map((subQuery) => ({
+        query: subQuery.query,
+        retriever: subQuery.retriever.name,
+        ...(subQuery.follows ? { follows: subQuery.follows.label } : {}),
+      })),
+      expandDocuments: plan.expansions.map(({ item }) => ({ sourceType: item.sourceType, sourceName: item.sourceName, retriever: item.retriever })),
+      rejected: plan.rejectedDetails,
+    });
+    return plan;
+  }
+
+  private async *retrieval(iteration: number, subQueries: SubQuery[]): AsyncGenerator<AgenticEvent, void, undefined> {
+    const steps = new Map<number, StepHandle>();
+    const search = (subQuery: SubQuery) => this.search(subQuery.retriever, subQuery.query);
+    for await (const task of concurrently(subQueries, this.options.concurrency, search, this.signal, this.component)) {
+      const { query, retriever } = subQueries[task.index];
+      if (task.phase === 'start') {
+        const step = this.begin('retrieval', iteration, { query, retriever: retriever.name });
+        steps.set(task.index, step);
+        yield step.event;
+        continue;
+      }
+      const step = steps.get(task.index)!;
+      if (task.phase === 'fail') {
+        this.failures.push({ step: 'retrieval', iteration, reason: messageOf(task.error), detail: { query, retriever: retriever.name } });
+        yield step.end('failed', { error: messageOf(task.error) });
+        continue;
+      }
+      // A round weighs `roundWeight` of the question's own search however many sub-queries it has, so documents
+      // that several overlapping sub-queries find do not crowd out what the question itself found. A sub-query
+      // planned from a result counts only through that result (its second hop ranks directly below it), not in the
+      // fusion: the question's own ranking stays as it was around the hops.
+      const { follows } = subQueries[task.index];
+      const weight = follows ? 0 : this.options.roundWeight / subQueries.length;
+      const origin = { step: 'retrieval', iteration, query, retriever: retriever.name } as const;
+      const keys: string[] = [];
+      const added = this.collect(task.value.documents, origin, retriever, task.value.excluded, weight, step.warnings, keys);
+      if (follows) this.chainHop(follows.key, keys);
+      yield step.end('succeeded', {
+        found: task.value.documents.length,
+        new: added.length,
+        ids: task.value.documents.map((document) => document.id),
+        ...pipelineOf(task.value.trace),
+      });
+    }
+  }
+
+  private async *expansion(iteration: number, expansions: ResultEntry[]): AsyncGenerator<AgenticEvent, void, undefined> {
+    for (const target of expansions) {
+      const { sourceType, sourceName, retriever: retrieverName } = target.item;
+      const retriever = this.retrievers.find((candidate) => candidate.name === retrieverName)!;
+      const step = this.begin('documentExpansion', iteration, { sourceType, sourceName, retriever: retrieverName });
+      yield step.event;
+      try {
+        const chunks = await untilAborted(retriever.store.getBySource(sourceType, sourceName, { signal: this.signal }), this.signal, this.component);
+        // A store reads a source back unfiltered, so the retriever's filter and the caller's eligibility apply here.
+        const visible: Document[] = [];
+        for (const chunk of chunks) {
+          if (!retriever.admits(chunk)) continue;
+          const checked = this.checkEligible(chunk);
+          if (checked) visible.push(checked);
+        }
+        if (visible.length === 0) {
+          this.failures.push({ step: 'documentExpansion', iteration, reason: 'no readable chunk', detail: { sourceType, sourceName } });
+          yield step.end('failed', { error: `No chunk of ${sourceName || sourceType} could be read back (none stored, or none the caller may see).` });
+          continue;
+        }
+        const origin = { step: 'documentExpansion', iteration, query: `${sourceType}:${sourceName}`, retriever: retrieverName, rank: 1 } as const;
+        const merged = this.results.mergeDocument(retrieverName, this.storeIndexOf(retriever), visible, origin);
+        this.searches++;
+        yield step.end('succeeded', { chunks: visible.length, skipped: chunks.length - visible.length, id: merged.id, characters: merged.content.length });
+      } catch (error) {
+        if (this.signal.aborted) throw error;
+        this.failures.push({ step: 'documentExpansion', iteration, reason: messageOf(error), detail: { sourceType, sourceName } });
+        yield step.end('failed', { error: messageOf(error) });
+      }
+    }
+  }
+
+  private async *sufficiency(iteration: number): AsyncGenerator<AgenticEvent, { sufficient: boolean; missing: string } | undefined, undefined> {
+    const results = this.results.ranked();
+    const step = this.begin('sufficiency', iteration, { results: results.length });
+    yield step.event;
+    const decision = await untilAborted(this.planner.judge(this.planningState(iteration, results, undefined)), this.signal, this.component);
+    step.warnings.push(...decision.warnings);
+    if (!decision.ok) {
+      // Not knowing is not "sufficient": the loop goes on, without a hint of what is missing.
+      this.failures.push({ step: 'sufficiency', iteration, reason: decision.problem });
+      yield step.end('failed', { error: decision.problem, attempts: decision.attempts });
+      return undefined;
+    }
+    yield step.end('succeeded', { sufficient: decision.value.sufficient, missing: decision.value.missing, attempts: decision.attempts });
+    return decision.value;
+  }
+
+  private async *answer(results: AgenticResultItem[], stopReason: StopReason): AsyncGenerator<AgenticEvent, void, undefined> {
+    if (results.length === 0) {
+      const nothing: ParsedAnswer = { text: noEvidenceAnswer().text, citations: [], dropped: [] };
+      yield* this.release(nothing, 'missing_evidence', this.chat ? 'generated' : 'extractive', results, stopReason, false);
+      return;
+    }
+    const evidence: Evidence[] = [];
+    let used = 0;
+    for (const item of results) {
+      if (evidence.length > 0 && used + item.content.length > this.options.contextBudgetCharacters) break;
+      used += item.content.length;
+      evidence.push({ label: evidence.length + 1, document: toDocument(item) });
+    }
+    if (this.chat === undefined) {
+      const extract = extractiveAnswer(this.question, evidence);
+      // Quoted sentences that do not cover the question are no answer (the contract of `RAG.answer`).
+      const uncovered = extract.text !== '' && !extract.coverage.sufficient ? ` ${describeUncovered(extract.coverage)}` : '';
+      const answers = extract.text !== '' && uncovered === '';
+      const parsed = answers ? parseCitedAnswer(extract.text, results.length) : { text: `${noEvidenceAnswer().text}${uncovered}`, citations: [], dropped: [] };
+      yield* this.release(parsed, parsed.citations.length > 0 ? 'answered' : 'missing_evidence', 'extractive', results, stopReason, false);
+      return;
+    }
+    const messages = buildAnswerMessages(this.options.instructions, this.question, evidence);
+    const stripper = new MarkerStripper();
+    // With a guardrail the answer is held until it is checked, so a blocked answer is never shown in part.
+    const live = this.options.guardrail === undefined;
+    const stream = this.chat.stream(messages, this.signal)[Symbol.asyncIterator]();
+    for (;;) {
+      const next = await untilAborted(stream.next(), this.signal, this.component);
+      if (next.done) break;
+      const piece = stripper.push(next.value);
+      if (live && piece !== '') yield { type: 'response', text: piece };
+    }
+    const tail = stripper.finish();
+    if (live && tail !== '') yield { type: 'response', text: tail };
+    const parsed = parseCitedAnswer(stripper.text, results.length);
+    // The model's status, checked against what it cites; a stated disagreement citing each side is an answer here.
+    const cited = parsed.citations.flatMap((citation) => citation.references.map((reference) => reference.resultIndex + 1));
+    const judged = judgeModelAnswer(this.question, stripper.text, cited, evidence);
+    const status: AgenticStatus = judged.status === 'missing_evidence' ? 'missing_evidence' : 'answered';
+    yield* this.release(parsed, status, 'generated', results, stopReason, live);
+  }
+
+  /** Check the answer with the guardrail (when there is one), emit it unless it was streamed already, and finish. */
+  private async *release(
+    parsed: ParsedAnswer,
+    status: AgenticStatus,
+    mode: 'generated' | 'extractive',
+    results: AgenticResultItem[],
+    stopReason: StopReason,
+    streamed: boolean,
+  ): AsyncGenerator<AgenticEvent, void, undefined> {
+    if (this.options.guardrail) {
+      const verdict = yield* this.guard('output', parsed.text, this.iterations);
+      if (verdict.action === 'block') {
+        yield this.finish({ status: 'blocked', stopReason: 'blocked', results, blocked: { stage: 'output', reason: verdict.reason } });
+        return;
+      }
+    }
+    if (!streamed && parsed.text !== '') yield { type: 'response', text: parsed.text };
+    yield this.finish({ status, stopReason, results, answer: parsed.text, answerMode: mode, citations: parsed.citations, droppedCitations: parsed.dropped });
+  }
+
+  private async *guard(stage: 'input' | 'output', text: string, iteration: number): AsyncGenerator<AgenticEvent, GuardrailVerdict, undefined> {
+    const step = this.begin('guardrail', iteration, { stage, characters: text.length });
+    yield step.event;
+    let decision: GuardrailDecision;
+    try {
+      decision = await untilAborted(
+        Promise.resolve(this.options.guardrail!({ stage, text, question: this.question, signal: this.signal })),
+        this.signal,
+        this.component,
+      );
+    } catch (error) {
+      if (this.signal.aborted) throw error;
+      // A guardrail that cannot decide blocks: failing open would release what it exists to stop.
+      yield step.end('failed', { error: messageOf(error) });
+      return { action: 'block', reason: `The guardrail failed: ${messageOf(error)}` };
+    }
+    const { verdict: normalized, valid } = guardrailVerdict(decision);
+    if (!valid) {
+      yield step.end('failed', { error: 'The guardrail returned neither { action: "allow" } nor { action: "block", reason } (nor a reason, nor undefined).' });
+      return normalized;
+    }
+    yield step.end('succeeded', { ...normalized });
+    return normalized;
+  }
+
+  // --- Collecting results ---
+
+  private async search(retriever: BoundRetriever, query: string): Promise<{ documents: Document[]; excluded: number; trace?: RunTrace }> {
+    this.searches++;
+    const { documents: found, trace } = await retriever.search(query, this.signal);
+    throwIfAborted(this.signal, this.component);
+    // The store filtered by eligibility already; this second check is the one the packet relies on.
+    const documents: Document[] = [];
+    for (const document of found) {
+      const checked = this.checkEligible(document);
+      if (checked) documents.push(checked);
+    }
+    return { documents, excluded: found.length - documents.length, ...(trace ? { trace } : {}) };
+  }
+
+  private checkEligible(document: Document): Document | undefined {
+    if (this.caller === undefined) return document;
+    const decision = checkEligibility(document, this.caller, this.options.eligibilityPolicy);
+    return decision.eligible ? decision.document : undefined;
+  }
+
+  /** Add the documents of one search, after saying how many the caller may not see; returns the ids new to the run. */
+  private collect(
+    documents: Document[],
+    origin: Omit<Provenance, 'rank'>,
+    retriever: BoundRetriever,
+    excluded: number,
+    weight: number,
+    warnings?: string[],
+    keys?: string[],
+  ): string[] {
+    if (excluded > 0) warnings?.push(`${excluded} result${excluded === 1 ? '' : 's'} the caller may not see ${excluded === 1 ? 'was' : 'were'} left out.`);
+    return this.results.collect(documents, origin, this.storeIndexOf(retriever), weight, keys);
+  }
+
+  /** Rank what a sub-query planned from `parent` found with it: the results that continue from it (`continuesFrom`). */
+  private chainHop(parent: string, keys: string[]): void {
+    const from = this.results.item(parent);
+    if (from === undefined) return;
+    const children = keys.filter((key) => {
+      const child = this.results.item(key);
+      const title = child?.metadata.title;
+      return child !== undefined && continuesFrom(this.question, from, { content: child.content, ...(typeof title === 'string' ? { title } : {}) });
+    });
+    this.results.chain(parent, children);
+  }
+
+  private planningState(iteration: number, results: AgenticResultItem[], missing: string | undefined): PlanningState {
+    return {
+      question: this.question,
+      iteration,
+      results,
+      missing,
+      previousQueries: [...this.previousQueries],
+      retrievers: this.retrievers.map((retriever) => ({ name: retriever.name, description: retriever.description })),
+      maxSubQueries: Math.min(this.options.maxSubQueriesPerIteration, this.options.maxSubQueries - this.subQueryCount),
+      signal: this.signal,
+    };
+  }
+
+  /** The plan as code allows it (`checkPlan`); what it searches counts against the caps from now on. */
+  private validatePlan(plan: Plan, iteration: number, results: AgenticResultItem[], warnings: string[]): ValidPlan {
+    const limits = {
+      retrievers: this.retrievers,
+      previousQueries: this.previousQueries,
+      maxSubQueriesPerIteration: this.options.maxSubQueriesPerIteration,
+      maxSubQueries: this.options.maxSubQueries,
+      subQueryCount: this.subQueryCount,
+      results,
+      entries: this.results.rankedEntries(),
+    };
+    const valid = checkPlan(plan, iteration, limits, this.failures, warnings);
+    this.subQueryCount += valid.subQueries.length;
+    this.previousQueries.push(...valid.subQueries.map((subQuery) => ({ query: subQuery.query, retriever: subQuery.retriever.name })));
+    return valid;
+  }
+
+  // --- Events ---
+
+  private begin(step: AgenticStep, iteration: number, input: Record<string, unknown>): StepHandle {
+    const stepId = this.nextStepId++;
+    const startedAt = performance.now();
+    const warnings: string[] = [];
+    const event: AgenticTraceEvent = { type: 'trace', stepId, step, status: 'inProgress', iteration, input, warnings: [], atMs: this.elapsed() };
+    return {
+      event,
+      warnings,
+      end: (status, output) => {
+        const ms = round(performance.now() - startedAt);
+        return { type: 'trace', stepId, step, status, iteration, input, output, warnings: [...warnings], atMs: this.elapsed(), ms };
+      },
+    };
+  }
+
+  private finish(parts: Partial<AgenticResult> & { status: AgenticStatus; stopReason: StopReason }): AgenticEvent {
+    const result: AgenticResult = {
+      runId: this.runId,
+      question: this.question,
+      status: parts.status,
+      results: parts.results ?? [],
+      answer: parts.status === 'blocked' ? undefined : parts.answer,
+      answerMode: parts.status === 'blocked' || parts.answer === undefined ? 'none' : (parts.answerMode ?? 'none'),
+      citations: parts.status === 'blocked' ? [] : (parts.citations ?? []),
+      droppedCitations: parts.droppedCitations ?? [],
+      stopReason: parts.stopReason,
+      iterations: this.iterations,
+      subQueries: this.subQueryCount,
+      searches: this.searches,
+      failures: this.failures,
+      planner: this.planner.kind,
+      usage: this.chat ? { ...this.chat.usage } : { modelCalls: 0, promptCharacters: 0, completionCharacters: 0 },
+      ms: this.elapsed(),
+    };
+    if (parts.blocked) result.blocked = parts.blocked;
+    return { type: 'result', result };
+  }
+
+  private elapsed(): number {
+    return round(performance.now() - this.started);
+  }
+}
+
+// --- Internal helpers ---
+
+/** A pipeline search's stage records and sources, for its step's output; nothing for a bare store. */
+function pipelineOf(trace: RunTrace | undefined): { pipeline?: { runId: string; stages: StageRecord[]; sources: Record<string, string> } } {
+  return trace ? { pipeline: { runId: trace.runId, stages: trace.stages, sources: trace.sources ?? {} } } : {};
+}
+
+interface StepHandle {
+  event: AgenticTraceEvent;
+  warnings: string[];
+  end(status: 'succeeded' | 'failed', output: Record<string, unknown>): AgenticTraceEvent;
+}
+
+function toDocument(item: AgenticResultItem): Document {
+  return { id: item.id, content: item.content, sourceType: item.sourceType, sourceName: item.sourceName, score: item.score, metadata: item.metadata };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}

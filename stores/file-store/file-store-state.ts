@@ -1,0 +1,246 @@
+/**
+ * The store as one process holds it: every live document of the manifest's segments in a vector index, which
+ * segment holds each of them, the derived indexes loaded so far, and the documents set aside as damaged; and the
+ * manifest a write that deletes documents starts from.
+ */
+import { basename } from 'node:path';
+import type { Document } from '../../src/document.ts';
+import { AxonError } from '../../src/errors.ts';
+import { VectorIndex, type VectorIndexOptions } from '../indexes/vector-index.ts';
+import {
+  corruptStoreError,
+  emptyManifest,
+  errorCode,
+  liveDocuments,
+  MANIFEST_FILE,
+  readManifest,
+  type Manifest,
+  type SegmentEntry,
+} from './file-store-format.ts';
+import type { DamagedDocument } from './file-store-salvage.ts';
+import { loadSegment } from './file-store-segment.ts';
+import { loadDerivedIndex, SnapshotSuperseded, snapshotDue, type DerivedIndexKind, type LoadedDerivedIndex } from './file-store-snapshot.ts';
+
+const NAME = 'file-store';
+
+/** The store as loaded: the manifest it reflects, the index, and which segment holds each live id. */
+export interface LoadedState {
+  manifest: Manifest;
+  index: VectorIndex;
+  /** Built on first use (every write uses it; a reader rarely does), from where each segment's rows were loaded. */
+  readonly segmentOfId: Map<string, string>;
+  /**
+   * Derived indexes (keyword, ann) for exactly these documents, by kind key, each loaded on first use
+   * (a vector-only reader never pays for the keyword index).
+   */
+  derived: Map<string, Promise<LoadedDerivedIndex<unknown>>>;
+  /** Derived indexes whose snapshot proved damaged after it was loaded (a part checked when first read), by kind key: rebuilt, not read again. */
+  distrusted: Map<string, string>;
+  /**
+   * Live documents found damaged (their fields or content fail their own checksum) and set aside, by id: out of
+   * the index and the derived indexes, so searches skip them, but still live in the manifest until a write
+   * replaces or deletes them (or `FileStore.recover` leaves them out).
+   */
+  damaged: Map<string, DamagedDocument>;
+  /** Close the files the documents and derived indexes keep open (a part read after this opens its file again). */
+  release(): void;
+}
+
+/** A next-generation copy of the manifest with `ids` recorded as deleted in the segments holding them. */
+export function withTombstones(state: LoadedState, ids: readonly string[]): Manifest {
+  const manifest: Manifest = { ...structuredClone(state.manifest), generation: state.manifest.generation + 1 };
+  const byFile = new Map(manifest.segments.map((segment) => [segment.file, segment]));
+  for (const id of ids) {
+    const file = state.segmentOfId.get(id);
+    if (file !== undefined) byFile.get(file)?.tombstones.push(id);
+  }
+  return manifest;
+}
+
+/**
+ * Read the manifest (unless given) and every segment it lists. A reader can race a writer in another
+ * process that compacts and deletes a segment; if a listed segment is missing and the manifest moved on,
+ * the load starts again.
+ */
+export async function loadState(directory: string, vectorOptions: VectorIndexOptions, given?: Manifest | null): Promise<LoadedState> {
+  for (let attempt = 0; ; attempt++) {
+    const read =
+      given === undefined || attempt > 0
+        ? await readManifest(directory, NAME).catch((error) => Promise.reject(AxonError.isInstance(error) ? error : ioError(directory, error)))
+        : given;
+    const manifest = read ?? emptyManifest();
+    const index = new VectorIndex(vectorOptions);
+    // A segment's kept rows are appended together, and its dropped rows are filled from its own last rows, so
+    // each segment ends up as one run of rows: `segmentOfId` is built from those runs when first needed.
+    const runs: { file: string; end: number }[] = [];
+    const releases: (() => void)[] = [];
+    const segmentOfRow = (row: number) => runs.find((run) => row < run.end)?.file;
+    if (manifest.dimensions !== null) index.setDimensions(manifest.dimensions);
+    // A segment's rows are placed whole and its deleted ones dropped after, so leave room for the most of those.
+    const live = liveDocuments(manifest);
+    index.reserve(live + Math.max(0, ...manifest.segments.map((segment) => segment.tombstones.length)));
+    try {
+      for (const entry of manifest.segments) {
+        const release = await loadSegment(
+          directory,
+          entry,
+          manifest.dimensions,
+          NAME,
+          async (rows) => {
+            const dropped = (documents: readonly Document[]) => tombstonedRows(documents, entry, directory);
+            const duplicate = (id: string) => {
+              // The index has already moved the id to this segment's row: find the row it held before (an error path, so a scan).
+              const end = runs.at(-1)?.end ?? 0;
+              let other: string | undefined;
+              for (let row = 0; row < end && other === undefined; row++) if (index.storedDocumentAt(row).id === id) other = segmentOfRow(row);
+              if (other === undefined) return corruptStoreError(NAME, directory, entry.file, `it holds the id ${JSON.stringify(id)} twice`);
+              return corruptStoreError(
+                NAME,
+                directory,
+                MANIFEST_FILE,
+                `id ${JSON.stringify(id)} is live in more than one segment (${other} and ${entry.file})`,
+              );
+            };
+            await index.appendStored(rows.documents, rows.dimensions, rows.largestNorm, rows.fill, { count: rows.count, dropped, duplicate });
+            runs.push({ file: entry.file, end: index.size });
+          },
+          manifest.version,
+        );
+        releases.push(release);
+      }
+      return loadedState(manifest, index, runs, () => {
+        for (const release of releases) release();
+      });
+    } catch (error) {
+      for (const release of releases) release();
+      if (errorCode(error) !== 'ENOENT') throw AxonError.isInstance(error) ? error : ioError(directory, error);
+      const latest = await readManifest(directory, NAME);
+      if (attempt < 5 && latest && latest.generation !== manifest.generation) continue;
+      const missing = basename((error as { path?: string }).path ?? 'a segment');
+      throw corruptStoreError(NAME, directory, missing, 'the manifest lists it but it does not exist', error);
+    }
+  }
+}
+
+/** A loaded store whose segment `runs[i].file` holds the rows from the previous run's end to `runs[i].end`. */
+function loadedState(manifest: Manifest, index: VectorIndex, runs: readonly { file: string; end: number }[], release: () => void): LoadedState {
+  let segmentOfId: Map<string, string> | undefined;
+  const derived = new Map<string, Promise<LoadedDerivedIndex<unknown>>>();
+  return {
+    manifest,
+    index,
+    derived,
+    distrusted: new Map(),
+    damaged: new Map(),
+    release: () => {
+      release();
+      // The files the derived indexes read in parts (the keyword snapshot) close too.
+      for (const loading of derived.values())
+        void loading.then(
+          (loaded) => loaded.release?.(),
+          () => undefined,
+        );
+    },
+    // Valid until the index first changes: every write takes it before that (see `write`), and reads do not change the index.
+    get segmentOfId() {
+      if (segmentOfId === undefined) {
+        segmentOfId = new Map();
+        let row = 0;
+        for (const run of runs) for (; row < run.end; row++) segmentOfId.set(index.storedDocumentAt(row).id, run.file);
+      }
+      return segmentOfId;
+    },
+  };
+}
+
+/** The rows of a segment's documents that its manifest entry records as deleted; a tombstone naming no row is `STORE_CORRUPT`. */
+function tombstonedRows(documents: readonly Document[], entry: SegmentEntry, directory: string): number[] {
+  if (entry.tombstones.length === 0) return [];
+  const tombstones = new Set(entry.tombstones);
+  const found = new Set<string>();
+  const rows: number[] = [];
+  for (let row = 0; row < documents.length; row++) {
+    const id = documents[row].id;
+    if (!tombstones.has(id)) continue;
+    rows.push(row);
+    found.add(id);
+  }
+  for (const id of tombstones) {
+    if (!found.has(id)) {
+      throw corruptStoreError(NAME, directory, MANIFEST_FILE, `a tombstone of ${entry.file} names ${JSON.stringify(id)}, which that segment does not hold`);
+    }
+  }
+  return rows;
+}
+
+/** The error for a file-system failure in the store's folder. */
+export function ioError(directory: string, cause: unknown): AxonError {
+  return new AxonError('STORE_IO', `Could not read or write the store in ${directory}: ${(cause as Error)?.message ?? String(cause)}.`, {
+    component: NAME,
+    fix: 'Check that the folder exists, is writable and that the disk is not full.',
+    cause,
+  });
+}
+
+/** A derived index a write keeps in step, as loaded. */
+export interface MaintainedIndex {
+  kind: DerivedIndexKind<unknown>;
+  loaded: LoadedDerivedIndex<unknown>;
+}
+
+/** A derived index of a loaded state, loading (or building) it on first use. */
+export function derivedIndexOf<T>(
+  state: LoadedState,
+  kind: DerivedIndexKind<T>,
+  directory: string,
+  reloadIfSuperseded = false,
+): Promise<LoadedDerivedIndex<T>> {
+  let loading = state.derived.get(kind.key) as Promise<LoadedDerivedIndex<T>> | undefined;
+  if (loading === undefined) {
+    const started = loadDerivedIndex(
+      kind,
+      directory,
+      state.manifest,
+      state.index,
+      (id) => state.segmentOfId.get(id),
+      NAME,
+      reloadIfSuperseded,
+      state.distrusted.get(kind.key),
+    ).catch((error) => {
+      // Let the next call try again rather than remember a transient IO failure (or a superseded snapshot).
+      if (state.derived.get(kind.key) === started) state.derived.delete(kind.key);
+      throw AxonError.isInstance(error) || error instanceof SnapshotSuperseded ? error : ioError(directory, error);
+    });
+    loading = started;
+    state.derived.set(kind.key, started as Promise<LoadedDerivedIndex<unknown>>);
+    void started.then(
+      (loaded) => {
+        if (loaded.damaged)
+          process.emitWarning(
+            `[axon] [${NAME}] The ${kind.label} in ${directory} was unusable (${loaded.saveReason}); it was rebuilt from the stored documents.`,
+          );
+      },
+      () => undefined,
+    );
+  }
+  return loading;
+}
+
+/**
+ * The derived indexes a write must keep in step: those loaded, and those due to publish a new snapshot
+ * with `manifest` (loaded now). A process that never loaded one (an ingest into a large store) leaves the
+ * new segment uncovered instead; the next load indexes it from the segment.
+ */
+export async function maintainedIndexes(
+  state: LoadedState,
+  kinds: readonly DerivedIndexKind<unknown>[],
+  manifest: Manifest,
+  directory: string,
+): Promise<MaintainedIndex[]> {
+  const maintained: MaintainedIndex[] = [];
+  for (const kind of kinds) {
+    if (!state.derived.has(kind.key) && !snapshotDue(manifest, kind)) continue;
+    maintained.push({ kind, loaded: await derivedIndexOf(state, kind, directory) });
+  }
+  return maintained;
+}
