@@ -228,6 +228,7 @@ export class IngestRun {
       this.report.stored(documents.length);
     } catch (error) {
       this.rethrowIfAborted(error);
+      this.rethrowIfStoreUnusable(error);
       for (const prepared of group)
         this.fail(prepared.file, 'store-failed', `could not be written to ${this.target.store.name} (run again to restore it): ${describeError(error)}`);
       return;
@@ -277,6 +278,8 @@ export class IngestRun {
       if (window.length > 0) await commitWindow();
     } catch (error) {
       this.rethrowIfAborted(error);
+      // `phase` is set inside `commitWindow`, which the compiler does not follow.
+      if ((phase as IngestIssueCode) === 'store-failed') this.rethrowIfStoreUnusable(error);
       const partial = committed > 0 ? ` ${committed} chunks were stored; run again to complete the file.` : '';
       this.fail(prepared.file, phase, `failed at chunk ${chunkIndex} of ${prepared.chunkCount}: ${describeError(error)}${partial}`);
       return;
@@ -360,6 +363,7 @@ export class IngestRun {
       return await this.target.store.getBySource(this.settings.sourceType, file.sourceName, { signal: this.signal });
     } catch (error) {
       this.rethrowIfAborted(error);
+      this.rethrowIfStoreUnusable(error);
       return this.fail(file, 'store-failed', `could not be compared with ${this.target.store.name}: ${describeError(error)}`);
     }
   }
@@ -411,6 +415,14 @@ export class IngestRun {
 
   private fail(file: DiscoveredFile, code: IngestIssueCode, reason: string): undefined {
     return this.report.issue('failed', { path: file.sourceName, code, reason });
+  }
+
+  /**
+   * A store that lacks something it depends on (a server extension, a package) fails every file the same way
+   * and no file is the cause: the run ends with that error, said once, instead of a failure per file.
+   */
+  private rethrowIfStoreUnusable(error: unknown): void {
+    if (AxonError.hasCode(error, 'DEPENDENCY_MISSING')) throw error;
   }
 
   private rethrowIfAborted(error: unknown): void {

@@ -2,8 +2,9 @@
  * The argument checks every index and store shares. A module of its own, imported by the vector index, the
  * SIMD space, the HNSW graph and the stores alike, so none of them imports another just for a check.
  */
-import type { Document } from '../../src/document.ts';
+import type { Document, Vector } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
+import { assertVector } from '../../src/runtime/embed.ts';
 
 /** Throw `INVALID_TOP_K` unless `topK` is a positive integer. */
 export function assertTopK(topK: unknown, component: string): asserts topK is number {
@@ -61,4 +62,44 @@ export function assertStorableDocument(document: Document, where: string, seen: 
     });
   }
   seen.add(document.id);
+}
+
+/** Shortest vector a cosine store accepts: a margin above float32 epsilon, below which the cosine is undefined (and Qdrant does not normalise). */
+const MINIMUM_NORM = 1e-6;
+
+/**
+ * Throw unless `vector` is a query or embedding a server store that keeps float32 vectors by cosine (pgvector,
+ * Qdrant) can hold: `DIMENSION_MISMATCH` naming the store's table or collection when `size` is known and
+ * differs; `INVALID_VECTOR` when it is not a non-empty array of finite numbers, has a component past the
+ * float32 range (finite in float64, infinite once stored), or is all zeros (or nearly).
+ */
+export function assertFloat32Vector(
+  vector: unknown,
+  size: number | undefined,
+  where: { component: string; label: string; container: 'table' | 'collection'; name: string },
+): asserts vector is Vector {
+  const { component, label, container, name } = where;
+  const length = (vector as { length?: unknown } | null)?.length;
+  if (size !== undefined && typeof length === 'number' && length > 0 && length !== size) {
+    throw new AxonError('DIMENSION_MISMATCH', `${label} has ${length} dimensions; ${container} "${name}" holds vectors of ${size}.`, {
+      component,
+      fix: `Use the embeddings model the ${container} was filled with, or another ${container} name.`,
+      details: { [container]: name, expected: size, actual: length },
+    });
+  }
+  assertVector(vector, size, component, label);
+  let squares = 0;
+  for (let index = 0; index < vector.length; index++) squares += Math.fround(vector[index]) ** 2;
+  if (!Number.isFinite(squares) || vector.some((value) => !Number.isFinite(Math.fround(value)))) {
+    throw new AxonError('INVALID_VECTOR', `${label} has components beyond the float32 range (±3.4e38) that ${container} "${name}" stores.`, {
+      component,
+      fix: 'Check the embeddings provider.',
+    });
+  }
+  if (Math.sqrt(squares) < MINIMUM_NORM) {
+    throw new AxonError('INVALID_VECTOR', `${label} is all zeros (or nearly); cosine similarity is undefined for it.`, {
+      component,
+      fix: 'Skip empty texts before embedding, or check the embeddings provider.',
+    });
+  }
 }

@@ -23,6 +23,7 @@
 import { endianness } from 'node:os';
 import { z } from 'zod';
 import { AxonError } from '../../src/errors.ts';
+import { layerZeroSlots, upperListSlots } from './simd/space-layout.ts';
 
 const MAGIC = 'AXHNSW03';
 const MAGIC_V2 = 'AXHNSW02';
@@ -140,9 +141,9 @@ export function decodeHnsw(bytes: Uint8Array, component: string): { header: Hnsw
   const vectorRows = version === 2 ? (header.vectors === 'all' ? nodes : deletedCount) : header.vectors === 'all' ? nodes - deletedCount : 0;
   // Vectors and layer 0, the bulk of the bytes, are only copied on into the index's memory: views where aligned.
   const vectors = floats(section(vectorRows * header.dimensions * 4, 'vectors', true));
-  const layerZero = ints(section(nodes * (2 * header.m + 1) * 4, 'layer 0', true));
+  const layerZero = ints(section(nodes * layerZeroSlots(header.m) * 4, 'layer 0', true));
   let upperSlots = 0;
-  for (let node = 0; node < nodes; node++) upperSlots += levels[node] * (header.m + 1);
+  for (let node = 0; node < nodes; node++) upperSlots += upperListSlots(levels[node], header.m);
   const upperLayers = ints(section(upperSlots * 4, 'upper layers'));
   if (version === 2) {
     if (offset !== bytes.length) throw corrupt(`it holds ${bytes.length} bytes where its sections end at ${offset}`);
@@ -161,6 +162,52 @@ export function decodeHnsw(bytes: Uint8Array, component: string): { header: Hnsw
       throw corrupt(`its order section lists node ${node} among the ${deleted[node] ? 'live' : 'free'} ones`);
   }
   return { header, sections: { levels, deleted, vectors, layerZero, upperLayers, order, rows } };
+}
+
+/**
+ * Refuse a decoded graph whose links point outside it, so a damaged file cannot crash a search: one pass
+ * over every list, no call per link. Throws `STORE_CORRUPT` naming the first problem.
+ */
+export function assertGraphLinks(header: HnswHeader, sections: HnswSections, component: string): void {
+  const { nodes, entryPoint, maxLevel, m } = header;
+  const { levels, deleted, layerZero, upperLayers } = sections;
+  const corrupt = (problem: string) => corruptGraph(component, problem);
+  // Version 2: the entry point may be a deleted node, still linked.
+  const entryDeleted = entryPoint >= 0 && deleted[entryPoint] === 1 && sections.unlinkFree !== true;
+  if (entryPoint >= nodes || (entryPoint >= 0 && (entryDeleted || levels[entryPoint] !== maxLevel)) || (entryPoint < 0 && maxLevel !== -1))
+    throw corrupt('its entry point is not its highest node');
+  /** The first list at or after `offset` (lists of `slots` entries, `count` of them) that is too long or links outside, or -1. */
+  const firstBad = (list: Int32Array, offset: number, count: number, slots: number): number => {
+    for (let at = offset, end = offset + count * slots; at < end; at += slots) {
+      const length = list[at];
+      // Unsigned comparisons take negative values as huge ones.
+      if (length >>> 0 > slots - 1) return at;
+      for (let slot = at + 1, last = at + length; slot <= last; slot++) if (list[slot] >>> 0 >= nodes) return at;
+    }
+    return -1;
+  };
+  const describe = (list: Int32Array, at: number, slots: number, where: string) => {
+    const length = list[at];
+    return corrupt(length >>> 0 > slots - 1 ? `${where} has ${length} neighbours (at most ${slots - 1})` : `${where} links to a node that does not exist`);
+  };
+  const layerSlots = layerZeroSlots(m);
+  const bad = firstBad(layerZero, 0, nodes, layerSlots);
+  if (bad >= 0) throw describe(layerZero, bad, layerSlots, `node ${bad / layerSlots} on layer 0`);
+  const upperSlots = upperListSlots(1, m);
+  const badUpper = firstBad(upperLayers, 0, upperLayers.length / upperSlots, upperSlots);
+  if (badUpper >= 0) throw describe(upperLayers, badUpper, upperSlots, 'a list above layer 0');
+  let live = 0;
+  for (let node = 0; node < nodes; node++) {
+    if (deleted[node]) continue;
+    live++;
+    if (levels[node] > maxLevel) throw corrupt(`node ${node} is above the top level`);
+  }
+  if (live > 0 && entryPoint < 0) throw corrupt('it has live nodes but no entry point');
+}
+
+/** `STORE_CORRUPT` for a graph whose parts disagree (read whole, but inconsistent). */
+export function corruptGraph(component: string, problem: string): AxonError {
+  return new AxonError('STORE_CORRUPT', `The HNSW index data is inconsistent: ${problem}.`, { component, fix: 'Rebuild the index from the stored vectors.' });
 }
 
 /** Version 2's sections as version 3's: live vectors only, the live nodes in node order, tombstones as free slots to unlink. */

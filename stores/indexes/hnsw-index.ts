@@ -1,83 +1,16 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { AxonError } from '../../src/errors.ts';
-import { decodeHnsw, encodeHnsw } from './hnsw-index-format.ts';
-import { type SimdVectorSpace, type SpaceTenant, WASM_MEMORY_LIMIT_BYTES } from './simd/simd-index.ts';
-import {
-  alignTo,
-  formatBytes,
-  type GraphHost,
-  nodeWord,
-  type GraphLayout,
-  pagedBytes,
-  planGraph,
-  planLayout,
-  planWithinLimit,
-  upperSlotsFor,
-  WASM_PAGE_BYTES,
-} from './simd/space-layout.ts';
-import { createMemory, instantiateKernel, type SearchKernel, type WasmMemory } from './simd/wasm-runtime.ts';
+import { assertGraphLinks, corruptGraph, decodeHnsw, encodeHnsw } from './hnsw-index-format.ts';
+import { FREE, HnswGraphMemory, LIVE, STAGED } from './hnsw-graph-memory.ts';
+import { type HnswHits, type HnswIndexOptions, hnswIndexOptionsSchema, type HnswLoadOptions } from './hnsw-index-options.ts';
+import type { SimdVectorSpace } from './simd/simd-index.ts';
+import { HNSW_MAX_LEVEL, tallestNodeSlots } from './simd/space-layout.ts';
 import { assertEf, assertTopK } from './arguments.ts';
 import type { RowObserver, VectorIndex } from './vector-index.ts';
 import type { SearchHits } from './vector-scan.ts';
 
-export const hnswIndexOptionsSchema = z
-  .object({
-    /** Length of every vector. */
-    dimensions: z.number().int().min(1),
-    /** Name used in errors, usually the owning store's. @default 'hnsw-index' */
-    component: z.string().min(1).default('hnsw-index'),
-    /**
-     * Neighbours kept per node on the upper layers (twice as many on layer 0). More: better recall on
-     * high-dimensional data, more memory (8m + 4 bytes a node on layer 0) and slower adds. @default 32
-     */
-    m: z.number().int().min(2).max(128).default(32),
-    /** Candidates considered while linking a new node. More: a better graph, slower adds. @default 200 */
-    efConstruction: z.number().int().min(1).default(200),
-    /**
-     * Candidates considered by a search unless the query says otherwise (at least topK are). On SciFact
-     * embedded by LocalHashEmbeddings, m 32 and ef 160 found 0.98 of the exact top 10. @default 160
-     */
-    ef: z.number().int().min(1).default(160),
-    /** Seed of the level draws, so the same inserts build the same graph. @default 42 */
-    seed: z.number().int().default(42),
-    /**
-     * Renumber the graph without the free slots deletes leave once they are this share of all nodes (a pass
-     * over the links; no vector is linked again). Adds reuse free slots first. @default 0.25
-     */
-    rebuildRatio: z.number().gt(0).max(1).default(0.25),
-    /** Nodes allocated up front; the WebAssembly memory is rebuilt at twice the size when full. @default 1024 */
-    initialCapacity: z.number().int().min(1).default(1024),
-    /** Largest WebAssembly memory the graph may take, in bytes: at most 4 GiB, the most one memory addresses. @default 4 GiB */
-    memoryLimitBytes: z.number().int().min(WASM_PAGE_BYTES).max(WASM_MEMORY_LIMIT_BYTES).default(WASM_MEMORY_LIMIT_BYTES),
-  })
-  .strict();
-
-export type HnswIndexOptions = z.input<typeof hnswIndexOptionsSchema>;
-
-/** What `HnswIndex.deserialize` accepts: the options that do not shape the graph, and where live vectors come from. */
-export interface HnswLoadOptions extends Pick<HnswIndexOptions, 'component' | 'ef' | 'rebuildRatio' | 'memoryLimitBytes'> {
-  /**
-   * The vector of a live node, by id, for bytes saved with `serialize({ vectors: 'deleted' })` (required for
-   * those, not called for the others); `undefined` when the document is gone, which loads the node as deleted.
-   */
-  vectorOf?: (id: string) => ArrayLike<number> | undefined;
-  /**
-   * Load the graph over the vectors of this index instead of its own copy (see `HnswIndex.over`): a live
-   * node takes the row of its id, and a node whose id the index does not hold is deleted. The bytes' own
-   * vectors, if any, are not read, and `vectorOf` is not called.
-   */
-  over?: VectorIndex;
-}
-
-/** Ids and dot-product scores, best first. */
-export interface HnswHits {
-  readonly ids: string[];
-  readonly scores: Float64Array;
-}
-
-/** The highest level a node can draw (levels are stored in a byte). */
-const MAX_LEVEL = 255;
+export { hnswIndexOptionsSchema, type HnswHits, type HnswIndexOptions, type HnswLoadOptions };
 
 /** Candidates re-scored exactly beyond `topK` by `searchRows` before the rounding bound is checked (as `SimdVectorSpace.search` keeps). */
 const RESCORE_MARGIN = 16;
@@ -113,41 +46,25 @@ const RESCORE_MARGIN = 16;
  * index.add('b', new Float32Array([0, 1]));
  * index.search(new Float32Array([0.9, 0.1]), 1, { ef: 32 }); // { ids: ['a'], scores: [0.89999998] }
  */
-export class HnswIndex implements RowObserver, SpaceTenant {
+export class HnswIndex implements RowObserver {
   readonly component: string;
   readonly dimensions: number;
   /** The options that shape the graph (a saved graph keeps those it was built with). */
   readonly m: number;
   readonly efConstruction: number;
   private readonly options: z.output<typeof hnswIndexOptionsSchema>;
-  private readonly maxLayerZero: number;
-  private layout!: GraphLayout;
-  private memory!: WasmMemory;
-  private kernel!: SearchKernel;
-  /** Views of the whole memory. */
-  private floats!: Float32Array;
-  private ints!: Int32Array;
-  private bytes!: Uint8Array;
-  /** Nodes in use or free: slots 0..nodes-1. */
-  private nodes = 0;
-  private levels!: Uint8Array;
-  /** Upper lists allocated to each node in the pool (at least its level: a reused slot keeps its lists). */
-  private allocatedLevels!: Uint8Array;
-  /** Upper-layer pool slots handed out: each allocation is L lists of m + 1 slots, from the end. */
-  private upperUsed = 0;
+  /** The graph's arrays, their layout and growth (hnsw-graph-memory.ts). */
+  private readonly memory: HnswGraphMemory;
   private nodeIds: string[] = [];
   /** Without a host: the live node of each id, in the order the ids were added. With one, ids are looked up through the host (`nodeOf`). */
   private readonly nodeById = new Map<string, number>();
-  /** Slots of deleted nodes, unlinked (flag 2), for the next adds: the last freed is reused first. */
+  /** Slots of deleted nodes, unlinked (flag `FREE`), for the next adds: the last freed is reused first. */
   private freeSlots: number[] = [];
   private entryPoint = -1;
   private maxLevel = -1;
   private randomState: number;
-  /**
-   * With `over`: the index whose vectors the nodes read, its space (whose capacity is the graph's: a node
-   * per row), the upper-pool slots the graph asks for, and the node at each row (-1: none).
-   */
-  private host: { index: VectorIndex; space: SimdVectorSpace; upperWanted: number; nodeOfRow: Int32Array; staged: Map<string, number> } | undefined;
+  /** With `over`: the index whose vectors the nodes read, its space, the node at each row (-1: none), and the staged nodes by id. */
+  private readonly host: { index: VectorIndex; space: SimdVectorSpace; nodeOfRow: Int32Array; staged: Map<string, number> } | undefined;
 
   constructor(options: HnswIndexOptions, over?: VectorIndex, upperCapacity?: number, minimumCapacity = 1) {
     const parsed = parseOptions(hnswIndexOptionsSchema, options, typeof options?.component === 'string' ? options.component : 'hnsw-index');
@@ -156,52 +73,16 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     this.dimensions = parsed.dimensions;
     this.m = parsed.m;
     this.efConstruction = parsed.efConstruction;
-    this.maxLayerZero = 2 * parsed.m;
     this.randomState = parsed.seed >>> 0 || 1;
-    if (over !== undefined) {
-      if (over.dimensions !== undefined && over.dimensions !== parsed.dimensions) {
-        throw new AxonError('DIMENSION_MISMATCH', `The graph is for ${parsed.dimensions}-dimensional vectors; the index holds ${over.dimensions}.`, {
-          component: this.component,
-        });
-      }
-      const space = over.sharedVectors(parsed.dimensions);
-      this.host = { index: over, space, upperWanted: upperCapacity ?? 0, nodeOfRow: new Int32Array(0), staged: new Map() };
-      // The graph's region is sized by the space's rows from now on: one plan for both, no spare memory
-      // on one side that the other could not grow into.
-      space.attach(this, parsed.memoryLimitBytes, minimumCapacity);
-      over.observeRows(this);
-      return;
+    if (over !== undefined && over.dimensions !== undefined && over.dimensions !== parsed.dimensions) {
+      throw new AxonError('DIMENSION_MISMATCH', `The graph is for ${parsed.dimensions}-dimensional vectors; the index holds ${over.dimensions}.`, {
+        component: this.component,
+      });
     }
-    const capacity = parsed.initialCapacity;
-    this.allocate(capacity, Math.max(upperCapacity ?? 0, upperSlotsFor(capacity, parsed.m)), minimumCapacity);
-  }
-
-  /** SpaceTenant (with `over`): the bytes of the graph's region for `capacity` nodes, beside as many rows. */
-  bytesFor(capacity: number): number {
-    return planGraph(capacity, this.dimensions, this.m, Math.max(this.host!.upperWanted, upperSlotsFor(capacity, this.m)), this.hostGeometry()).bytes;
-  }
-
-  /** SpaceTenant (with `over`): the host replaced its memory; take the new region and copy the graph into it. */
-  moved(old: ArrayBuffer): void {
-    const previous = this.layout;
-    const shared = this.host!.space.shared;
-    if (shared.owner !== this) return;
-    this.memory = { buffer: shared.buffer };
-    this.kernel = shared.kernel;
-    this.floats = new Float32Array(shared.buffer);
-    this.ints = new Int32Array(shared.buffer);
-    this.bytes = new Uint8Array(shared.buffer);
-    const upper = Math.max(this.host!.upperWanted, upperSlotsFor(shared.capacity, this.m));
-    this.layout = planGraph(shared.capacity, this.dimensions, this.m, upper, { base: shared.tenant, vectors: shared.vectors, stride: shared.stride });
-    if (previous === undefined) {
-      this.levels = new Uint8Array(this.layout.capacity);
-      this.allocatedLevels = new Uint8Array(this.layout.capacity);
-    } else {
-      this.moveRegions(old, previous);
-      this.resizeLevels();
-    }
-    // After the copy, which brought the old visit marks along.
-    this.configure();
+    const space = over?.sharedVectors(parsed.dimensions);
+    if (over !== undefined) this.host = { index: over, space: space!, nodeOfRow: new Int32Array(0), staged: new Map() };
+    this.memory = new HnswGraphMemory(parsed, { space, capacity: parsed.initialCapacity, upperCapacity: upperCapacity ?? 0, minimum: minimumCapacity });
+    over?.observeRows(this);
   }
 
   /**
@@ -218,7 +99,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
 
   /** Live vectors (with `over`, those staged included). */
   get size(): number {
-    return this.nodes - this.freeSlots.length;
+    return this.memory.nodes - this.freeSlots.length;
   }
 
   /** Slots of deleted nodes, already unlinked from the graph, that the next adds reuse; `compact()` drops them. */
@@ -228,8 +109,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
 
   /** Bytes held: the WebAssembly memory (vectors, graph, visit marks, heaps; with `over`, the graph's region only) and two bytes a node outside it (ids not counted). */
   get memoryBytes(): number {
-    const outside = this.levels.byteLength + this.allocatedLevels.byteLength;
-    return (this.host ? this.layout.bytes + this.host.nodeOfRow.byteLength : this.memory.buffer.byteLength) + outside;
+    return this.memory.bytesHeld + (this.host ? this.host.nodeOfRow.byteLength : 0);
   }
 
   has(id: string): boolean {
@@ -254,8 +134,8 @@ export class HnswIndex implements RowObserver, SpaceTenant {
   add(id: string, vector: ArrayLike<number>): void {
     if (typeof id !== 'string') throw new AxonError('INVALID_INPUT', 'HNSW ids must be strings.', { component: this.component, details: { argument: 'id' } });
     this.assertVector(vector, 'vector');
-    this.bind();
-    this.makeRoom();
+    this.memory.bind();
+    this.memory.makeRoom(this.freeSlots.length);
     const old = this.nodeOf(id);
     if (old !== undefined) this.unlink(old);
     if (this.host === undefined) {
@@ -263,7 +143,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
       return;
     }
     const row = this.host.space.stage(vector instanceof Float32Array ? vector : Float32Array.from(vector));
-    this.bind();
+    this.memory.bind();
     this.insert(id, row);
   }
 
@@ -283,8 +163,8 @@ export class HnswIndex implements RowObserver, SpaceTenant {
         },
       );
     }
-    this.bind();
-    this.makeRoom();
+    this.memory.bind();
+    this.memory.makeRoom(this.freeSlots.length);
     const old = this.nodeOf(id);
     if (old !== undefined) this.unlink(old);
     this.insert(id, row);
@@ -292,17 +172,8 @@ export class HnswIndex implements RowObserver, SpaceTenant {
 
   /** Make room for `nodes` live nodes in all, so a bulk load allocates once (when the memory limit allows). */
   reserve(nodes: number): void {
-    this.bind();
-    const capacity = this.layout.capacity;
-    if (nodes <= capacity) return;
-    if (this.host !== undefined) {
-      this.host.space.reserve(nodes);
-      return;
-    }
-    const upper = Math.max(this.upperUsed + (MAX_LEVEL + 1) * (this.m + 1) + upperSlotsFor(nodes - this.size, this.m), upperSlotsFor(nodes, this.m));
-    const previous = this.layout;
-    this.reallocate(nodes, upper, (old) => this.moveRegions(old, previous), this.nodes);
-    this.resizeLevels();
+    this.memory.bind();
+    this.memory.reserve(nodes, this.size);
   }
 
   /**
@@ -311,71 +182,29 @@ export class HnswIndex implements RowObserver, SpaceTenant {
    * a batch before committing it.
    */
   assertRoomFor(count: number): void {
-    const needed = this.size + count;
-    if (count <= 0 || needed <= this.layout.capacity) return;
-    if (this.host === undefined) {
-      this.planFor(needed, needed);
-      return;
-    }
-    const { space } = this.host;
-    const int8 = space.quantization === 'int8';
-    const rows = planLayout(Math.max(needed, space.rowsHeld + count), this.dimensions, int8).capacity;
-    const bytes = pagedBytes(planLayout(rows, this.dimensions, int8, this.bytesFor(rows)).bytes);
-    if (bytes > space.memoryLimit) throw this.capacityError(needed, bytes, space.memoryLimit);
+    this.memory.assertRoomFor(count, this.size);
   }
 
   /** Renumber the graph without its free slots now (what deletes do at `rebuildRatio`): no vector is linked again. */
   compact(): void {
     if (this.freeSlots.length === 0) return;
-    this.bind();
-    const { layerZero, upperIndex, upperPool, vectors, stride } = this.layout;
-    const ints = this.ints;
-    const renumbered = new Int32Array(this.nodes);
+    const memory = this.memory;
+    memory.bind();
+    const nodes = memory.nodes;
+    const renumbered = new Int32Array(nodes);
     let live = 0;
-    for (let node = 0; node < this.nodes; node++) renumbered[node] = this.flagOf(node) === 2 ? -1 : live++;
-    /** Copy a list (count at `from` in `source`) to `to`, renumbered, without links to free slots. */
-    const moveList = (source: Int32Array, from: number, to: number) => {
-      const count = source[from];
-      let kept = 0;
-      for (let slot = 1; slot <= count; slot++) {
-        const target = renumbered[source[from + slot]];
-        if (target >= 0) ints[to + 1 + kept++] = target;
-      }
-      ints[to] = kept;
-    };
-    const listSlots = this.m + 1;
-    const oldUpper = ints.slice(upperPool / 4, upperPool / 4 + this.upperUsed);
-    let upperUsed = 0;
-    for (let node = 0; node < this.nodes; node++) {
+    for (let node = 0; node < nodes; node++) renumbered[node] = memory.flagOf(node) === FREE ? -1 : live++;
+    memory.renumber(renumbered, live);
+    for (let node = 0; node < nodes; node++) {
       const target = renumbered[node];
       if (target < 0) continue;
-      // Nodes only move down, so each is copied before its new place is written over.
-      moveList(ints, layerZero / 4 + node * (this.maxLayerZero + 1), layerZero / 4 + target * (this.maxLayerZero + 1));
-      const level = this.levels[node];
-      const start = ints[upperIndex / 4 + node];
-      ints[upperIndex / 4 + target] = upperUsed;
-      for (let list = 0; list < level; list++) moveList(oldUpper, start + list * listSlots, upperPool / 4 + upperUsed + list * listSlots);
-      upperUsed += level * listSlots;
-      this.levels[target] = level;
-      this.allocatedLevels[target] = level;
       this.nodeIds[target] = this.nodeIds[node];
-      this.setFlag(target, this.flagOf(node));
-      if (this.host === undefined) {
-        // This index's own vectors sit at the row of their node: they move with it.
-        this.bytes.copyWithin(vectors + target * stride, vectors + node * stride, vectors + (node + 1) * stride);
-        this.setRow(target, target);
-      } else {
-        const row = this.rowOf(node);
-        this.setRow(target, row);
-        // A staged node's row is not the index's yet; only stored rows are looked up by row.
-        if (this.flagOf(target) === 0) this.host.nodeOfRow[row] = target;
-      }
+      // A staged node's row is not the index's yet; only stored rows are looked up by row.
+      if (this.host !== undefined && memory.flagOf(target) === LIVE) this.host.nodeOfRow[memory.rowOf(target)] = target;
     }
     for (const [id, node] of this.nodeById) this.nodeById.set(id, renumbered[node]);
     if (this.host !== undefined) for (const [id, node] of this.host.staged) this.host.staged.set(id, renumbered[node]);
     this.nodeIds.length = live;
-    this.nodes = live;
-    this.upperUsed = upperUsed;
     this.freeSlots = [];
     this.entryPoint = this.entryPoint < 0 ? -1 : renumbered[this.entryPoint];
   }
@@ -386,36 +215,16 @@ export class HnswIndex implements RowObserver, SpaceTenant {
    * the graph hold together in one memory.
    */
   static maxNodes(dimensions: number, options: { m: number; efConstruction: number; memoryLimitBytes: number; sharedWith?: { int8: boolean } }): number {
-    const { m, sharedWith } = options;
-    const fits = (nodes: number) => {
-      if (sharedWith === undefined) return pagedBytes(planGraph(nodes, dimensions, m).bytes) <= options.memoryLimitBytes;
-      const host = { base: 0, vectors: 0, stride: alignTo(dimensions * 4, 16) };
-      const graphBytes = planGraph(nodes, dimensions, m, upperSlotsFor(nodes, m), host).bytes;
-      return pagedBytes(planLayout(nodes, dimensions, sharedWith.int8, graphBytes).bytes) <= options.memoryLimitBytes;
-    };
-    if (!fits(1)) return 0;
-    let low = 1;
-    let high = 2;
-    while (fits(high)) {
-      low = high;
-      high *= 2;
-    }
-    // fits(low) and not fits(high): bisect.
-    while (high - low > 1) {
-      const middle = Math.floor((low + high) / 2);
-      if (fits(middle)) low = middle;
-      else high = middle;
-    }
-    return low;
+    return HnswGraphMemory.maxNodes(dimensions, options);
   }
 
   /** Remove an id; returns whether it was present. Unlinks its node at once (see the class); may renumber the graph (see `rebuildRatio`). */
   delete(id: string): boolean {
     const node = this.nodeOf(id);
     if (node === undefined) return false;
-    this.bind();
+    this.memory.bind();
     this.unlink(node);
-    if (this.freeSlots.length >= this.options.rebuildRatio * this.nodes) this.compact();
+    if (this.freeSlots.length >= this.options.rebuildRatio * this.memory.nodes) this.compact();
     return true;
   }
 
@@ -429,14 +238,16 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     assertEf(options.ef, this.component);
     const ef = Math.max(topK, options.ef ?? this.options.ef);
     if (this.size === 0) return { ids: [], scores: new Float64Array(0) };
-    this.bind();
-    const { query: target, nearest, frontier } = this.layout;
-    this.floats.set(query, target / 4);
-    const found = this.kernel.hnsw_search(target, this.entryPoint, this.maxLevel, ef, 1, topK, frontier);
+    const memory = this.memory;
+    memory.bind();
+    const { query: target, nearest, frontier } = memory.layout;
+    memory.floats.set(query, target / 4);
+    const found = memory.kernel.hnsw_search(target, this.entryPoint, this.maxLevel, ef, 1, topK, frontier);
     const count = Math.min(topK, found);
     const ids = new Array<string>(count);
-    const scores = new Float64Array(this.memory.buffer, frontier, count).slice();
-    for (let rank = 0; rank < count; rank++) ids[rank] = this.nodeIds[this.ints[nearest / 4 + 2 * rank]];
+    const scores = new Float64Array(memory.buffer, frontier, count).slice();
+    const ints = memory.ints;
+    for (let rank = 0; rank < count; rank++) ids[rank] = this.nodeIds[ints[nearest / 4 + 2 * rank]];
     return { ids, scores };
   }
 
@@ -450,46 +261,26 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     assertTopK(topK, this.component);
     assertEf(ef, this.component);
     if (this.host === undefined || this.size === 0) return { rows: new Int32Array(0), scores: new Float64Array(0) };
-    this.bind();
-    const { query: target, nearest, frontier } = this.layout;
-    write(new Float32Array(this.memory.buffer, target, this.dimensions));
+    const memory = this.memory;
+    memory.bind();
+    const { query: target, nearest, frontier, stride } = memory.layout;
+    write(new Float32Array(memory.buffer, target, this.dimensions));
     const candidates = Math.max(topK, ef);
     // The exact top K of the candidates is among the best topK + 16 by float32 score unless rounding could
     // reorder across that cut: re-score those, and all candidates only when the bound cannot rule it out.
     const rescored = Math.min(topK + RESCORE_MARGIN, candidates);
-    const found = this.kernel.hnsw_search(target, this.entryPoint, this.maxLevel, candidates, 1, rescored, frontier);
+    const found = memory.kernel.hnsw_search(target, this.entryPoint, this.maxLevel, candidates, 1, rescored, frontier);
     const count = Math.min(topK, found);
     if (found > rescored) {
       // The VectorIndex's vectors and queries are unit vectors: |row| |query| ≤ 1 up to float32 rounding.
-      const bound = (this.layout.stride / 32 + 8) * 2 ** -23 * 1.001;
-      const cut = this.floats[nearest / 4 + 2 * rescored + 1];
-      const kth = new Float64Array(this.memory.buffer, frontier, count)[count - 1];
-      if (!(kth > cut + bound)) this.kernel.hnsw_rescore(target, found, frontier);
+      const bound = (stride / 32 + 8) * 2 ** -23 * 1.001;
+      const cut = memory.floats[nearest / 4 + 2 * rescored + 1];
+      const kth = new Float64Array(memory.buffer, frontier, count)[count - 1];
+      if (!(kth > cut + bound)) memory.kernel.hnsw_rescore(target, found, frontier);
     }
-    const hits = { rows: new Int32Array(count), scores: new Float64Array(this.memory.buffer, frontier, count).slice() };
-    for (let rank = 0; rank < count; rank++) hits.rows[rank] = this.rowOf(this.ints[nearest / 4 + 2 * rank]);
+    const hits = { rows: new Int32Array(count), scores: new Float64Array(memory.buffer, frontier, count).slice() };
+    for (let rank = 0; rank < count; rank++) hits.rows[rank] = memory.rowOf(memory.ints[nearest / 4 + 2 * rank]);
     return hits;
-  }
-
-  /** The row of a node's vector, and its flag (0 live, 1 walked through but not returned, 2 unlinked): see `GraphLayout.nodes`. */
-  private rowOf(node: number): number {
-    return this.ints[this.layout.nodes / 4 + 2 * node] & 0x3fffffff;
-  }
-
-  private flagOf(node: number): number {
-    return this.ints[this.layout.nodes / 4 + 2 * node] >>> 30;
-  }
-
-  private setNode(node: number, row: number, flag: number): void {
-    this.ints[this.layout.nodes / 4 + 2 * node] = nodeWord(row, flag);
-  }
-
-  private setRow(node: number, row: number): void {
-    this.setNode(node, row, this.flagOf(node));
-  }
-
-  private setFlag(node: number, flag: number): void {
-    this.setNode(node, this.rowOf(node), flag);
   }
 
   /** RowObserver: the document of `id` is stored at `row`; its node (staged, or stored elsewhere before) reads it there now. */
@@ -497,11 +288,11 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     const host = this.host;
     const node = host?.staged.get(id);
     if (host === undefined || node === undefined) return;
-    this.bind();
+    this.memory.bind();
     host.staged.delete(id);
-    this.setRow(node, row);
+    this.memory.setRow(node, row);
     this.nodeOfRowArray(row + 1)[row] = node;
-    this.setFlag(node, 0);
+    this.memory.setFlag(node, LIVE);
   }
 
   /** RowObserver: the document at `row` is gone. A node still reading it (the graph was not told) is deleted. */
@@ -510,8 +301,8 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     if (host === undefined || row >= host.nodeOfRow.length) return;
     const node = host.nodeOfRow[row];
     host.nodeOfRow[row] = -1;
-    if (node < 0 || this.flagOf(node) === 2) return;
-    this.bind();
+    if (node < 0 || this.memory.flagOf(node) === FREE) return;
+    this.memory.bind();
     this.unlink(node);
   }
 
@@ -522,8 +313,8 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     const node = host.nodeOfRow[from];
     host.nodeOfRow[from] = -1;
     if (node < 0) return;
-    this.bind();
-    this.setRow(node, to);
+    this.memory.bind();
+    this.memory.setRow(node, to);
     this.nodeOfRowArray(to + 1)[to] = node;
   }
 
@@ -541,33 +332,11 @@ export class HnswIndex implements RowObserver, SpaceTenant {
         details: { option: 'vectors' },
       });
     }
-    this.bind();
-    const { vectors: vectorBase, stride, layerZero, upperIndex, upperPool } = this.layout;
-    const listSlots = this.m + 1;
-    const nodes = this.nodes;
-    const levels = this.levels.subarray(0, nodes);
-    let upperSlots = 0;
-    for (let node = 0; node < nodes; node++) upperSlots += levels[node] * listSlots;
-    const upperLayers = new Int32Array(upperSlots);
-    let offset = 0;
-    for (let node = 0; node < nodes; node++) {
-      const slots = levels[node] * listSlots;
-      if (slots === 0) continue;
-      const start = upperPool / 4 + this.ints[upperIndex / 4 + node];
-      upperLayers.set(this.ints.subarray(start, start + slots), offset);
-      offset += slots;
-    }
+    const memory = this.memory;
+    memory.bind();
+    const nodes = memory.nodes;
     const deleted = new Uint8Array(nodes);
-    for (let node = 0; node < nodes; node++) deleted[node] = this.flagOf(node) === 2 ? 1 : 0;
-    const vectors = new Float32Array(form === 'all' ? this.size * this.dimensions : 0);
-    if (form === 'all') {
-      let row = 0;
-      for (let node = 0; node < nodes; node++) {
-        if (deleted[node]) continue;
-        const start = (vectorBase + this.rowOf(node) * stride) / 4;
-        vectors.set(this.floats.subarray(start, start + this.dimensions), row++ * this.dimensions);
-      }
-    }
+    for (let node = 0; node < nodes; node++) deleted[node] = memory.flagOf(node) === FREE ? 1 : 0;
     const order = new Int32Array(nodes);
     let position = 0;
     if (this.host === undefined) for (const node of this.nodeById.values()) order[position++] = node;
@@ -576,32 +345,30 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     const ids = this.nodeIds.slice(0, nodes);
     for (const node of this.freeSlots) ids[node] = '';
     const rows = new Int32Array(nodes).fill(-1);
-    if (this.host !== undefined) for (let node = 0; node < nodes; node++) if (!deleted[node]) rows[node] = this.rowOf(node);
+    if (this.host !== undefined) for (let node = 0; node < nodes; node++) if (!deleted[node]) rows[node] = memory.rowOf(node);
     const { dimensions, m, efConstruction, ef, seed } = this.options;
-    return encodeHnsw(
-      {
-        vectors: form,
-        dimensions,
-        m,
-        efConstruction,
-        ef,
-        seed,
-        randomState: this.randomState,
-        nodes,
-        entryPoint: this.entryPoint,
-        maxLevel: this.maxLevel,
-        ids,
-      },
-      {
-        levels,
-        deleted,
-        vectors,
-        layerZero: this.ints.subarray(layerZero / 4, layerZero / 4 + nodes * (this.maxLayerZero + 1)),
-        upperLayers,
-        order,
-        rows,
-      },
-    );
+    const header = {
+      vectors: form,
+      dimensions,
+      m,
+      efConstruction,
+      ef,
+      seed,
+      randomState: this.randomState,
+      nodes,
+      entryPoint: this.entryPoint,
+      maxLevel: this.maxLevel,
+      ids,
+    };
+    return encodeHnsw(header, {
+      levels: memory.levels.subarray(0, nodes),
+      deleted,
+      vectors: form === 'all' ? memory.liveVectors(deleted, this.size) : new Float32Array(0),
+      layerZero: memory.layerZeroLists(),
+      upperLayers: memory.upperLayers(),
+      order,
+      rows,
+    });
   }
 
   /**
@@ -645,50 +412,18 @@ export class HnswIndex implements RowObserver, SpaceTenant {
         initialCapacity: Math.max(1, nodes),
       },
       over,
-      sections.upperLayers.length + (MAX_LEVEL + 1) * (header.m + 1),
+      sections.upperLayers.length + tallestNodeSlots(header.m),
       Math.max(1, nodes),
     );
-    index.assertGraph(
-      header.nodes,
-      header.entryPoint,
-      header.maxLevel,
-      sections.levels,
-      sections.deleted,
-      sections.layerZero,
-      sections.upperLayers,
-      sections.unlinkFree === true,
-    );
-    const { vectors, stride, layerZero, upperIndex, upperPool } = index.layout;
-    const { dimensions } = header;
-    const floats = index.floats;
-    const ints = index.ints;
-    index.nodes = nodes;
-    index.levels.set(sections.levels);
-    index.allocatedLevels.set(sections.levels);
-    // The bulk of the graph, copied as blocks.
-    ints.set(sections.layerZero, layerZero / 4);
-    ints.set(sections.upperLayers, upperPool / 4);
-    let offset = 0;
-    for (let node = 0; node < nodes; node++) {
-      ints[upperIndex / 4 + node] = offset;
-      index.setNode(node, node, sections.deleted[node] === 1 ? 2 : 0);
-      offset += sections.levels[node] * (header.m + 1);
-    }
+    assertGraphLinks(header, sections, component);
+    const memory = index.memory;
+    memory.load(sections, nodes, header.vectors === 'all');
     index.nodeIds = header.ids;
-    index.upperUsed = offset;
     index.entryPoint = header.entryPoint;
     index.maxLevel = header.maxLevel;
     index.randomState = header.randomState >>> 0 || 1;
     let live = nodes;
     for (let node = 0; node < nodes; node++) live -= sections.deleted[node];
-    if (over === undefined && header.vectors === 'all') {
-      let savedRow = 0;
-      for (let node = 0; node < nodes; node++) {
-        if (sections.deleted[node]) continue;
-        floats.set(sections.vectors.subarray(savedRow * dimensions, (savedRow + 1) * dimensions), (vectors + node * stride) / 4);
-        savedRow++;
-      }
-    }
     const gone: number[] = [];
     const nodeOfRow = over === undefined ? undefined : index.nodeOfRowArray(over.size);
     for (let position = 0; position < live; position++) {
@@ -700,31 +435,31 @@ export class HnswIndex implements RowObserver, SpaceTenant {
         const hint = sections.rows[node];
         const row = hint >= 0 && hint < over!.size && over!.storedDocumentAt(hint).id === id ? hint : over!.rowOf(id);
         if (row === undefined) gone.push(node);
-        else if (nodeOfRow[row] >= 0) throw corruptData(component, `the id "${id}" belongs to two live nodes`);
+        else if (nodeOfRow[row] >= 0) throw corruptGraph(component, `the id "${id}" belongs to two live nodes`);
         else {
-          index.setRow(node, row);
+          memory.setRow(node, row);
           nodeOfRow[row] = node;
         }
         continue;
       }
-      if (index.nodeById.has(id)) throw corruptData(component, `the id "${id}" belongs to two live nodes`);
+      if (index.nodeById.has(id)) throw corruptGraph(component, `the id "${id}" belongs to two live nodes`);
       index.nodeById.set(id, node);
       if (header.vectors === 'deleted') {
         const vector = vectorOf!(id);
         if (vector === undefined) gone.push(node);
         else {
           index.assertVector(vector, `vector of "${id}"`);
-          floats.set(vector, (vectors + node * stride) / 4);
+          memory.writeVector(node, vector);
         }
       }
     }
     index.freeSlots = Array.from(sections.order.subarray(live));
     // Nodes whose vectors are gone are deleted once every other vector is in place for the repairs, and all
     // are flagged first, so no repair reads a vector that is not there.
-    for (const node of gone) index.setFlag(node, 2);
+    for (const node of gone) memory.setFlag(node, FREE);
     // The links above layer 0 to all of them are dropped in one pass at the end, not one pass over every node
-    // each (the repairs never read or add a node flagged 2, so the order does not change a list).
-    const doomed = new Uint8Array(index.nodes);
+    // each (the repairs never read or add a free node, so the order does not change a list).
+    const doomed = new Uint8Array(memory.nodes);
     for (const node of gone) {
       index.unlink(node, false);
       doomed[node] = 1;
@@ -732,12 +467,12 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     // A version-2 file's free slots are its tombstones, still linked: unlinked now, as deletes now are.
     if (sections.unlinkFree) {
       for (const node of index.freeSlots) {
-        index.kernel.hnsw_unlink(node, index.levels[node]);
+        memory.kernel.hnsw_unlink(node, memory.levels[node]);
         doomed[node] = 1;
       }
     }
-    index.removeUpperLinksOf(doomed);
-    if (index.entryPoint >= 0 && index.flagOf(index.entryPoint) === 2) index.chooseEntryPoint();
+    memory.removeUpperLinksOf(doomed);
+    if (index.entryPoint >= 0 && memory.flagOf(index.entryPoint) === FREE) index.chooseEntryPoint();
     return index;
   }
 
@@ -749,40 +484,29 @@ export class HnswIndex implements RowObserver, SpaceTenant {
    * the node's own row.
    */
   private insert(id: string, row: number, vector?: ArrayLike<number>): void {
+    const memory = this.memory;
     const level = this.drawLevel();
-    const node = this.freeSlots.length > 0 ? this.freeSlots.pop()! : this.nodes++;
+    const node = this.freeSlots.length > 0 ? this.freeSlots.pop()! : memory.nodes++;
     // A slot keeps the upper lists it had; a taller node gets new ones from the pool (`makeRoom` left room).
-    if (level > this.allocatedLevels[node]) {
-      this.ints[this.layout.upperIndex / 4 + node] = this.upperUsed;
-      this.upperUsed += level * (this.m + 1);
-      this.allocatedLevels[node] = level;
-    }
-    const { vectors, stride, layerZero, upperIndex, upperPool } = this.layout;
     const host = this.host;
     if (host === undefined) {
-      this.floats.set(vector!, (vectors + node * stride) / 4);
-      this.setRow(node, node);
-      this.setFlag(node, 0);
+      memory.writeVector(node, vector!);
+      memory.setNode(node, node, LIVE);
     } else {
-      this.setRow(node, row);
       const stored = row < host.index.size;
       if (stored) this.nodeOfRowArray(row + 1)[row] = node;
-      this.setFlag(node, stored ? 0 : 1);
+      memory.setNode(node, row, stored ? LIVE : STAGED);
     }
-    this.levels[node] = level;
-    const list = layerZero / 4 + node * (this.maxLayerZero + 1);
-    this.ints.fill(0, list, list + this.maxLayerZero + 1);
-    const upper = upperPool / 4 + this.ints[upperIndex / 4 + node];
-    this.ints.fill(0, upper, upper + level * (this.m + 1));
+    memory.clearNode(node, level);
     this.nodeIds[node] = id;
     if (host === undefined) this.nodeById.set(id, node);
-    else if (this.flagOf(node) === 1) host.staged.set(id, node);
+    else if (memory.flagOf(node) === STAGED) host.staged.set(id, node);
     if (this.entryPoint < 0) {
       this.entryPoint = node;
       this.maxLevel = level;
       return;
     }
-    this.kernel.hnsw_link(node, level, this.entryPoint, this.maxLevel, this.options.efConstruction);
+    memory.kernel.hnsw_link(node, level, this.entryPoint, this.maxLevel, this.options.efConstruction);
     if (level > this.maxLevel) {
       this.entryPoint = node;
       this.maxLevel = level;
@@ -794,76 +518,34 @@ export class HnswIndex implements RowObserver, SpaceTenant {
    * caller drops the links to it above layer 0 itself (`removeUpperLinksOf`, for many nodes at once).
    */
   private unlink(node: number, upperLinks = true): void {
+    const memory = this.memory;
     const host = this.host;
+    const flag = memory.flagOf(node);
     if (host === undefined) this.nodeById.delete(this.nodeIds[node]);
-    else if (this.flagOf(node) === 1) host.staged.delete(this.nodeIds[node]);
-    else if (this.flagOf(node) === 0) {
-      const row = this.rowOf(node);
+    else if (flag === STAGED) host.staged.delete(this.nodeIds[node]);
+    else if (flag === LIVE) {
+      const row = memory.rowOf(node);
       if (host.nodeOfRow[row] === node) host.nodeOfRow[row] = -1;
     }
-    this.setFlag(node, 2);
-    const level = this.levels[node];
-    this.kernel.hnsw_unlink(node, level);
+    memory.setFlag(node, FREE);
+    const level = memory.levels[node];
+    memory.kernel.hnsw_unlink(node, level);
     // Upper layers must not keep a link to the slot: the node that reuses it may not reach that level. They
     // hold about one node in m, so every list above layer 0 is looked through.
-    if (upperLinks && level > 0) this.removeUpperLinks(node, level);
+    if (upperLinks && level > 0) memory.removeUpperLinks(node, level);
     this.freeSlots.push(node);
     if (node === this.entryPoint) this.chooseEntryPoint();
   }
 
-  /** Remove `node` from every list on levels 1..level. */
-  private removeUpperLinks(node: number, level: number): void {
-    const { upperIndex, upperPool } = this.layout;
-    const ints = this.ints;
-    const listSlots = this.m + 1;
-    for (let owner = 0; owner < this.nodes; owner++) {
-      const top = Math.min(level, this.levels[owner]);
-      if (top === 0 || owner === node) continue;
-      const lists = upperPool / 4 + ints[upperIndex / 4 + owner];
-      for (let current = 1; current <= top; current++) {
-        const list = lists + (current - 1) * listSlots;
-        const count = ints[list];
-        for (let slot = 1; slot <= count; slot++) {
-          if (ints[list + slot] !== node) continue;
-          ints.copyWithin(list + slot, list + slot + 1, list + count + 1);
-          ints[list] = count - 1;
-          break;
-        }
-      }
-    }
-  }
-
-  /** Remove every node marked in `doomed` from every list above layer 0, in one pass over the lists. */
-  private removeUpperLinksOf(doomed: Uint8Array): void {
-    if (!doomed.includes(1)) return;
-    const { upperIndex, upperPool } = this.layout;
-    const ints = this.ints;
-    const listSlots = this.m + 1;
-    for (let owner = 0; owner < this.nodes; owner++) {
-      const top = this.levels[owner];
-      if (top === 0 || doomed[owner] === 1) continue;
-      const lists = upperPool / 4 + ints[upperIndex / 4 + owner];
-      for (let current = 1; current <= top; current++) {
-        const list = lists + (current - 1) * listSlots;
-        const count = ints[list];
-        let kept = 0;
-        for (let slot = 1; slot <= count; slot++) {
-          const neighbour = ints[list + slot];
-          if (doomed[neighbour] !== 1) ints[list + ++kept] = neighbour;
-        }
-        ints[list] = kept;
-      }
-    }
-  }
-
   /** The first live node of the highest level, or none. */
   private chooseEntryPoint(): void {
+    const memory = this.memory;
     this.entryPoint = -1;
     this.maxLevel = -1;
-    for (let node = 0; node < this.nodes; node++) {
-      if (this.flagOf(node) !== 2 && this.levels[node] > this.maxLevel) {
+    for (let node = 0; node < memory.nodes; node++) {
+      if (memory.flagOf(node) !== FREE && memory.levels[node] > this.maxLevel) {
         this.entryPoint = node;
-        this.maxLevel = this.levels[node];
+        this.maxLevel = memory.levels[node];
       }
     }
   }
@@ -881,7 +563,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
   }
 
   private *liveIds(): IterableIterator<string> {
-    for (let node = 0; node < this.nodes; node++) if (this.flagOf(node) !== 2) yield this.nodeIds[node];
+    for (let node = 0; node < this.memory.nodes; node++) if (this.memory.flagOf(node) !== FREE) yield this.nodeIds[node];
   }
 
   /** The host's row-to-node array, grown to at least `rows` entries. */
@@ -895,167 +577,6 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     return host.nodeOfRow;
   }
 
-  /** Grow, unless there is a slot and room in the upper pool for the tallest node. */
-  private makeRoom(): void {
-    const slotFree = this.freeSlots.length > 0 || this.nodes < this.layout.capacity;
-    if (!slotFree || this.upperUsed + MAX_LEVEL * (this.m + 1) > this.layout.upperCapacity) this.grow();
-  }
-
-  /** Move into room for twice the nodes (or as many as the limit allows) and a larger upper pool. */
-  private grow(): void {
-    const previous = this.layout;
-    const host = this.host;
-    if (host !== undefined) {
-      // Over a host the nodes grow with its rows; the pool, rarely, on its own.
-      if (this.freeSlots.length === 0 && this.nodes >= previous.capacity) host.space.grow(this.nodes + 1);
-      if (this.upperUsed + MAX_LEVEL * (this.m + 1) > this.layout.upperCapacity) {
-        const needed = this.upperUsed + (MAX_LEVEL + 1) * (this.m + 1);
-        for (const wanted of [needed + this.upperUsed, needed]) {
-          host.upperWanted = wanted;
-          try {
-            host.space.tenantResized();
-            return;
-          } catch (error) {
-            if (wanted === needed || !AxonError.isInstance(error) || error.code !== 'CAPACITY_EXCEEDED') throw error;
-          }
-        }
-      }
-      return;
-    }
-    const full = this.freeSlots.length === 0 && this.nodes === previous.capacity;
-    const capacity = full ? 2 * previous.capacity : previous.capacity;
-    // The pool as planned for the capacity, and at least room for the tallest node. When the pool filled
-    // before the nodes did (rare: it is planned at twice the expected need), twice what it holds if that fits.
-    const needed = this.upperUsed + (MAX_LEVEL + 1) * (this.m + 1);
-    const minimum = full ? this.nodes + 1 : this.nodes;
-    const move = (old: ArrayBuffer) => this.moveRegions(old, previous);
-    const attempts: [number, number][] = full ? [] : [[capacity, needed + this.upperUsed]];
-    attempts.push([capacity, needed], [minimum, needed]);
-    let error: unknown;
-    for (const [nodes, upper] of attempts) {
-      try {
-        this.reallocate(nodes, Math.max(upper, upperSlotsFor(nodes, this.m)), move, minimum);
-        this.resizeLevels();
-        return;
-      } catch (caught) {
-        if (!AxonError.isInstance(caught) || caught.code !== 'CAPACITY_EXCEEDED') throw caught;
-        error = caught;
-      }
-    }
-    throw error;
-  }
-
-  /** Copy the graph from the memory laid out as `previous` (now `old`) into the current one. Visit marks and heaps start again. */
-  private moveRegions(old: ArrayBuffer, previous: GraphLayout): void {
-    const oldBytes = new Uint8Array(old);
-    const next = this.layout;
-    const bytes = this.bytes;
-    // Strides do not change, so each region moves as one block.
-    const copy = (from: number, to: number, length: number) => bytes.set(oldBytes.subarray(from, from + length), to);
-    // Rows and flags; the visit marks with them are cleared by `configure`, which follows.
-    copy(previous.nodes, next.nodes, this.nodes * 8);
-    copy(previous.layerZero, next.layerZero, this.nodes * (this.maxLayerZero + 1) * 4);
-    copy(previous.upperIndex, next.upperIndex, this.nodes * 4);
-    copy(previous.upperPool, next.upperPool, this.upperUsed * 4);
-    if (this.host === undefined) copy(previous.vectors, next.vectors, this.nodes * previous.stride);
-  }
-
-  /** The per-node arrays outside the memory, at the capacity of the layout. */
-  private resizeLevels(): void {
-    const resized = (array: Uint8Array) => {
-      const copy = new Uint8Array(this.layout.capacity);
-      copy.set(array.subarray(0, Math.min(array.length, copy.length)));
-      return copy;
-    };
-    this.levels = resized(this.levels);
-    this.allocatedLevels = resized(this.allocatedLevels);
-  }
-
-  /** Empty regions for an empty graph of `capacity` nodes (or as many from `minimum` up as fit the limit). */
-  private allocate(capacity: number, upperCapacity: number, minimum: number): void {
-    this.reallocate(capacity, upperCapacity, undefined, minimum);
-    this.levels = new Uint8Array(this.layout.capacity);
-    this.allocatedLevels = new Uint8Array(this.layout.capacity);
-  }
-
-  /**
-   * A memory of its own for `wanted` nodes (or as many from `minimum` up as fit the limit) and `wantedUpper`
-   * upper slots; `move` then copies what the old memory held.
-   * @throws AxonError `CAPACITY_EXCEEDED`, changing nothing
-   */
-  private reallocate(wanted: number, wantedUpper: number, move: ((old: ArrayBuffer) => void) | undefined, minimum: number): void {
-    const layout = this.planFor(minimum, wanted, wantedUpper);
-    const old = this.memory?.buffer;
-    this.memory = createMemory(pagedBytes(layout.bytes) / WASM_PAGE_BYTES);
-    this.kernel = instantiateKernel(this.memory);
-    this.floats = new Float32Array(this.memory.buffer);
-    this.ints = new Int32Array(this.memory.buffer);
-    this.bytes = new Uint8Array(this.memory.buffer);
-    this.layout = layout;
-    if (old !== undefined) move?.(old);
-    this.configure();
-  }
-
-  /** With a host: check that the graph still holds its region there (the host tells it of every move). */
-  private bind(): void {
-    const host = this.host;
-    // On every search: the owner alone, not the whole `shared` view.
-    if (host === undefined || host.space.tenantOwner === this) return;
-    throw new AxonError('INTERNAL', 'This HNSW graph no longer holds its region in the vectors it reads: another graph was made over the same index.', {
-      component: this.component,
-      fix: 'Keep one HnswIndex.over() per VectorIndex, and stop using one that was replaced.',
-      details: { invariant: 'one-graph-per-vector-index' },
-    });
-  }
-
-  /** The host's row geometry, with the graph's region at 0: what sizes a region. */
-  private hostGeometry(): GraphHost {
-    return { base: 0, vectors: 0, stride: alignTo(this.dimensions * 4, 16) };
-  }
-
-  private configure(): void {
-    const { vectors, stride, nodes, capacity, layerZero, upperIndex, upperPool, frontier, nearest, buffer, pool, kept } = this.layout;
-    this.kernel.hnsw_configure(
-      vectors,
-      stride,
-      this.dimensions,
-      nodes,
-      capacity,
-      layerZero,
-      this.m,
-      upperIndex,
-      upperPool,
-      frontier,
-      nearest,
-      buffer,
-      pool,
-      kept,
-    );
-  }
-
-  /** A memory of its own laid out for `preferredRows` nodes, or as many from `rows` up as fit the limit. */
-  private planFor(rows: number, preferredRows: number, upperSlots?: number): GraphLayout {
-    const limit = this.options.memoryLimitBytes;
-    const m = this.options.m;
-    const plan = (capacity: number) => planGraph(capacity, this.dimensions, m, Math.max(upperSlots ?? 0, upperSlotsFor(capacity, m)));
-    const planned = planWithinLimit(rows, preferredRows, plan, limit);
-    if (planned) return planned;
-    throw this.capacityError(rows, pagedBytes(plan(rows).bytes), limit);
-  }
-
-  private capacityError(nodes: number, neededBytes: number, limit: number): AxonError {
-    const what = this.host ? ', with the vectors they read,' : '';
-    return new AxonError(
-      'CAPACITY_EXCEEDED',
-      `${nodes.toLocaleString('en')} HNSW ${nodes === 1 ? 'node' : 'nodes'} of ${this.dimensions} dimensions (m ${this.m})${what} need ${formatBytes(neededBytes, 2)} of WebAssembly memory, past this index's limit of ${formatBytes(limit, 2)} (one 32-bit WebAssembly memory addresses at most 4 GiB). Nothing was stored.`,
-      {
-        component: this.component,
-        fix: 'Split the collection across several stores, use fewer dimensions or a smaller m, or move it to a server store such as Qdrant.',
-        details: { nodes, dimensions: this.dimensions, m: this.m, neededBytes, limitBytes: limit },
-      },
-    );
-  }
-
   /** A level drawn with P(level ≥ l) = m^-l, from a seeded generator so builds are reproducible. */
   private drawLevel(): number {
     // xorshift32: small, fast and good enough to spread levels.
@@ -1065,7 +586,7 @@ export class HnswIndex implements RowObserver, SpaceTenant {
     state ^= state << 5;
     this.randomState = state >>> 0;
     const uniform = (this.randomState + 1) / 2 ** 32;
-    return Math.min(MAX_LEVEL, Math.floor(-Math.log(uniform) / Math.log(this.options.m)));
+    return Math.min(HNSW_MAX_LEVEL, Math.floor(-Math.log(uniform) / Math.log(this.options.m)));
   }
 
   private assertVector(vector: ArrayLike<number>, label: string): void {
@@ -1082,53 +603,4 @@ export class HnswIndex implements RowObserver, SpaceTenant {
       }
     }
   }
-
-  /** Refuse a decoded graph whose links point outside it, so a damaged file cannot crash a search. One pass over every list, no call per link. */
-  private assertGraph(
-    nodes: number,
-    entryPoint: number,
-    maxLevel: number,
-    levels: Uint8Array,
-    deleted: Uint8Array,
-    layerZero: Int32Array,
-    upperLayers: Int32Array,
-    /** Version 2: the entry point may be a deleted node, still linked. */
-    deletedEntry = false,
-  ): void {
-    const corrupt = (problem: string) => corruptData(this.component, problem);
-    const entryDeleted = entryPoint >= 0 && deleted[entryPoint] === 1 && !deletedEntry;
-    if (entryPoint >= nodes || (entryPoint >= 0 && (entryDeleted || levels[entryPoint] !== maxLevel)) || (entryPoint < 0 && maxLevel !== -1))
-      throw corrupt('its entry point is not its highest node');
-    /** The first list at or after `offset` (lists of `slots` entries, `count` of them) that is too long or links outside, or -1. */
-    const firstBad = (list: Int32Array, offset: number, count: number, slots: number): number => {
-      for (let at = offset, end = offset + count * slots; at < end; at += slots) {
-        const length = list[at];
-        // Unsigned comparisons take negative values as huge ones.
-        if (length >>> 0 > slots - 1) return at;
-        for (let slot = at + 1, last = at + length; slot <= last; slot++) if (list[slot] >>> 0 >= nodes) return at;
-      }
-      return -1;
-    };
-    const describe = (list: Int32Array, at: number, slots: number, where: string) => {
-      const length = list[at];
-      return corrupt(length >>> 0 > slots - 1 ? `${where} has ${length} neighbours (at most ${slots - 1})` : `${where} links to a node that does not exist`);
-    };
-    const layerSlots = this.maxLayerZero + 1;
-    const bad = firstBad(layerZero, 0, nodes, layerSlots);
-    if (bad >= 0) throw describe(layerZero, bad, layerSlots, `node ${bad / layerSlots} on layer 0`);
-    const upperSlots = this.options.m + 1;
-    const badUpper = firstBad(upperLayers, 0, upperLayers.length / upperSlots, upperSlots);
-    if (badUpper >= 0) throw describe(upperLayers, badUpper, upperSlots, 'a list above layer 0');
-    let live = 0;
-    for (let node = 0; node < nodes; node++) {
-      if (deleted[node]) continue;
-      live++;
-      if (levels[node] > maxLevel) throw corrupt(`node ${node} is above the top level`);
-    }
-    if (live > 0 && entryPoint < 0) throw corrupt('it has live nodes but no entry point');
-  }
-}
-
-function corruptData(component: string, problem: string): AxonError {
-  return new AxonError('STORE_CORRUPT', `The HNSW index data is inconsistent: ${problem}.`, { component, fix: 'Rebuild the index from the stored vectors.' });
 }

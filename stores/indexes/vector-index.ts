@@ -6,7 +6,7 @@ import { compileFilter, parseFilter, type Filter } from '../../src/filter/index.
 import { assertVector } from '../../src/runtime/embed.ts';
 import { assertTopK } from './arguments.ts';
 import { SimdVectorSpace } from './simd/simd-index.ts';
-import { alignTo, planGraph, upperSlotsFor } from './simd/space-layout.ts';
+import { graphRegionBytes } from './simd/space-layout.ts';
 import type { SearchHits } from './vector-scan.ts';
 
 export { scanTopK, type SearchHits } from './vector-scan.ts';
@@ -140,10 +140,7 @@ export class VectorIndex {
         quantization: this.precision === 'int8' ? 'int8' : 'none',
       });
       const graph = this.reserveGraph;
-      if (graph !== undefined) {
-        const host = { base: 0, vectors: 0, stride: alignTo(dimensions * 4, 16) };
-        this.space.expectTenant((capacity) => planGraph(capacity, dimensions, graph.m, upperSlotsFor(capacity, graph.m), host).bytes);
-      }
+      if (graph !== undefined) this.space.expectTenant((capacity) => graphRegionBytes(capacity, dimensions, graph.m));
     }
   }
 

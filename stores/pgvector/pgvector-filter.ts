@@ -8,17 +8,57 @@ const COMPARISON_SQL = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
 
 const COMPONENT = 'pgvector-store';
 
+/** Element types of the small array parameters that carry a filter's scalar values (see `SqlParameters.element`). */
+export type PooledType = 'text' | 'jsonb' | 'numeric';
+
+/** Most parameters one statement binds: the wire protocol counts them in 16 bits. */
+export const MAX_BIND_PARAMETERS = 65_535;
+
 /**
- * The positional parameters of one SQL statement. Every value a filter carries goes through `add`, so no value,
- * key or path is ever written into the SQL text.
+ * Scalar values per array parameter. The planner turns every reference to a parameter into a constant holding
+ * a copy of the whole parameter, so one large array referenced once per value would cost its size times the
+ * number of values (gigabytes for a 10,000-condition filter); a small array costs a small copy per value, and
+ * sixteen values share one parameter.
+ */
+const POOL_SIZE = 16;
+
+/**
+ * The positional parameters of one SQL statement. Every value a filter carries goes through `add` or
+ * `element`, so no value, key or path is ever written into the SQL text.
+ *
+ * A statement binds at most 65,535 parameters (the wire protocol counts them in 16 bits, and a larger count
+ * wraps), while a filter inside the documented limits may hold more values than that: 10,000 conditions,
+ * each with a dotted path of any length. A filter's scalar values (path keys, compared values) therefore
+ * travel as elements of small array parameters, 16 to a parameter, and the same value of the same type once.
  */
 export class SqlParameters {
   readonly values: unknown[] = [];
+  readonly #pools = new Map<PooledType, { values: unknown[]; placeholder: string }>();
+  readonly #placed = new Map<PooledType, Map<unknown, string>>();
 
   /** Append a value and return its placeholder (`$1`, `$2`, …), cast when `cast` is given (`$3::jsonb`). */
   add(value: unknown, cast?: string): string {
     this.values.push(value);
     return cast ? `$${this.values.length}::${cast}` : `$${this.values.length}`;
+  }
+
+  /** A scalar value carried as one element of a small array parameter of its `type`: `(($2::jsonb[])[7])`. */
+  element(value: string, type: PooledType): string {
+    let placed = this.#placed.get(type);
+    if (placed === undefined) this.#placed.set(type, (placed = new Map()));
+    const known = placed.get(value);
+    if (known !== undefined) return known;
+    let pool = this.#pools.get(type);
+    if (pool === undefined || pool.values.length === POOL_SIZE) {
+      // The array is bound as it is when the statement runs: elements added later travel with it.
+      const values: unknown[] = [];
+      pool = { values, placeholder: this.add(values, `${type}[]`) };
+      this.#pools.set(type, pool);
+    }
+    pool.values.push(value);
+    const reference = `((${pool.placeholder})[${pool.values.length}])`;
+    placed.set(value, reference);
+    return reference;
   }
 }
 
@@ -62,7 +102,7 @@ export function toSqlCondition(node: FilterNode, parameters: SqlParameters): str
     case 'compare': {
       if (isReserved(node.path)) return 'false';
       const value = metadataValue(node.path, parameters);
-      const bound = parameters.add(String(node.value), 'numeric');
+      const bound = parameters.element(String(node.value), 'numeric');
       const operator = COMPARISON_SQL[node.operator];
       // CASE keeps jsonb_array_elements away from scalars and the cast away from anything but numbers (AND has no evaluation order).
       return (
@@ -74,11 +114,11 @@ export function toSqlCondition(node: FilterNode, parameters: SqlParameters): str
     case 'contains': {
       assertExpressible(node.value, `${node.path}.$contains`);
       if (isReserved(node.path)) {
-        return typeof node.value === 'string' ? `(strpos(${reservedColumn(node.path)}, ${parameters.add(node.value, 'text')}) > 0)` : 'false';
+        return typeof node.value === 'string' ? `(strpos(${reservedColumn(node.path)}, ${parameters.element(node.value, 'text')}) > 0)` : 'false';
       }
       const value = metadataValue(node.path, parameters);
-      const needle = parameters.add(JSON.stringify(node.value), 'jsonb');
-      const substring = typeof node.value === 'string' ? `WHEN 'string' THEN strpos(${value} #>> '{}', ${parameters.add(node.value, 'text')}) > 0 ` : '';
+      const needle = parameters.element(JSON.stringify(node.value), 'jsonb');
+      const substring = typeof node.value === 'string' ? `WHEN 'string' THEN strpos(${value} #>> '{}', ${parameters.element(node.value, 'text')}) > 0 ` : '';
       return `(CASE jsonb_typeof(${value}) WHEN 'array' THEN ${value} @> jsonb_build_array(${needle}) ${substring}ELSE false END)`;
     }
     case 'exists': {
@@ -95,9 +135,9 @@ export function toSqlCondition(node: FilterNode, parameters: SqlParameters): str
 
 function equals(path: string, value: Primitive, parameters: SqlParameters): string {
   assertExpressible(value, path);
-  if (isReserved(path)) return typeof value === 'string' ? `(${reservedColumn(path)} = ${parameters.add(value, 'text')})` : 'false';
+  if (isReserved(path)) return typeof value === 'string' ? `(${reservedColumn(path)} = ${parameters.element(value, 'text')})` : 'false';
   // jsonb containment of a primitive: equal to a scalar, or equal to a top-level element of an array.
-  return `COALESCE(${metadataValue(path, parameters)} @> ${parameters.add(JSON.stringify(value), 'jsonb')}, false)`;
+  return `COALESCE(${metadataValue(path, parameters)} @> ${parameters.element(JSON.stringify(value), 'jsonb')}, false)`;
 }
 
 function oneOf(path: string, values: Primitive[], parameters: SqlParameters): string {
@@ -106,17 +146,18 @@ function oneOf(path: string, values: Primitive[], parameters: SqlParameters): st
     const strings = values.filter((value): value is string => typeof value === 'string');
     return strings.length === 0 ? 'false' : `(${reservedColumn(path)} = ANY(${parameters.add(strings, 'text[]')}))`;
   }
-  return `COALESCE(${metadataValue(path, parameters)} @> ANY(${parameters.add(
+  const candidates = parameters.add(
     values.map((value) => JSON.stringify(value)),
     'jsonb[]',
-  )}), false)`;
+  );
+  return `COALESCE(${metadataValue(path, parameters)} @> ANY(${candidates}), false)`;
 }
 
 /** `metadata -> $a -> $b …` for a dotted path; each key a text parameter. */
 function metadataValue(path: string, parameters: SqlParameters): string {
   const segments = path.split('.');
   for (const segment of segments) assertExpressible(segment, path);
-  return `(metadata${segments.map((segment) => ` -> ${parameters.add(segment, 'text')}`).join('')})`;
+  return `(metadata${segments.map((segment) => ` -> ${parameters.element(segment, 'text')}`).join('')})`;
 }
 
 function reservedColumn(path: string): string {

@@ -6,14 +6,13 @@ import { assertJsonMetadata, type Document, type JsonValue, type Vector } from '
 import { AxonError, ConfigError, ProviderError, throwIfAborted } from '../../src/errors.ts';
 import { parseFilter } from '../../src/filter/index.ts';
 import { chunk } from '../../src/runtime/concurrency.ts';
-import { assertVector } from '../../src/runtime/embed.ts';
 import { isRetryableStatus, networkReason, request, retryAfterFromHeaders, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
 import { lazyModule, optionalPackage } from '../../src/runtime/lazy-module.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import type { RetryPolicy } from '../../src/runtime/retry.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 import { qdrantPayloadKey, toQdrantFilter, type QdrantCondition, type QdrantFilter } from './qdrant-filter.ts';
-import { assertEf, assertSourceArguments, assertStorableDocument } from '../indexes/arguments.ts';
+import { assertEf, assertFloat32Vector, assertSourceArguments, assertStorableDocument } from '../indexes/arguments.ts';
 import { compareForSource } from '../indexes/vector-index.ts';
 
 /** Characters Qdrant refuses in a collection name. */
@@ -87,8 +86,6 @@ export const AXON_POINT_ID_NAMESPACE = '1c33aa3f-97fc-4e3a-8f04-b631543e2cde';
 
 const NAME = 'qdrant-store';
 const qdrantSdk = lazyModule('@qdrant/js-client-rest', NAME, () => import('@qdrant/js-client-rest').catch(optionalPackage));
-/** Shortest vector accepted: a margin above float32 epsilon, below which Qdrant does not normalise. */
-const MINIMUM_NORM = 1e-6;
 
 interface CollectionShape {
   size: number;
@@ -385,25 +382,9 @@ export class QdrantStore implements VectorStore {
     return document;
   }
 
+  /** The shared check of a float32 cosine vector (dimensions, finite, float32 range, not zero), naming the collection. */
   #assertDimensions(vector: Vector, size: number | undefined, label: string): void {
-    const length = (vector as { length?: unknown } | null)?.length;
-    if (size !== undefined && typeof length === 'number' && length > 0 && length !== size) {
-      throw new AxonError('DIMENSION_MISMATCH', `${label} has ${length} dimensions; collection "${this.collection}" holds vectors of ${size}.`, {
-        component: NAME,
-        fix: 'Use the embeddings model the collection was filled with, or another collection name.',
-        details: { collection: this.collection, expected: size, actual: length },
-      });
-    }
-    assertVector(vector, size, NAME, label);
-    let squares = 0;
-    for (let index = 0; index < vector.length; index++) squares += Math.fround(vector[index]) ** 2;
-    // Qdrant normalises in float32 and keeps vectors shorter than its epsilon as they are, unscaled.
-    if (Math.sqrt(squares) < MINIMUM_NORM) {
-      throw new AxonError('INVALID_VECTOR', `${label} is all zeros (or nearly); cosine similarity is undefined for it.`, {
-        component: NAME,
-        fix: 'Skip empty texts before embedding, or check the embeddings provider.',
-      });
-    }
+    assertFloat32Vector(vector, size, { component: NAME, label, container: 'collection', name: this.collection });
   }
 
   #assertCollectionSize(size: number, expected: number | undefined, what: string): void {

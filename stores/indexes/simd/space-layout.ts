@@ -107,13 +107,51 @@ export function nodeWord(row: number, flag: number): number {
   return (row & 0x3fffffff) | (flag << 30);
 }
 
+/** The highest level an HNSW node can draw (levels are stored in a byte). */
+export const HNSW_MAX_LEVEL = 255;
+
+/**
+ * Slots of `lists` upper-layer lists of a graph of this `m`: each list a count and m neighbours. The one rule
+ * that sizes a node's upper lists (a node of level L holds L of them), the pool and the saved upper layers.
+ */
+export function upperListSlots(lists: number, m: number): number {
+  return lists * (m + 1);
+}
+
+/** Slots of a node's layer-0 list: a count and up to 2m neighbours. */
+export function layerZeroSlots(m: number): number {
+  return 2 * m + 1;
+}
+
+/**
+ * Upper-pool slots that always take one more node, whatever level it draws: the lists of a node of the
+ * highest level, and one list to spare.
+ */
+export function tallestNodeSlots(m: number): number {
+  return upperListSlots(HNSW_MAX_LEVEL + 1, m);
+}
+
 /**
  * Upper-layer slots to plan for `capacity` nodes: a node reaches level l with probability m^-l, so it holds
- * on average 1 / (m - 1) upper lists of m + 1 slots; twice that, and room for one node of the highest
- * level (255), so that an add never finds the pool full once it checked for that much room.
+ * on average 1 / (m - 1) upper lists; twice that, and room for one node of the highest level
+ * (`tallestNodeSlots`), so that an add never finds the pool full once it checked for that much room.
  */
 export function upperSlotsFor(capacity: number, m: number): number {
-  return Math.ceil((2 * capacity * (m + 1)) / (m - 1)) + 256 * (m + 1);
+  return Math.ceil((2 * capacity * upperListSlots(1, m)) / (m - 1)) + tallestNodeSlots(m);
+}
+
+/**
+ * Bytes of an HNSW graph's region for `capacity` nodes inside a vector space's memory (`HnswIndex.over`),
+ * reading that space's rows: what the space reserves beside as many rows. `upperWanted` raises the upper
+ * pool above what `upperSlotsFor` plans.
+ */
+export function graphRegionBytes(capacity: number, dimensions: number, m: number, upperWanted = 0): number {
+  return planGraph(capacity, dimensions, m, Math.max(upperWanted, upperSlotsFor(capacity, m)), hostRowGeometry(dimensions)).bytes;
+}
+
+/** The row geometry of a vector space's memory as a graph region sizes itself against it: rows at 0, float32 rows padded to 16 bytes. */
+export function hostRowGeometry(dimensions: number): GraphHost {
+  return { base: 0, vectors: 0, stride: alignTo(dimensions * 4, 16) };
 }
 
 /** The vectors a graph reads in another's memory (a `SimdVectorSpace`'s rows), and where its own regions begin there. */
@@ -132,7 +170,7 @@ export interface GraphHost {
  */
 export function planGraph(capacity: number, dimensions: number, m: number, upperCapacity = upperSlotsFor(capacity, m), host?: GraphHost): GraphLayout {
   const stride = host ? host.stride : alignTo(dimensions * 4, 64);
-  const list = 2 * m + 1;
+  const list = layerZeroSlots(m);
   const regions = regionAllocator(host?.base ?? 0);
   const take = regions.take;
   const query = take(stride);

@@ -1,346 +1,37 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRag } from '../../../app/config/create-rag.ts';
-import { compileFilter, parseFilter, type Filter } from '../../../src/filter/index.ts';
-import { MemoryStore } from '../../../stores/memory/memory-store.ts';
-import { PgVectorStore, PGVECTOR_REGISTRY_TABLE, type PgVectorStoreOptions } from '../../../stores/pgvector/pgvector-store.ts';
+import { PgVectorStore } from '../../../stores/pgvector/pgvector-store.ts';
 import { doc } from '../../../testing/vector-store.ts';
 import { runAxon } from '../../helpers/cli.ts';
 import { startPgliteServer, type PgliteServer } from '../../servers/pglite-server.ts';
-import { mulberry32, randomDocument, randomFilter, type Random } from '../qdrant/qdrant-filter-generator.ts';
-import { random as seeded } from '../support.ts';
-import { dropTable } from './support.ts';
+import { describePgVectorStore } from './pgvector-store-suite.ts';
 
 let server: PgliteServer;
 let tableNumber = 0;
-const tables: string[] = [];
 
 beforeAll(async () => {
   server = await startPgliteServer();
 }, 60_000);
 afterAll(async () => {
-  for (const table of tables) await dropTable(server.pool, table);
   await server?.close();
 });
 
-/** A store on a fresh table of the shared PGlite connection; tables are dropped after the file. */
-function open(options: PgVectorStoreOptions = {}): PgVectorStore {
-  const table = `store_${++tableNumber}`;
-  tables.push(table);
-  return new PgVectorStore({ pool: server.pool, table, ...options });
-}
-
-async function tableExists(table: string): Promise<boolean> {
-  return (await server.pool.query(`SELECT to_regclass($1) IS NOT NULL AS found`, [table])).rows[0].found;
-}
-
-/** Filters for `$contains` too, which the Qdrant generator leaves out (Qdrant refuses it). */
-function containsFilter(random: Random): Filter {
-  const field = ['tags', 'lang', 'author.name', 'odd key', 'sourceName', 'id', 'score'][Math.floor(random() * 7)];
-  const needle = [
-    ['a', 'b', 'en', '', 'A'],
-    [0, 1, 2.5],
-    [true, false],
-  ][Math.floor(random() * 3)];
-  return { [field]: { $contains: needle[Math.floor(random() * needle.length)] } };
-}
+// PGlite is one session: the suite's stores share its single connection, one test after another.
+describePgVectorStore('pgvector-store (PGlite)', () => ({
+  pool: server.pool,
+  url: server.url,
+  port: server.port,
+  database: 'postgres',
+  user: 'postgres',
+  acceptsAnyPassword: true,
+  table: () => `store_${++tableNumber}`,
+}));
 
 describe('pgvector-store', () => {
-  describe('filters', () => {
-    it('selects exactly what MemoryStore selects, for 200 random filters over documents of every value shape', async () => {
-      const random = mulberry32(20_251_201);
-      const documents = Array.from({ length: 48 }, (_, index) => randomDocument(index, random));
-      const filters = [...Array.from({ length: 160 }, () => randomFilter(random, 0)), ...Array.from({ length: 40 }, () => containsFilter(random))];
-      const store = open({ index: 'none' });
-      const memory = new MemoryStore();
-      await store.add(documents);
-      await memory.add(documents);
-      const query = [1, 0.3, 0.2];
-      let nonTrivial = 0;
-      for (const filter of filters) {
-        const expected = (await memory.search(query, { topK: 100, filter })).map((result) => result.id).sort();
-        const actual = (await store.search(query, { topK: 100, filter })).map((result) => result.id).sort();
-        expect({ filter, ids: actual }).toEqual({ filter, ids: expected });
-        // The reference itself: compileFilter over the documents.
-        expect(expected).toEqual(
-          documents
-            .filter(compileFilter(parseFilter(filter)))
-            .map((document) => document.id)
-            .sort(),
-        );
-        if (expected.length > 0 && expected.length < documents.length) nonTrivial++;
-      }
-      // The generator must exercise real selections, not only all-or-nothing ones.
-      expect(nonTrivial).toBeGreaterThan(80);
-    });
-
-    it('compares numbers as numbers and strings as strings', async () => {
-      const store = open({ index: 'none' });
-      await store.add([
-        doc('nine', [1, 0, 0], { metadata: { version: 9, label: '9' } }),
-        doc('ten', [1, 1, 0], { metadata: { version: 10, label: '10' } }),
-        doc('fraction', [1, 0, 1], { metadata: { version: 9.5, label: '9.5' } }),
-        doc('big', [0, 1, 1], { metadata: { version: 1e300, label: 'x' } }),
-      ]);
-      const ids = async (filter: Filter) => (await store.search([1, 0, 0], { filter })).map((result) => result.id).sort();
-      // Text order would put "10" before "9": numbers compare numerically.
-      expect(await ids({ version: { $gt: 9 } })).toEqual(['big', 'fraction', 'ten']);
-      expect(await ids({ version: { $lte: 9.5 } })).toEqual(['fraction', 'nine']);
-      expect(await ids({ version: 9.5 })).toEqual(['fraction']);
-      expect(await ids({ version: 1e300 })).toEqual(['big']);
-      // A string never equals a number, and comparisons skip strings.
-      expect(await ids({ label: 9 })).toEqual([]);
-      expect(await ids({ label: '9' })).toEqual(['nine']);
-      expect(await ids({ label: { $gt: 0 } })).toEqual([]);
-    });
-
-    it('refuses what Postgres cannot express with FilterError, before any query', async () => {
-      const store = open();
-      await store.add([doc('a', [1, 0, 0])]);
-      await expect(store.search([1, 0, 0], { filter: { name: 'nul\u0000byte' } })).rejects.toMatchObject({ name: 'FilterError', code: 'FILTER_INVALID' });
-      await expect(store.search([1, 0, 0], { filter: { 'bad\u0000key': 'x' } })).rejects.toMatchObject({ code: 'FILTER_INVALID' });
-      await expect(store.search([1, 0, 0], { filter: { name: { $in: ['ok', 'lone \ud800 surrogate'] } } })).rejects.toMatchObject({ code: 'FILTER_INVALID' });
-      await expect(store.keywordSearch('content', { filter: { name: { $contains: '\u0000' } } })).rejects.toMatchObject({ code: 'FILTER_INVALID' });
-    });
-  });
-
-  describe('approximate search (HNSW)', () => {
-    it('keeps topK under a 1%-selective filter, through the index with an iterative scan', async () => {
-      const random = seeded(7);
-      const store = open({ index: { type: 'hnsw', m: 8, efConstruction: 16, efSearch: 10 } });
-      const documents = Array.from({ length: 600 }, (_, index) =>
-        doc(
-          `d${index}`,
-          Array.from({ length: 8 }, () => random()),
-          { metadata: { group: index % 100 === 0 ? 'rare' : 'common' } },
-        ),
-      );
-      await store.add(documents);
-      expect(await store.searchMethod({ filter: { group: 'rare' } })).toBe('ann');
-      const query = Array.from({ length: 8 }, () => random());
-      const results = await store.search(query, { topK: 6, filter: { group: 'rare' } });
-      expect(results.map((result) => result.id).sort()).toEqual(['d0', 'd100', 'd200', 'd300', 'd400', 'd500']);
-      for (let index = 1; index < results.length; index++) expect(results[index - 1].score).toBeGreaterThanOrEqual(results[index].score);
-      // Unfiltered, topK above efSearch still comes back whole (ef_search is raised to topK).
-      expect(await store.search(query, { topK: 50 })).toHaveLength(50);
-    });
-
-    it('plans the search through the HNSW index, and exact: true without it', async () => {
-      const store = open({ index: { type: 'hnsw' } });
-      await store.add(Array.from({ length: 20 }, (_, index) => doc(`d${index}`, [1, index, 0])));
-      const plan = async (exact: boolean) => {
-        const client = await server.pool.connect();
-        try {
-          await client.query('BEGIN');
-          await client.query(exact ? `SELECT set_config('enable_indexscan', 'off', true)` : `SELECT set_config('enable_seqscan', 'on', true)`);
-          const rows = (await client.query(`EXPLAIN SELECT id FROM "${store.table}" ORDER BY embedding <=> '[1,0,0]'::vector LIMIT 5`)).rows;
-          await client.query('COMMIT');
-          return rows.map((row) => row['QUERY PLAN']).join('\n');
-        } finally {
-          client.release();
-        }
-      };
-      expect(await plan(false)).toMatch(new RegExp(`Index Scan using ${store.table}_embedding_idx`));
-      expect(await plan(true)).not.toMatch(/Index Scan/);
-      expect(await store.searchMethod({ exact: true })).toBe('exact');
-      const exact = await store.search([1, 0, 0], { topK: 3, exact: true });
-      const approximate = await store.search([1, 0, 0], { topK: 3, ef: 100 });
-      expect(approximate.map((result) => result.id)).toEqual(exact.map((result) => result.id));
-    });
-
-    it('serves ivfflat and index-less tables', async () => {
-      for (const index of ['none', { type: 'ivfflat', lists: 2, probes: 1 }] as const) {
-        const store = open({ index });
-        await store.add(Array.from({ length: 30 }, (_, position) => doc(`d${position}`, [1, position / 30, 0.1])));
-        expect((await store.search([1, 0, 0], { topK: 3 })).map((result) => result.id)).toEqual(['d0', 'd1', 'd2']);
-        expect(await store.searchMethod()).toBe(index === 'none' ? 'exact' : 'ann');
-      }
-    });
-
-    it('validates ef', async () => {
-      const store = open();
-      await store.add([doc('a', [1, 0, 0])]);
-      await expect(store.search([1, 0, 0], { ef: 0 })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
-    });
-  });
-
-  describe('SQL injection', () => {
-    it('refuses a table name that is not a plain identifier', () => {
-      for (const table of ['docs"; DROP TABLE axon_pgvector_tables; --', 'Docs', 'a b', '1abc', 'x'.repeat(41), '']) {
-        expect(() => new PgVectorStore({ pool: server.pool, table })).toThrow(/table/);
-      }
-    });
-
-    it('stores and matches hostile metadata keys, values, filter paths and text as data', async () => {
-      const store = open();
-      const hostile = `'); DROP TABLE ${PGVECTOR_REGISTRY_TABLE}; --`;
-      const quoteKey = `a'b"c\\d`;
-      await store.add([
-        doc('evil', [1, 0, 0], {
-          content: `${hostile} $1 $$ '' \\`,
-          sourceName: hostile,
-          metadata: { [quoteKey]: hostile, [hostile]: 1, nested: { [hostile]: ['x', hostile] } },
-        }),
-        doc('plain', [0, 1, 0], { metadata: { [quoteKey]: 'ordinary' } }),
-      ]);
-      const ids = async (filter: Filter) => (await store.search([1, 1, 0], { filter })).map((result) => result.id).sort();
-      expect(await ids({ [quoteKey]: hostile })).toEqual(['evil']);
-      expect(await ids({ [hostile]: 1 })).toEqual(['evil']);
-      expect(await ids({ [`nested.${hostile}`]: { $contains: hostile } })).toEqual(['evil']);
-      expect(await ids({ sourceName: { $in: [hostile] } })).toEqual(['evil']);
-      expect(await ids({ [`${hostile}" OR 1=1 --`]: { $exists: true } })).toEqual([]);
-      expect(await ids({ [quoteKey]: { $ne: `ordinary' OR '1'='1` } })).toEqual(['evil', 'plain']);
-      const [evil] = await store.getByIds(['evil']);
-      expect(evil.metadata).toEqual({ [quoteKey]: hostile, [hostile]: 1, nested: { [hostile]: ['x', hostile] } });
-      expect(evil.content).toBe(`${hostile} $1 $$ '' \\`);
-      expect((await store.keywordSearch(`drop table ${PGVECTOR_REGISTRY_TABLE} ' | ! & \\ :*`)).map((result) => result.id)).toEqual(['evil']);
-      expect(await store.deleteBySource('test', hostile)).toBe(1);
-      expect(await tableExists(PGVECTOR_REGISTRY_TABLE)).toBe(true);
-      expect(await tableExists(store.table)).toBe(true);
-      expect(await store.count()).toBe(1);
-    });
-
-    it('refuses text Postgres cannot store, writing nothing', async () => {
-      const store = open();
-      await expect(store.add([doc('a', [1, 0, 0]), doc('b', [0, 1, 0], { content: 'nul \u0000 inside' })])).rejects.toMatchObject({ code: 'INVALID_DOCUMENT' });
-      await expect(store.add([doc('a', [1, 0, 0], { metadata: { 'key\u0000': 1 } })])).rejects.toMatchObject({ code: 'INVALID_DOCUMENT' });
-      await expect(store.add([doc('a', [1, 0, 0], { metadata: { text: 'lone \udc00' } })])).rejects.toMatchObject({ code: 'INVALID_DOCUMENT' });
-      expect(await store.count()).toBe(0);
-    });
-  });
-
-  describe('keyword search', () => {
-    it('tokenises like the embedded store: identifiers, apostrophes, stopwords, stems', async () => {
-      const store = open();
-      const memory = new MemoryStore();
-      const documents = [
-        doc('incident', [1, 0, 0], { content: "O'Reilly's runbook for INC-2023-Q4-011 and ISO27001 audits" }),
-        doc('other', [0, 1, 0], { content: 'Audit of the e-mail gateways, running since v2.1.0' }),
-        doc('third', [0, 0, 1], { content: "Nothing relevant, just a back\\slash and a quote's edge" }),
-      ];
-      await store.add(documents);
-      await memory.add(documents);
-      for (const query of ['INC-2023-Q4-011', 'inc2023q4011', 'iso 27001', "o'reilly", 'audited email', 'run', 'v2.1.0', "quote's back\\slash", 'the and of']) {
-        const expected = (await memory.keywordSearch(query)).map((result) => [result.id, result.score.toFixed(9)]);
-        const actual = (await store.keywordSearch(query)).map((result) => [result.id, result.score.toFixed(9)]);
-        expect({ query, actual }).toEqual({ query, actual: expected });
-      }
-    });
-
-    it('is refused on a store built without it, and on a table filled without it', async () => {
-      const store = open({ keywordIndex: false });
-      expect(store.keywordIndexEnabled).toBe(false);
-      await store.add([doc('a', [1, 0, 0])]);
-      await expect(store.keywordSearch('content')).rejects.toMatchObject({ code: 'CAPABILITY_MISSING' });
-      const reopened = new PgVectorStore({ pool: server.pool, table: store.table });
-      await expect(reopened.keywordSearch('content')).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
-      const otherTokenizer = new PgVectorStore({ pool: server.pool, table: open().table, keywordIndex: { tokenizer: { stemmer: 'none' } } });
-      await otherTokenizer.add([doc('a', [1, 0, 0])]);
-      await expect(new PgVectorStore({ pool: server.pool, table: otherTokenizer.table }).count()).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
-    });
-  });
-
-  describe('tables', () => {
-    it('records the schema version and refuses a newer one', async () => {
-      const store = open();
-      await store.add([doc('a', [1, 0, 0])]);
-      const { rows } = await server.pool.query(`SELECT schema_version, dimensions FROM ${PGVECTOR_REGISTRY_TABLE} WHERE table_name = $1`, [store.table]);
-      expect(rows).toEqual([{ schema_version: 1, dimensions: 3 }]);
-      await server.pool.query(`UPDATE ${PGVECTOR_REGISTRY_TABLE} SET schema_version = 99 WHERE table_name = $1`, [store.table]);
-      const reopened = new PgVectorStore({ pool: server.pool, table: store.table });
-      await expect(reopened.count()).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: /schema version 99/ });
-    });
-
-    it('refuses a table it did not make, and a table of other dimensions', async () => {
-      const foreign = open();
-      await server.pool.query(`CREATE TABLE "${foreign.table}" (id text primary key)`);
-      await expect(foreign.count()).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: /not made by the pgvector store/ });
-      const store = open();
-      await store.add([doc('a', [1, 0, 0])]);
-      const configured = new PgVectorStore({ pool: server.pool, table: store.table, dimensions: 4 });
-      await expect(configured.search([1, 0, 0, 0])).rejects.toMatchObject({ code: 'DIMENSION_MISMATCH', message: /holds vectors of 3 dimensions/ });
-      const fresh = new PgVectorStore({ pool: server.pool, table: store.table });
-      await expect(fresh.add([doc('b', [1, 0, 0, 0])])).rejects.toMatchObject({ code: 'DIMENSION_MISMATCH' });
-      expect(await fresh.count()).toBe(1);
-    });
-
-    it("refuses an indexed table above pgvector's 2000 dimensions before any DDL, and takes it without an index", async () => {
-      const wide = Array.from({ length: 2001 }, (_, index) => (index === 0 ? 1 : 0));
-      const indexed = open();
-      await expect(indexed.add([doc('a', wide)])).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: /at most 2000 dimensions/ });
-      expect(await tableExists(indexed.table)).toBe(false);
-      const plain = open({ index: 'none' });
-      await plain.add([doc('a', wide)]);
-      expect((await plain.search(wide, { topK: 1 }))[0].score).toBeCloseTo(1, 5);
-    });
-
-    it('reads and deletes nothing for source names Postgres cannot hold', async () => {
-      const store = open();
-      await store.add([doc('a', [1, 0, 0])]);
-      expect(await store.getBySource('test\u0000')).toEqual([]);
-      expect(await store.deleteBySource('test', 'suite\u0000')).toBe(0);
-      expect(await store.getByIds(['a\u0000', 'a'])).toHaveLength(1);
-    });
-
-    it('with createTable false, uses only an existing table', async () => {
-      const store = open({ createTable: false });
-      await expect(store.add([doc('a', [1, 0, 0])])).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: /createTable is false/ });
-      expect(await tableExists(store.table)).toBe(false);
-    });
-  });
-
-  describe('concurrency and failures', () => {
-    it('concurrent writers on one table (creating it too) end with every document once', async () => {
-      const table = open().table;
-      const writers = Array.from({ length: 4 }, () => new PgVectorStore({ pool: server.pool, table }));
-      await Promise.all(
-        writers.map((writer, number) =>
-          writer.add(Array.from({ length: 25 }, (_, index) => doc(`w${number}-${index}`, [1, number, index], { content: `writer ${number}` }))),
-        ),
-      );
-      // Overlapping upserts of the same ids: the last committed wins, each id stays once.
-      await Promise.all(writers.map((writer, number) => writer.add([doc('shared', [1, number, 0], { content: `from ${number}` })])));
-      expect(await writers[0].count()).toBe(101);
-      const [shared] = await writers[1].getByIds(['shared']);
-      expect(shared.content).toMatch(/^from [0-3]$/);
-      const { rows } = await server.pool.query(`SELECT count(*)::int AS count FROM ${PGVECTOR_REGISTRY_TABLE} WHERE table_name = $1`, [table]);
-      expect(rows[0].count).toBe(1);
-    });
-
-    it('a connection dropped mid-add writes nothing and reports a retryable error; with a retry the add completes', async () => {
-      const proxy = await startDroppingProxy(server.port);
-      try {
-        const table = open().table;
-        const url = `postgres://postgres:proxy-password-93@127.0.0.1:${proxy.port}/postgres`;
-        const documents = Array.from({ length: 40 }, (_, index) => doc(`d${index}`, [1, index, 0]));
-        const failing = new PgVectorStore({ url, table, batchSize: 10, maxRetries: 0, maxConnections: 1 });
-        await failing.add([doc('seed', [0, 0, 1])]);
-        proxy.dropOnInsert(2);
-        const error = await failing.add(documents).catch((caught: unknown) => caught);
-        const lost = /connection to PostgreSQL at 127\.0\.0\.1:\d+\/postgres was lost/;
-        expect(error).toMatchObject({ name: 'ProviderError', code: 'PROVIDER_ERROR', retryable: true, message: lost });
-        expect((error as Error).message).not.toContain('proxy-password-93');
-        expect(proxy.drops).toBe(1);
-        // The first batch had reached the server inside the transaction: it was rolled back with it.
-        const check = new PgVectorStore({ pool: server.pool, table });
-        expect(await check.count()).toBe(1);
-        expect(await check.getByIds(['d0', 'd9'])).toEqual([]);
-
-        const retrying = new PgVectorStore({ url, table, batchSize: 10, maxRetries: 1, maxConnections: 1 });
-        proxy.dropOnInsert(2);
-        await retrying.add(documents);
-        expect(proxy.drops).toBe(2);
-        expect(await check.count()).toBe(41);
-        await failing.close();
-        await retrying.close();
-      } finally {
-        await proxy.close();
-      }
-    });
-
+  describe('connection failures', () => {
     it('names the server, never the password, when the connection is refused', async () => {
       const closed = await unusedPort();
       const store = new PgVectorStore({ url: `postgres://axon:hunter2-secret@127.0.0.1:${closed}/rag`, table: 'never_made', connectionTimeoutMs: 2000 });
@@ -365,13 +56,18 @@ describe('pgvector-store', () => {
         fake.server.close();
       }
     });
+  });
 
-    it('an aborted signal is ABORTED before any query', async () => {
-      const store = open();
-      const controller = new AbortController();
-      controller.abort();
-      await expect(store.count({ signal: controller.signal })).rejects.toMatchObject({ code: 'ABORTED' });
-      await expect(store.getByIds(['a'], { signal: controller.signal })).rejects.toMatchObject({ code: 'ABORTED' });
+  describe('filters', () => {
+    it('refuses a filter that needs more parameters than one statement binds with FilterError, before any query', async () => {
+      const store = new PgVectorStore({ pool: server.pool, table: `store_${++tableNumber}` });
+      // One condition whose dotted path has 1.1 million keys: 68,750 array parameters of 16 keys each.
+      const path = Array.from({ length: 1_100_000 }, (_, index) => `k${index}`).join('.');
+      await expect(store.search([1, 0, 0], { filter: { [path]: 1 } })).rejects.toMatchObject({
+        name: 'FilterError',
+        code: 'FILTER_INVALID',
+        message: /past the 65535/,
+      });
     });
   });
 
@@ -393,49 +89,6 @@ describe('pgvector-store', () => {
     });
   });
 });
-
-/** A loopback proxy to PGlite that can cut the connection when the client sends its n-th INSERT of a transaction. */
-async function startDroppingProxy(targetPort: number): Promise<{ port: number; drops: number; dropOnInsert(n: number): void; close(): Promise<void> }> {
-  let armedAt = 0;
-  const sockets = new Set<Socket>();
-  const state = {
-    port: 0,
-    drops: 0,
-    dropOnInsert(n: number) {
-      armedAt = n;
-    },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => proxy.close(() => resolve()));
-    },
-  };
-  const proxy: Server = createServer((client) => {
-    const upstream = connect(targetPort, '127.0.0.1');
-    sockets.add(client).add(upstream);
-    let inserts = 0;
-    client.on('data', (data) => {
-      if (armedAt > 0 && data.includes('INSERT INTO')) {
-        inserts++;
-        if (inserts >= armedAt) {
-          armedAt = 0;
-          state.drops++;
-          client.destroy();
-          upstream.destroy();
-          return;
-        }
-      }
-      upstream.write(data);
-    });
-    upstream.on('data', (data) => client.write(data));
-    client.on('error', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  state.port = (proxy.address() as { port: number }).port;
-  return state;
-}
 
 /** A server that answers every startup with a FATAL ErrorResponse, as Postgres does for a failed login. */
 async function startRefusingServer(code: string, message: string): Promise<{ server: Server; port: number }> {
@@ -480,43 +133,32 @@ describe('pgvector-store on a Postgres without the vector extension', () => {
     expect(error).toMatchObject({ name: 'ProviderError', message: /vector extension is not available/, fix: /CREATE EXTENSION vector/ });
     expect((await bare.pool.query(`SELECT to_regclass('no_extension') IS NOT NULL AS found`)).rows[0].found).toBe(false);
   });
-});
 
-describe('pgvector-store through configuration and the CLI', () => {
-  it('builds from { "store": { "type": "pgvector", "url": { "env": … } } } and answers hybrid queries', async () => {
-    const table = open().table;
-    const rag = await createRag(
-      { store: { type: 'pgvector', url: { env: 'AXON_TEST_PGVECTOR_URL' }, table }, searchMode: 'hybrid' },
-      { environment: { AXON_TEST_PGVECTOR_URL: server.url } },
-    );
-    try {
-      expect(rag.components().store).toBeInstanceOf(PgVectorStore);
-      await rag.addDocuments([
-        { id: 'refunds', content: 'Refunds for duplicate charges take five business days.', sourceType: 'manual', sourceName: 'billing.md', metadata: {} },
-        { id: 'password', content: 'To reset your password, open Settings and choose Security.', sourceType: 'manual', sourceName: 'account.md', metadata: {} },
-      ]);
-      const result = await rag.retrieve('How long do refunds take?');
-      expect(result.searchMode).toBe('hybrid');
-      expect(result.documents[0].id).toBe('refunds');
-    } finally {
-      await rag.close();
-    }
+  it('is DEPENDENCY_MISSING, saying pgvector is not installed on the server and how to install and enable it', async () => {
+    const store = new PgVectorStore({ pool: bare.pool, table: 'no_extension' });
+    const error = await store.add([doc('a', [1, 0, 0])]).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({
+      name: 'ProviderError',
+      code: 'DEPENDENCY_MISSING',
+      message: /pgvector is not installed on the PostgreSQL server \(PostgreSQL \d+\)\. Nothing was written\./,
+    });
+    expect((error as { fix: string }).fix).toMatch(/apt install postgresql-\d+-pgvector.*then run CREATE EXTENSION vector; in this database/);
   });
 
-  it('axon ingest and ask work against it unchanged', async () => {
-    const directory = await mkdtemp(join(tmpdir(), 'axon-pgvector-cli-'));
+  it('stops axon ingest with that message once, instead of a "could not be written … run again" line per file', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'axon-pgvector-no-extension-'));
     try {
-      const table = open().table;
       await mkdir(join(directory, 'notes'));
-      await writeFile(join(directory, 'notes', 'billing.md'), '# Billing\n\nRefunds for duplicate charges take five business days.\n');
-      await writeFile(join(directory, 'notes', 'account.md'), '# Account\n\nTo reset your password, open Settings and choose Security.\n');
-      await writeFile(join(directory, 'axon.config.json'), JSON.stringify({ store: { type: 'pgvector', url: server.url, table } }));
+      for (const name of ['billing', 'account']) await writeFile(join(directory, 'notes', `${name}.md`), `# ${name}\n\nSome text about ${name}.\n`);
+      await writeFile(join(directory, 'axon.config.json'), JSON.stringify({ store: { type: 'pgvector', url: bare.url, table: 'no_extension_cli' } }));
       const ingest = await runAxon(directory, ['ingest', 'notes']);
-      expect(ingest.code, ingest.stderr).toBe(0);
-      expect(await new PgVectorStore({ pool: server.pool, table }).count()).toBeGreaterThanOrEqual(2);
-      const ask = await runAxon(directory, ['ask', 'How long do refunds take?', '--json']);
-      expect(ask.code, ask.stderr).toBe(0);
-      expect(ask.stdout).toContain('five business days');
+      const output = `${ingest.stdout}\n${ingest.stderr}`;
+      expect(ingest.code).toBe(1);
+      expect(output).not.toMatch(/could not be written|run again to restore it/);
+      expect(output.match(/vector extension is not available/g)).toHaveLength(1);
+      expect(ingest.stderr).toMatch(
+        /^axon: \[pgvector-store\] The vector extension is not available in this database: pgvector is not installed .*CREATE EXTENSION vector;/m,
+      );
     } finally {
       await rm(directory, { recursive: true, force: true });
     }

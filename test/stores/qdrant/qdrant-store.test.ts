@@ -165,6 +165,20 @@ describe('qdrant-store', () => {
       expect(server.requests.filter((request) => request.method !== 'GET')).toEqual([]);
     });
 
+    it('refuses a component past the float32 range Qdrant stores, for adds and queries, before any request that writes', async () => {
+      const store = open();
+      // Finite in float64, infinite as the float32 Qdrant keeps.
+      await expect(store.add([doc('a', [1, 0, 0]), doc('b', [1, 1e39, 0])])).rejects.toMatchObject({
+        code: 'INVALID_VECTOR',
+        component: 'qdrant-store',
+        message: expect.stringContaining('float32 range'),
+      });
+      expect(server.requests.filter((request) => request.method !== 'GET')).toEqual([]);
+      await store.add([doc('a', [1, 0, 0])]);
+      await expect(store.search([1, -1e39, 0])).rejects.toMatchObject({ code: 'INVALID_VECTOR', component: 'qdrant-store' });
+      expect(sent('POST', '/points/query')).toEqual([]);
+    });
+
     it('recreates a collection deleted behind its back on the next add', async () => {
       const store = open();
       await store.add([doc('a', [1, 0, 0])]);
