@@ -1,6 +1,6 @@
 import { contentTermSet, contextOf, describeUncovered, questionTerms } from '../answer/coverage.ts';
 import { extractiveAnswer } from '../answer/extractive.ts';
-import { MAX_NAME_WORDS, namesIn } from '../answer/names.ts';
+import { lowercaseVocabulary, namesIn, titleName } from '../answer/names.ts';
 import type { Evidence } from '../context/evidence.ts';
 import type { Decision, Planner, PlanningState } from './planner.ts';
 import type { Plan, Sufficiency } from './prompts.ts';
@@ -61,11 +61,13 @@ export class OfflinePlanner implements Planner {
       subQueries.push({ query, retriever, follows });
     };
     const missing = state.missing ? new Set(contentTermSet(state.missing)) : undefined;
+    // Words the results write in lower case: one of them opening a sentence or a heading is no name.
+    const commonWords = lowercaseVocabulary(state.results.map((result) => result.content).join('\n'));
     state.results.slice(0, this.bridgeResults).forEach((result, index) => {
       const covered = contentTermSet([result.content, ...contextOf(result.metadata)].join('\n'));
       // What the question asks that this result does not say: the part the bridge entity's own page holds.
       const uncovered = terms.filter((term) => (missing ? missing.has(term.term) : !covered.has(term.term))).map((term) => term.word.toLowerCase());
-      for (const entity of bridgeEntities(result, questionWords, this.bridgesPerResult))
+      for (const entity of bridgeEntities(result, questionWords, this.bridgesPerResult, commonWords))
         add(`${entity} ${uncovered.join(' ')}`.trim(), result.retriever, index + 1);
     });
     return { ok: true, value: { subQueries, expandDocuments: [] }, attempts: 0, warnings: [] };
@@ -108,13 +110,12 @@ function normalize(query: string): string {
 }
 
 /**
- * The entities a result names that the question does not: its title first when it is a name (at most four words,
- * a trailing parenthesis aside), then the names in its text, the ones
+ * The entities a result names that the question does not: its title first when it is a name (`titleName`), then the names in its text, the ones
  * of several words first (a lone capitalised word is as often an adjective, "American", as a name), then by how
  * often they occur, earlier first on ties. A name mostly made of the question's own words is the first hop, not a
  * bridge to the second.
  */
-function bridgeEntities(result: AgenticResultItem, questionWords: ReadonlySet<string>, limit: number): string[] {
+function bridgeEntities(result: AgenticResultItem, questionWords: ReadonlySet<string>, limit: number, commonWords: ReadonlySet<string>): string[] {
   const entities: string[] = [];
   const seen = new Set<string>();
   const consider = (name: string) => {
@@ -124,11 +125,11 @@ function bridgeEntities(result: AgenticResultItem, questionWords: ReadonlySet<st
     seen.add(key);
     entities.push(name.trim());
   };
-  // A title is a bridge when it is a name ("Shirley Temple", "Kiss and Tell (1945 film)"), not a headline.
-  const title = typeof result.metadata.title === 'string' ? result.metadata.title.replace(/\s*\([^)]*\)\s*$/, '').trim() : '';
-  if (/^\p{Lu}/u.test(title) && title.split(/\s+/).length <= MAX_NAME_WORDS) consider(title);
+  // A title is a bridge when it is a name ("Shirley Temple", "Kiss and Tell (1945 film)"), not a heading.
+  const title = typeof result.metadata.title === 'string' ? titleName(result.metadata.title, result.content) : undefined;
+  if (title !== undefined) consider(title);
   const words = (name: { words: string[] }) => Math.min(2, name.words.length);
-  const ranked = namesIn(result.content).sort((left, right) => words(right) - words(left) || right.count - left.count || left.first - right.first);
+  const ranked = namesIn(result.content, commonWords).sort((left, right) => words(right) - words(left) || right.count - left.count || left.first - right.first);
   for (const name of ranked) {
     if (entities.length >= limit) break;
     consider(name.text);

@@ -20,10 +20,15 @@ export interface Name {
 /** Most words of a name; a longer capitalised run is a heading or a title-cased phrase, not a name. */
 export const MAX_NAME_WORDS = 4;
 
-/** The names of a text, in order of first occurrence, each once. */
-export function namesIn(text: string): Name[] {
+/**
+ * The names of a text, in order of first occurrence, each once. `commonWords` (from `lowercaseVocabulary` of the
+ * texts around it: the other results of a search) widens what counts as an ordinary word opening a sentence: a
+ * heading "Differences that remain" is no name when a neighbouring text writes "differences".
+ */
+export function namesIn(text: string, commonWords?: ReadonlySet<string>): Name[] {
   const names = new Map<string, Name>();
-  const lowercaseWords = lowercaseVocabulary(text);
+  const own = lowercaseVocabulary(text);
+  const lowercaseWords = commonWords === undefined ? own : new Set([...own, ...commonWords]);
   for (const span of capitalisedSpans(text).flatMap(splitAtAnd)) {
     const words = trimSpan(span.words, span.sentenceStart, lowercaseWords);
     if (words.length === 0 || words.length > MAX_NAME_WORDS) continue;
@@ -43,6 +48,33 @@ export function mentions(text: string, name: Pick<Name, 'words'>): boolean {
     return true;
   }
   return false;
+}
+
+/**
+ * A document's title as a name, or `undefined` when it is a heading rather than a name: a trailing parenthesis
+ * aside ("Kiss and Tell (1945 film)" → `Kiss and Tell`), at most four words, each capitalised, a connector or a number
+ * once leading openers are dropped ("The Beatles", not "The `axon` command" nor "Agentic retrieval"), no
+ * boilerplate word ("License"), and not one word that `content` also writes in lower case (a heading "Differences"
+ * or "Recall" is that word, not a name).
+ */
+export function titleName(title: string, content: string): string | undefined {
+  const trimmed = title.replace(/\s*\([^)]*\)\s*$/, '').trim();
+  const words = trimmed.split(/\s+/).filter((word) => word !== '');
+  if (words.length === 0 || words.length > MAX_NAME_WORDS || !isCapitalised(words[0])) return undefined;
+  let start = 0;
+  while (start < words.length - 1 && COMMON_OPENERS.has(words[start].toLowerCase())) start++;
+  const rest = words.slice(start);
+  // Every word capitalised, a connector or a number ("Bank of England", "Apollo 11"): "Agentic retrieval" is a heading.
+  const nameWord = (word: string) => isCapitalised(word) || CONNECTORS.has(word.toLowerCase()) || /^\p{N}+$/u.test(word);
+  if (!isCapitalised(rest[0]) || !rest.every(nameWord)) return undefined;
+  if (rest.some((word) => BOILERPLATE.has(word.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '')))) return undefined;
+  if (rest.length === 1 && lowercaseVocabulary(content).has(rest[0].toLowerCase())) return undefined;
+  return trimmed;
+}
+
+/** Words written in lower case somewhere in the text: such a word opening a sentence is that word, not a name. */
+export function lowercaseVocabulary(text: string): Set<string> {
+  return new Set(text.match(/(?<![\p{L}\p{N}])\p{Ll}[\p{L}\p{N}]*/gu) ?? []);
 }
 
 // --- Internal helpers ---
@@ -149,11 +181,6 @@ function isCapitalised(word: string): boolean {
 
 function isShouting(word: string): boolean {
   return word.length >= 5 && word === word.toUpperCase() && /\p{Lu}{5}/u.test(word);
-}
-
-/** Words written in lower case somewhere in the text: such a word opening a sentence is that word, not a name. */
-function lowercaseVocabulary(text: string): Set<string> {
-  return new Set(text.match(/(?<![\p{L}\p{N}])\p{Ll}[\p{L}\p{N}]*/gu) ?? []);
 }
 
 function fold(word: string): string {

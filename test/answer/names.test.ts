@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mentions, namesIn } from '../../src/answer/names.ts';
+import { lowercaseVocabulary, mentions, namesIn, titleName } from '../../src/answer/names.ts';
 
 const names = (text: string) => namesIn(text).map((name) => name.text);
 
@@ -18,6 +18,13 @@ describe('namesIn', () => {
     expect(names('The Lee–Enfield rifle was designed by James Paris Lee.')).toEqual(['Lee–Enfield', 'James Paris Lee']);
   });
 
+  it('takes a sentence-opening word that neighbouring texts write in lower case as that word', () => {
+    const heading = 'Differences that remain\n\nRecall@10 is reported. Lee designed it.';
+    expect(names(heading)).toEqual(['Differences', 'Recall', 'Lee']);
+    const neighbours = lowercaseVocabulary('The differences are small; recall is high.');
+    expect(namesIn(heading, neighbours).map((name) => name.text)).toEqual(['Lee']);
+  });
+
   it('leaves out licence boilerplate, shouting and runs longer than four words', () => {
     const copyright = 'Copyright 1997 Guy Maor. THE SOFTWARE IS PROVIDED "AS IS". Limitation of Liability. Permission Is Hereby Granted Free Of Charge.';
     expect(names(copyright)).toEqual(['Guy Maor']);
@@ -29,5 +36,18 @@ describe('namesIn', () => {
     expect(mentions("Shirley Temple's first film", temple)).toBe(true);
     expect(mentions('Temple Shirley', temple)).toBe(false);
     expect(mentions('SHIRLEY TÉMPLE', temple)).toBe(true);
+  });
+
+  it('reads a title as a name only when it is one, not a heading', () => {
+    expect(titleName('Kiss and Tell (1945 film)', 'Kiss and Tell is a 1945 film.')).toBe('Kiss and Tell');
+    expect(titleName('The Beatles', 'The Beatles were a band.')).toBe('The Beatles');
+    expect(titleName('Apollo 11', 'Apollo 11 landed.')).toBe('Apollo 11');
+    expect(titleName('Shirley Temple', 'She was an actress.')).toBe('Shirley Temple');
+    // Headings of documentation: a sentence-cased phrase, code, one word the text writes in lower case, boilerplate.
+    expect(titleName('Agentic retrieval', 'Agentic retrieval plans searches.')).toBeUndefined();
+    expect(titleName('The `axon` command', 'The command reads a folder.')).toBeUndefined();
+    expect(titleName('Differences', 'The differences between the stores are small.')).toBeUndefined();
+    expect(titleName('License', 'Licensed under the MIT terms.')).toBeUndefined();
+    expect(titleName('Recall of the Very Long Title', 'recall')).toBeUndefined();
   });
 });
