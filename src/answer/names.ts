@@ -52,10 +52,10 @@ export function mentions(text: string, name: Pick<Name, 'words'>): boolean {
 
 /**
  * A document's title as a name, or `undefined` when it is a heading rather than a name: a trailing parenthesis
- * aside ("Kiss and Tell (1945 film)" → `Kiss and Tell`), at most four words, each capitalised, a connector or a number
- * once leading openers are dropped ("The Beatles", not "The `axon` command" nor "Agentic retrieval"), no
- * boilerplate word ("License"), and not one word that `content` also writes in lower case (a heading "Differences"
- * or "Recall" is that word, not a name).
+ * aside ("Kiss and Tell (1945 film)" → `Kiss and Tell`), at most four words of letters and digits, opening with a
+ * capital once leading openers are dropped ("The Beatles", "Ice hockey"; not "The `axon` command"), no boilerplate
+ * word ("License"), and not one word that `content` also writes in lower case (a heading "Differences" or "Recall"
+ * is that word, not a name).
  */
 export function titleName(title: string, content: string): string | undefined {
   const trimmed = title.replace(/\s*\([^)]*\)\s*$/, '').trim();
@@ -64,9 +64,8 @@ export function titleName(title: string, content: string): string | undefined {
   let start = 0;
   while (start < words.length - 1 && COMMON_OPENERS.has(words[start].toLowerCase())) start++;
   const rest = words.slice(start);
-  // Every word capitalised, a connector or a number ("Bank of England", "Apollo 11"): "Agentic retrieval" is a heading.
-  const nameWord = (word: string) => isCapitalised(word) || CONNECTORS.has(word.toLowerCase()) || /^\p{N}+$/u.test(word);
-  if (!isCapitalised(rest[0]) || !rest.every(nameWord)) return undefined;
+  // A title of code or punctuation ("The `axon` command", "Search: BM25") is a heading, not a name.
+  if (!isCapitalised(rest[0]) || !rest.every((word) => /^[\p{L}\p{N}'’.,&!?/–-]+$/u.test(word))) return undefined;
   if (rest.some((word) => BOILERPLATE.has(word.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '')))) return undefined;
   if (rest.length === 1 && lowercaseVocabulary(content).has(rest[0].toLowerCase())) return undefined;
   return trimmed;

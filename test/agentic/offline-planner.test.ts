@@ -53,8 +53,8 @@ describe('OfflinePlanner', () => {
     // A result naming nothing plans nothing: no sub-query of leftover words.
     const nameless = await new OfflinePlanner().plan({ ...state([item('adduser adds a user to the system.')], 'wrote'), question });
     expect(nameless.ok && nameless.value.subQueries).toEqual([]);
-    // A heading as title is no name either: documentation chunks titled "Differences" or "Agentic retrieval".
-    for (const title of ['Differences', 'Agentic retrieval', 'The `axon` command']) {
+    // A heading as title is no name either: documentation chunks titled "Differences" or "The `axon` command".
+    for (const title of ['Differences', 'Search: the tokenizer', 'The `axon` command']) {
       const headed = item('The differences between agentic retrieval and the command are small.', { title });
       const planned = await new OfflinePlanner().plan({ ...state([headed], 'wrote'), question });
       expect(planned.ok && planned.value.subQueries).toEqual([]);

@@ -43,8 +43,10 @@ describe('namesIn', () => {
     expect(titleName('The Beatles', 'The Beatles were a band.')).toBe('The Beatles');
     expect(titleName('Apollo 11', 'Apollo 11 landed.')).toBe('Apollo 11');
     expect(titleName('Shirley Temple', 'She was an actress.')).toBe('Shirley Temple');
-    // Headings of documentation: a sentence-cased phrase, code, one word the text writes in lower case, boilerplate.
-    expect(titleName('Agentic retrieval', 'Agentic retrieval plans searches.')).toBeUndefined();
+    // Wikipedia writes common nouns in sentence case: the page is still the entity's own.
+    expect(titleName('Ice hockey', 'Ice hockey is a team sport.')).toBe('Ice hockey');
+    // Headings of documentation: code or punctuation, one word the text writes in lower case, boilerplate.
+    expect(titleName('Search: BM25', 'BM25 ranks.')).toBeUndefined();
     expect(titleName('The `axon` command', 'The command reads a folder.')).toBeUndefined();
     expect(titleName('Differences', 'The differences between the stores are small.')).toBeUndefined();
     expect(titleName('License', 'Licensed under the MIT terms.')).toBeUndefined();
