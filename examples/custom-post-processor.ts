@@ -1,10 +1,10 @@
 // Write your own post-processor: a class with a name and process(question, documents, context).
 // This one drops documents from sources the caller may not see, and boosts an official source.
-// Run: npx tsx examples/custom-post-processor.ts
-import { RAG, type Document, type PostProcessor, type RunContext } from '../src/index.ts';
-import { MemoryStore } from '../stores/index.ts';
-import { LocalHashEmbeddings } from '../providers/index.ts';
-import { TopN } from '../processors/index.ts';
+// Run: npx tsx examples/custom-post-processor.ts (it imports axon-rag by name, as an application does)
+import { RAG, type Document, type PostProcessor, type RunContext } from 'axon-rag';
+import { TopN } from 'axon-rag/processors';
+import { LocalHashEmbeddings } from 'axon-rag/providers';
+import { MemoryStore } from 'axon-rag/stores';
 
 class SourcePolicy implements PostProcessor {
   readonly name = 'source-policy';
@@ -46,4 +46,5 @@ await bot.addDocuments([
 const { documents, trace } = await bot.retrieve('How are holiday requests approved?');
 console.log('kept:', documents.map((document) => `${document.sourceName} (${document.score.toFixed(3)})`).join(', '));
 const policy = trace.stages.find((stage) => stage.name === 'source-policy');
-for (const dropped of policy?.dropped ?? []) console.log(`dropped ${dropped.id}: ${dropped.reason}`);
+// The trace names each document it saw by source and chunk (`sources`); the id is the fallback.
+for (const dropped of policy?.dropped ?? []) console.log(`dropped ${trace.sources?.[dropped.id] ?? dropped.id}: ${dropped.reason}`);

@@ -1,10 +1,9 @@
 // Build a pipeline by subclassing RAG: choose the embedder, the store and the post-processors.
-// Run: npx tsx examples/subclassing.ts
-import { RAG } from '../src/index.ts';
-import { MemoryStore } from '../stores/index.ts';
-import { LocalHashEmbeddings } from '../providers/index.ts';
-import { AdaptiveThreshold, TopN } from '../processors/index.ts';
-import { formatCitation } from '../src/context/evidence.ts';
+// Run: npx tsx examples/subclassing.ts (it imports axon-rag by name, as an application does)
+import { formatCitation, RAG } from 'axon-rag';
+import { AdaptiveThreshold, TopN } from 'axon-rag/processors';
+import { LocalHashEmbeddings } from 'axon-rag/providers';
+import { MemoryStore } from 'axon-rag/stores';
 
 class HelpDesk extends RAG {
   protected embeddings() {

@@ -6,7 +6,8 @@
  *   once whichever entries an application imports. Modules loaded on first use (adapters' SDKs, built-in
  *   components, CLI commands) stay dynamic imports, so each becomes its own chunk. Node 20 pays about a
  *   millisecond per ES module file it loads, so start-up is counted in files (docs/performance.md, "Start-up").
- *   Source maps carry the TypeScript sources: `node --enable-source-maps` shows them in stack traces.
+ *   Source maps point at the TypeScript sources, which the package ships: `node --enable-source-maps` shows them
+ *   in stack traces, and the declaration maps take an editor's "Go to definition" to them.
  * - Dependencies stay external (imported from the application's node_modules), except the composition root's
  *   container: inversify is private to `createRag` (no inversify type is part of Axon's API) and its ES build is
  *   246 files, so it is bundled into the chunk `createRag` loads on its first call, and its licences are written
@@ -48,7 +49,8 @@ for (const file of walk(dist)) {
 
 // Each entry's source: dist/src/index.js <- src/index.ts, and so on for every subpath export.
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const entries = new Set(['app/cli/main.ts']);
+// The worker threads of `serve` load their modules by path (app/serve/worker-pool.ts, `packageModule`): entries too.
+const entries = new Set(['app/cli/main.ts', 'app/serve/ask-worker.ts', 'app/cli/serve-pipeline.ts']);
 for (const target of Object.values(manifest.exports)) {
   if (typeof target !== 'object' || typeof target.import !== 'string') continue;
   entries.add(target.import.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts'));
@@ -87,8 +89,25 @@ for (const input of Object.keys(result.metafile.inputs)) {
   bundled.set(match[1], input.slice(0, input.indexOf(match[1]) + match[1].length));
 }
 writeFileSync(join(dist, 'THIRD-PARTY-NOTICES.md'), notices(bundled));
+withoutShippedSources(Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.js.map')));
 const outputs = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.js'));
 console.log(`build: dist/ written (${entries.size} entry points, ${outputs.length} JavaScript files, ${declarations} declaration files).`);
+
+/**
+ * The source maps point at the TypeScript sources the package ships (src/, app/, …) instead of carrying a copy
+ * of each, so stack traces, debuggers and "Go to definition" (the declaration maps) open the same files. Only
+ * the bundled packages' sources, which are not shipped as files, stay inside the maps.
+ */
+function withoutShippedSources(maps) {
+  for (const file of maps) {
+    const path = join(root, file);
+    const map = JSON.parse(readFileSync(path, 'utf8'));
+    const contents = map.sources.map((source, index) => (source.includes('node_modules/') ? (map.sourcesContent?.[index] ?? null) : null));
+    if (contents.every((content) => content === null)) delete map.sourcesContent;
+    else map.sourcesContent = contents;
+    writeFileSync(path, JSON.stringify(map));
+  }
+}
 
 /** The name, version, licence and licence text of each bundled package. */
 function notices(packages) {

@@ -115,7 +115,7 @@ compared with another. Everything here is in \`axon-rag/context\`, and \`RAG.ans
 ## Eligibility, enforced by code
 
 Documents carry their eligibility in metadata: \`tenantId\`, \`allowedRoles\`, \`redaction\`
-(\`none | pii | secret | tenant_scoped\`), \`trustLevel\` (\`trusted | internal | user_supplied | public | untrusted\`;
+(\`none | pii | secret | tenant_scoped\`), \`trustLevel\` (\`trusted | internal | user_supplied | public | model_generated | untrusted\`;
 \`unknown\` is excluded), and \`updatedAt\` with \`maxAgeDays\`. \`axon ingest\` of JSON Lines keeps these fields (and
 \`supersedes\`, \`documentKey\`, \`version\`, \`facts\`) from each line; Markdown front matter does the same.
 
@@ -148,8 +148,10 @@ why a document was refused. Show end users the answer and its citations, not the
 
 ## The packet
 
-Sections come in a fixed order: system instructions, policy, user request, goal (working memory), tool results,
-retrieved evidence, memories, examples, known gaps. Instructions and policy form the system message; everything
+Sections come in a fixed order: system instructions, policy, the conversation so far (earlier questions
+\`user_supplied\`, earlier answers \`model_generated\`, with a budget of their own and never evidence: see
+[conversations](conversations.md)), user request, goal (working memory), tool results, retrieved evidence,
+memories, examples, known gaps. Instructions and policy form the system message; everything
 else is data in the user message, each block delimited (\`<question>\`, \`<evidence>\`, \`<tool_result>\`,
 \`<memory>\`, …) with tag look-alikes inside it neutralised, so a document, a tool result or a memory cannot close its
 block or change the instructions. Each section records its trust level, source refs, freshness and tokens.
@@ -249,6 +251,23 @@ ${blocks.trace}
 \`\`\`text
 ${blocks.diff}
 \`\`\`
+
+A list of documents that differs (retrieved, evidence, omitted, citations) is printed as what only one run has and
+whether the shared ones moved, each document named \`source#chunk\`; \`--json\` gives the lists of ids as they are,
+with \`sources\` naming them.
+
+A stored pipeline run also keeps the stage labels (\`sources\`: id → \`source:page#chunk\`), which \`axon trace\` and
+\`axon serve\` name documents by. A document dropped in favour of another (a copy of its content, one MMR found too
+similar to a selected one) records that one as \`keptId\` beside the reason, and printouts name it: \`same content as
+another document (kept: docs/refund-2026.jsonl#0)\`.
+
+The store keeps agentic runs too (\`axon ask --agentic\`, the *Agentic* box of \`axon serve\`, or any
+\`AgenticRetriever\` run given \`traceStore\`): a \`StoredAgenticTrace\` with \`kind: 'agentic'\`, the question and caller,
+every step's closing event (a pipeline search's step with that search's stage records), the results with their
+provenance and the text retrieval returned (after eligibility and redaction), the answer with its span citations,
+the retrievers with their filters and search settings, the rounds, sub-queries and searches, and what is known of
+the version (the chat model, the configuration hash). \`TraceStore\` reads and writes both kinds (\`StoredRun\`);
+\`isAgenticTrace(trace)\` tells them apart.
 
 ## OpenTelemetry
 

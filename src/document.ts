@@ -84,12 +84,18 @@ export function normalizeDocument(input: DocumentInput, position: number, compon
   }
   for (const field of ['sourceType', 'sourceName'] as const) {
     if (input[field] !== undefined && typeof input[field] !== 'string') {
-      throw new AxonError('INVALID_DOCUMENT', `${where}.${field} must be a string.`, { component });
+      throw new AxonError('INVALID_DOCUMENT', `${where}.${field} must be a string.`, {
+        component,
+        fix: `Pass ${field} as a string (sourceName is usually the file path), or leave it out.`,
+      });
     }
   }
   const metadata = input.metadata ?? {};
   if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) {
-    throw new AxonError('INVALID_DOCUMENT', `${where}.metadata must be a plain object of JSON values.`, { component });
+    throw new AxonError('INVALID_DOCUMENT', `${where}.metadata must be a plain object of JSON values.`, {
+      component,
+      fix: 'Pass metadata as a plain object, { key: value }, or leave it out.',
+    });
   }
   assertJsonMetadata(metadata, `${where}.metadata`, component);
   const sourceType = input.sourceType ?? 'manual';
@@ -121,7 +127,12 @@ export function assertJsonMetadata(value: unknown, path: string, component: stri
 function assertJsonValue(value: unknown, path: string, component: string, depth: number, ancestors: Set<object>): void {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return;
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new AxonError('INVALID_DOCUMENT', `${path} is ${value}; metadata numbers must be finite.`, { component });
+    if (!Number.isFinite(value)) {
+      throw new AxonError('INVALID_DOCUMENT', `${path} is ${value}; metadata numbers must be finite.`, {
+        component,
+        fix: 'Store a finite number, null, or the value as a string: JSON has no NaN or Infinity.',
+      });
+    }
     return;
   }
   const container = Array.isArray(value) || (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype);

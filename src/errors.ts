@@ -38,7 +38,8 @@ export type AxonErrorCode =
   | 'INGEST_FAILED'
   | 'CAPACITY_EXCEEDED'
   | 'ABORTED'
-  | 'DEPENDENCY_MISSING';
+  | 'DEPENDENCY_MISSING'
+  | 'QUESTION_TOO_LONG';
 
 /**
  * The `details` of the codes that promise a shape. Codes not listed carry free-form details.
@@ -209,15 +210,35 @@ export class ProviderError extends AxonError {
   }
 }
 
-/** A search or retrieval was asked of an index that holds no documents. */
+/** Why a store holds no documents, when it can say more than "nothing was added yet" (`VectorStore.explainEmpty`). */
+export interface EmptyStoreReason {
+  /** What is wrong, as a clause the error ends: `The folder .axn does not exist`. */
+  problem: string;
+  /** What to do about it, in whole sentences. */
+  fix: string;
+  /** Structured facts for programs, e.g. `{ directory, exists: false, suggestion }`. */
+  details?: Record<string, unknown>;
+}
+
+/**
+ * A search or retrieval was asked of an index that holds no documents. With a `reason` from the store (a folder
+ * that does not exist, say), the message names it instead of only saying to ingest.
+ */
 export class IndexEmptyError extends AxonError {
-  constructor(component: string) {
-    super('INDEX_EMPTY', 'The index holds no documents, so there is nothing to search.', {
+  constructor(component: string, reason?: EmptyStoreReason) {
+    super('INDEX_EMPTY', `${reason?.problem ?? 'The index holds no documents'}, so there is nothing to search.`, {
       component,
-      fix: 'Ingest documents first: `axon ingest <paths…>` or `rag.addDocuments(documents)`.',
+      fix: reason?.fix ?? 'Ingest documents first: `axon ingest <paths…>` or `rag.addDocuments(documents)`.',
+      details: reason?.details,
     });
     mark(this, INDEX_EMPTY_ERROR);
     this.name = 'IndexEmptyError';
+  }
+
+  /** The error for `store`, found empty: with the store's own explanation where it has one (`explainEmpty`). */
+  static async of(store: { readonly name: string; explainEmpty?(): Promise<EmptyStoreReason | undefined> }): Promise<IndexEmptyError> {
+    const reason = await Promise.resolve(store.explainEmpty?.()).catch(() => undefined);
+    return new IndexEmptyError(store.name, reason);
   }
 
   /** True for an `IndexEmptyError`, including one from another copy of the package. */

@@ -9,6 +9,7 @@ import { CONFLICT_CHECK_PROMPT_VERSION } from './context/contract.ts';
 import { eligibilityFilter, type EligibilityPolicy } from './context/eligibility.ts';
 import { EVIDENCE_RULES } from './context/evidence.ts';
 import type { ContextPacket } from './context/packet.ts';
+import { assertQuestionFits } from './context/question-size.ts';
 import { stableHash, storedCaller, type PipelineVersion, type StoredTrace, type TraceStore } from './context/trace-store.ts';
 import { normalizeDocument, type Document, type DocumentInput } from './document.ts';
 import { AxonError, throwIfAborted } from './errors.ts';
@@ -161,10 +162,18 @@ export abstract class RAG {
   /** Remove every document of a source type, or of one source. Returns how many were removed. */
   async deleteBySource(sourceType: string, sourceName?: string, options: { signal?: AbortSignal } = {}): Promise<number> {
     if (typeof sourceType !== 'string' || sourceType === '') {
-      throw new AxonError('INVALID_INPUT', 'sourceType must be a non-empty string.', { component: COMPONENT, details: { argument: 'sourceType' } });
+      throw new AxonError('INVALID_INPUT', 'sourceType must be a non-empty string.', {
+        component: COMPONENT,
+        fix: "Pass the source type the documents were added with, e.g. deleteBySource('file', 'docs/a.md').",
+        details: { argument: 'sourceType' },
+      });
     }
     if (sourceName !== undefined && typeof sourceName !== 'string') {
-      throw new AxonError('INVALID_INPUT', 'sourceName must be a string when given.', { component: COMPONENT, details: { argument: 'sourceName' } });
+      throw new AxonError('INVALID_INPUT', 'sourceName must be a string when given.', {
+        component: COMPONENT,
+        fix: 'Pass the source name as a string, or leave it out to delete every source of the type.',
+        details: { argument: 'sourceName' },
+      });
     }
     return this.components().store.deleteBySource(sourceType, sourceName, options);
   }
@@ -204,14 +213,11 @@ export abstract class RAG {
 
   /** Like `answer`, as events: each stage record when it finishes, answer text deltas, then the result. */
   async *stream(question: string, options: AnswerOptions = {}): AsyncGenerator<RagEvent, void, undefined> {
-    // The schema's module (and zod) load with the first answer, not with the core.
-    const { contextOptionsSchema } = await import('./context/options.ts');
-    const settings: ContextOptions = parseOptions(contextOptionsSchema, { ...this.contextOptions(), ...options.context }, 'context');
-    // Built once here only to reject budget options that do not fit together before any work is done.
-    new ContextBuilder(settings);
+    const settings = await this.checkAnswerable(question, options);
     if (options.guardrail !== undefined && typeof options.guardrail !== 'function') {
       throw new AxonError('INVALID_OPTION', `guardrail must be a function, got ${typeof options.guardrail}.`, {
         component: COMPONENT,
+        fix: 'Pass guardrail as a function of { question, caller, packet } returning a reason to refuse, or undefined to go on.',
         details: { option: 'guardrail' },
       });
     }
@@ -219,6 +225,7 @@ export abstract class RAG {
       const given = JSON.stringify(options.conflictCheck);
       throw new AxonError('INVALID_OPTION', `conflictCheck must be "metadata" or "model", got ${given}.`, {
         component: COMPONENT,
+        fix: "Leave conflictCheck out (it is 'metadata'), or pass 'model' to have the chat model compare the evidence too.",
         details: { option: 'conflictCheck' },
       });
     }
@@ -256,6 +263,18 @@ export abstract class RAG {
       // A consumer that stops reading early still closes the run's span.
       recorder.finish({ 'axon.abandoned': true });
     }
+  }
+
+  /**
+   * Check a question before any work, as `answer` and `stream` do first: a question that is no text, or one too
+   * long for the context budget (this pipeline's `contextOptions()` and `options.context`), is refused before
+   * retrieval. A server can call it to answer such a request with a client error.
+   *
+   * @throws AxonError `INVALID_QUESTION`; `QUESTION_TOO_LONG` (the message names the limit in tokens);
+   *   `CONFIG_INVALID` or `INVALID_OPTION` for context options that do not fit together
+   */
+  async checkQuestion(question: string, options: Pick<AnswerOptions, 'context'> = {}): Promise<void> {
+    await this.checkAnswerable(question, options);
   }
 
   /**
@@ -312,6 +331,18 @@ export abstract class RAG {
 
   // --- Internal helpers ---
 
+  /** The run's context settings, once the question is known to fit them. */
+  private async checkAnswerable(question: string, options: Pick<AnswerOptions, 'context'>): Promise<ContextOptions> {
+    // The schema's module (and zod) load with the first answer, not with the core.
+    const { contextOptionsSchema } = await import('./context/options.ts');
+    const settings: ContextOptions = parseOptions(contextOptionsSchema, { ...this.contextOptions(), ...options.context }, 'context');
+    // Built once here only to reject budget options that do not fit together before any work is done.
+    new ContextBuilder(settings);
+    assertQuestionText(question);
+    assertQuestionFits(question, settings, this.instructions());
+    return settings;
+  }
+
   private stageLists(): { retrieval: RagStage[]; answer: RagStage[] } {
     const parts = this.components();
     this.stages ??= {
@@ -327,16 +358,7 @@ export abstract class RAG {
     options: RetrieveOptions,
     answering: AnswerPlan | undefined,
   ): Promise<{ state: RagRunState; recorder: TraceRecorder }> {
-    if (typeof question !== 'string' || question.trim() === '') {
-      throw new AxonError(
-        'INVALID_QUESTION',
-        `The question must be a non-empty string, got ${question === '' ? 'an empty string' : typeof question === 'string' ? 'only whitespace' : typeof question}.`,
-        {
-          component: COMPONENT,
-          fix: "Pass the user's question as text.",
-        },
-      );
-    }
+    assertQuestionText(question);
     const { topK } = options;
     if (topK !== undefined && (typeof topK !== 'number' || !Number.isInteger(topK) || topK <= 0)) {
       throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, {
@@ -410,6 +432,7 @@ export abstract class RAG {
     if (!Array.isArray(inputs)) {
       throw new AxonError('INVALID_INPUT', `documents must be an array, got ${inputs === null ? 'null' : typeof inputs}.`, {
         component: COMPONENT,
+        fix: 'Pass an array: addDocuments([{ content, sourceType?, sourceName?, metadata? }]).',
         details: { argument: 'documents' },
       });
     }
@@ -438,6 +461,19 @@ export abstract class RAG {
     const dimensions = embeddings.dimensions ?? documents[0]?.embedding?.length;
     documents.forEach((document, position) => assertVector(document.embedding, dimensions, COMPONENT, `documents[${position}].embedding`));
     return documents;
+  }
+}
+
+function assertQuestionText(question: unknown): asserts question is string {
+  if (typeof question !== 'string' || question.trim() === '') {
+    throw new AxonError(
+      'INVALID_QUESTION',
+      `The question must be a non-empty string, got ${question === '' ? 'an empty string' : typeof question === 'string' ? 'only whitespace' : typeof question}.`,
+      {
+        component: COMPONENT,
+        fix: "Pass the user's question as text.",
+      },
+    );
   }
 }
 

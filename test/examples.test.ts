@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
@@ -23,7 +25,7 @@ describe('examples', () => {
   it('custom-post-processor.ts drops the blocked source with its reason', async () => {
     const output = await example('custom-post-processor.ts');
     expect(output).toMatch(/^kept: handbook\.md \(\d\.\d{3}\), faq\.md/m);
-    expect(output).toMatch(/dropped [0-9a-f]+: source internal\/hr-runbook\.md is not allowed/);
+    expect(output).toContain('dropped internal/hr-runbook.md: source internal/hr-runbook.md is not allowed');
   }, 60_000);
 
   it('demo.ts (npm run demo) ingests docs/ and answers with citations to it', async () => {
@@ -32,4 +34,22 @@ describe('examples', () => {
     expect(output.match(/^Q: /gm)).toHaveLength(3);
     expect(output).toMatch(/\[\d+\] docs\/[\w-]+\.md#\d+/);
   }, 60_000);
+
+  it('import axon-rag by name, which the repository maps to the sources of each export of package.json', () => {
+    const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as { exports: Record<string, string | { import: string }> };
+    const config = ts.parseConfigFileTextToJson('tsconfig.json', readFileSync('tsconfig.json', 'utf8')).config as {
+      compilerOptions: { paths: Record<string, string[]> };
+    };
+    const expected = Object.fromEntries(
+      Object.entries(manifest.exports).flatMap(([subpath, target]) =>
+        typeof target === 'string' ? [] : [[`axon-rag${subpath.slice(1)}`, [target.import.replace('./dist/', './').replace(/\.js$/, '.ts')]]],
+      ),
+    );
+    expect(config.compilerOptions.paths).toEqual(expected);
+    for (const [source] of Object.values(expected)) expect(existsSync(source)).toBe(true);
+    for (const file of ['subclassing.ts', 'custom-post-processor.ts']) {
+      const imports = [...readFileSync(join('examples', file), 'utf8').matchAll(/from '([^']+)'/g)].map((match) => match[1]);
+      expect(imports.every((specifier) => specifier === 'axon-rag' || specifier.startsWith('axon-rag/'))).toBe(true);
+    }
+  });
 });

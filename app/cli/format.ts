@@ -1,5 +1,5 @@
 import type { Answer } from '../../src/rag.ts';
-import type { RunTrace, StageRecord } from '../../src/pipeline/trace.ts';
+import type { DroppedDocument, RunTrace, StageRecord } from '../../src/pipeline/trace.ts';
 import { formatCitation } from '../../src/context/evidence.ts';
 import type { ContextPacket } from '../../src/context/packet.ts';
 
@@ -16,14 +16,14 @@ export function formatAnswer(answer: Answer): string {
 
 /**
  * One block per stage: what went in, what came out, the best scores, what was dropped and why. Documents are
- * named `source#chunk` (from the trace's `sources`; the id's first 12 characters for a trace without them). A
- * stage whose best documents and scores are those of the stage before prints no `top:` line of its own, and
- * `generate` lists what the answer cited.
+ * named `source#chunk` (from the trace's `sources`; the id's first 12 characters for a trace without them), and
+ * so is the document a drop was in favour of. A stage whose best documents and scores are those of the stage
+ * before prints no `top:` line of its own, and `generate` lists what the answer cited.
  */
 export function formatTrace(trace: RunTrace, options: { maxScores?: number; maxDropped?: number } = {}): string {
   const maxScores = options.maxScores ?? 5;
   const maxDropped = options.maxDropped ?? 5;
-  const name = documentNamer(trace);
+  const name = documentNamer(trace.sources);
   const lines = [`Trace ${trace.runId}  (${trace.ms} ms)  question: ${JSON.stringify(trace.question)}`];
   let previousTop = '';
   trace.stages.forEach((stage, index) => {
@@ -37,7 +37,7 @@ export function formatTrace(trace: RunTrace, options: { maxScores?: number; maxD
       const cited = citedLabels(stage).map((label) => `[${label}] ${stage.inputIds[label - 1] === undefined ? '?' : name(stage.inputIds[label - 1])}`);
       lines.push(`       cited: ${cited.length > 0 ? cited.join('  ') : 'nothing'}`);
     }
-    for (const dropped of stage.dropped.slice(0, maxDropped)) lines.push(`       dropped ${name(dropped.id)}: ${dropped.reason}`);
+    for (const dropped of stage.dropped.slice(0, maxDropped)) lines.push(`       dropped ${name(dropped.id)}: ${describeDrop(dropped, name)}`);
     if (stage.dropped.length > maxDropped) lines.push(`       … and ${stage.dropped.length - maxDropped} more dropped`);
     for (const warning of stage.warnings) lines.push(`       warning: ${warning}`);
   });
@@ -56,9 +56,16 @@ function citedLabels(stage: StageRecord): number[] {
   return Array.isArray(cited) ? cited.filter((label): label is number => Number.isInteger(label)) : [];
 }
 
-/** How the printout names a document: its source, with the short id added where two documents share one. */
-function documentNamer(trace: RunTrace): (id: string) => string {
-  const sources = trace.sources ?? {};
+/** Why a document was dropped, with the document it was dropped in favour of named: `… (kept: docs/a.md#2)`. */
+export function describeDrop(dropped: DroppedDocument, name: (id: string) => string): string {
+  return dropped.keptId === undefined ? dropped.reason : `${dropped.reason} (kept: ${name(dropped.keptId)})`;
+}
+
+/**
+ * How a printout names a document: `source#chunk` from a trace's `sources`, with the short id added where two
+ * documents share one; the short id alone for a document the map does not know.
+ */
+export function documentNamer(sources: Record<string, string> = {}): (id: string) => string {
   const idsBySource = new Map<string, number>();
   for (const source of Object.values(sources)) idsBySource.set(source, (idsBySource.get(source) ?? 0) + 1);
   return (id) => {
@@ -76,21 +83,24 @@ function formatScore(score: number | undefined): string {
   return score === undefined ? '?' : score.toFixed(4);
 }
 
-/** The packet as `--explain` shows it: each section with its trust level and tokens, then what was left out and why. */
-export function formatPacket(packet: ContextPacket): string {
+/**
+ * The packet as `--explain` shows it: each section with its trust level and tokens, then what was left out and why.
+ * Documents are named by `name` (a `documentNamer` of the run's trace), or by short id and source name without it.
+ */
+export function formatPacket(packet: ContextPacket, name?: (id: string) => string): string {
   const { maxTokens, reservedForOutput, used } = packet.budget;
   const budget = `${used} of ${maxTokens - reservedForOutput} tokens (${maxTokens}, ${reservedForOutput} kept for the answer; ${packet.tokenizer})`;
   const lines = [`Context packet ${packet.packetId}  ${budget}  policy ${packet.policyVersion}`];
   packet.sections.forEach((section, index) => {
-    const refs = section.sourceRefs.length > 0 ? `  refs ${section.sourceRefs.map(shortId).join(',')}` : '';
+    const refs = section.sourceRefs.length > 0 ? `  refs ${section.sourceRefs.map(name ?? shortId).join(',')}` : '';
     const fresh = section.freshness?.updatedAt ? `  updated ${section.freshness.updatedAt.slice(0, 10)}` : '';
     const pinned = section.pinned ? '  pinned' : '';
     lines.push(`  ${index + 1}. ${section.kind} · ${section.title}  [${section.trustLevel}]  ${section.tokens} tokens${pinned}${refs}${fresh}`);
   });
   if (packet.omitted.length > 0) lines.push('  omitted:');
   for (const omitted of packet.omitted) {
-    const source = omitted.sourceName ? ` (${omitted.sourceName})` : '';
-    lines.push(`    ${shortId(omitted.ref)}${source}: ${omitted.reason}${omitted.detail ? ` — ${omitted.detail}` : ''}`);
+    const label = name ? name(omitted.ref) : `${shortId(omitted.ref)}${omitted.sourceName ? ` (${omitted.sourceName})` : ''}`;
+    lines.push(`    ${label}: ${omitted.reason}${omitted.detail ? ` — ${omitted.detail}` : ''}`);
   }
   for (const degradation of packet.degradations) lines.push(`  degraded: ${degradation.kind} — ${degradation.detail}`);
   return lines.join('\n');

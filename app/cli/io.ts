@@ -40,6 +40,8 @@ export interface CommandOptions {
   port?: string;
   host?: string;
   'allow-remote'?: boolean;
+  /** `serve`: how many worker threads answer questions (0: the server's own thread). */
+  workers?: string;
   /** `store repair`: report what a repair would do, write nothing. */
   'dry-run'?: boolean;
 }
@@ -62,6 +64,8 @@ export interface LoadedPipeline {
   rag: RAG;
   /** Where `ask` saves traces and `trace` reads them: the file store's folder, or `.axon` for other stores. */
   dataDirectory: string;
+  /** The file store's folder, when the pipeline's store is a file store. */
+  storeDirectory?: string;
   /** Where the configuration came from, for messages. */
   source: string;
   /** A hash of the configuration (secrets left out), recorded in every trace. */
@@ -79,7 +83,7 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
     const { EmbeddedRAG } = await import('../config/embedded-rag.ts');
     const directory = resolve(io.cwd, options.store ?? '.axon');
     const configHash = hashConfiguration({ embedded: 'default' });
-    return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, source: 'the embedded default', configHash };
+    return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, storeDirectory: directory, source: 'the embedded default', configHash };
   }
   // `path` is the file store's deprecated name for `directory`.
   const config = loaded.config as { store?: { type?: string; directory?: string; path?: string } };
@@ -93,7 +97,19 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
   const { createRag } = await import('../config/create-rag.ts');
   const rag = await createRag(config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory, source: loaded.source });
   const dataDirectory = fileStore ? resolve(loaded.baseDirectory, config.store?.directory ?? config.store?.path ?? '.axon') : resolve(io.cwd, '.axon');
-  return { rag, dataDirectory, source: loaded.source, configHash };
+  return { rag, dataDirectory, ...(fileStore ? { storeDirectory: dataDirectory } : {}), source: loaded.source, configHash };
+}
+
+/**
+ * One or two sentences saying that a file store's folder does not exist or holds no store, naming a store
+ * nearby that may have been meant (`.axon` beside a mistyped `--store .axn`); `undefined` when it holds a store.
+ */
+export async function describeMissingStore(directory: string, cwd: string): Promise<string | undefined> {
+  const { displayPath, explainEmptyStore } = await import('../../stores/file-store/missing-store.ts');
+  const reason = await explainEmptyStore(directory, cwd);
+  if (reason === undefined) return undefined;
+  const suggestion = reason.details?.suggestion;
+  return `${reason.problem}.${typeof suggestion === 'string' ? ` Did you mean ${displayPath(suggestion, cwd)}? It holds a store.` : ''}`;
 }
 
 /** A configuration file as read for a command, with its plugins registered. */

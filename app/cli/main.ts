@@ -35,7 +35,7 @@ Options:
   --now DATE        The time freshness is judged at, ISO 8601 (ask; default now)
   --max-tokens N    The context packet's token budget (ask; default 8000)
   --context FILE    JSON of extra packet sections and budget: policies, goal, toolResults, memories (ask)
-  --json            Machine-readable output on stdout
+  --json [FILE]     Machine-readable output on stdout; eval also takes a FILE to write its figures to
   --prune           Remove stored files that no longer exist on disk (ingest)
   --include GLOB    Ingest only files matching GLOB (repeatable; a GLOB without / matches the file name);
                     matched files no loader handles, such as README or LICENSE, are read as text (ingest)
@@ -57,7 +57,8 @@ Options:
   --port N          serve: the port (default 7777; 0 picks a free one)
   --host HOST       serve: the interface (default 127.0.0.1; another needs --allow-remote)
   --allow-remote    serve: listen on a non-loopback interface on purpose (prints a warning)
-  --json [FILE]     With eval, the figures as JSON on stdout, or in FILE
+  --workers N       serve: answer questions in N worker threads, each with its own reader of the store
+                    (default 2 on a machine with 2 cores or more; 0 answers in the server's thread)
   --dry-run         store repair: check the segments and report, write nothing
 
 With no configuration Axon runs fully offline: the local hashing embedder, the file store under .axon/,
@@ -93,6 +94,7 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   'allow-remote': { type: 'boolean' },
+  workers: { type: 'string' },
   'dry-run': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },

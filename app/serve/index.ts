@@ -16,3 +16,4 @@ export {
   type RunView,
   type ServeOptions,
 } from './server.ts';
+export type { ServeWorkers } from './worker-pool.ts';

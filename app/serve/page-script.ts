@@ -40,6 +40,8 @@ const ms = (value) => (value < 10 ? value.toFixed(1) : Math.round(value)) + " ms
 function setStatus(text) { $("status").textContent = text; }
 
 function sourceLabel(run, id) { return (run.sources && run.sources[id]) || id.slice(0, 12); }
+/** Why a document was dropped, naming the document it was dropped in favour of (keptId) as the CLI does. */
+function dropReason(run, dropped) { return dropped.keptId ? dropped.reason + " (kept: " + sourceLabel(run, dropped.keptId) + ")" : dropped.reason; }
 
 /**
  * A name that, when the space is short, is cut in the middle rather than at the end: the head gives way behind an
@@ -129,7 +131,7 @@ function renderTrace(run) {
   let previousOrder = null;
   for (const stage of run.stages) {
     timeline.append(el("span", { style: "width:" + (100 * stage.ms / total) + "%;background:" + (STAGE_COLORS[stage.stage] || "#999"), title: stage.stage + " " + stage.name + ": " + ms(stage.ms) }));
-    const dropped = new Map(stage.dropped.map((d) => [d.id, d.reason]));
+    const dropped = new Map(stage.dropped.map((d) => [d.id, dropReason(run, d)]));
     const ids = [...stage.outputIds, ...stage.inputIds.filter((id) => !stage.outputIds.includes(id))];
     const score = (id) => (id in stage.scores ? stage.scores[id] : previous[id]);
     const values = ids.map(score).filter((v) => typeof v === "number");
@@ -316,7 +318,7 @@ function candidateLists(run) {
   const seen = {};
   return run.stages.map((stage) => {
     seen[stage.stage] = (seen[stage.stage] || 0) + 1;
-    return { key: stage.stage + "#" + seen[stage.stage], stage: stage.stage, name: stage.name, ids: stage.outputIds, dropped: new Map(stage.dropped.map((d) => [d.id, d.reason])), label: (id) => sourceLabel(run, id) };
+    return { key: stage.stage + "#" + seen[stage.stage], stage: stage.stage, name: stage.name, ids: stage.outputIds, dropped: new Map(stage.dropped.map((d) => [d.id, dropReason(run, d)])), label: (id) => sourceLabel(run, id) };
   });
 }
 
@@ -399,6 +401,7 @@ $("compare-close").addEventListener("click", closeCompare);
 
 async function ask(question) {
   $("send").disabled = true;
+  searched = "";
   clearViews();
   setStatus("Asking…");
   const topK = Number($("top-k").value);
@@ -498,13 +501,18 @@ function showAgenticResult(run) {
   setStatus(run.status + " (" + run.stopReason + ") · " + run.iterations + " rounds · " + run.subQueries + " sub-queries · " + run.searches + " searches · planner " + run.planner + " · " + ms(run.ms) + " · run " + run.runId.slice(0, 8));
 }
 
+// How many documents the store held when the question was asked (the server's "store" event), said with the result.
+let searched = "";
+
 function onEvent(type, data) {
-  if (type === "agentic") return onAgenticStep(data);
-  if (type === "agentic-result") return showAgenticResult(data);
-  if (type === "stage") setStatus("… " + data.stage + " (" + data.name + ") done in " + data.ms + " ms");
+  if (type === "store") searched = " · searched " + data.documents + " document" + (data.documents === 1 ? "" : "s");
+  else if (type === "agentic") return onAgenticStep(data);
+  else if (type === "agentic-result") showAgenticResult(data);
+  else if (type === "stage") setStatus("… " + data.stage + " (" + data.name + ") done in " + data.ms + " ms");
   else if (type === "delta") $("answer").append(document.createTextNode(data.text));
   else if (type === "result") showRun(data);
   else if (type === "error") setStatus("Error: " + data.error);
+  if ((type === "result" || type === "agentic-result") && searched) $("status").textContent += searched;
 }
 
 $("ask").addEventListener("submit", (event) => { event.preventDefault(); const q = $("question").value.trim(); if (q) ask(q); });

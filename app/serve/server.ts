@@ -14,6 +14,7 @@ import { parseOptions } from '../../src/runtime/options.ts';
 import { describeOptionIssues } from '../../src/runtime/closest-name.ts';
 import { PAGE_SCRIPT, PAGE_SCRIPT_PATH, PAGE_STYLE, PAGE_STYLE_PATH, pageHtml } from './page.ts';
 import { citingTexts, quotedSpans, sharedSpans, type TextSpan } from './spans.ts';
+import { AskWorkerPool, type QuestionRunner, type ServeWorkers } from './worker-pool.ts';
 
 const COMPONENT = 'serve';
 
@@ -50,6 +51,12 @@ export interface ServeOptions extends z.input<typeof serveOptionsSchema> {
   pipelineVersion?: Partial<PipelineVersion>;
   /** Called with warnings (listening beyond loopback). @default console.warn */
   onWarning?: (message: string) => void;
+  /**
+   * Answer questions in a pool of worker threads instead of the server's own thread: each worker builds its own
+   * pipeline (with its own reader of the store, which follows the store like any reader) from a module you name,
+   * and a question goes to the worker with the fewest in flight. See docs/serve.md. @default none (answered in this thread)
+   */
+  workers?: ServeWorkers;
 }
 
 /** A running server. */
@@ -82,7 +89,7 @@ export const askRequestSchema = z
  * evidence the model saw (already redacted); never configuration, keys or unredacted text.
  */
 export async function serve(rag: RAG, options: ServeOptions = {}): Promise<RunningServer> {
-  const { traceStore, pipelineVersion, onWarning, ...rest } = options;
+  const { traceStore, pipelineVersion, onWarning, workers, ...rest } = options;
   const settings = parseOptions(serveOptionsSchema, rest, COMPONENT);
   const loopback = isLoopback(settings.host);
   if (!loopback && !settings.allowRemote) {
@@ -95,6 +102,11 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
   if (!loopback)
     (onWarning ?? console.warn)(`[axon] [serve] Listening on ${settings.host}: anyone who can reach it and has the token can query your documents.`);
   const token = settings.token ?? randomBytes(24).toString('base64url');
+  // Where questions are answered: in this thread, or by the workers (started now, so a pipeline that fails to build fails here).
+  const pool = workers === undefined ? undefined : await AskWorkerPool.start(workers);
+  const answer: QuestionRunner = pool ?? {
+    ask: (request, signal, send) => streamQuestion(rag, request as AskRequest, { traceStore, pipelineVersion }, signal, send),
+  };
   const open = new Set<ServerResponse>();
   const controllers = new Set<AbortController>();
   let origin = '';
@@ -184,45 +196,25 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
       const issues = describeOptionIssues(askRequestSchema, parsed.error);
       return sendJson(response, 400, { error: issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ') });
     }
+    // A question too long for the context budget is refused before any retrieval, as the client's to shorten.
+    if (!parsed.data.agentic) {
+      try {
+        await rag.checkQuestion(parsed.data.question);
+      } catch (error) {
+        if (AxonError.hasCode(error, 'QUESTION_TOO_LONG')) return sendJson(response, 413, { error: describe(error) });
+        throw error;
+      }
+    }
     const controller = new AbortController();
     controllers.add(controller);
     response.on('close', () => controller.abort());
     response.writeHead(200, { ...securityHeaders(), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
-    const send = (event: string, data: unknown) => response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const send = (event: string, json: string) => response.write(`event: ${event}\ndata: ${json}\n\n`);
     try {
-      const { question, agentic, ...retrieval } = parsed.data;
-      if (agentic) return await askAgentic(question, retrieval, controller.signal, send);
-      for await (const event of rag.stream(question, { ...retrieval, signal: controller.signal, traceStore, pipelineVersion })) {
-        if (event.type === 'stage') send('stage', event.record);
-        else if (event.type === 'delta') send('delta', { text: event.text });
-        else send('result', answerView(event.answer));
-      }
-    } catch (error) {
-      if (!controller.signal.aborted) send('error', { error: describe(error) });
+      await answer.ask(parsed.data, controller.signal, send);
     } finally {
       controllers.delete(controller);
       response.end();
-    }
-  }
-
-  // The agentic retriever is loaded only when a run asks for it. Its searches take the request's topK and search mode.
-  async function askAgentic(
-    question: string,
-    retrieval: Omit<z.output<typeof askRequestSchema>, 'question' | 'agentic'>,
-    signal: AbortSignal,
-    send: (event: string, data: unknown) => void,
-  ) {
-    const { AgenticRetriever } = await import('../../src/agentic/agentic-retriever.ts');
-    const { filter, topK, searchMode } = retrieval;
-    // Settings left unset are dropped by the retriever (each search then uses the pipeline's defaults).
-    const agent = new AgenticRetriever({
-      retrievers: [{ name: 'documents', description: 'The indexed documents', rag, filter, retrieve: { topK, searchMode } }],
-      chat: rag.components().chat,
-    });
-    for await (const event of agent.stream(question, { signal, traceStore, pipelineVersion, searchStages: true })) {
-      if (event.type === 'trace') send('agentic', event);
-      else if (event.type === 'response') send('delta', { text: event.text });
-      else send('agentic-result', agenticView(event.result));
     }
   }
 
@@ -242,14 +234,75 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
     url: `${origin}/?token=${token}`,
     origin,
     token,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         for (const controller of controllers) controller.abort();
         server.close(() => resolve());
         for (const response of open) response.end();
         server.closeIdleConnections();
-      }),
+      });
+      await pool?.close();
+    },
   };
+}
+
+/** What `POST /api/ask` asks, as validated. */
+export type AskRequest = z.output<typeof askRequestSchema>;
+
+/**
+ * Answer one question with `rag`, sending the page's events: first `store` (how many documents the store held when
+ * the question was asked, when the store can count), then the stages, the answer's text as it comes and the result
+ * (or the agentic run's steps and result); a failure is an `error` event, unless `signal` aborted the run. Runs in
+ * the server's thread, or in a worker of the pool (worker-pool.ts).
+ */
+export async function streamQuestion(
+  rag: RAG,
+  request: AskRequest,
+  context: { traceStore?: TraceStore; pipelineVersion?: Partial<PipelineVersion> },
+  signal: AbortSignal,
+  send: (event: string, json: string) => void,
+): Promise<void> {
+  const emit = (event: string, data: unknown) => send(event, JSON.stringify(data));
+  const { traceStore, pipelineVersion } = context;
+  try {
+    const { question, agentic, ...retrieval } = request;
+    // A store that follows other processes' writes takes in an ingest done elsewhere here, before the question's searches.
+    const documents = await rag
+      .components()
+      .store.count({ signal })
+      .catch(() => undefined);
+    if (documents !== undefined) emit('store', { documents });
+    if (agentic) return await askAgentic(rag, question, retrieval, { signal, traceStore, pipelineVersion }, emit);
+    for await (const event of rag.stream(question, { ...retrieval, signal, traceStore, pipelineVersion })) {
+      if (event.type === 'stage') emit('stage', event.record);
+      else if (event.type === 'delta') emit('delta', { text: event.text });
+      else emit('result', answerView(event.answer));
+    }
+  } catch (error) {
+    if (!signal.aborted) emit('error', { error: describe(error) });
+  }
+}
+
+// The agentic retriever is loaded only when a run asks for it. Its searches take the request's topK and search mode.
+async function askAgentic(
+  rag: RAG,
+  question: string,
+  retrieval: Omit<AskRequest, 'question' | 'agentic'>,
+  context: { signal: AbortSignal; traceStore?: TraceStore; pipelineVersion?: Partial<PipelineVersion> },
+  send: (event: string, data: unknown) => void,
+) {
+  const { AgenticRetriever } = await import('../../src/agentic/agentic-retriever.ts');
+  const { filter, topK, searchMode } = retrieval;
+  // Settings left unset are dropped by the retriever (each search then uses the pipeline's defaults).
+  const agent = new AgenticRetriever({
+    retrievers: [{ name: 'documents', description: 'The indexed documents', rag, filter, retrieve: { topK, searchMode } }],
+    chat: rag.components().chat,
+  });
+  for await (const event of agent.stream(question, { ...context, searchStages: true })) {
+    if (event.type === 'trace') send('agentic', event);
+    else if (event.type === 'response') send('delta', { text: event.text });
+    else send('agentic-result', agenticView(event.result));
+  }
 }
 
 /**
@@ -566,7 +619,7 @@ export function isLoopbackHostHeader(host: string | undefined, port: number): bo
  * An error's message as the page may see it: absolute file paths (the store's folder, a trace file) are shortened
  * to their last part, since the page has no business knowing the server's file system.
  */
-function describe(error: unknown): string {
+export function describe(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return message.replace(
     /(?<![\w:/.])(?:[A-Za-z]:)?(?:[\\/][^\s\\/'"():,;]+){2,}/g,

@@ -3,7 +3,7 @@ import type { PostProcessor } from '../../src/contracts/post-processor.ts';
 import type { RunContext } from '../../src/contracts/run-context.ts';
 import type { Document } from '../../src/document.ts';
 import { throwIfAborted } from '../../src/errors.ts';
-import { deduplicate } from '../../src/pipeline/dedupe.ts';
+import { deduplicate, describeRemoval } from '../../src/pipeline/dedupe.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 
 export const dedupeOptionsSchema = z.object({}).strict();
@@ -26,7 +26,10 @@ export class Dedupe implements PostProcessor {
   async process(_question: string, documents: Document[], context: RunContext): Promise<Document[]> {
     throwIfAborted(context.signal, this.name);
     const result = deduplicate(documents);
-    for (const removed of result.removed) context.drop(removed.id, removed.reason === 'duplicate-id' ? 'repeated id' : `same content as ${removed.keptId}`);
+    for (const removed of result.removed) {
+      const { reason, keptId } = describeRemoval(removed);
+      context.drop(removed.id, reason, { keptId });
+    }
     return result.documents;
   }
 }

@@ -3,7 +3,7 @@ import type { PostProcessor } from '../../src/contracts/post-processor.ts';
 import type { RunContext } from '../../src/contracts/run-context.ts';
 import type { Document } from '../../src/document.ts';
 import { throwIfAborted } from '../../src/errors.ts';
-import { maximalMarginalRelevance } from '../../src/pipeline/mmr.ts';
+import { describeUnselected, maximalMarginalRelevance } from '../../src/pipeline/mmr.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 
 export const mmrOptionsSchema = z
@@ -49,11 +49,9 @@ export class MMR implements PostProcessor {
   async process(_question: string, documents: Document[], context: RunContext): Promise<Document[]> {
     throwIfAborted(context.signal, this.name);
     const { selected, unselected } = maximalMarginalRelevance(documents, { k: this.k, lambda: this.lambda, component: NAME });
-    for (const { document, relevance, score, mostSimilarId, similarity } of unselected) {
-      context.drop(
-        document.id,
-        `not among the ${this.k} selected by MMR: most similar to selected "${mostSimilarId}" (cosine ${similarity.toFixed(4)}), relevance ${relevance.toFixed(4)}, MMR ${score.toFixed(4)} (lambda ${this.lambda})`,
-      );
+    for (const item of unselected) {
+      const { reason, keptId } = describeUnselected(item, { k: this.k, lambda: this.lambda });
+      context.drop(item.document.id, reason, { keptId });
     }
     return selected.map(({ document, score }) => ({ ...document, score }));
   }

@@ -22,12 +22,14 @@ export function assertChatMessages(messages: unknown, component: string): assert
     if (typeof role !== 'string' || !ROLES.has(role)) {
       throw new AxonError('INVALID_INPUT', `messages[${position}].role is ${JSON.stringify(role)}; expected system, user or assistant.`, {
         component,
+        fix: "Give each message the role 'system', 'user' or 'assistant'.",
         details: { argument: `messages[${position}].role`, position },
       });
     }
     if (typeof content !== 'string') {
       throw new AxonError('INVALID_INPUT', `messages[${position}].content must be a string.`, {
         component,
+        fix: 'Pass each message’s content as text (join the parts of a message made of several).',
         details: { argument: `messages[${position}].content`, position },
       });
     }
@@ -40,7 +42,13 @@ export function assertChatMessages(messages: unknown, component: string): assert
  * @throws AxonError `INVALID_INPUT`
  */
 export function assertTexts(texts: unknown, limit: number, label: string, component: string): asserts texts is string[] {
-  if (!Array.isArray(texts)) throw new AxonError('INVALID_INPUT', `${label} must be an array of strings.`, { component, details: { argument: label } });
+  if (!Array.isArray(texts)) {
+    throw new AxonError('INVALID_INPUT', `${label} must be an array of strings.`, {
+      component,
+      fix: `Pass ${label} as an array of strings.`,
+      details: { argument: label },
+    });
+  }
   if (texts.length > limit) {
     throw new AxonError('INVALID_INPUT', `${texts.length} ${label} in one call; at most ${limit} are accepted.`, {
       component,
@@ -52,6 +60,7 @@ export function assertTexts(texts: unknown, limit: number, label: string, compon
     if (typeof text !== 'string')
       throw new AxonError('INVALID_INPUT', `${label}[${position}] is not a string.`, {
         component,
+        fix: `Pass every entry of ${label} as a string.`,
         details: { argument: label, position },
       });
   });

@@ -1,7 +1,7 @@
 // Write the plugin module and the configuration that lists it exactly as docs/configuration.md shows them (the
 // ```ts block that starts with `// axon-plugins.ts`, the ```json block with "plugins") into a folder, so the
 // consumer check runs `axon` with them as a reader would.
-//   node docs-plugin.mjs <repository root> <folder>
+//   node docs-plugin.mjs <package or repository root> <folder>
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 

@@ -48,7 +48,10 @@ export class MeteredChat {
     this.count(messages);
     const reply = await this.chat.complete(messages, { signal, temperature: 0 });
     if (typeof reply !== 'string') {
-      throw new AxonError('PROVIDER_RESPONSE_INVALID', `The chat model returned ${typeof reply} instead of text.`, { component: this.chat.name });
+      throw new AxonError('PROVIDER_RESPONSE_INVALID', `The chat model returned ${typeof reply} instead of text.`, {
+        component: this.chat.name,
+        fix: "Check the chat provider: complete() must resolve to the reply's text, a string.",
+      });
     }
     this.usage.completionCharacters += reply.length;
     return reply;
@@ -58,7 +61,10 @@ export class MeteredChat {
     this.count(messages);
     for await (const delta of this.chat.stream(messages, { signal })) {
       if (typeof delta !== 'string') {
-        throw new AxonError('PROVIDER_RESPONSE_INVALID', `The chat stream yielded ${typeof delta} instead of text.`, { component: this.chat.name });
+        throw new AxonError('PROVIDER_RESPONSE_INVALID', `The chat stream yielded ${typeof delta} instead of text.`, {
+          component: this.chat.name,
+          fix: 'Check the chat provider: stream() must yield the text as strings.',
+        });
       }
       this.usage.completionCharacters += delta.length;
       yield delta;

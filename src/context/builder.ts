@@ -151,6 +151,7 @@ export class ContextBuilder {
     if (options.minScore !== undefined && !Number.isFinite(options.minScore)) {
       throw new AxonError('INVALID_OPTION', `minScore must be a finite number, got ${String(options.minScore)}.`, {
         component: COMPONENT,
+        fix: 'Pass minScore as a number, or leave it out.',
         details: { option: 'minScore' },
       });
     }
@@ -563,14 +564,22 @@ function defaultPolicyVersion(rules: string): string {
 
 function positiveInteger(value: number, name: string): number {
   if (!Number.isInteger(value) || value <= 0) {
-    throw new AxonError('INVALID_OPTION', `${name} must be a positive integer, got ${String(value)}.`, { component: COMPONENT, details: { option: name } });
+    throw new AxonError('INVALID_OPTION', `${name} must be a positive integer, got ${String(value)}.`, {
+      component: COMPONENT,
+      fix: `Pass ${name} as a whole number of at least 1.`,
+      details: { option: name },
+    });
   }
   return value;
 }
 
 function nonNegativeInteger(value: number, name: string): number {
   if (!Number.isInteger(value) || value < 0) {
-    throw new AxonError('INVALID_OPTION', `${name} must be a whole number ≥ 0, got ${String(value)}.`, { component: COMPONENT, details: { option: name } });
+    throw new AxonError('INVALID_OPTION', `${name} must be a whole number ≥ 0, got ${String(value)}.`, {
+      component: COMPONENT,
+      fix: `Pass ${name} as a whole number, 0 or more.`,
+      details: { option: name },
+    });
   }
   return value;
 }

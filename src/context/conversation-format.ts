@@ -75,7 +75,11 @@ export function conversationBlocks(
   component: string,
 ): ConversationBlock[] {
   if (!Array.isArray(history)) {
-    throw new AxonError('INVALID_INPUT', 'The conversation history must be an array of turns or messages.', { component, details: { argument: 'history' } });
+    throw new AxonError('INVALID_INPUT', 'The conversation history must be an array of turns or messages.', {
+      component,
+      fix: "Pass an array of turns { question, answer } or of messages { role: 'user' | 'assistant', content }.",
+      details: { argument: 'history' },
+    });
   }
   const blocks: ConversationBlock[] = [];
   if (summary !== undefined && summary.trim() !== '') {
@@ -116,6 +120,7 @@ export function conversationBlocks(
 function invalidEntry(position: number, component: string): never {
   throw new AxonError('INVALID_INPUT', `history[${position}] is neither a turn nor a message { role: 'user' | 'assistant', content }.`, {
     component,
+    fix: "Give each entry as a turn { question, answer } or a message { role: 'user' | 'assistant', content }.",
     details: { argument: 'history', position },
   });
 }

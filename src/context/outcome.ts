@@ -99,7 +99,21 @@ export function guardrailVerdict(decision: unknown): { verdict: GuardrailVerdict
 /** What every run answers when nothing supports an answer; the model is not called. */
 export const NO_EVIDENCE_TEXT = 'I could not find anything in the indexed documents that answers this question.';
 
-/** The answer of a run without evidence: status `missing_evidence`, `NO_EVIDENCE_TEXT`, and nothing to cite. */
-export function noEvidenceAnswer(): { status: 'missing_evidence'; text: string; citations: [] } {
-  return { status: 'missing_evidence', text: NO_EVIDENCE_TEXT, citations: [] };
+/**
+ * The answer of a run without evidence: status `missing_evidence` and nothing to cite. Its text is
+ * `NO_EVIDENCE_TEXT`, unless the search found documents that the eligibility rules withheld (`withheld`: how many
+ * for each reason, `not_allowed` or `stale`): then it says how many and why, and shows none of them, so a caller
+ * who lacks a tenant or a role is not told that nothing matches.
+ */
+export function noEvidenceAnswer(withheld: { not_allowed?: number; stale?: number } = {}): { status: 'missing_evidence'; text: string; citations: [] } {
+  const notAllowed = withheld.not_allowed ?? 0;
+  const stale = withheld.stale ?? 0;
+  const total = notAllowed + stale;
+  if (total === 0) return { status: 'missing_evidence', text: NO_EVIDENCE_TEXT, citations: [] };
+  const notAllowedWhy = 'not allowed for this caller (tenant, role, redaction or trust level)';
+  const why =
+    stale === 0 ? ` as ${notAllowedWhy}` : notAllowed === 0 ? ' as out of date' : ` (${notAllowed} not allowed for this caller, ${stale} out of date)`;
+  const documents = total === 1 ? '1 matching document was' : `${total} matching documents were`;
+  const text = `I cannot answer this: ${documents} withheld by the eligibility rules${why}, and ${total === 1 ? 'it is' : 'they are'} not shown.`;
+  return { status: 'missing_evidence', text, citations: [] };
 }

@@ -170,6 +170,7 @@ export class JsonlTraceStore implements TraceStore {
         `fileMode must be permission bits that let the owner read and write (0o600 at least), got ${String(options.fileMode)}.`,
         {
           component: 'trace-store',
+          fix: 'Pass permission bits such as 0o600 (the default: the owner only) or 0o640.',
           details: { option: 'fileMode' },
         },
       );
@@ -188,7 +189,11 @@ export class JsonlTraceStore implements TraceStore {
 
   async get(prefix: string): Promise<StoredRun> {
     if (typeof prefix !== 'string' || prefix === '') {
-      throw new AxonError('INVALID_INPUT', 'A run id (or a unique prefix of one) is needed.', { component: 'trace-store', details: { argument: 'runId' } });
+      throw new AxonError('INVALID_INPUT', 'A run id (or a unique prefix of one) is needed.', {
+        component: 'trace-store',
+        fix: 'Pass a run id as `axon ask` prints it; its first characters are enough when no other run starts with them.',
+        details: { argument: 'runId' },
+      });
     }
     const traces = await this.readAll();
     const matches = new Map<string, StoredRun>();
@@ -223,7 +228,11 @@ export class JsonlTraceStore implements TraceStore {
       text = await readFile(this.file, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw new AxonError('STORE_IO', `Cannot read ${this.file}.`, { component: 'trace-store', cause: error });
+      throw new AxonError('STORE_IO', `Cannot read ${this.file}.`, {
+        component: 'trace-store',
+        fix: 'Check that this user may read the file and its folder (permissions, a file replaced by a folder).',
+        cause: error,
+      });
     }
     const traces: StoredRun[] = [];
     for (const line of text.split('\n')) {

@@ -1,7 +1,7 @@
 export type { RunContext } from './run-context.ts';
 export type { PreProcessor, SearchQuery } from './pre-processor.ts';
 export type { PostProcessor } from './post-processor.ts';
-export type { VectorStore, VectorSearchOptions, StoreOperationOptions, SearchMethod, VectorStoreCapabilities } from './vector-store.ts';
+export type { VectorStore, VectorSearchOptions, StoreOperationOptions, SearchMethod, VectorStoreCapabilities, EmptyStoreReason } from './vector-store.ts';
 export type { EmbeddingsProvider, EmbeddingInputType, EmbedOptions, EmbeddingsCapabilities } from './embeddings.ts';
 export type { ChatProvider, ChatMessage, ChatOptions, ChatFinish } from './chat.ts';
 export type { Usage, UsageCounts, UsageListener } from './usage.ts';

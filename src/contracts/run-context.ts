@@ -8,6 +8,11 @@ export interface RunContext {
   readonly signal: AbortSignal;
   /** Record a warning for the current stage; it appears in the trace. */
   warn(message: string): void;
-  /** Record why the current stage dropped a document; it appears in the trace. */
-  drop(id: string, reason: string): void;
+  /**
+   * Record why the current stage dropped a document; it appears in the trace. When it was dropped in favour of
+   * another document (a duplicate's original, the selected document it was too similar to), pass that one as
+   * `related.keptId`: printouts then name it by source and chunk beside the reason, so the reason itself should
+   * not repeat its id ("same content as another document").
+   */
+  drop(id: string, reason: string, related?: { keptId?: string }): void;
 }

@@ -1,5 +1,8 @@
 import type { Document, Vector } from '../document.ts';
+import type { EmptyStoreReason } from '../errors.ts';
 import type { Filter } from '../filter/types.ts';
+
+export type { EmptyStoreReason } from '../errors.ts';
 
 export interface VectorSearchOptions {
   /** How many documents to return. @default the store's topK (50 unless configured) */
@@ -64,6 +67,12 @@ export interface VectorStore {
    * as not saying.
    */
   searchMethod?(options?: Pick<VectorSearchOptions, 'filter' | 'exact'>): Promise<SearchMethod>;
+  /**
+   * Optional: why the store is empty, when it can tell more than "nothing was added yet" (a file store whose
+   * folder does not exist, with the store nearby that may have been meant). Read only when a search finds the
+   * store empty, for the `IndexEmptyError`; `undefined` when there is nothing more to say.
+   */
+  explainEmpty?(): Promise<EmptyStoreReason | undefined>;
   /** Optional: finish pending work and release what the store holds (`RAG.close()` calls it). */
   close?(): Promise<void>;
 }

@@ -63,6 +63,7 @@ export async function condenseWithModel(
   if (!Number.isInteger(shown) || shown < 1) {
     throw new AxonError('INVALID_OPTION', `turns must be a positive integer, got ${String(options.turns)}.`, {
       component: COMPONENT,
+      fix: 'Pass turns as a whole number of at least 1, or leave it out (3).',
       details: { option: 'turns' },
     });
   }

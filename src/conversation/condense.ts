@@ -204,5 +204,9 @@ function assertQuestion(question: unknown): asserts question is string {
 function count(value: number | undefined, fallback: number, option: string): number {
   if (value === undefined) return fallback;
   if (Number.isInteger(value) && value >= 0) return value;
-  throw new AxonError('INVALID_OPTION', `${option} must be a whole number ≥ 0, got ${String(value)}.`, { component: COMPONENT, details: { option } });
+  throw new AxonError('INVALID_OPTION', `${option} must be a whole number ≥ 0, got ${String(value)}.`, {
+    component: COMPONENT,
+    fix: `Pass ${option} as a whole number, 0 or more, or leave it out.`,
+    details: { option },
+  });
 }

@@ -65,6 +65,7 @@ export async function windowHistory(turns: readonly ConversationTurn[], options:
   if (summaryTokens >= maxTokens) {
     throw new AxonError('INVALID_OPTION', `summaryTokens (${summaryTokens}) must be below maxTokens (${maxTokens}).`, {
       component: COMPONENT,
+      fix: 'Lower summaryTokens or raise maxTokens: the summary of older turns must leave room for the latest ones.',
       details: { option: 'summaryTokens' },
     });
   }
@@ -150,5 +151,9 @@ function cutToTokens(text: string, tokens: number, tokenizer: Tokenizer): string
 
 function positiveInteger(value: unknown, option: string): number {
   if (Number.isInteger(value) && (value as number) > 0) return value as number;
-  throw new AxonError('INVALID_OPTION', `${option} must be a positive integer, got ${String(value)}.`, { component: COMPONENT, details: { option } });
+  throw new AxonError('INVALID_OPTION', `${option} must be a positive integer, got ${String(value)}.`, {
+    component: COMPONENT,
+    fix: `Pass ${option} as a whole number of at least 1.`,
+    details: { option },
+  });
 }

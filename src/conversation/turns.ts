@@ -134,7 +134,11 @@ export interface Exchange {
  */
 export function toExchanges(history: readonly ConversationTurn[] | readonly ConversationMessage[], component: string): Exchange[] {
   if (!Array.isArray(history)) {
-    throw new AxonError('INVALID_INPUT', 'The history must be an array of turns or of messages.', { component, details: { argument: 'history' } });
+    throw new AxonError('INVALID_INPUT', 'The history must be an array of turns or of messages.', {
+      component,
+      fix: "Pass an array of turns { question, answer } or of messages { role: 'user' | 'assistant', content }.",
+      details: { argument: 'history' },
+    });
   }
   const exchanges: Exchange[] = [];
   history.forEach((entry: ConversationTurn | ConversationMessage, position) => {

@@ -69,7 +69,11 @@ function parseLogical(operator: string, operand: unknown, at: string, budget: Bu
     case '$and':
     case '$or': {
       if (!Array.isArray(operand) || operand.length === 0) {
-        throw new FilterError(`${operator} takes a non-empty array of filters, got ${describe(operand)}`, { path: at, component });
+        throw new FilterError(`${operator} takes a non-empty array of filters, got ${describe(operand)}`, {
+          path: at,
+          component,
+          fix: `Write ${operator}: [{ … }, { … }] with at least one filter.`,
+        });
       }
       const children = operand.map((item, index) => parseObject(item, `${at}[${index}]`, budget, depth + 1));
       return { kind: operator === '$and' ? 'and' : 'or', children };
@@ -127,7 +131,11 @@ function parseField(field: string, operand: unknown, at: string, budget: Budget)
       case '$in':
       case '$nin': {
         if (!Array.isArray(value) || value.length === 0) {
-          throw new FilterError(`${operator} takes a non-empty array of values, got ${describe(value)}`, { path: operatorPath, component });
+          throw new FilterError(`${operator} takes a non-empty array of values, got ${describe(value)}`, {
+            path: operatorPath,
+            component,
+            fix: `Write ${operator}: ["a", "b"] with at least one value.`,
+          });
         }
         count(budget, value.length, operatorPath);
         const values = value.map((item, index) => primitive(item, `${operatorPath}[${index}]`, component, operator));
@@ -138,7 +146,13 @@ function parseField(field: string, operand: unknown, at: string, budget: Budget)
         nodes.push({ kind: 'contains', path: field, value: primitive(value, operatorPath, component, operator) });
         break;
       case '$exists':
-        if (typeof value !== 'boolean') throw new FilterError(`$exists takes true or false, got ${describe(value)}`, { path: operatorPath, component });
+        if (typeof value !== 'boolean') {
+          throw new FilterError(`$exists takes true or false, got ${describe(value)}`, {
+            path: operatorPath,
+            component,
+            fix: 'Write $exists: true or $exists: false.',
+          });
+        }
         nodes.push({ kind: 'exists', path: field, exists: value });
         break;
       default:

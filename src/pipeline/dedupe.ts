@@ -37,3 +37,11 @@ export function deduplicate(documents: readonly Document[]): DeduplicationResult
   }
   return { documents: result, removed };
 }
+
+/**
+ * How the trace records a removal: the reason in words and, for a copy of another document's content, that
+ * document's id (printouts name it by source and chunk).
+ */
+export function describeRemoval(removed: DeduplicationResult['removed'][number]): { reason: string; keptId?: string } {
+  return removed.reason === 'duplicate-id' ? { reason: 'repeated id' } : { reason: 'same content as another document', keptId: removed.keptId };
+}

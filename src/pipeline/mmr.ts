@@ -43,6 +43,21 @@ export interface UnselectedDocument {
   similarity: number;
 }
 
+/**
+ * How the trace records a document MMR left out: the reason in words (the figures that kept it out) and the
+ * selected document it was most similar to, by id, for printouts to name by source and chunk.
+ */
+export function describeUnselected(item: UnselectedDocument, options: { k: number; lambda?: number }): { reason: string; keptId?: string } {
+  const figures = [
+    `relevance ${item.relevance.toFixed(4)}`,
+    `MMR ${item.score.toFixed(4)}`,
+    `cosine ${item.similarity.toFixed(4)} to the selected document most like it`,
+  ];
+  const lambda = options.lambda === undefined ? '' : ` (lambda ${options.lambda})`;
+  const reason = `not among the ${options.k} selected by MMR${lambda}: ${figures.join(', ')}`;
+  return item.mostSimilarId === undefined ? { reason } : { reason, keptId: item.mostSimilarId };
+}
+
 export interface MarginalRelevanceResult {
   /** In selection order, which is also best-first by MMR score. */
   selected: SelectedDocument[];
@@ -110,6 +125,7 @@ export function maximalMarginalRelevance(documents: readonly Document[], options
       if (typeof document.score !== 'number' || !Number.isFinite(document.score)) {
         throw new AxonError('INVALID_INPUT', `The score of "${document.id}" is ${String(document.score)}; MMR needs finite relevance scores.`, {
           component,
+          fix: 'Give every document a finite score before MMR (a stage before it set this one), or pass queryEmbedding.',
           details: { argument: 'documents', position },
         });
       }

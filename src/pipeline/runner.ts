@@ -146,8 +146,8 @@ class Step implements StageStep {
     this.handle.warn(message);
   }
 
-  drop(id: string, reason: string): void {
-    this.handle.drop(id, reason);
+  drop(id: string, reason: string, related?: { keptId?: string }): void {
+    this.handle.drop(id, reason, related);
   }
 
   detail(facts: Record<string, unknown>): void {

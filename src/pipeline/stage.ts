@@ -17,8 +17,11 @@ export interface StageStep {
   readonly signal: AbortSignal;
   /** A warning on this stage's record. */
   warn(message: string): void;
-  /** Why this stage dropped a document (an input missing from the output is recorded as dropped either way). */
-  drop(id: string, reason: string): void;
+  /**
+   * Why this stage dropped a document (an input missing from the output is recorded as dropped either way), and
+   * the document it was dropped in favour of, by id, where there is one (see `RunContext.drop`).
+   */
+  drop(id: string, reason: string, related?: { keptId?: string }): void;
   /** Stage-specific facts for the record's `detail`; later calls add to earlier ones. */
   detail(facts: Record<string, unknown>): void;
   /** Keep this stage out of the trace: it had nothing to report. Only a stage declared `optional` may. */
@@ -100,6 +103,7 @@ export function insertStage<Entry extends { readonly kind: string; readonly name
   if (typeof target !== 'string') {
     throw new AxonError('INVALID_OPTION', 'A stage position is { before: "<kind or name>" } or { after: "<kind or name>" }.', {
       component: 'pipeline',
+      fix: "Name the stage to insert next to by its kind or name: { after: 'dedupe' }, { before: 'context' }.",
       details: { option: 'position' },
     });
   }

@@ -31,6 +31,11 @@ export interface StageRecord {
 export interface DroppedDocument {
   id: string;
   reason: string;
+  /**
+   * The document this one was dropped in favour of (the original of a duplicate, the selected document MMR found
+   * it too similar to). Printouts name it by source and chunk from `RunTrace.sources`; the reason does not hold it.
+   */
+  keptId?: string;
 }
 
 /** The whole record of one run, returned with every result and printed by `axon ask --trace`. */
@@ -162,7 +167,7 @@ export class StageHandle {
   readonly context: RunContext;
   private readonly startedAt = performance.now();
   private readonly warnings: string[] = [];
-  private readonly dropReasons = new Map<string, string>();
+  private readonly dropReasons = new Map<string, { reason: string; keptId?: string }>();
   private readonly inputIds: string[];
   private span: Span | undefined;
 
@@ -184,8 +189,8 @@ export class StageHandle {
       warn: (message) => {
         this.warnings.push(String(message));
       },
-      drop: (id, reason) => {
-        this.dropReasons.set(String(id), String(reason));
+      drop: (id, reason, related) => {
+        this.drop(String(id), String(reason), related);
       },
     };
   }
@@ -194,8 +199,9 @@ export class StageHandle {
     this.warnings.push(message);
   }
 
-  drop(id: string, reason: string): void {
-    this.dropReasons.set(id, reason);
+  drop(id: string, reason: string, related?: { keptId?: string }): void {
+    const keptId = related?.keptId;
+    this.dropReasons.set(id, typeof keptId === 'string' && keptId !== '' ? { reason, keptId } : { reason });
   }
 
   /** @internal Start this stage's span unless it has one; `late` backdates it to when the stage began. */
@@ -229,7 +235,7 @@ export class StageHandle {
     const kept = new Set(outputIds);
     const dropped: DroppedDocument[] = [];
     for (const id of new Set(this.inputIds)) {
-      if (!kept.has(id)) dropped.push({ id, reason: this.dropReasons.get(id) ?? `removed by ${this.name}` });
+      if (!kept.has(id)) dropped.push({ id, ...(this.dropReasons.get(id) ?? { reason: `removed by ${this.name}` }) });
     }
     const scores: Record<string, number> = {};
     for (const document of output.documents ?? []) scores[document.id] = round(document.score, 6);

@@ -4,7 +4,7 @@ import type { Citation, Document, JsonValue } from '../document.ts';
 import { abortError, AxonError, IndexEmptyError, SearchTimeoutError, throwIfAborted } from '../errors.ts';
 import { parseFilter } from '../filter/parse.ts';
 import type { Filter } from '../filter/types.ts';
-import { cosineSimilarity, maximalMarginalRelevance } from '../pipeline/mmr.ts';
+import { cosineSimilarity, describeUnselected, maximalMarginalRelevance } from '../pipeline/mmr.ts';
 import type { SimilarityScale } from '../contracts/embeddings.ts';
 import { runStagesToEnd } from '../pipeline/runner.ts';
 import type { Stage } from '../pipeline/stage.ts';
@@ -177,7 +177,7 @@ export class AgentRetriever {
     const thresholdFrom = request.scoreThreshold !== undefined ? 'request' : scale ? `${embeddings.name} similarity scale` : 'generic default';
     const found = retrieval.documents;
     // RAG.retrieve checks for an empty index only without a filter (a filter may legitimately match nothing).
-    if (found.length === 0 && metadataFilter !== undefined && (await store.count({ signal })) === 0) throw new IndexEmptyError(store.name);
+    if (found.length === 0 && metadataFilter !== undefined && (await store.count({ signal })) === 0) throw await IndexEmptyError.of(store);
 
     const similarities = new Map<string, number>();
     const searched = new Set<string>();
@@ -275,10 +275,8 @@ function selectionStage(facts: SelectionFacts): Stage<SelectionState> {
       if (searchType === 'MMR') {
         const { selected, unselected } = maximalMarginalRelevance(passing, { k: topK, lambda, component: NAME });
         for (const item of unselected) {
-          step.drop(
-            item.document.id,
-            `not among the ${topK} selected by MMR: most similar to "${item.mostSimilarId}" (cosine ${item.similarity.toFixed(4)}), MMR ${item.score.toFixed(4)}`,
-          );
+          const { reason, keptId } = describeUnselected(item, { k: topK, lambda });
+          step.drop(item.document.id, reason, { keptId });
         }
         chosen = selected.map((item) => item.document);
         recorded = selected.map((item) => ({ ...item.document, score: item.score }));
@@ -451,7 +449,11 @@ function validateRequest(request: AgentRetrievalRequest): ValidRequest {
   }
   if (metadataFilter !== undefined) parseFilter(metadataFilter, NAME);
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new AxonError('INVALID_OPTION', 'signal must be an AbortSignal when given.', { component: NAME, details: { option: 'signal' } });
+    throw new AxonError('INVALID_OPTION', 'signal must be an AbortSignal when given.', {
+      component: NAME,
+      fix: 'Pass an AbortController’s signal, or leave signal out.',
+      details: { option: 'signal' },
+    });
   }
   return { query: normalized, topK, searchType: searchType as SearchType, scoreThreshold, lambda, metadataFilter, signal };
 }

@@ -14,7 +14,11 @@ export class Secret {
 
   constructor(value: string) {
     if (typeof value !== 'string' || value === '') {
-      throw new AxonError('INVALID_INPUT', 'A secret must be a non-empty string.', { component: 'secret', details: { argument: 'value' } });
+      throw new AxonError('INVALID_INPUT', 'A secret must be a non-empty string.', {
+        component: 'secret',
+        fix: 'Pass the key itself, or name the environment variable that holds it: { env: "NAME" } in configuration.',
+        details: { argument: 'value' },
+      });
     }
     this.#value = value;
   }

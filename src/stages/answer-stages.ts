@@ -152,7 +152,7 @@ export async function* respondStep(state: RagRunState, step: StageStep): AsyncGe
   } else if (evidence.length === 0) {
     step.warn('No eligible evidence survived retrieval; the model was not called.');
     const missingEvidence = [missingDescription(state.question, packet.omitted)];
-    const { status, text, citations } = noEvidenceAnswer();
+    const { status, text, citations } = noEvidenceAnswer(withheldByEligibility(state.omitted));
     state.answer = makeAnswer({ ...base, status, text, mode, citations, stopReason: 'no_eligible_evidence', missingEvidence });
   } else if (conflicts.length > 0) {
     step.warn(`The evidence disagrees (${conflicts.map((conflict) => conflict.key).join(', ')}); the model was not called.`);
@@ -172,8 +172,9 @@ export async function* respondStep(state: RagRunState, step: StageStep): AsyncGe
       // The closest sentences do not cover the question: quoting them as an answer would mislead.
       const missingEvidence = [describeUncovered(extract.coverage)];
       step.warn(missingEvidence[0]);
-      const { status, citations } = noEvidenceAnswer();
-      const text = `${noEvidenceAnswer().text} ${missingEvidence[0]}`;
+      // Documents the eligibility rules withheld are said to be, as when no evidence is left at all.
+      const { status, citations, text: refusal } = noEvidenceAnswer(withheldByEligibility(state.omitted));
+      const text = `${refusal} ${missingEvidence[0]}`;
       yield { type: 'delta', text };
       state.answer = makeAnswer({ ...base, status, text, mode, citations, stopReason: 'insufficient_coverage', missingEvidence });
     } else {
@@ -187,7 +188,10 @@ export async function* respondStep(state: RagRunState, step: StageStep): AsyncGe
     for await (const delta of chat.stream(renderMessages(packet), { signal: step.signal, onFinish: (finished) => (finish = finished) })) {
       throwIfAborted(step.signal, chat.name);
       if (typeof delta !== 'string') {
-        throw new AxonError('PROVIDER_RESPONSE_INVALID', `The chat stream yielded ${typeof delta} instead of text.`, { component: chat.name });
+        throw new AxonError('PROVIDER_RESPONSE_INVALID', `The chat stream yielded ${typeof delta} instead of text.`, {
+          component: chat.name,
+          fix: 'Check the chat provider: stream() must yield the text as strings.',
+        });
       }
       if (delta === '') continue;
       text += delta;
@@ -271,6 +275,13 @@ function makeAnswer(input: Omit<Answer, 'documents' | 'evidenceRefs'> & { eviden
   const answer: Answer = { ...rest, documents, evidenceRefs: documents.map((document) => document.id) };
   for (const key of ['missingEvidence', 'uncitedSentences', 'conflicts', 'refusal'] as const) if (answer[key] === undefined) delete answer[key];
   return answer;
+}
+
+/** How many of the documents the search found the eligibility stage withheld, by reason. */
+function withheldByEligibility(omitted: readonly OmittedRef[]): { not_allowed: number; stale: number } {
+  const withheld = { not_allowed: 0, stale: 0 };
+  for (const entry of omitted) if (entry.reason === 'not_allowed' || entry.reason === 'stale') withheld[entry.reason]++;
+  return withheld;
 }
 
 function missingDescription(question: string, omitted: OmittedRef[]): string {

@@ -53,8 +53,10 @@ export function eligibilityStage<State extends Pick<RagRunState, 'documents' | '
       const superseded = findSuperseded(eligible);
       for (const [id, by] of superseded) {
         const document = eligible.find((item) => item.id === id)!;
-        state.omitted.push({ ref: id, reason: 'stale', detail: `superseded by ${by}`, sourceName: document.sourceName });
-        step.drop(id, `stale: superseded by ${by}`);
+        // Named by its source where people read it; the trace keeps the newer version's id beside the reason.
+        const newer = eligible.find((item) => item.id === by)?.sourceName || 'a newer version';
+        state.omitted.push({ ref: id, reason: 'stale', detail: `superseded by ${newer}`, sourceName: document.sourceName });
+        step.drop(id, 'stale: superseded by a newer version', { keptId: by });
       }
       state.documents = eligible.filter((document) => !superseded.has(document.id));
       const refused = state.omitted.length - omittedBefore;
@@ -80,6 +82,7 @@ function validateProcessorOutput(output: unknown, name: string): Document[] {
     if (document === null || typeof document !== 'object' || typeof document.id !== 'string' || typeof document.content !== 'string') {
       throw new AxonError('INVALID_PROCESSOR_OUTPUT', `Post-processor returned an invalid document at position ${index}.`, {
         component: name,
+        fix: `Have ${name}.process() return documents it was given (or copies with a new score): objects with an id and a content.`,
         details: { processor: name, position: index },
       });
     }

@@ -4,7 +4,7 @@ import type { PreProcessor, SearchQuery } from '../contracts/pre-processor.ts';
 import type { VectorStore } from '../contracts/vector-store.ts';
 import type { Document } from '../document.ts';
 import { IndexEmptyError, throwIfAborted } from '../errors.ts';
-import { deduplicate } from '../pipeline/dedupe.ts';
+import { deduplicate, describeRemoval } from '../pipeline/dedupe.ts';
 import { reciprocalRankFusion, RRF_K } from '../pipeline/fusion.ts';
 import type { Stage, StageGroup } from '../pipeline/stage.ts';
 import { embedAll } from '../runtime/embed.ts';
@@ -136,7 +136,10 @@ export function dedupeStage<State extends SearchState>(): Stage<State> {
     run(state, step) {
       const deduplicated = deduplicate(state.documents);
       for (const removed of deduplicated.removed) {
-        if (removed.reason === 'duplicate-content') step.drop(removed.id, `same content as ${removed.keptId}`);
+        if (removed.reason === 'duplicate-content') {
+          const { reason, keptId } = describeRemoval(removed);
+          step.drop(removed.id, reason, { keptId });
+        }
       }
       state.documents = deduplicated.documents;
       return state;
@@ -235,7 +238,7 @@ function indexCheckStage<State extends SearchState>(): Stage<State> {
     applies: (state) => state.search.filter === undefined && state.lists.every((list) => list.documents.length === 0),
     async run(state, step) {
       const { store } = state.parts;
-      if ((await store.count({ signal: step.signal })) === 0) throw new IndexEmptyError(store.name);
+      if ((await store.count({ signal: step.signal })) === 0) throw await IndexEmptyError.of(store);
       step.discard();
       return state;
     },

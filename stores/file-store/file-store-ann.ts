@@ -157,7 +157,7 @@ export function annIndexKind(settings: AnnSettings, component: string, precision
     addRows: (index, vectors, rows) => {
       index.bind(vectors);
       index.reserve(rows.length);
-      for (const row of rows) index.addRow(vectors.storedDocumentAt(row).id, row);
+      for (const row of rows) index.addRow(vectors.idAt(row), row);
     },
     // Checked for every write, whether or not this process has loaded the graph: the store after the write
     // must fit one memory with its graph, or no later load could link it.

@@ -38,8 +38,15 @@ export interface MergeContext {
   readonly fileMode: number;
   /** How many times to plan again after setting a damaged document aside. */
   readonly retries: number;
-  /** Publish `manifest` with the derived indexes kept in step (`FileStore`'s publish). */
-  publish(state: LoadedState, manifest: Manifest, change: StoreChange, retired: readonly string[], written: readonly string[]): Promise<void>;
+  /** Publish `manifest` with the derived indexes kept in step (`FileStore`'s publish); `commit` changes the state in the same step. */
+  publish(
+    state: LoadedState,
+    manifest: Manifest,
+    change: StoreChange,
+    retired: readonly string[],
+    written: readonly string[],
+    commit?: () => void,
+  ): Promise<void>;
   /** Set aside the damaged documents `error` points to; false when it points to none. */
   setAside(state: LoadedState, error: unknown): Promise<boolean>;
   /** Whether `state` is still the store's. */
@@ -67,12 +74,14 @@ export async function mergeAroundDamage(context: MergeContext, state: LoadedStat
 /** Rewrite the live documents of `files` into one new segment, publish it, then delete the old files. */
 async function mergeSegments(context: MergeContext, state: LoadedState, files: Set<string>): Promise<void> {
   const { index, segmentOfId } = state;
-  const rows: number[] = [];
-  for (let row = 0; row < index.size; row++) {
-    if (files.has(segmentOfId.get(index.storedDocumentAt(row).id) ?? '')) rows.push(row);
-  }
+  // Rows grouped by the segment they come from, in the manifest's order, recorded as `mergedFrom`: a process that
+  // holds one of those segments then knows which rows are the documents it holds (see file-store-follow.ts).
+  const bySegment = new Map<string, number[]>(state.manifest.segments.filter((segment) => files.has(segment.file)).map((segment) => [segment.file, []]));
+  for (let row = 0; row < index.size; row++) bySegment.get(segmentOfId.get(index.idAt(row)) ?? '')?.push(row);
+  const rows = [...bySegment.values()].flat();
+  const mergedFrom = [...bySegment].filter(([, taken]) => taken.length > 0).map(([file, taken]) => ({ file, documents: taken.length }));
   // By id: a read that sets a damaged document aside meanwhile moves rows.
-  const ids = rows.map((row) => index.storedDocumentAt(row).id);
+  const ids = rows.map((row) => index.idAt(row));
   const manifest: Manifest = { ...structuredClone(state.manifest), generation: state.manifest.generation + 1 };
   manifest.segments = manifest.segments.filter((segment) => !files.has(segment.file));
   let merged: SegmentEntry | undefined;
@@ -81,13 +90,14 @@ async function mergeSegments(context: MergeContext, state: LoadedState, files: S
     const vectors = new Float32Array(rows.length * dimensions);
     rows.forEach((row, position) => vectors.set(index.vectorAt(row), position * dimensions));
     const documents = rows.map((row) => index.storedDocumentAt(row));
-    merged = await writeSegment(context.directory, manifest.nextSegment, documents, vectors, dimensions, context.fileMode);
+    merged = { ...(await writeSegment(context.directory, manifest.nextSegment, documents, vectors, dimensions, context.fileMode)), mergedFrom };
     manifest.nextSegment = segmentNumber(merged.file)! + 1;
     manifest.segments.push(merged);
   }
   coverMergedSegments(manifest, state.manifest.segments, files, merged);
-  await context.publish(state, manifest, {}, [...files], merged === undefined ? [] : [merged.file]);
-  if (merged) for (const id of ids) if (segmentOfId.has(id)) segmentOfId.set(id, merged.file);
+  await context.publish(state, manifest, {}, [...files], merged === undefined ? [] : [merged.file], () => {
+    if (merged) for (const id of ids) if (segmentOfId.has(id)) segmentOfId.set(id, merged.file);
+  });
   // Old files are garbage now; one left behind by a crash is removed by the next writer.
   await Promise.all([...files].map((file) => removeStoreFile(context.directory, file).catch(() => undefined)));
 }

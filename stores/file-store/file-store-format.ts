@@ -78,6 +78,12 @@ const segmentEntrySchema = z
     head: headChecksumShape.optional(),
     /** Ids in this file that were deleted or replaced since it was written. */
     tombstones: z.array(z.string()),
+    /**
+     * Set on a segment written by a merge: the segments its rows were copied from, in row order, and how many rows
+     * each gave. A process that holds one of those segments knows those rows are the documents it holds (see
+     * file-store-follow.ts). Absent on segments written by an `add` or a repair, and before.
+     */
+    mergedFrom: z.array(z.object({ file: z.string().regex(SEGMENT_FILE_PATTERN), documents: z.number().int().min(1) })).optional(),
   })
   .refine(hasContentChecksum, 'it records no checksum');
 
@@ -191,6 +197,12 @@ export async function readManifest(directory: string, component: string): Promis
     const names = await readdir(directory).catch((cause) => (errorCode(cause) === 'ENOENT' ? [] : Promise.reject(cause)));
     const stored = names.filter((name) => SEGMENT_FILE_PATTERN.test(name) || SNAPSHOT_FILE_PATTERN.test(name));
     if (stored.length === 0) return undefined;
+    // A new store's first writer publishes its manifest before any segment, and a manifest, once there, is only
+    // ever replaced by a rename: one that appeared since it was looked for was published meanwhile. Read it.
+    const published = await readFile(join(directory, MANIFEST_FILE), 'utf8').catch((cause) =>
+      errorCode(cause) === 'ENOENT' ? undefined : Promise.reject(cause),
+    );
+    if (published !== undefined) return parseManifest(published, directory, component);
     const listed = `${stored.slice(0, 3).join(', ')}${stored.length > 3 ? ', …' : ''}`;
     const problem = `${join(directory, MANIFEST_FILE)} is missing, but the folder holds ${stored.length} store files (${listed})`;
     throw new AxonError('STORE_CORRUPT', `The store in ${directory} has no manifest: ${problem}.`, {

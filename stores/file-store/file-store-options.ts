@@ -41,6 +41,15 @@ export const fileStoreOptionsSchema = z
      * the documents (and their text) readable by their owner only. @default 0o600
      */
     fileMode: fileModeSchema,
+    /**
+     * Take in what other processes wrote before each operation: `true` reads the manifest's generation (its first
+     * bytes) at the start of every read and, when another process committed since, brings what this process holds
+     * up to date in place (new segments added, deleted documents dropped, newer index snapshots adopted), so a
+     * search that starts after another process's `add` returned sees it. `false` pins the generation this process
+     * loaded: its reads keep answering from it until its own next write, `refresh()`, or `close()`. Either way one
+     * operation answers from one generation. @default true
+     */
+    follow: z.boolean().default(true),
   })
   .strict();
 

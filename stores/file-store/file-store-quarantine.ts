@@ -52,6 +52,7 @@ export async function setAsideDamaged(state: LoadedState, error: unknown, kinds:
   }
   state.index.delete(ids);
   for (const { damaged } of still) state.damaged.set(damaged.id, damaged);
+  state.version++;
   return still.map(({ damaged }) => damaged);
 }
 

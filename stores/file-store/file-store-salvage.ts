@@ -86,6 +86,7 @@ export function salvageSegment(file: string, buffer: Buffer, options: { entry?: 
   });
   let matches = false;
   if (entry !== undefined) {
+    // no fix: a mismatch only decides which files are set aside; this error is caught below and never shown.
     const checksum = contentChecksum(entry, () => new AxonError('STORE_CORRUPT', 'mismatch', { component: 'file-store' }));
     checksum.update(buffer);
     try {
@@ -159,6 +160,7 @@ function checkVersion2or3(file: string, buffer: Buffer, expected: { documents: n
   try {
     shape = readHeader(buffer.subarray(0, HEADER_BYTES_V2), expected, dimensions, (problem) => {
       headerProblem = problem;
+      // no fix: caught below and reported as the segment's problem, with the repair's own advice.
       return new AxonError('STORE_CORRUPT', problem, { component: 'file-store' });
     });
   } catch {

@@ -14,6 +14,8 @@ import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Document, JsonValue } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
+import { IdTable, IdTableError } from '../indexes/id-table.ts';
+import type { StoredRun } from '../indexes/row-documents.ts';
 import { largestRowNorm } from '../indexes/simd/simd-index.ts';
 import { WASM_PAGE_BYTES } from '../indexes/simd/space-layout.ts';
 import { createMemory } from '../indexes/simd/wasm-runtime.ts';
@@ -56,11 +58,12 @@ const SEGMENT_NUMBER_ATTEMPTS = 1000;
 export interface SegmentRows {
   readonly count: number;
   /**
-   * Row `i`'s document; for version 2 a `StoredDocument` whose fields are parsed on first use. A function, so the
-   * ids can be parsed once `fill` is reading the vectors (see `VectorIndex.appendStored`).
-   * @throws AxonError `STORE_CORRUPT` when the ids are malformed
+   * The rows' ids and documents (for version 2 and 3, a `StoredDocument` made when first asked for, whose fields
+   * are parsed on first use). A function, so the ids can be read once `fill` is reading the vectors (see
+   * `VectorIndex.appendStored`).
+   * @throws AxonError `STORE_CORRUPT` when the ids are malformed or one is there twice
    */
-  readonly documents: () => Document[];
+  readonly documents: () => StoredRun;
   readonly dimensions: number;
   /** The largest L2 norm among the rows (see `SimdVectorSpace.appendFilled`). */
   readonly largestNorm: number;
@@ -157,9 +160,10 @@ export async function loadSegment(
     if (version !== 2 && version !== 3) {
       // Version 1 (or not a segment): read and check it whole, as before.
       const segment = decodeSegment(await readFile(handle), entry, expectedDimensions, directory, component);
+      const run = storedRun(segment.documents, corrupt);
       await place({
         count: segment.documents.length,
-        documents: () => segment.documents,
+        documents: () => run,
         dimensions: segment.dimensions,
         largestNorm: largestRowNorm(segment.vectors, segment.dimensions),
         fill: async (target) => target.set(new Uint8Array(segment.vectors.buffer, segment.vectors.byteOffset, segment.vectors.byteLength)),
@@ -175,13 +179,10 @@ export async function loadSegment(
     await readInto(handle, tables, shape.layout.ids);
     const file = new KeptFile(path, handle);
     const texts = new SegmentTexts(file, tables, shape, directory, entry.file, component);
-    let documents: Document[] | undefined;
+    let run: StoredRun | undefined;
     const parseDocuments = () => {
-      if (documents !== undefined) return documents;
-      const ids = texts.ids();
-      documents = new Array(shape.count);
-      for (let row = 0; row < shape.count; row++) documents[row] = new StoredDocument(ids[row], texts, row);
-      return documents;
+      run ??= texts.run();
+      return run;
     };
     let filled = false;
     let hashed = false;
@@ -424,6 +425,21 @@ class SegmentTexts {
     }
   }
 
+  /**
+   * The rows as a run: their ids read in place (no string per row), each row's `StoredDocument` made when first
+   * asked for; checked as `ids` checks them, and that no id is there twice.
+   */
+  run(): StoredRun {
+    let ids: IdTable;
+    try {
+      ids = IdTable.fromJsonArray(this.tables.subarray(0, this.shape.idBytes), this.shape.count);
+    } catch (error) {
+      if (error instanceof IdTableError) throw this.corrupt(error.message);
+      throw error;
+    }
+    return { ids, document: (row) => new StoredDocument(ids.idAt(row), this, row) };
+  }
+
   /** Every row's id, checked: non-empty strings, one per document. */
   ids(): string[] {
     let ids: unknown;
@@ -514,6 +530,17 @@ class SegmentTexts {
   private damaged(row: number, id: string, problem: string, cause?: unknown): AxonError {
     const damagedDocument: DamagedDocumentError = { file: this.file, row, id, problem };
     return corruptStoreError(this.component, this.directory, this.file, `document ${row} (id ${JSON.stringify(id)}): ${problem}`, cause, { damagedDocument });
+  }
+}
+
+/** Documents read whole (a version 1 segment) as a run; an id there twice is `STORE_CORRUPT`. */
+function storedRun(documents: readonly Document[], corrupt: (problem: string) => AxonError): StoredRun {
+  try {
+    const ids = IdTable.fromStrings(documents.map((document) => document.id));
+    return { ids, document: (row) => documents[row] };
+  } catch (error) {
+    if (error instanceof IdTableError) throw corrupt(error.message);
+    throw error;
   }
 }
 

@@ -208,7 +208,7 @@ export async function loadDerivedIndex<T>(
   // After a clean shutdown the snapshot covers every segment: nothing to look up row by row.
   if (!manifest.segments.every((segment) => covered.has(segment.file))) {
     for (let row = 0; row < vectors.size; row++) {
-      if (!covered.has(segmentOf(vectors.storedDocumentAt(row).id) ?? '')) uncovered.push(row);
+      if (!covered.has(segmentOf(vectors.idAt(row)) ?? '')) uncovered.push(row);
     }
   }
   // Re-adding an id replaces the older version the snapshot may hold. A damaged document read here fails the load.
@@ -229,7 +229,7 @@ export async function loadDerivedIndex<T>(
     // before it wrote the snapshot. Indexed here like any other; a read that finds them damaged sets them aside.
     if (kind.count(index) < vectors.size) {
       const lacking: number[] = [];
-      for (let row = 0; row < vectors.size; row++) if (!held.has(vectors.storedDocumentAt(row).id)) lacking.push(row);
+      for (let row = 0; row < vectors.size; row++) if (!held.has(vectors.idAt(row))) lacking.push(row);
       try {
         kind.addRows(index, vectors, lacking);
       } catch (error) {

@@ -4,9 +4,8 @@
  * manifest a write that deletes documents starts from.
  */
 import { basename } from 'node:path';
-import type { Document } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
-import { VectorIndex, type VectorIndexOptions } from '../indexes/vector-index.ts';
+import { type StoredRun, VectorIndex, type VectorIndexOptions } from '../indexes/vector-index.ts';
 import {
   corruptStoreError,
   emptyManifest,
@@ -42,6 +41,18 @@ export interface LoadedState {
    * replaces or deletes them (or `FileStore.recover` leaves them out).
    */
   damaged: Map<string, DamagedDocument>;
+  /**
+   * Counts the changes made to this state in memory (a write of this process, another process's write taken in,
+   * documents set aside): a read that awaited something checks it did not move, so it sees one generation.
+   */
+  version: number;
+  /** Set while a write of this process changes the derived indexes ahead of the vectors: reads wait for it. */
+  changing: Promise<void> | undefined;
+  /**
+   * How to close each listed segment's file, which its documents keep open: by file name, so a segment another
+   * process merged away is closed once its documents were taken in from the segment that replaced it.
+   */
+  segmentFiles: Map<string, () => void>;
   /** Close the files the documents and derived indexes keep open (a part read after this opens its file again). */
   release(): void;
 }
@@ -60,7 +71,8 @@ export function withTombstones(state: LoadedState, ids: readonly string[]): Mani
 /**
  * Read the manifest (unless given) and every segment it lists. A reader can race a writer in another
  * process that compacts and deletes a segment; if a listed segment is missing and the manifest moved on,
- * the load starts again.
+ * the load starts again on the newer one, as often as that happens: only a segment missing under the manifest
+ * that is still current is damage.
  */
 export async function loadState(directory: string, vectorOptions: VectorIndexOptions, given?: Manifest | null): Promise<LoadedState> {
   for (let attempt = 0; ; attempt++) {
@@ -73,7 +85,7 @@ export async function loadState(directory: string, vectorOptions: VectorIndexOpt
     // A segment's kept rows are appended together, and its dropped rows are filled from its own last rows, so
     // each segment ends up as one run of rows: `segmentOfId` is built from those runs when first needed.
     const runs: { file: string; end: number }[] = [];
-    const releases: (() => void)[] = [];
+    const releases = new Map<string, () => void>();
     const segmentOfRow = (row: number) => runs.find((run) => row < run.end)?.file;
     if (manifest.dimensions !== null) index.setDimensions(manifest.dimensions);
     // A segment's rows are placed whole and its deleted ones dropped after, so leave room for the most of those.
@@ -87,12 +99,12 @@ export async function loadState(directory: string, vectorOptions: VectorIndexOpt
           manifest.dimensions,
           NAME,
           async (rows) => {
-            const dropped = (documents: readonly Document[]) => tombstonedRows(documents, entry, directory);
+            const dropped = (run: StoredRun) => tombstonedRows(run, entry, directory);
             const duplicate = (id: string) => {
               // The index has already moved the id to this segment's row: find the row it held before (an error path, so a scan).
               const end = runs.at(-1)?.end ?? 0;
               let other: string | undefined;
-              for (let row = 0; row < end && other === undefined; row++) if (index.storedDocumentAt(row).id === id) other = segmentOfRow(row);
+              for (let row = 0; row < end && other === undefined; row++) if (index.idAt(row) === id) other = segmentOfRow(row);
               if (other === undefined) return corruptStoreError(NAME, directory, entry.file, `it holds the id ${JSON.stringify(id)} twice`);
               return corruptStoreError(
                 NAME,
@@ -106,16 +118,14 @@ export async function loadState(directory: string, vectorOptions: VectorIndexOpt
           },
           manifest.version,
         );
-        releases.push(release);
+        releases.set(entry.file, release);
       }
-      return loadedState(manifest, index, runs, () => {
-        for (const release of releases) release();
-      });
+      return loadedState(manifest, index, runs, releases);
     } catch (error) {
-      for (const release of releases) release();
+      for (const release of releases.values()) release();
       if (errorCode(error) !== 'ENOENT') throw AxonError.isInstance(error) ? error : ioError(directory, error);
       const latest = await readManifest(directory, NAME);
-      if (attempt < 5 && latest && latest.generation !== manifest.generation) continue;
+      if (latest && latest.generation !== manifest.generation) continue;
       const missing = basename((error as { path?: string }).path ?? 'a segment');
       throw corruptStoreError(NAME, directory, missing, 'the manifest lists it but it does not exist', error);
     }
@@ -123,7 +133,12 @@ export async function loadState(directory: string, vectorOptions: VectorIndexOpt
 }
 
 /** A loaded store whose segment `runs[i].file` holds the rows from the previous run's end to `runs[i].end`. */
-function loadedState(manifest: Manifest, index: VectorIndex, runs: readonly { file: string; end: number }[], release: () => void): LoadedState {
+function loadedState(
+  manifest: Manifest,
+  index: VectorIndex,
+  runs: readonly { file: string; end: number }[],
+  segmentFiles: Map<string, () => void>,
+): LoadedState {
   let segmentOfId: Map<string, string> | undefined;
   const derived = new Map<string, Promise<LoadedDerivedIndex<unknown>>>();
   return {
@@ -132,8 +147,12 @@ function loadedState(manifest: Manifest, index: VectorIndex, runs: readonly { fi
     derived,
     distrusted: new Map(),
     damaged: new Map(),
+    version: 0,
+    changing: undefined,
+    segmentFiles,
     release: () => {
-      release();
+      for (const close of segmentFiles.values()) close();
+      segmentFiles.clear();
       // The files the derived indexes read in parts (the keyword snapshot) close too.
       for (const loading of derived.values())
         void loading.then(
@@ -146,7 +165,7 @@ function loadedState(manifest: Manifest, index: VectorIndex, runs: readonly { fi
       if (segmentOfId === undefined) {
         segmentOfId = new Map();
         let row = 0;
-        for (const run of runs) for (; row < run.end; row++) segmentOfId.set(index.storedDocumentAt(row).id, run.file);
+        for (const run of runs) for (; row < run.end; row++) segmentOfId.set(index.idAt(row), run.file);
       }
       return segmentOfId;
     },
@@ -154,23 +173,14 @@ function loadedState(manifest: Manifest, index: VectorIndex, runs: readonly { fi
 }
 
 /** The rows of a segment's documents that its manifest entry records as deleted; a tombstone naming no row is `STORE_CORRUPT`. */
-function tombstonedRows(documents: readonly Document[], entry: SegmentEntry, directory: string): number[] {
-  if (entry.tombstones.length === 0) return [];
-  const tombstones = new Set(entry.tombstones);
-  const found = new Set<string>();
-  const rows: number[] = [];
-  for (let row = 0; row < documents.length; row++) {
-    const id = documents[row].id;
-    if (!tombstones.has(id)) continue;
-    rows.push(row);
-    found.add(id);
-  }
-  for (const id of tombstones) {
-    if (!found.has(id)) {
+function tombstonedRows(run: StoredRun, entry: SegmentEntry, directory: string): number[] {
+  return entry.tombstones.map((id) => {
+    const row = run.ids.find(id);
+    if (row < 0) {
       throw corruptStoreError(NAME, directory, MANIFEST_FILE, `a tombstone of ${entry.file} names ${JSON.stringify(id)}, which that segment does not hold`);
     }
-  }
-  return rows;
+    return row;
+  });
 }
 
 /** The error for a file-system failure in the store's folder. */

@@ -3,16 +3,14 @@ import { resolve } from 'node:path';
 import type { KeywordSearchable, KeywordSearchOptions } from '../../src/contracts/keyword-search.ts';
 import type { SearchMethod, StoreOperationOptions, VectorSearchOptions, VectorStore, VectorStoreCapabilities } from '../../src/contracts/vector-store.ts';
 import type { Document, Vector } from '../../src/document.ts';
-import { AxonError, throwIfAborted } from '../../src/errors.ts';
+import { AxonError, throwIfAborted, type EmptyStoreReason } from '../../src/errors.ts';
 import {
   acquireWriteLock,
   createStoreFolder,
   emptyManifest,
-  liveDocuments,
   readManifest,
   removeGarbage,
   removeOrphans,
-  removeStoreFile,
   segmentNumber,
   writeManifest,
   type Manifest,
@@ -23,19 +21,14 @@ import { damagedOfSource, setAsideDamaged, setAsideWarning } from './file-store-
 import { type RecoveryOptions, recoverManifest, type RecoveryReport } from './file-store-recovery.ts';
 import type { DamagedDocument } from './file-store-salvage.ts';
 import { writeSegment } from './file-store-segment.ts';
+import { publishManifest } from './file-store-publish.ts';
+import { StateHolder } from './file-store-holder.ts';
 import { derivedIndexOf, ioError, loadState, maintainedIndexes, withTombstones, type LoadedState, type MaintainedIndex } from './file-store-state.ts';
 import { type VerifyReport, verifyStore } from './file-store-verify.ts';
 import { type AnnGraph, annIndexKind, annSettings, searchWithAnn, type AnnSettings } from './file-store-ann.ts';
 import { keywordIndexKind } from './file-store-keyword.ts';
-import {
-  SnapshotSuperseded,
-  snapshotDue,
-  staleness,
-  writeSnapshot,
-  type DerivedIndexKind,
-  type LoadedDerivedIndex,
-  type StoreChange,
-} from './file-store-snapshot.ts';
+import { explainEmptyStore } from './missing-store.ts';
+import { SnapshotSuperseded, staleness, type DerivedIndexKind, type LoadedDerivedIndex, type StoreChange } from './file-store-snapshot.ts';
 import type { Bm25Index } from '../indexes/bm25-index.ts';
 import { keywordIndexDisabled, searchKeywordIndex } from '../indexes/keyword-index-support.ts';
 import { assertEf, assertIdList, assertSourceArguments, assertTopK } from '../indexes/arguments.ts';
@@ -46,8 +39,6 @@ export { fileStoreOptionsSchema, type FileStoreOptions } from './file-store-opti
 export type { DamagedDocument } from './file-store-salvage.ts';
 
 const NAME = 'file-store';
-/** How many times a read loads the store again to take a derived index's newer snapshot before it rebuilds the index instead. */
-const MAX_RELOADS_FOR_SNAPSHOT = 3;
 /** How many times an operation runs again after setting damaged documents aside (each time, those of one segment). */
 const DAMAGE_RETRIES = 64;
 
@@ -79,9 +70,8 @@ export class FileStore implements VectorStore, KeywordSearchable {
   private readonly precision: VectorPrecision;
   /** Mode of the files this store creates (see the `fileMode` option). */
   private readonly fileMode: number;
-  private state: LoadedState | undefined;
-  private loading: Promise<LoadedState> | undefined;
-  private writes: Promise<unknown> = Promise.resolve();
+  /** The state this process holds, and the queue its writes and catch-ups run in. */
+  private readonly holder: StateHolder;
   private orphansRemoved = false;
   private readonly writeBacksQueued = new Set<string>();
   private readonly keywordKind: DerivedIndexKind<Bm25Index> | undefined;
@@ -102,6 +92,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     this.keywordKind = parsed.keywordIndex === false ? undefined : keywordIndexKind(parsed.keywordIndex);
     this.ann = annSettings(parsed.ann);
     this.annKind = this.ann === undefined ? undefined : annIndexKind(this.ann, NAME, parsed.precision);
+    this.holder = new StateHolder(this.directory, parsed.follow, this.vectorOptions(), this.derivedKinds());
   }
 
   /**
@@ -167,12 +158,22 @@ export class FileStore implements VectorStore, KeywordSearchable {
    * nothing has read yet is found by `FileStore.verify`.
    */
   async damagedDocuments(): Promise<DamagedDocument[]> {
-    return [...(await this.ready()).damaged.values()].map((damaged) => ({ ...damaged }));
+    return [...(await this.holder.current()).damaged.values()].map((damaged) => ({ ...damaged }));
   }
 
-  /** Load the store from disk if it is not loaded yet. Other methods call this for you. */
+  /** Load the store from disk if it is not loaded yet (and take in what other processes wrote since, unless pinned). Other methods call this for you. */
   async load(): Promise<void> {
-    await this.ready();
+    await this.holder.current();
+  }
+
+  /**
+   * Take in now what other processes committed since this process loaded the store or last took their writes in.
+   * Every read does this first unless the store was opened with `follow: false`; a pinned store moves on by this.
+   * @throws AxonError `STORE_CORRUPT`, `STORE_IO`
+   */
+  async refresh(): Promise<void> {
+    await this.holder.ready();
+    await this.holder.catchUp();
   }
 
   /**
@@ -182,12 +183,12 @@ export class FileStore implements VectorStore, KeywordSearchable {
    * taking the lock. A failure to save is a process warning, not an error: the next load catches up instead.
    */
   async close(): Promise<void> {
-    await this.idle();
-    if (this.state) await this.saveSnapshotsBehind(this.state);
+    await this.holder.idle();
+    if (this.holder.state) await this.saveSnapshotsBehind(this.holder.state);
     // Writes queued meanwhile finish on the state they started with, before it is dropped.
-    await this.idle();
-    this.state?.release();
-    this.state = undefined;
+    await this.holder.idle();
+    this.holder.state?.release();
+    this.holder.state = undefined;
   }
 
   /**
@@ -199,7 +200,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
   async add(documents: Document[], options: StoreOperationOptions = {}): Promise<void> {
     throwIfAborted(options.signal, NAME);
     // Validate against what is loaded before touching the disk; revalidate only if another process wrote since.
-    const loaded = await this.ready();
+    const loaded = await this.holder.ready();
     const generation = loaded.manifest.generation;
     const validated = loaded.index.prepare(documents);
     if (validated.documents.length === 0) return;
@@ -221,7 +222,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     throwIfAborted(options.signal, NAME);
     assertEf(options.ef, NAME);
     return this.skippingDamaged(async () => {
-      const state = await this.ready();
+      const state = await this.holder.current();
       const topK = options.topK ?? this.topK;
       if (this.annKind !== undefined && this.usesAnn(state, options)) {
         assertTopK(topK, NAME);
@@ -236,7 +237,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
 
   /** How `search` with these options would run: `ann` when it takes its candidates from the graph (see `search`), else `exact`. */
   async searchMethod(options: Pick<VectorSearchOptions, 'filter' | 'exact'> = {}): Promise<SearchMethod> {
-    return this.annKind !== undefined && this.usesAnn(await this.ready(), options) ? 'ann' : 'exact';
+    return this.annKind !== undefined && this.usesAnn(await this.holder.current(), options) ? 'ann' : 'exact';
   }
 
   /**
@@ -275,7 +276,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     const idsIn = (state: LoadedState) => [...state.index.idsOfSource(sourceType, sourceName), ...damagedOfSource(state, sourceType, sourceName)];
     // Deleting nothing from an up-to-date store needs neither the lock nor the disk.
     const loaded = await this.skippingDamaged(async () => {
-      const state = await this.ready();
+      const state = await this.holder.current();
       return { state, none: idsIn(state).length === 0 };
     });
     if (loaded.none && (await this.isCurrent(loaded.state))) return 0;
@@ -283,12 +284,13 @@ export class FileStore implements VectorStore, KeywordSearchable {
       const ids = idsIn(state);
       if (ids.length === 0) return 0;
       throwIfAborted(options.signal, NAME);
-      await this.publish(state, withTombstones(state, ids), { removed: ids }, []);
-      state.index.delete(ids);
-      for (const id of ids) {
-        state.segmentOfId.delete(id);
-        state.damaged.delete(id);
-      }
+      await this.publish(state, withTombstones(state, ids), { removed: ids }, [], [], () => {
+        state.index.delete(ids);
+        for (const id of ids) {
+          state.segmentOfId.delete(id);
+          state.damaged.delete(id);
+        }
+      });
       await this.compactInBackground(state);
       return ids.length;
     });
@@ -298,7 +300,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
     throwIfAborted(options.signal, NAME);
     assertIdList(ids, NAME);
     return this.skippingDamaged(async () => {
-      const state = await this.ready();
+      const state = await this.holder.current();
       return ids.map((id) => state.index.get(id)).filter((document): document is Document => document !== undefined);
     });
   }
@@ -306,12 +308,17 @@ export class FileStore implements VectorStore, KeywordSearchable {
   async getBySource(sourceType: string, sourceName?: string, options: StoreOperationOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
     assertSourceArguments(sourceType, sourceName, NAME);
-    return this.skippingDamaged(async () => (await this.ready()).index.documentsOfSource(sourceType, sourceName));
+    return this.skippingDamaged(async () => (await this.holder.current()).index.documentsOfSource(sourceType, sourceName));
   }
 
   async count(options: StoreOperationOptions = {}): Promise<number> {
     throwIfAborted(options.signal, NAME);
-    return (await this.ready()).index.size;
+    return (await this.holder.current()).index.size;
+  }
+
+  /** Why nothing is stored when the folder does not exist or holds no store, naming a store nearby (see explainEmptyStore). */
+  explainEmpty(): Promise<EmptyStoreReason | undefined> {
+    return explainEmptyStore(this.directory);
   }
 
   /**
@@ -329,7 +336,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
 
   /** The current manifest (a copy), for tools and tests. */
   async manifest(): Promise<Manifest> {
-    return structuredClone((await this.ready()).manifest);
+    return structuredClone((await this.holder.current()).manifest);
   }
 
   // --- Internal helpers ---
@@ -343,7 +350,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
       try {
         return await run();
       } catch (error) {
-        const state = this.state;
+        const state = this.holder.state;
         if (attempt >= DAMAGE_RETRIES || state === undefined || !(await this.setAside(state, error))) throw error;
       }
     }
@@ -366,42 +373,34 @@ export class FileStore implements VectorStore, KeywordSearchable {
     return [this.keywordKind, this.annKind].filter((kind) => kind !== undefined) as DerivedIndexKind<unknown>[];
   }
 
-  /** Resolves once no write of this process is running or queued. */
-  private async idle(): Promise<void> {
-    for (let tail = this.writes; ; ) {
-      await tail.catch(() => undefined);
-      if (tail === this.writes) return;
-      tail = this.writes;
-    }
-  }
-
   /**
-   * A derived index for a read. One not loaded yet is loaded only once this process's writes are idle: a
-   * write updates the loaded indexes, then the vectors, across several awaits, and an index loaded in between
-   * would miss that write's change.
+   * A derived index for a read, with the state it belongs to, both of one generation: if the state moved while the
+   * index loaded (another process's write taken in, a write of this process), it starts again on the newer one.
+   * One not loaded yet is loaded only once this process's writes are idle: a write updates the loaded indexes,
+   * then the vectors, and an index loaded in between would miss that write's change.
    */
   private async derivedForRead<T>(kind: DerivedIndexKind<T>): Promise<{ state: LoadedState; loaded: LoadedDerivedIndex<T> }> {
-    for (let reloads = 0; ; ) {
-      const state = await this.ready();
-      // A snapshot that another process replaced is taken by loading the store again (a read), not rebuilt
-      // (indexing every document); a few times at most, against a writer that keeps replacing it.
-      const reload = reloads < MAX_RELOADS_FOR_SNAPSHOT;
+    for (;;) {
+      const state = await this.holder.current();
+      const version = state.version;
       try {
-        if (state.derived.has(kind.key)) return { state, loaded: await derivedIndexOf(state, kind, this.directory, reload) };
-        await this.idle();
-        // Registered synchronously after the writes went idle, so a later write finds it and waits for it.
-        if (this.state === state) return { state, loaded: await derivedIndexOf(state, kind, this.directory, reload) };
+        let loading = state.derived.get(kind.key) as Promise<LoadedDerivedIndex<T>> | undefined;
+        if (loading === undefined) {
+          await this.holder.idle();
+          if (this.holder.state !== state || state.version !== version) continue;
+          // Registered synchronously after the writes went idle, so a later write finds it and waits for it. A
+          // snapshot another process replaced since is taken by catching up (a read), not rebuilt, unless pinned.
+          loading = derivedIndexOf(state, kind, this.directory, this.holder.follows);
+        }
+        const loaded = await loading;
+        if (this.holder.state === state && state.version === version && state.changing === undefined && state.derived.get(kind.key) === loading) {
+          return { state, loaded };
+        }
       } catch (error) {
         if (!(error instanceof SnapshotSuperseded)) throw error;
-        reloads++;
-        if (this.state === state) this.state = undefined;
+        await this.holder.catchUp();
       }
     }
-  }
-
-  /** The derived indexes a write keeps in step (see `maintainedIndexes`). */
-  private maintained(state: LoadedState, manifest: Manifest): Promise<MaintainedIndex[]> {
-    return maintainedIndexes(state, this.derivedKinds(), manifest, this.directory);
   }
 
   /** Save the derived indexes that are costly to catch up when this process holds them ahead of their snapshots. */
@@ -428,7 +427,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
   private writeBack(kind: DerivedIndexKind<unknown>): void {
     if (this.writeBacksQueued.has(kind.key)) return;
     this.writeBacksQueued.add(kind.key);
-    const from = this.state;
+    const from = this.holder.state;
     this.write(async (state) => {
       const loaded = await state.derived.get(kind.key);
       if (loaded?.saveReason === undefined) return;
@@ -442,63 +441,35 @@ export class FileStore implements VectorStore, KeywordSearchable {
       .finally(() => this.writeBacksQueued.delete(kind.key));
   }
 
-  /**
-   * Publish `manifest`, with a new snapshot of each maintained derived index that is due one (or was
-   * rebuilt on load). `change` is applied to a derived index before its snapshot is written, else only once
-   * the manifest is durable, so a concurrent search never sees a derived index ahead of the vectors when
-   * it does not have to. `retired` are files this write makes garbage (merged segments); the manifest lists
-   * them, with the snapshots it replaces, as its `garbage`, the only files a later writer may delete. `written`
-   * are segments this write made: removed again if the write fails before the manifest is replaced.
-   */
-  private async publish(
+  /** The derived indexes a write keeps in step (see `maintainedIndexes`). */
+  private maintained(state: LoadedState, manifest: Manifest): Promise<MaintainedIndex[]> {
+    return maintainedIndexes(state, this.derivedKinds(), manifest, this.directory);
+  }
+
+  /** Publish `manifest` (see `publishManifest`): with the derived indexes kept in step, and `commit` applied in the same step. */
+  private publish(
     state: LoadedState,
     manifest: Manifest,
     change: StoreChange,
     retired: readonly string[],
     written: readonly string[] = [],
+    commit?: () => void,
   ): Promise<void> {
-    const replaced: string[] = [];
-    let snapshots: MaintainedIndex[] = [];
-    let publishing = false;
-    try {
-      const live = liveDocuments(manifest);
-      if (manifest.dimensions !== null) for (const kind of this.derivedKinds()) kind.prepare?.(live, manifest.dimensions);
-      const maintained = await this.maintained(state, manifest);
-      snapshots = maintained.filter(({ kind, loaded }) => loaded.saveReason !== undefined || snapshotDue(manifest, kind));
-      for (const { kind, loaded } of snapshots) kind.apply(loaded.index, change);
-      for (const { kind, loaded } of snapshots) {
-        const previous = await writeSnapshot(kind, this.directory, loaded.index, manifest, this.fileMode);
-        if (previous !== undefined) replaced.push(previous);
-      }
-      manifest.garbage = [...retired, ...replaced];
-      publishing = true;
-      await writeManifest(this.directory, manifest, this.fileMode);
-      state.manifest = manifest;
-      for (const entry of maintained) {
-        if (snapshots.includes(entry)) entry.loaded.saveReason = undefined;
-        else entry.kind.apply(entry.loaded.index, change);
-      }
-    } catch (error) {
-      // A derived index in memory may have run ahead of the disk: drop the state so the next call reloads it.
-      if (snapshots.length > 0 && this.state === state) this.state = undefined;
-      // Segments this write made and no manifest lists are its own: gone with the write, not left unaccounted for.
-      if (!publishing) await Promise.all(written.map((file) => removeStoreFile(this.directory, file).catch(() => undefined)));
-      throw error;
-    }
-    await Promise.all(replaced.map((file) => removeStoreFile(this.directory, file).catch(() => undefined)));
+    const context = {
+      directory: this.directory,
+      fileMode: this.fileMode,
+      kinds: this.derivedKinds(),
+      maintained: (current: LoadedState, next: Manifest) => this.maintained(current, next),
+      drop: (dropped: LoadedState) => {
+        if (this.holder.state === dropped) this.holder.state = undefined;
+      },
+    };
+    return publishManifest(context, state, manifest, change, retired, written, commit);
   }
 
   /** How a load builds the vector index: with room for the ANN graph in the vectors' memory when the store keeps one. */
   private vectorOptions(): VectorIndexOptions {
     return { component: NAME, precision: this.precision, reserveGraph: this.ann === undefined ? undefined : { m: this.ann.m } };
-  }
-
-  private async ready(): Promise<LoadedState> {
-    if (this.state) return this.state;
-    this.loading ??= loadState(this.directory, this.vectorOptions()).finally(() => (this.loading = undefined));
-    const state = await this.loading;
-    this.state ??= state;
-    return this.state;
   }
 
   /** True when no other process committed since `state` was loaded. */
@@ -526,29 +497,30 @@ export class FileStore implements VectorStore, KeywordSearchable {
       try {
         let onDisk = await readManifest(this.directory, NAME);
         // Only the operations that return nothing pass `onlyOn`.
-        if (onlyOn !== undefined && (this.state !== onlyOn || onDisk?.generation !== onlyOn.manifest.generation)) return undefined as T;
+        if (onlyOn !== undefined && (this.holder.state !== onlyOn || onDisk?.generation !== onlyOn.manifest.generation)) return undefined as T;
         if (onDisk === undefined) {
           // A new store publishes its (empty) manifest before any segment, so a folder holding segments but
           // no manifest can only be damage, never a first write cut short (see readManifest).
           onDisk = emptyManifest();
           await writeManifest(this.directory, onDisk, this.fileMode);
         }
-        if (!this.state || onDisk.generation !== this.state.manifest.generation) this.state = await loadState(this.directory, this.vectorOptions(), onDisk);
+        if (!this.holder.state) this.holder.state = await loadState(this.directory, this.vectorOptions(), onDisk);
+        else if (onDisk.generation !== this.holder.state.manifest.generation) await this.holder.takeIn(onDisk);
         // Built now, while the index is still as loaded (see `loadedState`).
-        void this.state.segmentOfId;
+        void this.holder.state.segmentOfId;
         if (!this.orphansRemoved) {
-          await removeOrphans(this.directory, this.state.manifest);
+          await removeOrphans(this.directory, this.holder.state.manifest);
           this.orphansRemoved = true;
         } else {
-          await removeGarbage(this.directory, this.state.manifest);
+          await removeGarbage(this.directory, this.holder.state.manifest);
         }
         for (let attempt = 0; ; attempt++) {
-          const state: LoadedState = this.state;
+          const state: LoadedState = this.holder.state;
           try {
             return await operation(state);
           } catch (error) {
             // A damaged document the write had to read (a derived index built from the documents): set it aside, write again.
-            if (attempt >= DAMAGE_RETRIES || this.state !== state || !(await this.setAside(state, error))) throw error;
+            if (attempt >= DAMAGE_RETRIES || this.holder.state !== state || !(await this.setAside(state, error))) throw error;
           }
         }
       } catch (error) {
@@ -557,9 +529,7 @@ export class FileStore implements VectorStore, KeywordSearchable {
         await release();
       }
     };
-    const result = this.writes.then(run, run);
-    this.writes = result.catch(() => undefined);
-    return result;
+    return this.holder.serialized(run);
   }
 
   private async commitBatch(state: LoadedState, batch: PreparedBatch): Promise<void> {
@@ -571,13 +541,14 @@ export class FileStore implements VectorStore, KeywordSearchable {
     manifest.dimensions = batch.dimensions;
     manifest.nextSegment = segmentNumber(entry.file)! + 1;
     manifest.segments.push(entry);
-    await this.publish(state, manifest, { added: batch, removed: replaced }, [], [entry.file]);
-    // Only now, with the manifest durable, does the add become visible in memory.
-    state.index.insert(batch);
-    for (const document of batch.documents) {
-      state.segmentOfId.set(document.id, entry.file);
-      state.damaged.delete(document.id);
-    }
+    // Only once the manifest is durable does the add become visible in memory.
+    await this.publish(state, manifest, { added: batch, removed: replaced }, [], [entry.file], () => {
+      state.index.insert(batch);
+      for (const document of batch.documents) {
+        state.segmentOfId.set(document.id, entry.file);
+        state.damaged.delete(document.id);
+      }
+    });
     await this.compactInBackground(state);
   }
 
@@ -596,9 +567,9 @@ export class FileStore implements VectorStore, KeywordSearchable {
       directory: this.directory,
       fileMode: this.fileMode,
       retries: DAMAGE_RETRIES,
-      publish: (state, manifest, change, retired, written) => this.publish(state, manifest, change, retired, written),
+      publish: (state, manifest, change, retired, written, commit) => this.publish(state, manifest, change, retired, written, commit),
       setAside: (state, error) => this.setAside(state, error),
-      holds: (state) => this.state === state,
+      holds: (state) => this.holder.state === state,
     };
   }
 }

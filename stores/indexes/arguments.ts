@@ -32,6 +32,7 @@ export function assertSourceArguments(sourceType: unknown, sourceName: unknown, 
   if (typeof sourceType !== 'string' || (sourceName !== undefined && typeof sourceName !== 'string')) {
     throw new AxonError('INVALID_INPUT', 'sourceType must be a string, and sourceName a string when given.', {
       component,
+      fix: "Pass the source type as a string (e.g. 'file'), and the source name as a string or not at all.",
       details: { argument: typeof sourceType !== 'string' ? 'sourceType' : 'sourceName' },
     });
   }
@@ -40,7 +41,11 @@ export function assertSourceArguments(sourceType: unknown, sourceName: unknown, 
 /** Throw `INVALID_INPUT` unless `ids` is an array of strings. */
 export function assertIdList(ids: unknown, component: string): asserts ids is string[] {
   if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
-    throw new AxonError('INVALID_INPUT', 'getByIds takes an array of string ids.', { component, details: { argument: 'ids' } });
+    throw new AxonError('INVALID_INPUT', 'getByIds takes an array of string ids.', {
+      component,
+      fix: "Pass the ids as an array of strings, e.g. getByIds(['a1', 'b2']).",
+      details: { argument: 'ids' },
+    });
   }
 }
 
@@ -50,10 +55,16 @@ export function assertIdList(ids: unknown, component: string): asserts ids is st
  */
 export function assertStorableDocument(document: Document, where: string, seen: Set<string>, component: string): void {
   if (document === null || typeof document !== 'object' || typeof document.id !== 'string' || document.id === '' || typeof document.content !== 'string') {
-    throw new AxonError('INVALID_DOCUMENT', `${where} needs a non-empty string id and a string content.`, { component });
+    throw new AxonError('INVALID_DOCUMENT', `${where} needs a non-empty string id and a string content.`, {
+      component,
+      fix: 'Give every document an id and its content as strings, or add through rag.addDocuments, which derives the ids.',
+    });
   }
   if (typeof document.sourceType !== 'string' || typeof document.sourceName !== 'string') {
-    throw new AxonError('INVALID_DOCUMENT', `${where} needs string sourceType and sourceName.`, { component });
+    throw new AxonError('INVALID_DOCUMENT', `${where} needs string sourceType and sourceName.`, {
+      component,
+      fix: "Give every document sourceType and sourceName as strings ('' for no name), or add through rag.addDocuments, which fills them in.",
+    });
   }
   if (seen.has(document.id)) {
     throw new AxonError('DUPLICATE_ID', `${where} repeats the id "${document.id}" within one add.`, {

@@ -153,7 +153,7 @@ export class Bm25Index {
    * @throws AxonError `INVALID_DOCUMENT` naming the first bad document; `DUPLICATE_ID` for an id twice in the batch.
    */
   add(documents: readonly Bm25DocumentInput[]): void {
-    if (!Array.isArray(documents)) throw invalidArgument('documents', 'add() takes an array of documents.');
+    if (!Array.isArray(documents)) throw invalidArgument('documents', 'add() takes an array of documents.', 'Pass the documents as an array, even one.');
     documents.forEach(validateDocument);
     if (documents.length === 0) return;
     this.thaw();
@@ -215,10 +215,15 @@ export class Bm25Index {
    * @throws AxonError `INVALID_INPUT` for a non-string query, `INVALID_TOP_K` for a bad topK; `FilterError` for a bad filter.
    */
   search(query: string, options: Bm25SearchOptions = {}): Bm25Hit[] {
-    if (typeof query !== 'string') throw invalidArgument('query', `search() takes the query as a string, got ${typeof query}.`);
+    if (typeof query !== 'string') {
+      throw invalidArgument('query', `search() takes the query as a string, got ${typeof query}.`, "Pass the query text as a string: search('refund policy').");
+    }
     const topK = options.topK ?? this.topK;
     if (!Number.isInteger(topK) || topK < 1) {
-      throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, { component: NAME });
+      throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, {
+        component: NAME,
+        fix: 'Pass topK as a whole number of at least 1, or leave it out.',
+      });
     }
     const predicate = combinePredicates(options.filter === undefined ? undefined : compileFilter(parseFilter(options.filter, NAME)), options.predicate);
     if (this.liveCount === 0) return [];
@@ -682,8 +687,8 @@ function isEmpty(object: object): boolean {
   return true;
 }
 
-function invalidArgument(argument: string, message: string): AxonError {
-  return new AxonError('INVALID_INPUT', message, { component: NAME, details: { argument } });
+function invalidArgument(argument: string, message: string, fix: string): AxonError {
+  return new AxonError('INVALID_INPUT', message, { component: NAME, fix, details: { argument } });
 }
 
 /** Ids in code-unit order: the order equal scores are ranked in. */

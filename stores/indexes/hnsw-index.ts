@@ -77,6 +77,7 @@ export class HnswIndex implements RowObserver {
     if (over !== undefined && over.dimensions !== undefined && over.dimensions !== parsed.dimensions) {
       throw new AxonError('DIMENSION_MISMATCH', `The graph is for ${parsed.dimensions}-dimensional vectors; the index holds ${over.dimensions}.`, {
         component: this.component,
+        fix: "Give the graph the index's dimensions, or build it over an index of vectors of its own size.",
       });
     }
     const space = over?.sharedVectors(parsed.dimensions);
@@ -132,7 +133,12 @@ export class HnswIndex implements RowObserver {
    * the memory would pass its limit (nothing is stored, and a replaced vector stays)
    */
   add(id: string, vector: ArrayLike<number>): void {
-    if (typeof id !== 'string') throw new AxonError('INVALID_INPUT', 'HNSW ids must be strings.', { component: this.component, details: { argument: 'id' } });
+    if (typeof id !== 'string')
+      throw new AxonError('INVALID_INPUT', 'HNSW ids must be strings.', {
+        component: this.component,
+        fix: 'Pass the id as a string.',
+        details: { argument: 'id' },
+      });
     this.assertVector(vector, 'vector');
     this.memory.bind();
     this.memory.makeRoom(this.freeSlots.length);
@@ -153,12 +159,13 @@ export class HnswIndex implements RowObserver {
    */
   addRow(id: string, row: number): void {
     const host = this.host;
-    if (host === undefined || !(row >= 0 && row < host.index.size) || host.index.storedDocumentAt(row).id !== id) {
+    if (host === undefined || !(row >= 0 && row < host.index.size) || host.index.idAt(row) !== id) {
       throw new AxonError(
         'INVALID_INPUT',
         `addRow(${JSON.stringify(id)}, ${String(row)}): ${host ? 'the index does not hold that id at that row' : 'this graph keeps its own vectors; use add()'}.`,
         {
           component: this.component,
+          fix: 'Pass the row the index holds the id at (index.rowOf(id)); a graph built without an index takes add(id, vector).',
           details: { argument: 'row' },
         },
       );
@@ -329,6 +336,7 @@ export class HnswIndex implements RowObserver {
     if (form !== 'all' && form !== 'deleted') {
       throw new AxonError('INVALID_OPTION', `serialize's vectors must be 'all' or 'deleted', got ${String(form)}.`, {
         component: this.component,
+        fix: "Pass vectors: 'all' or vectors: 'deleted'.",
         details: { option: 'vectors' },
       });
     }
@@ -433,7 +441,7 @@ export class HnswIndex implements RowObserver {
         // Ids are looked up through the host: no map of the graph's own, only the row of each node. The row
         // saved is checked first: rows follow the order of the segments until deletes move some.
         const hint = sections.rows[node];
-        const row = hint >= 0 && hint < over!.size && over!.storedDocumentAt(hint).id === id ? hint : over!.rowOf(id);
+        const row = hint >= 0 && hint < over!.size && over!.idAt(hint) === id ? hint : over!.rowOf(id);
         if (row === undefined) gone.push(node);
         else if (nodeOfRow[row] >= 0) throw corruptGraph(component, `the id "${id}" belongs to two live nodes`);
         else {
@@ -593,12 +601,14 @@ export class HnswIndex implements RowObserver {
     if (vector === null || typeof vector !== 'object' || vector.length !== this.dimensions) {
       throw new AxonError('DIMENSION_MISMATCH', `The ${label} must have ${this.dimensions} values, got ${vector?.length ?? typeof vector}.`, {
         component: this.component,
+        fix: `Pass vectors of the graph's ${this.dimensions} dimensions, from the embeddings model it was built with.`,
       });
     }
     for (let index = 0; index < vector.length; index++) {
       if (!Number.isFinite(vector[index])) {
         throw new AxonError('INVALID_VECTOR', `${label}[${index}] is ${String(vector[index])}; every component must be a finite number.`, {
           component: this.component,
+          fix: 'Check what made the vector: NaN and Infinity cannot be searched.',
         });
       }
     }

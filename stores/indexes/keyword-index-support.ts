@@ -42,7 +42,11 @@ export function searchKeywordIndex(
 ): Document[] {
   if (keyword === undefined) throw keywordIndexDisabled(component);
   if (typeof query !== 'string') {
-    throw new AxonError('INVALID_INPUT', `keywordSearch() takes the query as a string, got ${typeof query}.`, { component, details: { argument: 'query' } });
+    throw new AxonError('INVALID_INPUT', `keywordSearch() takes the query as a string, got ${typeof query}.`, {
+      component,
+      fix: "Pass the query text as a string: keywordSearch('refund policy', { topK: 5 }).",
+      details: { argument: 'query' },
+    });
   }
   assertTopK(options.topK, component);
   const results: Document[] = [];

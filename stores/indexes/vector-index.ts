@@ -5,11 +5,13 @@ import { AxonError } from '../../src/errors.ts';
 import { compileFilter, parseFilter, type Filter } from '../../src/filter/index.ts';
 import { assertVector } from '../../src/runtime/embed.ts';
 import { assertTopK } from './arguments.ts';
+import { RowDocuments, type StoredRun } from './row-documents.ts';
 import { SimdVectorSpace } from './simd/simd-index.ts';
 import { graphRegionBytes } from './simd/space-layout.ts';
 import type { SearchHits } from './vector-scan.ts';
 
 export { scanTopK, type SearchHits } from './vector-scan.ts';
+export type { StoredRun } from './row-documents.ts';
 
 /** How a vector search scans: exactly in float32, or over int8 codes with an exact re-score. */
 export const vectorPrecisionSchema = z.enum(['exact', 'int8']).default('exact');
@@ -95,8 +97,8 @@ export class VectorIndex {
   /** The unit vectors, row after row, in WebAssembly memory; created when the dimensions are fixed. */
   private space: SimdVectorSpace | undefined;
   private capacity: number;
-  private readonly documents: Document[] = [];
-  private readonly rowById = new Map<string, number>();
+  /** Each row's document (made when first needed for rows loaded from storage) and the row of each id. */
+  private readonly rows = new RowDocuments();
   private fixedDimensions: number | undefined;
   private readonly filterCacheSize: number;
   private readonly precision: VectorPrecision;
@@ -116,7 +118,7 @@ export class VectorIndex {
 
   /** How many documents the index holds. */
   get size(): number {
-    return this.documents.length;
+    return this.rows.size;
   }
 
   /** Length of every vector, fixed by the first insert; `undefined` while nothing was ever inserted. */
@@ -129,6 +131,7 @@ export class VectorIndex {
     if (this.fixedDimensions !== undefined && this.fixedDimensions !== dimensions) {
       throw new AxonError('DIMENSION_MISMATCH', `The index already holds ${this.fixedDimensions}-dimensional vectors; cannot switch to ${dimensions}.`, {
         component: this.component,
+        fix: 'Use one embeddings model (and dimensions) for every document of a store, or re-index into a new one.',
       });
     }
     this.fixedDimensions = dimensions;
@@ -168,7 +171,10 @@ export class VectorIndex {
    */
   prepare(documents: readonly Document[]): PreparedBatch {
     if (!Array.isArray(documents)) {
-      throw new AxonError('INVALID_DOCUMENT', `Expected an array of documents, got ${typeof documents}.`, { component: this.component });
+      throw new AxonError('INVALID_DOCUMENT', `Expected an array of documents, got ${typeof documents}.`, {
+        component: this.component,
+        fix: 'Pass the documents as an array, even one.',
+      });
     }
     const dimensions = this.fixedDimensions ?? firstEmbeddingLength(documents);
     const stored: Document[] = new Array(documents.length);
@@ -209,21 +215,19 @@ export class VectorIndex {
     this.filterCache.clear();
     this.setDimensions(batch.dimensions);
     const dimensions = batch.dimensions;
-    const needed = this.documents.length + batch.documents.length;
+    const needed = this.rows.size + batch.documents.length;
     const space = this.space!;
     // One allocation for the whole batch; the space doubles on its own past that.
     if (needed > space.capacity) space.reserve(Math.max(needed, 2 * space.capacity));
     for (let position = 0; position < batch.documents.length; position++) {
       const document = batch.documents[position];
       const vector = batch.vectors.subarray(position * dimensions, (position + 1) * dimensions);
-      let row = this.rowById.get(document.id);
+      let row = this.rows.rowOf(document.id);
       if (row === undefined) {
-        row = this.documents.length;
-        this.rowById.set(document.id, row);
-        this.documents.push(document);
+        row = this.rows.append(document);
         space.append(vector);
       } else {
-        this.documents[row] = document;
+        this.rows.replace(row, document);
         space.set(row, vector);
       }
       this.observer?.rowStored(document.id, row);
@@ -231,27 +235,28 @@ export class VectorIndex {
   }
 
   /**
-   * Bulk load, for a store reading its own checked files: `documents[i]` is row `i` of the float32 unit vectors
-   * that `fill` writes, row after row, into the bytes it is given (straight into the scan's memory when its rows
-   * need no padding, else into one buffer copied over). The rows are trusted, not validated (see
-   * `SimdVectorSpace.appendFilled`): no row's norm may pass `largestNorm`. The rows listed in `dropped` (deleted
-   * documents) are removed again. Every kept id must be new to the index, else `duplicate(id)` is thrown (by
-   * default `INTERNAL`); if this throws, discard the index.
+   * Bulk load, for a store reading its own checked files: row `i` of the float32 unit vectors that `fill` writes,
+   * row after row, into the bytes it is given (straight into the scan's memory when its rows need no padding, else
+   * into one buffer copied over) is the document at `i` of `documents`: an array, or a `StoredRun` (ids in an
+   * `IdTable`, each document made when first needed, so the load makes no object per row). The rows are trusted,
+   * not validated (see `SimdVectorSpace.appendFilled`): no row's norm may pass `largestNorm`. The rows listed in
+   * `dropped` (deleted documents) are removed again. Every kept id must be new to the index, else `duplicate(id)` is
+   * thrown (by default `INTERNAL`); if this throws, discard the index.
    *
    * `documents` may be given as a function of no arguments with `count`, the number of rows, in the options,
    * and `dropped` as a function of the documents: they are then called after `fill` was started, so a caller
    * whose `fill` reads a file (in the thread pool) can parse its ids while the rows are read.
    * @throws AxonError `CAPACITY_EXCEEDED`
    */
-  async appendStored(
-    documents: readonly Document[] | (() => readonly Document[]),
+  async appendStored<Rows extends readonly Document[] | StoredRun>(
+    documents: Rows | (() => Rows),
     dimensions: number,
     largestNorm: number,
     fill: (target: Uint8Array) => Promise<void>,
-    options: { count?: number; dropped?: readonly number[] | ((documents: readonly Document[]) => readonly number[]); duplicate?: (id: string) => Error } = {},
+    options: { count?: number; dropped?: readonly number[] | ((documents: Rows) => readonly number[]); duplicate?: (id: string) => Error } = {},
   ): Promise<void> {
     const { duplicate = duplicateStoredId(this.component) } = options;
-    const count = typeof documents === 'function' ? options.count : documents.length;
+    const count = typeof documents === 'function' ? options.count : isRun(documents) ? documents.ids.count : documents.length;
     if (count === undefined || !Number.isSafeInteger(count) || count < 0) {
       throw new AxonError('INTERNAL', 'appendStored() takes documents as a function only with their count.', {
         component: this.component,
@@ -261,7 +266,7 @@ export class VectorIndex {
     this.filterCache.clear();
     this.setDimensions(dimensions);
     const space = this.space!;
-    const first = this.documents.length;
+    const first = this.rows.size;
     const needed = first + count;
     if (needed > space.capacity) space.reserve(Math.max(needed, 2 * space.capacity));
     const filling = space.packedRows
@@ -271,27 +276,31 @@ export class VectorIndex {
           await fill(new Uint8Array(vectors.buffer));
           space.append(vectors);
         })();
-    // While the rows are read: the documents, and the ids of the rows kept, at the rows they are appended at.
-    const rowById = this.rowById;
-    let stored: readonly Document[];
+    // While the rows are read: the documents, the rows dropped, and that every id kept is new.
+    let stored: Rows;
     let dropped: readonly number[];
     try {
       stored = typeof documents === 'function' ? documents() : documents;
-      if (stored.length !== count) {
-        throw new AxonError('INTERNAL', `appendStored() was told of ${count} rows and given ${stored.length} documents.`, {
+      const given = isRun(stored) ? stored.ids.count : stored.length;
+      if (given !== count) {
+        throw new AxonError('INTERNAL', `appendStored() was told of ${count} rows and given ${given} documents.`, {
           component: this.component,
           details: { invariant: 'append-stored-count' },
         });
       }
       dropped = typeof options.dropped === 'function' ? options.dropped(stored) : (options.dropped ?? []);
-      const isDropped = new Uint8Array(count);
-      for (const row of dropped) isDropped[row] = 1;
-      for (let row = 0; row < count; row++) {
-        if (isDropped[row] === 1) continue;
-        const id = stored[row].id;
-        // One lookup per id: an id already held leaves the size unchanged (the index is discarded after the throw).
-        const size = rowById.size;
-        if (rowById.set(id, first + row).size === size) throw duplicate(id);
+      const ignored = new Set(dropped);
+      if (isRun(stored)) {
+        const shared = this.rows.firstShared(stored, ignored);
+        if (shared !== undefined) throw duplicate(shared);
+      } else {
+        const seen = new Set<string>();
+        for (let row = 0; row < count; row++) {
+          if (ignored.has(row)) continue;
+          const id = (stored as readonly Document[])[row].id;
+          if (seen.has(id) || this.rows.rowOf(id) !== undefined) throw duplicate(id);
+          seen.add(id);
+        }
       }
     } catch (error) {
       // Never leave the read running into memory the caller will discard, nor its failure unobserved.
@@ -299,17 +308,12 @@ export class VectorIndex {
       throw error;
     }
     await filling;
-    for (const document of stored) this.documents.push(document);
+    if (isRun(stored)) this.rows.appendRun(stored);
+    else for (const document of stored as readonly Document[]) this.rows.append(document);
     // Highest first, so the last row, which moves into each hole, is always one that stays.
     for (const row of [...dropped].sort((left, right) => right - left)) {
-      const at = first + row;
-      const last = this.documents.length - 1;
-      if (at !== last) {
-        this.documents[at] = this.documents[last];
-        rowById.set(this.documents[at].id, at);
-      }
-      space.swapRemove(at);
-      this.documents.pop();
+      this.rows.removeRow(first + row);
+      space.swapRemove(first + row);
     }
   }
 
@@ -322,39 +326,45 @@ export class VectorIndex {
   delete(ids: Iterable<string>): number {
     let removed = 0;
     for (const id of ids) {
-      const row = this.rowById.get(id);
+      const row = this.rows.rowOf(id);
       if (row === undefined) continue;
-      const last = this.documents.length - 1;
       this.observer?.rowRemoved(row);
-      if (row !== last) {
-        const moved = this.documents[last];
-        this.documents[row] = moved;
-        this.rowById.set(moved.id, row);
-        this.observer?.rowMoved(last, row);
-      }
+      const moved = this.rows.removeRow(row);
+      if (moved >= 0) this.observer?.rowMoved(moved, row);
       this.space!.swapRemove(row);
-      this.documents.pop();
-      this.rowById.delete(id);
       this.filterCache.clear();
       removed++;
     }
     return removed;
   }
 
+  /**
+   * Replace the stored document objects of ids the index holds, keeping their rows and vectors: for a store that
+   * reads the same documents from another file (a merge in another process). Ids it does not hold are ignored.
+   */
+  replaceStoredDocuments(documents: readonly Document[]): void {
+    for (const document of documents) {
+      const row = this.rows.rowOf(document.id);
+      if (row !== undefined) this.rows.replace(row, document);
+    }
+    if (documents.length > 0) this.filterCache.clear();
+  }
+
   has(id: string): boolean {
-    return this.rowById.has(id);
+    return this.rows.rowOf(id) !== undefined;
   }
 
   /** A copy of the document with this id (with its unit `embedding`), or `undefined`. */
   get(id: string): Document | undefined {
-    const row = this.rowById.get(id);
+    const row = this.rows.rowOf(id);
     return row === undefined ? undefined : this.materialise(row, 0);
   }
 
   /** Ids of every document of a source type, or of one source. */
   idsOfSource(sourceType: string, sourceName?: string): string[] {
     const ids: string[] = [];
-    for (const document of this.documents) {
+    for (let row = 0; row < this.rows.size; row++) {
+      const document = this.rows.documentAt(row);
       if (document.sourceType === sourceType && (sourceName === undefined || document.sourceName === sourceName)) ids.push(document.id);
     }
     return ids;
@@ -363,11 +373,11 @@ export class VectorIndex {
   /** Copies of every document of a source, ordered by source name, then `metadata.chunkIndex`, then id. */
   documentsOfSource(sourceType: string, sourceName?: string): Document[] {
     const rows: number[] = [];
-    for (let row = 0; row < this.documents.length; row++) {
-      const document = this.documents[row];
+    for (let row = 0; row < this.rows.size; row++) {
+      const document = this.rows.documentAt(row);
       if (document.sourceType === sourceType && (sourceName === undefined || document.sourceName === sourceName)) rows.push(row);
     }
-    rows.sort((left, right) => compareForSource(this.documents[left], this.documents[right]));
+    rows.sort((left, right) => compareForSource(this.rows.documentAt(left), this.rows.documentAt(right)));
     return rows.map((row) => this.materialise(row, 0));
   }
 
@@ -389,7 +399,7 @@ export class VectorIndex {
       options.rows !== undefined ? this.checkedRows(options.rows, options.filter) : options.filter === undefined ? null : this.candidateRows(options.filter);
     const query = this.unitQuery(vector);
     const dimensions = this.fixedDimensions;
-    const count = candidates === null ? this.documents.length : candidates.length;
+    const count = candidates === null ? this.rows.size : candidates.length;
     if (dimensions === undefined || count === 0) return { rows: new Int32Array(0), scores: new Float64Array(0) };
     if (this.precision === 'int8') return this.space!.searchApproximate(query, options.topK, { rows: candidates, count });
     return this.space!.search(query, options.topK, candidates, count);
@@ -404,7 +414,12 @@ export class VectorIndex {
 
   /** The stored document at a row, not copied: for stores that persist the index. */
   storedDocumentAt(row: number): Document {
-    return this.documents[row];
+    return this.rows.documentAt(row);
+  }
+
+  /** The id at a row (without making the document of a row loaded from storage). */
+  idAt(row: number): string {
+    return this.rows.idAt(row);
   }
 
   /** The stored unit vector at a row, as a view: for stores that persist the index. */
@@ -414,13 +429,14 @@ export class VectorIndex {
 
   /** The row of an id, or `undefined`. */
   rowOf(id: string): number | undefined {
-    return this.rowById.get(id);
+    return this.rows.rowOf(id);
   }
 
   private checkedRows(rows: Int32Array, filter: Filter | undefined): Int32Array {
     if (filter !== undefined || !(rows instanceof Int32Array)) {
       throw new AxonError('INVALID_INPUT', filter !== undefined ? 'search() takes rows or a filter, not both.' : 'rows must be an Int32Array of stored rows.', {
         component: this.component,
+        fix: 'Pass rows (an Int32Array of rows this index holds) or a filter, not both.',
         details: { argument: 'rows' },
       });
     }
@@ -438,10 +454,10 @@ export class VectorIndex {
       return cached;
     }
     const matches = compileFilter(parsed);
-    const rows = new Int32Array(this.documents.length);
+    const rows = new Int32Array(this.rows.size);
     let count = 0;
-    for (let row = 0; row < this.documents.length; row++) {
-      if (matches(this.documents[row])) rows[count++] = row;
+    for (let row = 0; row < this.rows.size; row++) {
+      if (matches(this.rows.documentAt(row))) rows[count++] = row;
     }
     const candidates = rows.slice(0, count);
     if (this.filterCacheSize > 0) {
@@ -468,7 +484,7 @@ export class VectorIndex {
   }
 
   private materialise(row: number, score: number): Document {
-    const document = this.documents[row];
+    const document = this.rows.documentAt(row);
     return {
       id: document.id,
       content: document.content,
@@ -479,6 +495,10 @@ export class VectorIndex {
       embedding: this.space!.vectorAt(row).slice(),
     };
   }
+}
+
+function isRun(documents: readonly Document[] | StoredRun): documents is StoredRun {
+  return !Array.isArray(documents);
 }
 
 function duplicateStoredId(component: string): (id: string) => Error {
@@ -555,11 +575,19 @@ function assertStorable(document: Document, position: number, component: string)
     });
   }
   for (const field of ['content', 'sourceType', 'sourceName'] as const) {
-    if (typeof document[field] !== 'string') throw new AxonError('INVALID_DOCUMENT', `${where}.${field} must be a string.`, { component });
+    if (typeof document[field] !== 'string') {
+      throw new AxonError('INVALID_DOCUMENT', `${where}.${field} must be a string.`, {
+        component,
+        fix: `Give ${field} as a string ('' when empty), or add through rag.addDocuments, which fills in sourceType and sourceName.`,
+      });
+    }
   }
   const metadata: unknown = document.metadata;
   if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) {
-    throw new AxonError('INVALID_DOCUMENT', `${where}.metadata must be a plain object of JSON values.`, { component });
+    throw new AxonError('INVALID_DOCUMENT', `${where}.metadata must be a plain object of JSON values.`, {
+      component,
+      fix: 'Give every document a metadata object ({} when it has none), or add through rag.addDocuments, which fills it in.',
+    });
   }
   assertJsonMetadata(metadata, `${where}.metadata`, component);
 }

@@ -59,7 +59,10 @@ export function prepareRows(
     }
     const metadata: unknown = document.metadata ?? {};
     if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) {
-      throw new AxonError('INVALID_DOCUMENT', `${where}.metadata must be a plain object of JSON values.`, { component: PGVECTOR_COMPONENT });
+      throw new AxonError('INVALID_DOCUMENT', `${where}.metadata must be a plain object of JSON values.`, {
+        component: PGVECTOR_COMPONENT,
+        fix: 'Give every document a metadata object ({} when it has none), or add through rag.addDocuments, which fills it in.',
+      });
     }
     for (const field of ['id', 'content', 'sourceType', 'sourceName'] as const) assertText(document[field], `${where}.${field}`);
     // The check every store shares first (no cycle, bounded depth), so the walk for Postgres text below cannot overflow the stack.

@@ -173,7 +173,12 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
    */
   async add(documents: Document[], options: StoreOperationOptions = {}): Promise<void> {
     throwIfAborted(options.signal, NAME);
-    if (!Array.isArray(documents)) throw new AxonError('INVALID_DOCUMENT', `add expects an array of documents, got ${typeof documents}.`, { component: NAME });
+    if (!Array.isArray(documents)) {
+      throw new AxonError('INVALID_DOCUMENT', `add expects an array of documents, got ${typeof documents}.`, {
+        component: NAME,
+        fix: 'Pass the documents as an array, even one.',
+      });
+    }
     if (documents.length === 0) return;
     const existing = await this.#describeTable('add documents', options.signal);
     const size = existing?.dimensions ?? this.#options.dimensions ?? (documents[0]?.embedding?.length || undefined);
@@ -251,6 +256,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     if (typeof query !== 'string') {
       throw new AxonError('INVALID_INPUT', `keywordSearch() takes the query as a string, got ${typeof query}.`, {
         component: NAME,
+        fix: "Pass the query text as a string: keywordSearch('refund policy', { topK: 5 }).",
         details: { argument: 'query' },
       });
     }

@@ -144,6 +144,7 @@ export class QdrantStore implements VectorStore {
     if (!Array.isArray(documents))
       throw new AxonError('INVALID_INPUT', 'add expects an array of documents.', {
         component: NAME,
+        fix: 'Pass the documents as an array, even one.',
         details: { argument: 'documents' },
       });
     if (documents.length === 0) return;
@@ -165,7 +166,12 @@ export class QdrantStore implements VectorStore {
   async search(vector: Vector, options: VectorSearchOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
     const topK = options.topK ?? this.topK;
-    if (!Number.isInteger(topK) || topK < 1) throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, { component: NAME });
+    if (!Number.isInteger(topK) || topK < 1) {
+      throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, {
+        component: NAME,
+        fix: 'Pass topK as a whole number of at least 1, or leave it out.',
+      });
+    }
     assertEf(options.ef, NAME);
     const filter = options.filter === undefined ? undefined : toQdrantFilter(parseFilter(options.filter, NAME));
     const exact = this.#exact || options.exact === true;
@@ -212,6 +218,7 @@ export class QdrantStore implements VectorStore {
     if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string'))
       throw new AxonError('INVALID_INPUT', 'getByIds expects an array of string ids.', {
         component: NAME,
+        fix: "Pass the ids as an array of strings, e.g. getByIds(['a1', 'b2']).",
         details: { argument: 'ids' },
       });
     if (ids.length === 0 || !(await this.#describeCollection(options.signal))) return [];

@@ -198,7 +198,11 @@ describe('AgentRetriever', () => {
     expect(stage.name).toBe('mmr');
     expect(stage.scores.mfa).toBeCloseTo(0.02, 5);
     expect(stage.dropped).toEqual([
-      { id: 'reset-2', reason: expect.stringMatching(/^not among the 3 selected by MMR: most similar to "reset-1" \(cosine 0\.999\d\)/) },
+      {
+        id: 'reset-2',
+        reason: expect.stringMatching(/^not among the 3 selected by MMR \(lambda 0\.5\): .*, cosine 0\.999\d to the selected document most like it$/),
+        keptId: 'reset-1',
+      },
     ]);
     // lambda 1 is plain similarity order.
     expect(ids((await retriever.retrieve({ query: 'password', topK: 2, lambda: 1 })).results)).toEqual(['reset-1', 'reset-2']);

@@ -6,7 +6,7 @@ import type { CallerContext } from '../../../src/context/eligibility.ts';
 import { JsonlTraceStore } from '../../../src/context/trace-store.ts';
 import { SEARCH_MODES, type ContextOptions, type SearchMode } from '../../../src/rag.ts';
 import { formatAgenticEvent, formatAgenticResult } from '../agentic-format.ts';
-import { formatAnswer, formatPacket, formatTrace } from '../format.ts';
+import { documentNamer, formatAnswer, formatPacket, formatTrace } from '../format.ts';
 import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
 /**
@@ -68,7 +68,12 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
     return 0;
   }
   io.out(formatAnswer(answer));
-  if (options.explain) io.out(`\n${formatPacket(answer.packet)}`);
+  const notAllowed = answer.omitted.filter((entry) => entry.reason === 'not_allowed').length;
+  if (answer.stopReason === 'no_eligible_evidence' && notAllowed > 0) {
+    const who = caller === undefined ? 'No caller was given' : 'This caller may not see them';
+    io.err(`(${who}: --tenant and --role say who is asking, and only what that caller may see is searched)`);
+  }
+  if (options.explain) io.out(`\n${formatPacket(answer.packet, documentNamer(answer.trace.sources))}`);
   if (options.trace) io.out(`\n${formatTrace(answer.trace)}`);
   if (!options.trace) io.err(`(run id ${answer.trace.runId}; \`axon trace ${answer.trace.runId.slice(0, 8)}\` or --trace shows the pipeline)`);
   return 0;

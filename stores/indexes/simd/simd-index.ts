@@ -231,6 +231,7 @@ export class SimdVectorSpace {
     if (vector.length !== this.dimensions) {
       throw new AxonError('DIMENSION_MISMATCH', `stage() got a ${vector.length}-dimensional vector; the space holds ${this.dimensions}.`, {
         component: this.component,
+        fix: `Stage vectors of the space's ${this.dimensions} dimensions.`,
       });
     }
     assertFinite(vector, this.component, 'vector');
@@ -255,6 +256,7 @@ export class SimdVectorSpace {
     if (!Number.isInteger(rows)) {
       throw new AxonError('INVALID_VECTOR', `append() got ${vectors.length} values, not a whole number of ${this.dimensions}-dimensional rows.`, {
         component: this.component,
+        fix: `Append whole rows: a multiple of ${this.dimensions} values, one row after another.`,
       });
     }
     assertFinite(vectors, this.component, 'appended vectors');
@@ -302,6 +304,7 @@ export class SimdVectorSpace {
     if (vector.length !== this.dimensions) {
       throw new AxonError('DIMENSION_MISMATCH', `set() got a ${vector.length}-dimensional vector; the space holds ${this.dimensions}.`, {
         component: this.component,
+        fix: `Set vectors of the space's ${this.dimensions} dimensions.`,
       });
     }
     assertFinite(vector, this.component, 'vector');
@@ -393,6 +396,7 @@ export class SimdVectorSpace {
     if (!Number.isSafeInteger(wanted) || wanted < 1) {
       throw new AxonError('INVALID_OPTION', `candidates must be a positive integer, got ${String(wanted)}.`, {
         component: this.component,
+        fix: 'Pass candidates as a whole number of at least 1.',
         details: { option: 'candidates' },
       });
     }
@@ -492,7 +496,7 @@ export class SimdVectorSpace {
       throw new AxonError(
         'DIMENSION_MISMATCH',
         `The query must be a Float32Array of ${this.dimensions} values, got ${query instanceof Float32Array ? query.length : typeof query}.`,
-        { component: this.component },
+        { component: this.component, fix: `Pass the query as a Float32Array of the space's ${this.dimensions} dimensions.` },
       );
     }
     assertFinite(query, this.component, 'query vector');
@@ -505,6 +509,7 @@ export class SimdVectorSpace {
       if (!Number.isSafeInteger(count) || count < 0 || count > this.rowCount) {
         throw new AxonError('INVALID_INPUT', `count ${String(count)} is outside 0..${this.rowCount}.`, {
           component: this.component,
+          fix: 'Pass a count between 0 and the number of rows the space holds.',
           details: { argument: 'count' },
         });
       }
@@ -513,6 +518,7 @@ export class SimdVectorSpace {
     if (!Number.isSafeInteger(count) || count < 0 || count > rows.length) {
       throw new AxonError('INVALID_INPUT', `count ${String(count)} is outside 0..${rows.length} (the length of rows).`, {
         component: this.component,
+        fix: 'Pass a count no larger than rows.length.',
         details: { argument: 'count' },
       });
     }
@@ -522,6 +528,7 @@ export class SimdVectorSpace {
       if (row < 0 || row >= size)
         throw new AxonError('INVALID_INPUT', `rows[${index}] = ${row} is not a stored row (0..${size - 1}).`, {
           component: this.component,
+          fix: 'Pass only rows the space holds.',
           details: { argument: 'rows', position: index },
         });
     }
@@ -555,6 +562,7 @@ export class SimdVectorSpace {
     if (!Number.isSafeInteger(row) || row < 0 || row >= this.rowCount) {
       throw new AxonError('INVALID_INPUT', `Row ${String(row)} is not stored (0..${this.rowCount - 1}).`, {
         component: this.component,
+        fix: 'Pass a row the space holds.',
         details: { argument: 'row' },
       });
     }
@@ -592,7 +600,10 @@ function sumOfSquares(values: Float32Array): number {
 function assertFinite(values: Float32Array, component: string, label: string): void {
   for (let index = 0; index < values.length; index++) {
     if (!Number.isFinite(values[index])) {
-      throw new AxonError('INVALID_VECTOR', `${label}[${index}] is ${values[index]}; every component must be a finite number.`, { component });
+      throw new AxonError('INVALID_VECTOR', `${label}[${index}] is ${values[index]}; every component must be a finite number.`, {
+        component,
+        fix: 'Check what made the vector: NaN and Infinity cannot be searched.',
+      });
     }
   }
 }

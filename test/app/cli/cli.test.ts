@@ -31,10 +31,10 @@ afterAll(async () => {
 });
 
 describe('axon CLI', () => {
-  it('refuses to answer from an empty store, saying how to ingest', async () => {
+  it('refuses to answer before anything is ingested, saying the store does not exist yet and how to ingest', async () => {
     const result = await axon('ask', 'anything?');
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^axon: \[file-store\] The index holds no documents.*axon ingest/m);
+    expect(result.stderr).toMatch(/^axon: \[file-store\] The store's folder \S+\.axon does not exist, so there is nothing to search\..*`axon ingest <paths…>/m);
   });
 
   it('ingests a folder with progress on stderr and a summary', async () => {

@@ -38,11 +38,15 @@ describe('axon ask and trace, context engineering', () => {
     const result = await axon('ask', 'How many days until refunds are processed?', '--explain');
     expect(result.code).toBe(0);
     // No caller: the search is not filtered, and both tenant documents are refused before inclusion.
-    expect(result.stdout).toMatch(/^\[missing_evidence\] /);
+    expect(result.stdout.split('\n')[0]).toBe(
+      '[missing_evidence] I cannot answer this: 2 matching documents were withheld by the eligibility rules as not allowed for this caller ' +
+        '(tenant, role, redaction or trust level), and they are not shown.',
+    );
+    expect(result.stderr).toContain('(No caller was given: --tenant and --role say who is asking, and only what that caller may see is searched)');
     expect(result.stdout).toMatch(/Context packet [0-9a-f]{24} {2}\d+ of 7000 tokens/);
     expect(result.stdout).toMatch(/1\. system_instruction · System instructions {2}\[trusted\] {2}\d+ tokens {2}pinned/);
     expect(result.stdout).toMatch(/3\. user_request · User request {2}\[user_supplied\]/);
-    expect(result.stdout).toMatch(/omitted:\n {4}[0-9a-f]{12} \(docs\/refunds\.jsonl\): not_allowed — the document belongs to tenant/);
+    expect(result.stdout).toMatch(/omitted:\n {4}docs\/refunds\.jsonl#\d: not_allowed — the document belongs to tenant/);
   });
 
   it('answers a caller of the right tenant and role, and shows the stored run by prefix and --last', async () => {
@@ -70,6 +74,17 @@ describe('axon ask and trace, context engineering', () => {
     expect(diff.stdout).toMatch(/ {2}caller\n {4}a: \{"tenantId":"globex"\}\n {4}b: \{"tenantId":"acme","roles":\["support"\]\}/);
     const same = await axon('trace', '--diff', first.slice(0, 8), first.slice(0, 8), '--json');
     expect(JSON.parse(same.stdout).differences).toEqual([]);
+  });
+
+  it('refuses a question too long for the context budget before searching, naming the limit, with exit code 1', async () => {
+    const result = await axon('ask', 'Why do refunds take so long? '.repeat(4200), '--max-tokens', '4000');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^axon: \[context-builder\] The question takes \d+ tokens, over the (\d+) the context budget leaves for it \(maxTokens 4000, less 1000 reserved for the answer and \d+ for the instructions and rules; counted by the axon-estimate@1 tokenizer\)\. Shorten the question to at most \1 tokens/,
+    );
+    // Refused before the run started: no trace was stored for it.
+    expect((await axon('trace', '--last', '--json')).stdout).not.toContain('Why do refunds take so long?');
   });
 
   it.each([

@@ -86,6 +86,9 @@ suite(chromium ? 'axon serve in Chromium' : 'axon serve in Chromium — SKIPPED:
     await page.locator('#question').press('Control+Enter');
     await page.locator('#citations .cite').first().waitFor();
     expect(await page.locator('#answer').textContent()).toBe(ANSWER);
+    // The status line says how many documents the question searched.
+    const documents = await pipeline.rag.components().store.count();
+    await expect.poll(() => page.locator('#status').textContent()).toContain(`searched ${documents} documents`);
 
     // The chip names the chunk, not only the file.
     expect(await page.locator('#citations .cite').first().textContent()).toBe('[1] help/account.md#0 p. 3');
@@ -106,6 +109,13 @@ suite(chromium ? 'axon serve in Chromium' : 'axon serve in Chromium — SKIPPED:
     expect(await dropped.count()).toBe(post.dropped.length);
     expect(await dropped.first().locator('.reason').textContent()).toBe(post.dropped[0].reason);
     expect(Number(await column.locator('.cutlabel').getAttribute('data-threshold'))).toBe(recorded);
+    // MMR's drop names the selected document it was too like by source and chunk, as the CLI does, never by id.
+    const unselected = run.stages.find((stage) => stage.name === 'mmr')!.dropped[0];
+    expect(unselected.reason).not.toContain(unselected.keptId!);
+    expect(await page.locator('.stage[data-name="mmr"] .row.dropped .reason').first().textContent()).toBe(
+      `${unselected.reason} (kept: ${run.sources![unselected.keptId!]})`,
+    );
+    expect(run.sources![unselected.keptId!]).toMatch(/^[\w/]+\.md(:\d+)?#\d+$/);
     // The cut line sits at the threshold on the column's own scale: left of every kept bar's end, right of every dropped one's.
     const cutX = (await column.locator('.row .cut').first().boundingBox())!.x;
     for (const fill of await column.locator('.row.dropped .fill').all()) {

@@ -43,6 +43,8 @@ describe('serve: the API', () => {
     const events = parseEvents(await response.text());
     const kinds = events.map((event) => event.event);
     expect(kinds.at(-1)).toBe('result');
+    // First, how many documents the store held when the question was asked: what the question searched.
+    expect(events[0]).toEqual({ event: 'store', data: { documents: await pipeline.rag.components().store.count() } });
     expect(kinds).toContain('stage');
     expect(kinds.indexOf('delta')).toBeGreaterThan(kinds.indexOf('stage'));
     const streamed = events.filter((event) => event.event === 'delta').map((event) => (event.data as { text: string }).text);

@@ -15,6 +15,7 @@ describe('Dedupe', () => {
       ['d1', 0.3],
       ['d2', 0.2],
     ]);
-    expect(context.dropped.get('other')).toBe('same content as d2');
+    expect(context.dropped.get('other')).toBe('same content as another document');
+    expect(context.kept.get('other')).toBe('d2');
   });
 });

@@ -30,8 +30,9 @@ describe('MMR post-processor', () => {
     expect(input[0].score).toBe(0.9); // the input is not mutated
     expect([...context.dropped.keys()]).toEqual(['b']);
     expect(context.dropped.get('b')).toBe(
-      'not among the 2 selected by MMR: most similar to selected "a" (cosine 0.9360), relevance 0.8800, MMR -0.0280 (lambda 0.5)',
+      'not among the 2 selected by MMR (lambda 0.5): relevance 0.8800, MMR -0.0280, cosine 0.9360 to the selected document most like it',
     );
+    expect(context.kept.get('b')).toBe('a');
   });
 
   it('with lambda 1 keeps the plain top k and drops nothing when k covers every document', async () => {
@@ -82,7 +83,7 @@ describe('MMR post-processor', () => {
     const stage = trace.stages.find((record) => record.name === 'mmr')!;
     expect(stage.scores).toEqual({ a: 0.48, b: -0.068 });
     expect(stage.dropped).toEqual([
-      { id: 'c', reason: expect.stringMatching(/most similar to selected "b" \(cosine 0\.6000\), relevance 0\.0000, MMR -0\.3000/) },
+      { id: 'c', reason: expect.stringMatching(/: relevance 0\.0000, MMR -0\.3000, cosine 0\.6000 to the selected document most like it$/), keptId: 'b' },
     ]);
   });
 });

@@ -136,7 +136,7 @@ describe('QueryTransformation through RAG.retrieve', () => {
     expect(fusion.scores['arthur-copy']).toBeCloseTo(rrf(2, 3), 6);
 
     const dedupe = trace.stages.find((stage) => stage.stage === 'dedupe')!;
-    expect(dedupe.dropped).toEqual([{ id: 'arthur-copy', reason: 'same content as arthur' }]);
+    expect(dedupe.dropped).toEqual([{ id: 'arthur-copy', reason: 'same content as another document', keptId: 'arthur' }]);
     expect(documents.map((document) => document.id)).toEqual(['arthur', 'women']);
 
     const preProcess = trace.stages.find((stage) => stage.stage === 'pre-process')!;

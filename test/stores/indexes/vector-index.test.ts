@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Document } from '../../../src/document.ts';
-import { scanTopK, VectorIndex } from '../../../stores/indexes/vector-index.ts';
+import { IdTable } from '../../../stores/indexes/id-table.ts';
+import { scanTopK, type StoredRun, VectorIndex } from '../../../stores/indexes/vector-index.ts';
 import { random } from '../support.ts';
 
 function documents(count: number, dimensions: number, next: () => number): Document[] {
@@ -172,6 +173,29 @@ describe('VectorIndex.appendStored (bulk load of checked rows)', () => {
     const fill = async (target: Uint8Array) => target.set(new Uint8Array(prepared.vectors.buffer, prepared.vectors.byteOffset, prepared.vectors.byteLength));
     await expect(new VectorIndex().appendStored(() => prepared.documents, 8, 1, fill)).rejects.toMatchObject({ code: 'INTERNAL' });
     await expect(new VectorIndex().appendStored(() => prepared.documents, 8, 1, fill, { count: 29 })).rejects.toMatchObject({ code: 'INTERNAL' });
+  });
+
+  it('loads a stored run without making a document per row: only the rows a search returns get theirs', async () => {
+    const next = random(21);
+    const items = documents(50, 8, next);
+    const prepared = new VectorIndex().prepare(items);
+    const made: number[] = [];
+    const stored: StoredRun = {
+      ids: IdTable.fromStrings(items.map((item) => item.id)),
+      document: (position) => {
+        made.push(position);
+        return prepared.documents[position];
+      },
+    };
+    const loaded = new VectorIndex();
+    const fill = async (target: Uint8Array) => target.set(new Uint8Array(prepared.vectors.buffer, prepared.vectors.byteOffset, prepared.vectors.byteLength));
+    await loaded.appendStored(stored, 8, 1, fill, { dropped: [3] });
+    expect(made).toEqual([]);
+    expect(loaded.size).toBe(49);
+    expect(loaded.has('doc3')).toBe(false);
+    expect(loaded.rowOf('doc49')).toBe(3);
+    const found = loaded.search(Array.from({ length: 8 }, next), { topK: 2 });
+    expect(made.sort((left, right) => left - right)).toEqual(found.map((document) => Number(document.id.slice(3))).sort((left, right) => left - right));
   });
 
   it('refuses an id it already holds through the caller’s error', async () => {

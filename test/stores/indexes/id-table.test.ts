@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { IdTable, IdTableError } from '../../../stores/indexes/id-table.ts';
+
+const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+
+describe('IdTable', () => {
+  it('reads a JSON array of ids in place and finds each id at its position', () => {
+    const ids = ['doc-0', 'doc-1', 'näive', '文書', 'emoji-😀', 'a'];
+    for (const table of [IdTable.fromJsonArray(json(ids), ids.length), IdTable.fromStrings(ids)]) {
+      expect(table.count).toBe(ids.length);
+      ids.forEach((id, position) => {
+        expect(table.idAt(position)).toBe(id);
+        expect(table.find(id)).toBe(position);
+      });
+      expect(table.find('doc-2')).toBe(-1);
+      expect(table.find('doc')).toBe(-1);
+    }
+  });
+
+  it('takes spaces between the items and reads escaped ids through JSON.parse', () => {
+    const spaced = new TextEncoder().encode(' [ "x" ,\n"y" ] ');
+    expect([0, 1].map((position) => IdTable.fromJsonArray(spaced, 2).idAt(position))).toEqual(['x', 'y']);
+    const escaped = ['quote"d', 'back\\slash', 'tab\there', 'lone \ud800 surrogate', 'plain'];
+    const table = IdTable.fromJsonArray(json(escaped), escaped.length);
+    escaped.forEach((id, position) => expect(table.find(id)).toBe(position));
+    // Two ids that differ only by a lone surrogate are two ids.
+    const surrogates = IdTable.fromStrings(['a\ud800', 'a\udc00', 'a\ufffd']);
+    expect(['a\ud800', 'a\udc00', 'a\ufffd'].map((id) => surrogates.find(id))).toEqual([0, 1, 2]);
+  });
+
+  it('refuses what is not a list of that many non-empty string ids, and an id there twice', () => {
+    const bad: Array<[string, number, RegExp]> = [
+      ['["a","b"]', 3, /not a list of 3/],
+      ['["a","b","c"]', 2, /not a list of 2/],
+      ['{"a":1}', 1, /not a list/],
+      ['["a",""]', 2, /non-empty string/],
+      ['["a",1]', 2, /non-empty string/],
+      ['["a","b', 2, /not valid JSON/],
+      ['["a","b"] x', 2, /not valid JSON/],
+      ['["a","\\u0062",1]', 3, /non-empty string/],
+      ['["a","b","a"]', 3, /the id "a" twice/],
+    ];
+    for (const [text, count, message] of bad) {
+      expect(() => IdTable.fromJsonArray(new TextEncoder().encode(text), count), text).toThrow(message);
+      expect(() => IdTable.fromJsonArray(new TextEncoder().encode(text), count), text).toThrow(IdTableError);
+    }
+    expect(() => IdTable.fromStrings(['x', 'y', 'x'])).toThrow(/the id "x" twice/);
+  });
+
+  it('lists the ids two tables share, by position in each', () => {
+    const here = IdTable.fromJsonArray(json(['a', 'b', 'c', 'd']), 4);
+    const there = IdTable.fromStrings(['d', 'e', 'b']);
+    const shared: Array<[number, number]> = [];
+    here.forEachShared(there, (position, other) => shared.push([position, other]));
+    expect(shared).toEqual([
+      [3, 0],
+      [1, 2],
+    ]);
+  });
+
+  it('finds every id of a large table (hash collisions resolved by the bytes)', () => {
+    const ids = Array.from({ length: 20_000 }, (_, index) => `doc-${index}`);
+    const table = IdTable.fromJsonArray(json(ids), ids.length);
+    for (let position = 0; position < ids.length; position += 97) expect(table.find(ids[position])).toBe(position);
+    expect(table.find('doc-20000')).toBe(-1);
+  });
+});
