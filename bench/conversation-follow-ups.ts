@@ -127,7 +127,8 @@ interface Index {
 /** The embedded default over a temporary folder, with the corpus indexed the way `axon eval` indexes it. */
 async function openIndex(dataset: BeirDataset): Promise<Index> {
   const directory = await mkdtemp(join(tmpdir(), 'axon-follow-ups-'));
-  const rag = new EmbeddedRAG({ directory, topK: TOP_K });
+  // No embedding cache: it would sit beside the temporary folder, outlive it, and change the indexing time measured.
+  const rag = new EmbeddedRAG({ directory, topK: TOP_K, embeddingCache: false });
   const started = performance.now();
   const documents = dataset.corpus
     .map((document) => ({ document, content: beirDocumentText(document) }))

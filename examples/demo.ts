@@ -17,7 +17,8 @@ const questions = [
 ];
 
 try {
-  const rag = new EmbeddedRAG({ directory });
+  // A temporary store: no embedding cache, which would sit beside it in the system's temporary folder and outlive it.
+  const rag = new EmbeddedRAG({ directory, embeddingCache: false });
   const summary = await ingestPaths([join(root, 'docs')], rag.components(), { baseDirectory: root });
   console.log(`Ingested ${summary.filesIngested} files from docs/ as ${summary.chunksAdded} chunks into ${directory} (${summary.ms} ms).\n`);
   for (const [index, question] of questions.entries()) {

@@ -12,7 +12,14 @@ export {
   type AnswerStatus,
   type RagEvent,
   type AddDocumentsOptions,
+  Conversation,
+  type ConversationAnswer,
+  type ConversationEvent,
+  type ConversationOptions,
+  type ConversationRunner,
+  type ConversationSettings,
 } from './rag.ts';
+export { condenseStage } from './stages/condense-stage.ts';
 export type { Document, DocumentInput, Citation, JsonValue, Vector } from './document.ts';
 export { contentHash } from './document.ts';
 export type * from './contracts/index.ts';
@@ -39,4 +46,5 @@ export { maximalMarginalRelevance, cosineSimilarity } from './pipeline/mmr.ts';
 export { SEARCH_MODES, type SearchMode, type HybridWeights } from './rag.ts';
 export { LOCAL_EMBEDDINGS_HYBRID_WEIGHTS, retrievalDefaultsFor } from './pipeline/retrieval-defaults.ts';
 export { supportsKeywordSearch } from './contracts/keyword-search.ts';
+export { CachedEmbeddings, isCachedEmbeddings, type CachedEmbeddingsOptions, type CachedEmbeddingsStatistics } from './runtime/cached-embeddings.ts';
 export * from './conversation/index.ts';

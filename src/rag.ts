@@ -1,3 +1,4 @@
+import type { ChatHistory, ConversationMessage } from './contracts/chat-history.ts';
 import type { ChatProvider } from './contracts/chat.ts';
 import type { EmbeddingsProvider } from './contracts/embeddings.ts';
 import { supportsKeywordSearch } from './contracts/keyword-search.ts';
@@ -21,6 +22,16 @@ import { prepareTelemetry } from './pipeline/telemetry.ts';
 import { TraceRecorder } from './pipeline/trace.ts';
 import { assertVector, embedAll } from './runtime/embed.ts';
 import { parseOptions } from './runtime/options.ts';
+import { MemoryChatHistory } from './conversation/memory-chat-history.ts';
+import { checkConversationOptions } from './stages/condense-stage.ts';
+import {
+  Conversation,
+  splitMessages,
+  withSearchedQuestion,
+  type ConversationAnswer,
+  type ConversationEvent,
+  type ConversationSettings,
+} from './stages/conversation.ts';
 import { defaultAnswerStages, defaultRetrievalStages } from './stages/default-stages.ts';
 import { searchQueries, type AnswerPlan, type RagRunState, type RagStage } from './stages/state.ts';
 import type {
@@ -38,7 +49,9 @@ import type {
 export { SEARCH_MODES, type HybridWeights, type SearchMode } from './pipeline/search-mode.ts';
 export type { ContextGuardrailCheck, Guardrail, GuardrailCheck, GuardrailDecision, GuardrailVerdict, StopReason } from './context/outcome.ts';
 export type { AnswerPlan, RagRunState, RagStage, RagStageEvent, SearchPlan } from './stages/state.ts';
+export { Conversation, type ConversationAnswer, type ConversationEvent, type ConversationRunner, type ConversationSettings } from './stages/conversation.ts';
 export type {
+  ConversationOptions,
   AddDocumentsOptions,
   Answer,
   AnswerOptions,
@@ -70,6 +83,7 @@ const COMPONENT = 'rag';
 export abstract class RAG {
   private resolved: RagComponents | undefined;
   private stages: { retrieval: RagStage[]; answer: RagStage[] } | undefined;
+  private histories: { history: ChatHistory | undefined } | undefined;
 
   /** The embeddings provider for documents and queries. */
   protected abstract embeddings(): EmbeddingsProvider;
@@ -120,6 +134,14 @@ export abstract class RAG {
   }
   /** Where every run's trace is saved when a call does not say. @default undefined (not saved) */
   protected traceStore(): TraceStore | undefined {
+    return undefined;
+  }
+  /**
+   * Where `conversation()` keeps turns when it is not given a history: a `FileChatHistory` beside a file store, a
+   * `PostgresChatHistory` beside pgvector, your own. Asked for once, like the parts.
+   * @default undefined (each pipeline keeps its conversations in memory, a `MemoryChatHistory` of its own)
+   */
+  protected chatHistory(): ChatHistory | undefined {
     return undefined;
   }
 
@@ -240,6 +262,7 @@ export abstract class RAG {
       const { retrieval, answer: answerStages } = this.stageLists();
       const final = yield* runStages([...retrieval, ...answerStages], state, recorder, state.signal);
       const answer = final.answer;
+      if (answer !== undefined) answer.searchedQuestion = final.searchQuestion;
       if (answer === undefined) {
         throw new AxonError('INTERNAL', 'The answer stages ended without an answer.', {
           component: COMPONENT,
@@ -262,6 +285,40 @@ export abstract class RAG {
     } finally {
       // A consumer that stops reading early still closes the run's span.
       recorder.finish({ 'axon.abandoned': true });
+    }
+  }
+
+  /**
+   * A conversation: each question answered with the turns before it (a follow-up rewritten to stand alone before
+   * retrieval, the history in the packet as its own section) and recorded as a turn in `history`. Give the `id` of
+   * an earlier conversation to continue it; without one a new conversation starts (docs/conversations.md).
+   *
+   * @throws AxonError `INVALID_INPUT` for an id that is not 1 to 128 letters, digits, `_` and `-`
+   */
+  conversation(settings: ConversationSettings = {}): Conversation {
+    const { history, ...rest } = settings;
+    return new Conversation(this, history ?? this.defaultChatHistory(), rest);
+  }
+
+  /**
+   * Answer the last of `messages` (the user's question) with the messages before it as the conversation, as chat
+   * APIs and Bedrock's `messages` take it: the follow-up is rewritten to stand alone before retrieval and the
+   * earlier messages enter the packet as its conversation section. Nothing is recorded; use `conversation()` to
+   * keep turns.
+   *
+   * @throws AxonError `INVALID_INPUT` when `messages` is empty, holds something other than user and assistant
+   *   messages, or does not end with the user's question
+   */
+  async converse(messages: ConversationMessage[], options: AnswerOptions = {}): Promise<ConversationAnswer> {
+    const result = (event: ConversationEvent) => (event.type === 'result' ? event.answer : undefined);
+    return finalEvent(this.converseStream(messages, options), result, COMPONENT, 'converse-ends-with-result');
+  }
+
+  /** Like `converse`, as events: each stage record, answer text deltas, then the result. */
+  async *converseStream(messages: ConversationMessage[], options: AnswerOptions = {}): AsyncGenerator<ConversationEvent, void, undefined> {
+    const { question, history } = splitMessages(messages, COMPONENT);
+    for await (const event of this.stream(question, { ...options, conversation: { ...options.conversation, history } })) {
+      yield event.type === 'result' ? { type: 'result', answer: withSearchedQuestion(event.answer, question) } : event;
     }
   }
 
@@ -323,13 +380,21 @@ export abstract class RAG {
 
   /**
    * Let the store finish and save what it holds in memory (`FileStore` saves an ANN graph that is ahead of
-   * its snapshot). The pipeline can be used again afterwards; the store reloads on demand.
+   * its snapshot). The pipeline can be used again afterwards; the store reloads on demand. The chat history is
+   * not closed (a `PostgresChatHistory` cannot be used after `close()`): close it yourself when you are done.
    */
   async close(): Promise<void> {
     if (this.resolved) await this.resolved.store.close?.();
   }
 
   // --- Internal helpers ---
+
+  /** The pipeline's `chatHistory()`, asked for once, or a history in memory of its own. */
+  private defaultChatHistory(): ChatHistory {
+    this.histories ??= { history: this.chatHistory() };
+    this.histories.history ??= new MemoryChatHistory();
+    return this.histories.history;
+  }
 
   /** The run's context settings, once the question is known to fit them. */
   private async checkAnswerable(question: string, options: Pick<AnswerOptions, 'context'>): Promise<ContextOptions> {
@@ -367,6 +432,7 @@ export abstract class RAG {
       });
     }
     if (options.filter !== undefined) parseFilter(options.filter, COMPONENT);
+    const history = checkConversationOptions(options.conversation, COMPONENT);
     const policy = this.eligibilityPolicy();
     const callerFilter = options.caller === undefined ? undefined : eligibilityFilter(options.caller, policy);
     const filter = callerFilter === undefined ? options.filter : options.filter === undefined ? callerFilter : { $and: [options.filter, callerFilter] };
@@ -388,6 +454,7 @@ export abstract class RAG {
       caller: options.caller,
       policy,
       answering,
+      ...(history ? { history } : {}),
       queries: [],
       vectors: [],
       lists: [],
@@ -480,7 +547,15 @@ function assertQuestionText(question: unknown): asserts question is string {
 /** What `retrieve` returns, from the state retrieval left. */
 function retrievalResult(state: RagRunState): RetrievalResult {
   const { documents, search, trace, omitted, retrieved } = state;
-  const result: RetrievalResult = { documents, queries: searchQueries(state), searchMode: search.mode, trace, omitted, retrieved: [...retrieved.values()] };
+  const result: RetrievalResult = {
+    documents,
+    queries: searchQueries(state),
+    searchedQuestion: state.searchQuestion,
+    searchMode: search.mode,
+    trace,
+    omitted,
+    retrieved: [...retrieved.values()],
+  };
   if (search.filter !== undefined) result.filter = search.filter;
   return result;
 }

@@ -40,6 +40,61 @@ export const STORE_COMPONENTS: readonly LazyComponentDefinition[] = [
   },
 ];
 
+/**
+ * Where conversations are kept, named in configuration as `{ "conversations": { "history": "<name>" } }` or
+ * `{ "conversations": { "history": { "type": "<name>", …options } } }`.
+ */
+export const CHAT_HISTORY_COMPONENTS: readonly LazyComponentDefinition[] = [
+  {
+    kind: 'chat-history',
+    name: 'file',
+    description: 'beside the embedded store: <store folder>/conversations/<id>.jsonl',
+    // Given the store, so the conversations land in the file store's own folder when no directory is said.
+    uses: ['store'],
+    load: () =>
+      Promise.all([import('./file-store/file-chat-history.ts'), import('./file-store/file-store.ts')]).then(
+        ([{ FileChatHistory, fileChatHistoryOptionsSchema }, { FileStore }]) =>
+          componentImplementation('chat-history', {
+            options: fileChatHistoryOptionsSchema.extend({
+              /** The folder whose `conversations/` holds them, relative to the configuration file's folder. @default the file store's folder, else '.axon' */
+              directory: z.string().min(1).optional(),
+            }),
+            create: ({ directory, ...options }, { store, baseDirectory }) =>
+              new FileChatHistory({
+                ...options,
+                directory:
+                  directory !== undefined
+                    ? isAbsolute(directory)
+                      ? directory
+                      : resolve(baseDirectory, directory)
+                    : store instanceof FileStore
+                      ? store.directory
+                      : resolve(baseDirectory, '.axon'),
+              }),
+          }),
+      ),
+  },
+  {
+    kind: 'chat-history',
+    name: 'memory',
+    description: 'in-process memory (gone when the process ends)',
+    load: () =>
+      import('../src/conversation/memory-chat-history.ts').then(({ MemoryChatHistory }) =>
+        componentImplementation('chat-history', { options: z.object({}).strict(), create: () => new MemoryChatHistory() }),
+      ),
+  },
+  {
+    kind: 'chat-history',
+    name: 'postgres',
+    description: 'one PostgreSQL table (url, or DATABASE_URL)',
+    load: () =>
+      import('./pgvector/postgres-chat-history.ts').then(({ PostgresChatHistory, postgresChatHistoryOptionsSchema }) =>
+        // A pool is an object of code, which configuration cannot hold: a connection URL it is.
+        componentClass('chat-history', PostgresChatHistory, postgresChatHistoryOptionsSchema.omit({ pool: true })),
+      ),
+  },
+];
+
 // --- Internal helpers ---
 
 /**

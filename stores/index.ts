@@ -12,9 +12,10 @@ export {
   PGVECTOR_REGISTRY_TABLE,
   type PgVectorStoreOptions,
 } from './pgvector/pgvector-store.ts';
+export { FileEmbeddingCache, fileEmbeddingCacheOptionsSchema, type FileEmbeddingCacheOptions } from './file-store/file-embedding-cache.ts';
 export { FileChatHistory, fileChatHistoryOptionsSchema, CONVERSATIONS_FOLDER, type FileChatHistoryOptions } from './file-store/file-chat-history.ts';
 export { PostgresChatHistory, postgresChatHistoryOptionsSchema, type PostgresChatHistoryOptions } from './pgvector/postgres-chat-history.ts';
 export { keywordIndexOptionSchema, type KeywordIndexOption } from './indexes/keyword-index-support.ts';
 export type { PgPool } from './pgvector/pg-pool.ts';
 // The definitions configuration builds stores from, each module loaded when a configuration names it.
-export { STORE_COMPONENTS } from './components.ts';
+export { STORE_COMPONENTS, CHAT_HISTORY_COMPONENTS } from './components.ts';

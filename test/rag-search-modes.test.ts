@@ -406,7 +406,8 @@ describe('search mode defaults', () => {
 
     const directory = await mkdtemp(join(tmpdir(), 'axon-search-modes-'));
     temporaryDirectories.push(directory);
-    const embedded = new EmbeddedRAG({ directory });
+    // The cache beside the store would be the temporary folder's parent: kept inside this test's folder instead.
+    const embedded = new EmbeddedRAG({ directory: join(directory, 'store') });
     await embedded.addDocuments(CORPUS);
     const fromEmbedded = await embedded.retrieve(QUESTION);
     expect(fromEmbedded.searchMode).toBe('hybrid');

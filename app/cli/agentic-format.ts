@@ -43,6 +43,8 @@ function describe(event: AgenticTraceEvent): string {
   const input = event.input;
   const output = event.output ?? {};
   switch (event.step) {
+    case 'condense':
+      return `${JSON.stringify(input.question)} → ${JSON.stringify(output.searchedQuestion ?? input.question)} (${String(output.method ?? '')}: ${String(output.reason ?? '')})`;
     case 'speculativeRetrieval':
       return `${JSON.stringify(input.query)} → ${String(output.results ?? 0)} results`;
     case 'planning': {

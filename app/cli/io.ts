@@ -11,6 +11,10 @@ export interface CommandIO {
   /** The stream progress is drawn on (a bar on a terminal, plain lines otherwise). */
   errorStream: NodeJS.WritableStream & { isTTY?: boolean };
   cwd: string;
+  /** Where an interactive command (`axon chat`) reads lines. @default process.stdin */
+  input?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** Text without a line end (answer text as it streams). @default process.stdout.write */
+  write?(text: string): void;
 }
 
 /** The parsed command-line options shared by every command. */
@@ -44,6 +48,12 @@ export interface CommandOptions {
   workers?: string;
   /** `store repair`: report what a repair would do, write nothing. */
   'dry-run'?: boolean;
+  /** `ask`, `chat`: the conversation to continue (kept in the store folder). */
+  conversation?: string;
+  /** The embedding cache's folder, instead of the configured or default one. */
+  'embedding-cache'?: string;
+  /** Embed without the embedding cache. */
+  'no-embedding-cache'?: boolean;
 }
 
 /** A mistake in how the command was called (exit code 2). */
@@ -70,6 +80,10 @@ export interface LoadedPipeline {
   source: string;
   /** A hash of the configuration (secrets left out), recorded in every trace. */
   configHash: string;
+  /** Whether the configuration names where conversations are kept (`conversations.history`). */
+  historyConfigured: boolean;
+  /** The embedding cache's folder the pipeline was given, or `false` when it was turned off. */
+  embeddingCache: string | false;
 }
 
 /**
@@ -78,12 +92,29 @@ export interface LoadedPipeline {
  */
 export async function loadPipeline(options: CommandOptions, io: CommandIO): Promise<LoadedPipeline> {
   const loaded = await loadConfiguration(options, io);
+  if (options['embedding-cache'] !== undefined && options['no-embedding-cache']) {
+    throw new UsageError('--embedding-cache and --no-embedding-cache contradict each other; give one.');
+  }
+  const { configuredEmbeddingCache, defaultEmbeddingCacheDirectory } = await import('../config/embedding-cache.ts');
   if (loaded === undefined) {
     // Loaded here, not on import: `axon --help` and `--version` need neither the pipeline nor the container.
     const { EmbeddedRAG } = await import('../config/embedded-rag.ts');
     const directory = resolve(io.cwd, options.store ?? '.axon');
     const configHash = hashConfiguration({ embedded: 'default' });
-    return { rag: new EmbeddedRAG({ directory }), dataDirectory: directory, storeDirectory: directory, source: 'the embedded default', configHash };
+    const embeddingCache = options['no-embedding-cache']
+      ? false
+      : options['embedding-cache'] !== undefined
+        ? resolve(io.cwd, options['embedding-cache'])
+        : defaultEmbeddingCacheDirectory(directory);
+    return {
+      rag: new EmbeddedRAG({ directory, embeddingCache }),
+      dataDirectory: directory,
+      storeDirectory: directory,
+      source: 'the embedded default',
+      configHash,
+      historyConfigured: false,
+      embeddingCache,
+    };
   }
   // `path` is the file store's deprecated name for `directory`.
   const config = loaded.config as { store?: { type?: string; directory?: string; path?: string } };
@@ -93,11 +124,37 @@ export async function loadPipeline(options: CommandOptions, io: CommandIO): Prom
     const { path: _path, ...store } = config.store ?? { type: 'file' };
     config.store = { ...store, directory: resolve(io.cwd, options.store) };
   }
+  // Hashed before the cache flags apply: where vectors are cached changes no result.
   const configHash = hashConfiguration(config);
+  if (options['no-embedding-cache']) (config as Record<string, unknown>).embeddingCache = false;
+  else if (options['embedding-cache'] !== undefined) {
+    const given = (config as { embeddingCache?: unknown }).embeddingCache;
+    (config as Record<string, unknown>).embeddingCache = {
+      ...(typeof given === 'object' && given !== null ? given : {}),
+      directory: resolve(io.cwd, options['embedding-cache']),
+    };
+  }
   const { createRag } = await import('../config/create-rag.ts');
   const rag = await createRag(config, { registry: loaded.registry, baseDirectory: loaded.baseDirectory, source: loaded.source });
   const dataDirectory = fileStore ? resolve(loaded.baseDirectory, config.store?.directory ?? config.store?.path ?? '.axon') : resolve(io.cwd, '.axon');
-  return { rag, dataDirectory, ...(fileStore ? { storeDirectory: dataDirectory } : {}), source: loaded.source, configHash };
+  // The command's cache: the configured one, else (a store that keeps nothing on local disk) one beside `.axon`.
+  const configured = configuredEmbeddingCache(config as Parameters<typeof configuredEmbeddingCache>[0], loaded.baseDirectory);
+  const embeddingCache =
+    configured !== false
+      ? resolve(loaded.baseDirectory, configured.directory)
+      : (config as { embeddingCache?: unknown }).embeddingCache === false
+        ? false
+        : defaultEmbeddingCacheDirectory(dataDirectory);
+  const historyConfigured = (config as { conversations?: { history?: unknown } }).conversations?.history !== undefined;
+  return {
+    rag,
+    dataDirectory,
+    ...(fileStore ? { storeDirectory: dataDirectory } : {}),
+    source: loaded.source,
+    configHash,
+    embeddingCache,
+    historyConfigured,
+  };
 }
 
 /**

@@ -10,6 +10,9 @@ const HELP = `axon — retrieval-augmented generation pipelines
 Usage:
   axon ingest <paths…>        Load, split, embed and store files and folders (.txt, .md, …)
   axon ask "<question>"       Answer from the stored documents, with citations
+  axon chat                   Talk to the stored documents: each question follows the ones before
+                              (answers stream; /sources, /trace, /new; Ctrl-C cancels an answer, Ctrl-D leaves)
+  axon conversations          List the kept conversations (show <id> prints one, delete <id> removes it)
   axon trace <run-id>         Print the stored trace of an earlier ask (a unique prefix is enough;
                               --last for the latest, --diff <a> <b> to compare two runs)
   axon serve                  Ask in a browser and see each stage's kept and dropped documents
@@ -24,21 +27,28 @@ Usage:
 Options:
   --store DIR       Where the embedded file store lives (default .axon)
   --config FILE     Pipeline configuration (default: axon.config.json when present)
-  --top-k N         Documents fetched per search (ask; default 50)
-  --filter JSON     Metadata filter (ask), e.g. '{"sourceName":{"$contains":"guide"}}'
+  --top-k N         Documents fetched per search (ask, chat; default 50)
+  --filter JSON     Metadata filter (ask, chat), e.g. '{"sourceName":{"$contains":"guide"}}'
   --ef N            Candidates of an approximate search, for a store with an ANN index (ask)
   --exact           Scan every vector even where the store would use its ANN index (ask)
   --trace           Print every pipeline stage: counts, scores, what was dropped and why (ask)
   --explain         Print the context packet: sections, trust levels, tokens, omitted refs and why (ask)
-  --tenant T        The caller's tenant: only its documents and shared ones are eligible (ask)
-  --role R          A role of the caller; repeat or comma-separate for several (ask)
+  --tenant T        The caller's tenant: only its documents and shared ones are eligible (ask, chat)
+  --role R          A role of the caller; repeat or comma-separate for several (ask, chat)
   --now DATE        The time freshness is judged at, ISO 8601 (ask; default now)
   --max-tokens N    The context packet's token budget (ask; default 8000)
   --context FILE    JSON of extra packet sections and budget: policies, goal, toolResults, memories (ask)
+  --conversation ID Continue conversation ID, kept in the store folder (ask, chat): a follow-up is searched
+                    rewritten to stand alone, and the turn is recorded
   --json [FILE]     Machine-readable output on stdout; eval also takes a FILE to write its figures to
   --prune           Remove stored files that no longer exist on disk (ingest)
   --include GLOB    Ingest only files matching GLOB (repeatable; a GLOB without / matches the file name);
                     matched files no loader handles, such as README or LICENSE, are read as text (ingest)
+  --embedding-cache DIR
+                    Keep document vectors in DIR and reuse them for any store (default .axon-cache/embeddings
+                    beside the store's folder)
+  --no-embedding-cache
+                    Embed every chunk with the provider, reading and writing no cache
   --mode MODE       Search mode for ask (vector, keyword or hybrid), or a list to compare for eval,
                     e.g. vector,keyword,hybrid (default: the configured one)
   --pre-processor LIST
@@ -49,7 +59,8 @@ Options:
   --agentic         ask: plan sub-queries, retrieve in rounds, answer with span citations (--trace shows
                     the events). eval: also run the agentic retriever and report All@10 (every relevant
                     document in the top 10), sub-queries and searches per question, with the settings
-                    ask --agentic uses (10 results a search, 20 kept)
+                    ask --agentic uses (10 results a search, 20 kept). chat: answer each question with
+                    the agentic retriever
   --agentic-per-search N, --agentic-kept N
                     eval: run the agentic retriever with other settings (reported beside the figures)
   --answers         eval: also answer every query, with the index as is and with its judged-relevant
@@ -78,6 +89,7 @@ const OPTIONS = {
   now: { type: 'string' },
   'max-tokens': { type: 'string' },
   context: { type: 'string' },
+  conversation: { type: 'string' },
   last: { type: 'boolean' },
   diff: { type: 'boolean' },
   json: { type: 'boolean' },
@@ -96,6 +108,8 @@ const OPTIONS = {
   'allow-remote': { type: 'boolean' },
   workers: { type: 'string' },
   'dry-run': { type: 'boolean' },
+  'embedding-cache': { type: 'string' },
+  'no-embedding-cache': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } satisfies ParseArgsConfig['options'];
@@ -121,6 +135,10 @@ export async function main(argv: string[], io: CommandIO = processIO()): Promise
         return await (await import('./commands/ask.ts')).runAsk(rest, values, io);
       case 'trace':
         return await (await import('./commands/trace.ts')).runTrace(rest, values, io);
+      case 'chat':
+        return await (await import('./commands/chat.ts')).runChat(rest, values, io);
+      case 'conversations':
+        return await (await import('./commands/conversations.ts')).runConversations(rest, values, io);
       case 'serve':
         return await (await import('./commands/serve.ts')).runServe(rest, values, io);
       case 'store':

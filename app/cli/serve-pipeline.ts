@@ -5,6 +5,7 @@
  * can load it by its path.
  */
 import { JsonlTraceStore } from '../../src/context/trace-store.ts';
+import { commandHistory } from './conversation-support.ts';
 import { loadPipeline, type CommandOptions } from './io.ts';
 
 /** What `axon serve` hands each worker: its options and the folder it runs in. */
@@ -20,6 +21,8 @@ export default async function createServePipeline(argument: ServePipelineArgumen
     errorStream: process.stderr,
     cwd: argument.cwd,
   };
-  const { rag, dataDirectory, configHash } = await loadPipeline(argument.options, io);
-  return { rag, traceStore: new JsonlTraceStore(dataDirectory), pipelineVersion: { configHash } };
+  const pipeline = await loadPipeline(argument.options, io);
+  const { rag, dataDirectory, configHash } = pipeline;
+  // The conversations of `axon serve`, where the server and `axon ask --conversation` keep them.
+  return { rag, traceStore: new JsonlTraceStore(dataDirectory), pipelineVersion: { configHash }, chatHistory: commandHistory(pipeline) };
 }

@@ -1,7 +1,7 @@
 import { componentClass, type LazyComponentDefinition } from '../../src/contracts/component.ts';
 import { PROCESSOR_COMPONENTS } from '../../processors/components.ts';
 import { PROVIDER_COMPONENTS } from '../../providers/components.ts';
-import { STORE_COMPONENTS } from '../../stores/components.ts';
+import { CHAT_HISTORY_COMPONENTS, STORE_COMPONENTS } from '../../stores/components.ts';
 import { ComponentRegistry } from './registry.ts';
 
 /**
@@ -38,6 +38,7 @@ export const SERVICE_RERANKER_COMPONENTS: readonly LazyComponentDefinition[] = [
 export const BUILT_IN_COMPONENTS: readonly LazyComponentDefinition[] = [
   ...PROVIDER_COMPONENTS,
   ...STORE_COMPONENTS,
+  ...CHAT_HISTORY_COMPONENTS,
   ...PROCESSOR_COMPONENTS,
   ...SERVICE_RERANKER_COMPONENTS,
 ];

@@ -1,3 +1,4 @@
+import type { ChatHistory } from '../../src/contracts/chat-history.ts';
 import type { ChatProvider } from '../../src/contracts/chat.ts';
 import type { EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { PostProcessor } from '../../src/contracts/post-processor.ts';
@@ -9,6 +10,7 @@ import { RAG, type HybridWeights, type SearchMode } from '../../src/rag.ts';
 import { describeOptionIssues, didYouMean } from '../../src/runtime/closest-name.ts';
 import { describeUnsetVariable } from '../../src/runtime/secret.ts';
 import { createRegistry } from './built-ins.ts';
+import { configuredEmbeddingCache, withEmbeddingCache } from './embedding-cache.ts';
 import {
   COMPONENT_PARTS,
   componentIdentifier,
@@ -34,6 +36,8 @@ export interface PipelineParts {
   searchMode?: SearchMode;
   /** The hybrid fusion weights, when configured (else `RAG.hybridWeights()`'s: BM25-led with lexical embeddings). */
   hybridWeights?: HybridWeights;
+  /** Where conversations are kept, when configured (`conversations.history`; else `RAG.chatHistory()`'s: in memory). */
+  chatHistory?: ChatHistory;
 }
 
 /**
@@ -70,6 +74,9 @@ export class ConfiguredRAG extends RAG {
   }
   protected hybridWeights(): HybridWeights {
     return this.parts.hybridWeights ?? super.hybridWeights();
+  }
+  protected chatHistory(): ChatHistory | undefined {
+    return this.parts.chatHistory ?? super.chatHistory();
   }
 }
 
@@ -114,7 +121,8 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
 
   // Validate every entry, so all problems are reported together. Only the components the configuration names
   // are loaded (with their SDKs, on first use).
-  const sections = validateSections(await namedDefinitions(registry, pipeline, issues), pipeline, environment, issues);
+  const named: PipelineSections = { ...pipeline, chatHistory: historyEntry(pipeline.conversations?.history) };
+  const sections = validateSections(await namedDefinitions(registry, named, issues), named, environment, issues);
   checkPartCycles(sections, issues);
   if (issues.length > 0) throw new ConfigError(issues, { source: options.source });
 
@@ -122,15 +130,28 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
   // and resolving the RAG builds every part once, dependencies first.
   const { Container } = await inversify.load();
   const container = new Container({ defaultScope: 'Singleton' });
-  const bindEntry = <Kind extends ComponentKind>(identifier: string, entry: ValidatedEntry<Kind>, path: string) => {
+  const bindEntry = <Kind extends ComponentKind>(
+    identifier: string,
+    entry: ValidatedEntry<Kind>,
+    path: string,
+    finish: (built: ComponentKinds[Kind]) => ComponentKinds[Kind] = (built) => built,
+  ) => {
     const parts = declaredParts(entry.definition);
     container.bind<ComponentKinds[Kind]>(identifier).toResolvedValue(
-      (...resolved: unknown[]) => buildEntry(entry, path, dependenciesOf(entry.definition, parts, resolved, baseDirectory, path), options.source),
+      (...resolved: unknown[]) => finish(buildEntry(entry, path, dependenciesOf(entry.definition, parts, resolved, baseDirectory, path), options.source)),
       parts.map((part) => (part === 'chat' ? { serviceIdentifier: PART_IDENTIFIERS.chat, optional: true } : PART_IDENTIFIERS[part])),
     );
   };
   // Every entry is validated here (issues would have been thrown otherwise).
-  bindEntry(PART_IDENTIFIERS.embeddings, sections.embeddings!, 'embeddings');
+  // The embedding cache goes in front of the provider, so every component that embeds is given the cached one.
+  const cacheSetting = configuredEmbeddingCache(pipeline, baseDirectory);
+  bindEntry(PART_IDENTIFIERS.embeddings, sections.embeddings!, 'embeddings', (provider) => {
+    if (pipeline.embeddingCache !== undefined && cacheSetting !== false && provider.identity === undefined) {
+      const message = `"${provider.name}" does not declare its identity (the model that makes its vectors), so its vectors cannot be cached safely; remove embeddingCache or set it to false`;
+      throw new ConfigError([{ path: 'embeddingCache', message }], { source: options.source });
+    }
+    return withEmbeddingCache(provider, cacheSetting, baseDirectory);
+  });
   if (sections.chat) bindEntry(PART_IDENTIFIERS.chat, sections.chat, 'chat');
   bindEntry(PART_IDENTIFIERS.store, sections.store!, 'store');
   const preIdentifiers = sections.pre.map((entry, index) => {
@@ -141,8 +162,9 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
     bindEntry(`axon:post-processors[${index}]`, entry!, `postProcessors[${index}]`);
     return `axon:post-processors[${index}]`;
   });
+  if (sections.chatHistory) bindEntry(CHAT_HISTORY_IDENTIFIER, sections.chatHistory, 'conversations.history');
   container.bind(ConfiguredRAG).toResolvedValue(
-    (embeddings: EmbeddingsProvider, store: VectorStore, chat: ChatProvider | undefined, ...processors: unknown[]) => {
+    (embeddings: EmbeddingsProvider, store: VectorStore, chat: ChatProvider | undefined, chatHistory: ChatHistory | undefined, ...processors: unknown[]) => {
       // Unset, RAG's own defaults apply (hybrid with a keyword index; BM25-led weights with lexical embeddings).
       if (pipeline.searchMode !== undefined && pipeline.searchMode !== 'vector' && !supportsKeywordSearch(store)) {
         const message = `"${pipeline.searchMode}" needs a store with a keyword index; the "${pipeline.store.type}" store has none (use the file, memory or pgvector store, with keywordIndex on, or "vector")`;
@@ -157,9 +179,17 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
         instructions: pipeline.instructions,
         searchMode: pipeline.searchMode,
         hybridWeights: pipeline.hybridWeights,
+        ...(chatHistory ? { chatHistory } : {}),
       });
     },
-    [PART_IDENTIFIERS.embeddings, PART_IDENTIFIERS.store, { serviceIdentifier: PART_IDENTIFIERS.chat, optional: true }, ...preIdentifiers, ...postIdentifiers],
+    [
+      PART_IDENTIFIERS.embeddings,
+      PART_IDENTIFIERS.store,
+      { serviceIdentifier: PART_IDENTIFIERS.chat, optional: true },
+      { serviceIdentifier: CHAT_HISTORY_IDENTIFIER, optional: true },
+      ...preIdentifiers,
+      ...postIdentifiers,
+    ],
   );
   return container.get(ConfiguredRAG);
 }
@@ -172,6 +202,9 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
  */
 let container: Promise<typeof import('inversify')> | undefined;
 const inversify = { load: () => (container ??= import('inversify')) };
+
+/** Where the configured chat history is bound, in the container of one `createRag` call. */
+const CHAT_HISTORY_IDENTIFIER = 'axon:chat-history';
 
 /** The service identifiers the pipeline's shared parts are bound under, in the container of one `createRag` call. */
 const PART_IDENTIFIERS: Record<ComponentPart, string> = { chat: 'axon:chat', embeddings: 'axon:embeddings', store: 'axon:store' };
@@ -272,6 +305,8 @@ interface PipelineSections {
   store?: Record<string, unknown>;
   preProcessors?: (Record<string, unknown> | undefined)[];
   postProcessors?: (Record<string, unknown> | undefined)[];
+  /** `conversations.history` as an entry (`"file"` is `{ "type": "file" }`). */
+  chatHistory?: Record<string, unknown>;
   /** A chat section is present, well formed or not (a malformed one is not also "missing"). */
   chatGiven?: boolean;
 }
@@ -292,12 +327,14 @@ function wellFormedSections(config: unknown): PipelineSections {
       return result.success ? result.data : undefined;
     });
   };
+  const conversations = shape.conversations.safeParse((config as Record<string, unknown>).conversations);
   return {
     embeddings: section('embeddings'),
     chat: section('chat'),
     store: section('store'),
     preProcessors: list('preProcessors'),
     postProcessors: list('postProcessors'),
+    chatHistory: conversations.success ? historyEntry(conversations.data?.history) : undefined,
     chatGiven: (config as Record<string, unknown>).chat !== undefined,
   };
 }
@@ -320,6 +357,7 @@ async function namedDefinitions(registry: ComponentRegistry, sections: PipelineS
     ...(sections.postProcessors ?? []).map(
       (entry, index) => ['post-processor', entry?.type, `postProcessors[${index}].type`] as [ComponentKind, unknown, string],
     ),
+    ['chat-history', sections.chatHistory?.type, 'conversations.history.type'],
   ];
   const loaded = new Map<string, ComponentDefinition<ComponentKind, z.ZodType>>();
   const unloadable = new Set<string>();
@@ -366,7 +404,14 @@ function validateSections(registry: NamedDefinitions, sections: PipelineSections
       });
     }
   }
-  return { embeddings, chat, store, pre, post };
+  const chatHistory =
+    sections.chatHistory && validateEntry(registry, 'chat-history', sections.chatHistory, 'type', 'conversations.history', environment, issues);
+  return { embeddings, chat, store, pre, post, chatHistory };
+}
+
+/** `conversations.history` as an entry: a bare name is the entry of that type with no options. */
+function historyEntry(history: string | Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  return typeof history === 'string' ? { type: history } : history;
 }
 
 interface ValidatedEntry<Kind extends ComponentKind> {

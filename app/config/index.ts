@@ -18,4 +18,5 @@ export {
   type ComponentDependencies,
 } from './registry.ts';
 export { pipelineConfigSchema, type PipelineConfig } from './schema.ts';
+export { defaultEmbeddingCacheDirectory, EMBEDDING_CACHE_FOLDER } from './embedding-cache.ts';
 export { EmbeddedRAG, type EmbeddedRagOptions, LOCAL_EMBEDDINGS_HYBRID_WEIGHTS, retrievalDefaultsFor } from './embedded-rag.ts';

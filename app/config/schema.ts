@@ -62,8 +62,42 @@ export const pipelineConfigSchema = z
       .strict()
       .refine((weights) => weights.vector > 0 || weights.keyword > 0, 'at least one weight must be above 0')
       .optional(),
+    // --- Embedding cache ---
+    /**
+     * Where document vectors are cached between runs, so ingesting again (another chunk size, another store, a
+     * fresh store) embeds only new text: `{ "directory": "…" }` (relative to the configuration file's folder) and
+     * `queryCacheSize` (query vectors kept in memory, default 1000), or `false` for no cache. A provider that does
+     * not declare its identity is not cached (naming a cache for it is an error). `axon ingest` caches whatever the
+     * store. @default `.axon-cache/embeddings` beside the file store's folder; none with another store
+     */
+    embeddingCache: z
+      .union([
+        z.literal(false),
+        z
+          .object({
+            /** The cache's folder; stores that name the same folder share it. */
+            directory: z.string().min(1).optional(),
+            /** Query vectors kept in memory, least recently used dropped first. @default 1000 */
+            queryCacheSize: z.number().int().min(0).optional(),
+          })
+          .strict(),
+      ])
+      .optional(),
+    // --- end of embedding cache ---
     /** System instructions for the chat model, placed before Axon's evidence rules. */
     instructions: z.string().min(1).optional(),
+    /** How conversations (`rag.conversation()`, `axon ask --conversation`, `axon chat`) are kept. */
+    conversations: z
+      .object({
+        /**
+         * Where turns are kept: `"file"` (beside the file store, `<its folder>/conversations/`), `"memory"`, or an
+         * entry with options, e.g. `{ "type": "postgres", "url": { "env": "DATABASE_URL" } }`.
+         * @default in memory for `createRag`; `axon` keeps them in the store folder
+         */
+        history: z.union([z.string().min(1), typedEntrySchema]).optional(),
+      })
+      .strict()
+      .optional(),
     /**
      * Modules that register components (files relative to the configuration file, or package names). Each
      * exports `register(registry)`. Used by `axon` to reach your own classes from a config file.

@@ -17,6 +17,12 @@ nav li button { width: 100%; text-align: left; border: 0; background: none; padd
 nav li button:hover, nav li button:focus-visible { background: #e3e8ee; }
 nav small { display: block; color: var(--muted); }
 .hint { font-size: 12px; color: var(--muted); margin: 0 0 6px; }
+#conversations li { display: block; }
+#conversations { margin-top: 0; }
+#turns { list-style: none; padding: 0; margin: 0 0 8px; }
+#turns li { border-left: 3px solid var(--muted); padding: 2px 8px; margin: 0 0 6px; }
+#turns .turn-question { font-weight: 600; }
+#turns .searched, #searched { font-size: 12px; color: var(--muted); font-style: italic; }
 #compare-open { width: 100%; margin-bottom: 8px; }
 .content { padding: 12px 16px; min-width: 0; }
 form { display: flex; gap: 8px; }

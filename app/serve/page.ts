@@ -35,8 +35,11 @@ export function pageHtml(nonce: string): string {
     <p class="hint" id="compare-hint">Tick two runs to compare them.</p>
     <button class="primary" type="button" id="compare-open" disabled>Compare the two ticked runs</button>
     <ol id="runs"></ol>
+    <h2>Conversations</h2>
+    <ol id="conversations"></ol>
   </nav>
   <div class="content">
+    <section id="thread" class="hidden" aria-label="Conversation"><h2>Conversation</h2><ol id="turns"></ol></section>
     <form id="ask">
       <label for="question" class="hidden">Question</label>
       <textarea id="question" name="question" placeholder="Ask a question (Ctrl+Enter to send)" required></textarea>
@@ -45,10 +48,11 @@ export function pageHtml(nonce: string): string {
     <div class="options">
       <label><input type="checkbox" id="agentic"> Agentic: plan sub-queries and retrieve in rounds</label>
       <label>Top K <input type="number" id="top-k" min="1" max="1000" placeholder="default"></label>
+      <button class="plain" type="button" id="new-conversation">New conversation</button>
       <label>Search <select id="mode"><option value="">default</option><option value="vector">vector</option><option value="keyword">keyword</option><option value="hybrid">hybrid</option></select></label>
     </div>
     <div id="single">
-      <section aria-label="Answer"><div id="answer" aria-live="polite"></div><div id="citations"></div></section>
+      <section aria-label="Answer"><p id="searched" class="hint hidden"></p><div id="answer" aria-live="polite"></div><div id="citations"></div></section>
       <section id="chunk" class="hidden" aria-label="Cited chunk" tabindex="-1">
         <button class="cite close" type="button" id="chunk-close" aria-label="Close the chunk">×</button>
         <strong id="chunk-source"></strong> <span id="chunk-page"></span> <span id="chunk-note"></span><pre id="chunk-text"></pre>

@@ -8,6 +8,8 @@ import { isAgenticTrace, type PipelineVersion, type StoredAgenticTrace, type Sto
 import { evidenceBody } from '../../src/context/evidence.ts';
 import type { Citation, Document } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
+import type { ChatHistory } from '../../src/contracts/chat-history.ts';
+import { turnsToMessages } from '../../src/conversation/turns.ts';
 import type { StageRecord } from '../../src/pipeline/trace.ts';
 import { SEARCH_MODES, type Answer, type RAG } from '../../src/rag.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
@@ -17,6 +19,9 @@ import { citingTexts, quotedSpans, sharedSpans, type TextSpan } from './spans.ts
 import { AskWorkerPool, type QuestionRunner, type ServeWorkers } from './worker-pool.ts';
 
 const COMPONENT = 'serve';
+
+/** A conversation id: what every `ChatHistory` accepts. */
+const CONVERSATION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 export const serveOptionsSchema = z
   .object({
@@ -49,6 +54,11 @@ export interface ServeOptions extends z.input<typeof serveOptionsSchema> {
   traceStore?: TraceStore;
   /** Version facts recorded in each saved trace (e.g. the configuration hash). */
   pipelineVersion?: Partial<PipelineVersion>;
+  /**
+   * Where the conversations the page continues (`conversationId` in `POST /api/ask`) are kept and listed from.
+   * @default the pipeline's own (`rag.conversation().history`: in memory unless the pipeline keeps them elsewhere)
+   */
+  chatHistory?: ChatHistory;
   /** Called with warnings (listening beyond loopback). @default console.warn */
   onWarning?: (message: string) => void;
   /**
@@ -79,6 +89,11 @@ export const askRequestSchema = z
     filter: z.record(z.string(), z.unknown()).optional(),
     /** Run the agentic retriever (planned sub-queries in rounds) over the pipeline instead of one `stream`. */
     agentic: z.boolean().optional(),
+    /**
+     * Ask within this conversation: the question follows its turns (a follow-up is searched rewritten to stand
+     * alone) and the answer is recorded as its next turn. A new id starts a conversation.
+     */
+    conversationId: z.string().regex(CONVERSATION_ID, 'must be 1 to 128 letters, digits, _ and -').optional(),
   })
   .strict();
 
@@ -89,7 +104,7 @@ export const askRequestSchema = z
  * evidence the model saw (already redacted); never configuration, keys or unredacted text.
  */
 export async function serve(rag: RAG, options: ServeOptions = {}): Promise<RunningServer> {
-  const { traceStore, pipelineVersion, onWarning, workers, ...rest } = options;
+  const { traceStore, pipelineVersion, onWarning, chatHistory, workers, ...rest } = options;
   const settings = parseOptions(serveOptionsSchema, rest, COMPONENT);
   const loopback = isLoopback(settings.host);
   if (!loopback && !settings.allowRemote) {
@@ -102,10 +117,11 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
   if (!loopback)
     (onWarning ?? console.warn)(`[axon] [serve] Listening on ${settings.host}: anyone who can reach it and has the token can query your documents.`);
   const token = settings.token ?? randomBytes(24).toString('base64url');
+  const history = chatHistory ?? rag.conversation().history;
   // Where questions are answered: in this thread, or by the workers (started now, so a pipeline that fails to build fails here).
   const pool = workers === undefined ? undefined : await AskWorkerPool.start(workers);
   const answer: QuestionRunner = pool ?? {
-    ask: (request, signal, send) => streamQuestion(rag, request as AskRequest, { traceStore, pipelineVersion }, signal, send),
+    ask: (request, signal, send) => streamQuestion(rag, request as AskRequest, { traceStore, pipelineVersion, chatHistory: history }, signal, send),
   };
   const open = new Set<ServerResponse>();
   const controllers = new Set<AbortController>();
@@ -165,6 +181,19 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
           ms: trace.ms,
         })),
       });
+    }
+    if (url.pathname === '/api/conversations') {
+      const conversations = await history.list();
+      // The first question names a conversation for a person.
+      const named = await Promise.all(conversations.map(async (info) => ({ ...info, firstQuestion: (await history.load(info.id))[0]?.question ?? '' })));
+      return sendJson(response, 200, { conversations: named });
+    }
+    const conversation = /^\/api\/conversations\/([^/]*)$/.exec(url.pathname);
+    if (conversation) {
+      if (!CONVERSATION_ID.test(conversation[1])) return sendJson(response, 400, { error: 'A conversation id is 1 to 128 letters, digits, _ and -.' });
+      const turns = await history.load(conversation[1]);
+      if (turns.length === 0) return sendJson(response, 404, { error: `There is no conversation ${conversation[1]}.` });
+      return sendJson(response, 200, { id: conversation[1], turns });
     }
     const run = /^\/api\/runs\/([A-Za-z0-9-]{1,64})$/.exec(url.pathname);
     if (run) {
@@ -258,25 +287,29 @@ export type AskRequest = z.output<typeof askRequestSchema>;
 export async function streamQuestion(
   rag: RAG,
   request: AskRequest,
-  context: { traceStore?: TraceStore; pipelineVersion?: Partial<PipelineVersion> },
+  context: { traceStore?: TraceStore; pipelineVersion?: Partial<PipelineVersion>; chatHistory?: ChatHistory },
   signal: AbortSignal,
   send: (event: string, json: string) => void,
 ): Promise<void> {
   const emit = (event: string, data: unknown) => send(event, JSON.stringify(data));
   const { traceStore, pipelineVersion } = context;
   try {
-    const { question, agentic, ...retrieval } = request;
+    const { question, agentic, conversationId, ...retrieval } = request;
+    // Within a conversation: its turns where the server (or this worker's pipeline) keeps them.
+    const conversation = conversationId === undefined ? undefined : { id: conversationId, history: context.chatHistory ?? rag.conversation().history };
     // A store that follows other processes' writes takes in an ingest done elsewhere here, before the question's searches.
     const documents = await rag
       .components()
       .store.count({ signal })
       .catch(() => undefined);
     if (documents !== undefined) emit('store', { documents });
-    if (agentic) return await askAgentic(rag, question, retrieval, { signal, traceStore, pipelineVersion }, emit);
-    for await (const event of rag.stream(question, { ...retrieval, signal, traceStore, pipelineVersion })) {
+    if (agentic) return await askAgentic(rag, question, retrieval, conversation, { signal, traceStore, pipelineVersion }, emit);
+    const options = { ...retrieval, signal, traceStore, pipelineVersion };
+    const events = conversation ? rag.conversation(conversation).stream(question, options) : rag.stream(question, options);
+    for await (const event of events) {
       if (event.type === 'stage') emit('stage', event.record);
       else if (event.type === 'delta') emit('delta', { text: event.text });
-      else emit('result', answerView(event.answer));
+      else emit('result', { ...answerView(event.answer), ...(conversation ? { conversationId: conversation.id } : {}) });
     }
   } catch (error) {
     if (!signal.aborted) emit('error', { error: describe(error) });
@@ -287,21 +320,36 @@ export async function streamQuestion(
 async function askAgentic(
   rag: RAG,
   question: string,
-  retrieval: Omit<AskRequest, 'question' | 'agentic'>,
+  retrieval: Omit<AskRequest, 'question' | 'agentic' | 'conversationId'>,
+  conversation: { id: string; history: ChatHistory } | undefined,
   context: { signal: AbortSignal; traceStore?: TraceStore; pipelineVersion?: Partial<PipelineVersion> },
   send: (event: string, data: unknown) => void,
 ) {
   const { AgenticRetriever } = await import('../../src/agentic/agentic-retriever.ts');
+  const { agenticConversationTurn } = await import('../../src/agentic/conversation-turn.ts');
   const { filter, topK, searchMode } = retrieval;
   // Settings left unset are dropped by the retriever (each search then uses the pipeline's defaults).
   const agent = new AgenticRetriever({
     retrievers: [{ name: 'documents', description: 'The indexed documents', rag, filter, retrieve: { topK, searchMode } }],
     chat: rag.components().chat,
   });
-  for await (const event of agent.stream(question, { ...context, searchStages: true })) {
+  // Within a conversation the run is given its turns as messages, and its answer is recorded as the next turn.
+  const askedAt = new Date().toISOString();
+  const input = conversation
+    ? [...turnsToMessages(await conversation.history.load(conversation.id, { signal: context.signal })), { role: 'user' as const, content: question }]
+    : question;
+  for await (const event of agent.stream(input, { ...context, searchStages: true })) {
     if (event.type === 'trace') send('agentic', event);
     else if (event.type === 'response') send('delta', { text: event.text });
-    else send('agentic-result', agenticView(event.result));
+    else {
+      if (conversation) await conversation.history.append(conversation.id, agenticConversationTurn(event.result, askedAt), { signal: context.signal });
+      const { searchedQuestion } = event.result;
+      send('agentic-result', {
+        ...agenticView(event.result),
+        ...(searchedQuestion !== undefined && searchedQuestion !== event.result.question ? { searchedQuestion } : {}),
+        ...(conversation ? { conversationId: conversation.id } : {}),
+      });
+    }
   }
 }
 
@@ -371,6 +419,10 @@ export interface RunView {
   /** When the run started (ISO 8601). */
   startedAt: string;
   question: string;
+  /** In a conversation, the follow-up as it was searched, when the condense stage rewrote it. */
+  searchedQuestion?: string;
+  /** The conversation the run was asked in, for a live answer asked with `conversationId`. */
+  conversationId?: string;
   status: string;
   stopReason: string;
   answer: string;
@@ -418,6 +470,7 @@ export function answerView(answer: Answer): RunView {
     runId: answer.trace.runId,
     startedAt: answer.trace.startedAt,
     question: answer.trace.question,
+    ...(answer.searchedQuestion !== undefined && answer.searchedQuestion !== answer.trace.question ? { searchedQuestion: answer.searchedQuestion } : {}),
     status: answer.status,
     stopReason: answer.stopReason,
     answer: answer.text,

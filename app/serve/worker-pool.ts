@@ -22,9 +22,9 @@ export interface ServeWorkers {
   count?: number;
   /**
    * The module (a path, or a `file:` URL) whose export `export` builds one worker's pipeline: called with
-   * `argument` in each worker, it returns the `RAG`, or `{ rag, traceStore?, pipelineVersion? }`, or a promise of
-   * either. The server's own `traceStore` and `pipelineVersion` are not shared with the workers (they live in
-   * another thread): a worker saves its runs where its export says.
+   * `argument` in each worker, it returns the `RAG`, or `{ rag, traceStore?, pipelineVersion?, chatHistory? }`, or a
+   * promise of either. The server's own `traceStore`, `pipelineVersion` and `chatHistory` are not shared with the
+   * workers (they live in another thread): a worker saves its runs, and keeps conversations, where its export says.
    */
   module: string | URL;
   /** @default 'default' */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
+import type { EmbedOptions, EmbeddingsIdentity, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { Vector } from '../../src/document.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { assertTexts } from '../shared/chat-input.ts';
@@ -38,6 +38,8 @@ export class AzureOpenAIEmbeddings implements EmbeddingsProvider {
   readonly deploymentURL: string;
   readonly maxBatchSize: number;
   readonly maxParallelCalls: number;
+  /** What makes the vectors: the deployment (its URL names the resource), dimensions asked for. */
+  readonly identity: EmbeddingsIdentity;
   readonly #connection: AzureOpenAIConnection;
   readonly #requestedDimensions: number | undefined;
   #dimensions: number | undefined;
@@ -51,6 +53,8 @@ export class AzureOpenAIEmbeddings implements EmbeddingsProvider {
     this.maxParallelCalls = parsed.maxParallelCalls;
     this.#requestedDimensions = parsed.dimensions;
     this.#dimensions = parsed.dimensions;
+    // A deployment's name does not say its model; the deployment itself (resource and name) does.
+    this.identity = Object.freeze({ provider: 'azure-openai', model: this.deployment, dimensions: parsed.dimensions ?? null, endpoint: this.deploymentURL });
   }
 
   /** Vector length; `undefined` until the first reply unless `dimensions` was given. */

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
+import type { EmbedOptions, EmbeddingsIdentity, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { Vector } from '../../src/document.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { validateVectors } from '../../src/runtime/provider-responses.ts';
 import { assertTexts } from '../shared/chat-input.ts';
 import type { HttpClient } from '../../src/runtime/http.ts';
-import { cohereBilledUsage, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
+import { COHERE_BASE_URL, cohereBilledUsage, cohereConnectionOptionsShape, connectCohere } from './cohere-client.ts';
 
 export const cohereEmbeddingsOptionsSchema = z
   .object({
@@ -49,6 +49,8 @@ export class CohereEmbeddings implements EmbeddingsProvider {
   readonly model: string;
   readonly maxBatchSize: number;
   readonly maxParallelCalls: number;
+  /** What makes the vectors: model, dimensions asked for, endpoint, truncation. */
+  readonly identity: EmbeddingsIdentity;
   readonly #http: HttpClient;
   readonly #requestedDimensions: number | undefined;
   readonly #truncate: 'NONE' | 'START' | 'END' | undefined;
@@ -63,6 +65,13 @@ export class CohereEmbeddings implements EmbeddingsProvider {
     this.#requestedDimensions = parsed.dimensions;
     this.#truncate = parsed.truncate;
     this.#dimensions = parsed.dimensions ?? KNOWN_DIMENSIONS[parsed.model];
+    this.identity = Object.freeze({
+      provider: 'cohere',
+      model: this.model,
+      dimensions: parsed.dimensions ?? null,
+      endpoint: (parsed.baseURL ?? COHERE_BASE_URL).replace(/\/+$/, ''),
+      settings: { truncate: parsed.truncate ?? null },
+    });
   }
 
   /** Vector length; `undefined` for an unknown model until the first reply. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
+import type { EmbedOptions, EmbeddingsIdentity, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { Vector } from '../../src/document.ts';
 import { invalidResponseError } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
@@ -57,6 +57,8 @@ export class GeminiEmbeddings implements EmbeddingsProvider {
   readonly baseURL: string;
   readonly maxBatchSize: number;
   readonly maxParallelCalls: number;
+  /** What makes the vectors: model, dimensions asked for, endpoint, task types. */
+  readonly identity: EmbeddingsIdentity;
   readonly #connection: GeminiConnection;
   readonly #requestedDimensions: number | undefined;
   readonly #taskTypes: { query: string; document: string };
@@ -72,6 +74,13 @@ export class GeminiEmbeddings implements EmbeddingsProvider {
     this.#requestedDimensions = parsed.dimensions;
     this.#taskTypes = { query: parsed.queryTaskType, document: parsed.documentTaskType };
     this.#dimensions = parsed.dimensions ?? KNOWN_DIMENSIONS[parsed.model.replace(/^models\//, '')];
+    this.identity = Object.freeze({
+      provider: 'gemini',
+      model: this.model,
+      dimensions: parsed.dimensions ?? null,
+      endpoint: this.baseURL,
+      settings: { documentTaskType: parsed.documentTaskType, queryTaskType: parsed.queryTaskType },
+    });
   }
 
   /** Vector length; `undefined` for an unknown model until the first reply. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
+import type { EmbedOptions, EmbeddingsIdentity, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { Vector } from '../../src/document.ts';
 import { type HttpClient, httpUrlSchema, transportOptionsShape } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
@@ -60,6 +60,8 @@ export class JinaEmbeddings implements EmbeddingsProvider {
   readonly baseURL: string;
   readonly maxBatchSize: number;
   readonly maxParallelCalls: number;
+  /** What makes the vectors: model, dimensions asked for, endpoint, task adapters. */
+  readonly identity: EmbeddingsIdentity;
   readonly #http: HttpClient;
   readonly #requestedDimensions: number | undefined;
   readonly #tasks: { query: string | null; document: string | null };
@@ -75,6 +77,13 @@ export class JinaEmbeddings implements EmbeddingsProvider {
     this.#requestedDimensions = parsed.dimensions;
     this.#tasks = { query: parsed.queryTask, document: parsed.documentTask };
     this.#dimensions = parsed.dimensions ?? KNOWN_DIMENSIONS[parsed.model];
+    this.identity = Object.freeze({
+      provider: 'jina',
+      model: this.model,
+      dimensions: parsed.dimensions ?? null,
+      endpoint: this.baseURL,
+      settings: { documentTask: parsed.documentTask, queryTask: parsed.queryTask },
+    });
   }
 
   /** Vector length; `undefined` for an unknown model until the first reply. */

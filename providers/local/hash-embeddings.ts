@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EmbedOptions, EmbeddingsCapabilities, EmbeddingsProvider, SimilarityScale } from '../../src/contracts/embeddings.ts';
+import type { EmbedOptions, EmbeddingsCapabilities, EmbeddingsIdentity, EmbeddingsProvider, SimilarityScale } from '../../src/contracts/embeddings.ts';
 import { throwIfAborted } from '../../src/errors.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { assertTexts } from '../shared/chat-input.ts';
@@ -22,6 +22,11 @@ export const localHashEmbeddingsOptionsSchema = z
 export type LocalHashEmbeddingsOptions = z.input<typeof localHashEmbeddingsOptionsSchema>;
 
 const NAME = 'local-hash-embeddings';
+/**
+ * The version of the hashing scheme, in the identity: change it whenever a change to this file changes any vector
+ * (features, hashing, weighting), so cached vectors of the old scheme are never served for the new one.
+ */
+const HASHING_SCHEME = 'feature-hashing-1';
 
 /**
  * The hashing embedder's similarity scale, measured with `bench/similarity-scale.ts` (default options): on
@@ -51,11 +56,15 @@ export class LocalHashEmbeddings implements EmbeddingsProvider {
   /** Hashed words and character n-grams: a lexical signal, so pipelines let BM25 lead (see `retrievalDefaultsFor`). */
   readonly capabilities: EmbeddingsCapabilities = Object.freeze({ lexical: true });
   readonly similarity = LOCAL_HASH_SIMILARITY;
+  /** The hashing scheme's version and every option, all of which change the vectors. */
+  readonly identity: EmbeddingsIdentity;
   private readonly options: z.output<typeof localHashEmbeddingsOptionsSchema>;
 
   constructor(options: LocalHashEmbeddingsOptions = {}) {
     this.options = parseOptions(localHashEmbeddingsOptionsSchema, options, NAME);
     this.dimensions = this.options.dimensions;
+    const { dimensions, ...settings } = this.options;
+    this.identity = Object.freeze({ provider: 'local-hash', model: HASHING_SCHEME, dimensions, settings });
   }
 
   async embed(texts: string[], options: EmbedOptions): Promise<Float32Array[]> {

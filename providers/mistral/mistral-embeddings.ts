@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
+import type { EmbedOptions, EmbeddingsIdentity, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { Vector } from '../../src/document.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { assertTexts } from '../shared/chat-input.ts';
@@ -41,6 +41,8 @@ export class MistralEmbeddings implements EmbeddingsProvider {
   readonly baseURL: string;
   readonly maxBatchSize: number;
   readonly maxParallelCalls: number;
+  /** What makes the vectors: model, dimensions asked for, endpoint. */
+  readonly identity: EmbeddingsIdentity;
   readonly #connection: MistralConnection;
   readonly #requestedDimensions: number | undefined;
   #dimensions: number | undefined;
@@ -54,6 +56,7 @@ export class MistralEmbeddings implements EmbeddingsProvider {
     this.maxParallelCalls = parsed.maxParallelCalls;
     this.#requestedDimensions = parsed.dimensions;
     this.#dimensions = parsed.dimensions ?? KNOWN_DIMENSIONS[parsed.model];
+    this.identity = Object.freeze({ provider: 'mistral', model: this.model, dimensions: parsed.dimensions ?? null, endpoint: this.baseURL });
   }
 
   /** Vector length; `undefined` for an unknown model until the first reply. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
+import type { EmbedOptions, EmbeddingsIdentity, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { Vector } from '../../src/document.ts';
 import type { HttpClient } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
@@ -49,6 +49,8 @@ export class OllamaEmbeddings implements EmbeddingsProvider {
   readonly host: string;
   readonly maxBatchSize: number;
   readonly maxParallelCalls: number;
+  /** What makes the vectors: model, dimensions asked for, endpoint (host), truncation. */
+  readonly identity: EmbeddingsIdentity;
   readonly #http: HttpClient;
   readonly #requestedDimensions: number | undefined;
   readonly #truncate: boolean;
@@ -65,6 +67,14 @@ export class OllamaEmbeddings implements EmbeddingsProvider {
     this.#truncate = parsed.truncate;
     this.#keepAlive = parsed.keepAlive;
     this.#dimensions = parsed.dimensions ?? KNOWN_DIMENSIONS[parsed.model.replace(/:latest$/, '')];
+    // A tag names what the server pulled under it, which `ollama pull` may change: the host and tag are all Axon can know.
+    this.identity = Object.freeze({
+      provider: 'ollama',
+      model: this.model,
+      dimensions: parsed.dimensions ?? null,
+      endpoint: this.host,
+      settings: { truncate: parsed.truncate },
+    });
   }
 
   /** Vector length; `undefined` for an unknown model until the first reply. */

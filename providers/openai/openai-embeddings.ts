@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
+import type { EmbedOptions, EmbeddingsIdentity, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { Vector } from '../../src/document.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { vectorsFromIndexedData } from '../../src/runtime/provider-responses.ts';
@@ -53,6 +53,8 @@ export class OpenAIEmbeddings implements EmbeddingsProvider {
   readonly baseURL: string;
   readonly maxBatchSize: number;
   readonly maxParallelCalls: number;
+  /** What makes the vectors: model, dimensions asked for, endpoint. */
+  readonly identity: EmbeddingsIdentity;
   readonly #connection: OpenAIConnection;
   readonly #requestedDimensions: number | undefined;
   readonly #encodingFormat: 'float' | 'base64';
@@ -68,6 +70,8 @@ export class OpenAIEmbeddings implements EmbeddingsProvider {
     this.#requestedDimensions = parsed.dimensions;
     this.#encodingFormat = parsed.encodingFormat ?? (this.#connection.official ? 'base64' : 'float');
     this.#dimensions = parsed.dimensions ?? (this.#connection.official ? KNOWN_DIMENSIONS[parsed.model] : undefined);
+    // The base URL is part of it: a compatible server may serve any model under the name asked for.
+    this.identity = Object.freeze({ provider: 'openai', model: this.model, dimensions: parsed.dimensions ?? null, endpoint: this.baseURL });
   }
 
   /** Vector length; `undefined` for an unknown model until the first reply. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EmbedOptions, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
+import type { EmbedOptions, EmbeddingsIdentity, EmbeddingsProvider } from '../../src/contracts/embeddings.ts';
 import type { Vector } from '../../src/document.ts';
 import type { HttpClient } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
@@ -56,6 +56,8 @@ export class VoyageEmbeddings implements EmbeddingsProvider {
   readonly baseURL: string;
   readonly maxBatchSize: number;
   readonly maxParallelCalls: number;
+  /** What makes the vectors: model, dimensions asked for, endpoint, truncation. */
+  readonly identity: EmbeddingsIdentity;
   readonly #http: HttpClient;
   readonly #requestedDimensions: number | undefined;
   readonly #truncation: boolean;
@@ -70,6 +72,13 @@ export class VoyageEmbeddings implements EmbeddingsProvider {
     this.#requestedDimensions = parsed.dimensions;
     this.#truncation = parsed.truncation;
     this.#dimensions = parsed.dimensions ?? KNOWN_DIMENSIONS[parsed.model];
+    this.identity = Object.freeze({
+      provider: 'voyage',
+      model: this.model,
+      dimensions: parsed.dimensions ?? null,
+      endpoint: this.baseURL,
+      settings: { truncation: parsed.truncation },
+    });
   }
 
   /** Vector length; `undefined` for an unknown model until the first reply. */

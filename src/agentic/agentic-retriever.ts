@@ -1,8 +1,10 @@
+import type { ConversationMessage } from '../contracts/chat-history.ts';
 import { storedCaller, type StoredAgenticTrace } from '../context/trace-store.ts';
 import { AxonError } from '../errors.ts';
 import type { AgenticTraceEvent } from '../pipeline/agentic-trace.ts';
 import { finalEvent } from '../pipeline/runner.ts';
 import { parseOptions } from '../runtime/options.ts';
+import { splitMessages } from '../stages/conversation.ts';
 import { eligibilityFilter } from '../context/eligibility.ts';
 import { agenticRetrieverOptionsSchema, type AgenticRetrieverOptions, type AgenticRunOptions, type ParsedAgenticOptions } from './options.ts';
 import { validateRetrievers } from './retrievers.ts';
@@ -43,25 +45,35 @@ export class AgenticRetriever {
     if (this.options.userContext) eligibilityFilter(this.options.userContext, this.options.eligibilityPolicy);
   }
 
-  /** Run to the end and return the final result (the `result` event of `stream`). */
-  async run(question: string, options: AgenticRunOptions = {}): Promise<AgenticResult> {
-    return finalEvent(this.stream(question, options), (event) => (event.type === 'result' ? event.result : undefined), NAME, 'agentic-run-ends-with-result');
+  /**
+   * Run to the end and return the final result (the `result` event of `stream`). Takes the question, or a
+   * conversation as messages (as Bedrock's agentic retrieval takes `messages`), the last being the user's question.
+   */
+  async run(input: string | ConversationMessage[], options: AgenticRunOptions = {}): Promise<AgenticResult> {
+    return finalEvent(this.stream(input, options), (event) => (event.type === 'result' ? event.result : undefined), NAME, 'agentic-run-ends-with-result');
   }
 
   /**
    * The run as events: `trace` events as each step starts and ends, `response` events with the answer text,
    * then one `result` event.
    *
-   * @throws AxonError `INVALID_QUESTION`; `ABORTED` (with `details.stopReason: 'aborted'`) when cancelled;
-   *   IndexEmptyError when every speculative search fails because nothing is indexed
+   * Given messages (`{ role: 'user' | 'assistant', content }[]`, ending with the user's question), the run first
+   * condenses the question with the messages before it (a `condense` step: rewritten by the chat model, or offline
+   * without one): the speculative search, the offline planner and the answer use the condensed question, and the
+   * model planner is shown the conversation, delimited as data, beside it.
+   *
+   * @throws AxonError `INVALID_QUESTION`; `INVALID_INPUT` for messages that do not end with the user's question;
+   *   `ABORTED` (with `details.stopReason: 'aborted'`) when cancelled; IndexEmptyError when every speculative search
+   *   fails because nothing is indexed
    */
-  async *stream(question: string, options: AgenticRunOptions = {}): AsyncGenerator<AgenticEvent, void, undefined> {
+  async *stream(input: string | ConversationMessage[], options: AgenticRunOptions = {}): AsyncGenerator<AgenticEvent, void, undefined> {
+    const { question, history } = typeof input === 'string' || !Array.isArray(input) ? { question: input, history: undefined } : splitMessages(input, NAME);
     if (typeof question !== 'string' || question.trim() === '') {
       throw new AxonError('INVALID_QUESTION', 'The question must be a non-empty string.', { component: NAME, fix: "Pass the user's question as text." });
     }
     const signals = [this.options.signal, options.signal].filter((signal): signal is AbortSignal => signal !== undefined);
     const signal = signals.length === 0 ? new AbortController().signal : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
-    const run = new Run(this.options, this.specs, question.trim(), signal, options.runId, NAME);
+    const run = new Run(this.options, this.specs, question.trim(), signal, options.runId, NAME, history);
     const startedAt = new Date().toISOString();
     const steps: AgenticTraceEvent[] = [];
     try {

@@ -1,4 +1,5 @@
 export { AgenticRetriever, agenticRetrieverOptionsSchema, type AgenticRetrieverOptions, type AgenticRunOptions } from './agentic-retriever.ts';
+export { agenticCitations, agenticConversationTurn } from './conversation-turn.ts';
 export { parseCitedAnswer, validateCitations, MarkerStripper, type ParsedAnswer } from './citations.ts';
 export { OfflinePlanner, type OfflinePlannerOptions } from './offline-planner.ts';
 export { planSchema, sufficiencySchema, type Plan, type Sufficiency } from './prompts.ts';

@@ -16,6 +16,8 @@ import type { AgenticResultItem, AgenticUsage } from './types.ts';
 /** What a planner sees before each decision. */
 export interface PlanningState {
   question: string;
+  /** The conversation before the question, as delimited data (`formatConversation`), when the run was given one. */
+  conversation?: string;
   /** 1, 2, … */
   iteration: number;
   /** The collected results, best first (what the planner may read; its labels are 1-based positions here). */
@@ -88,6 +90,7 @@ export class ModelPlanner implements Planner {
   plan(state: PlanningState): Promise<Decision<Plan>> {
     const messages = planningMessages({
       question: state.question,
+      conversation: state.conversation,
       retrievers: state.retrievers,
       results: state.results,
       missing: state.missing,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ChatMessage } from '../contracts/chat.ts';
+import { CONVERSATION_RULES } from '../context/conversation-format.ts';
 import { neutralizeTagLookAlikes } from '../context/evidence.ts';
 import type { AgenticResultItem } from './types.ts';
 
@@ -46,6 +47,8 @@ const RESULT_PREVIEW_CHARACTERS = 600;
 /** Messages asking the model to plan the next round of sub-queries. */
 export function planningMessages(input: {
   question: string;
+  /** The conversation before the question, already delimited (`formatConversation`): shown before it, as data. */
+  conversation?: string;
   retrievers: RetrieverDescription[];
   results: AgenticResultItem[];
   missing: string | undefined;
@@ -64,8 +67,10 @@ export function planningMessages(input: {
       'names, and leave it out otherwise. Use "expandDocuments" only when a whole document (every chunk of the document a result comes ' +
       'from) is needed. Do not repeat a search already made.',
     DATA_RULE,
+    ...(input.conversation ? [`The question follows a conversation, shown before it. ${CONVERSATION_RULES}`] : []),
   ].join('\n\n');
-  const parts = [`<question>\n${neutralizeTagLookAlikes(input.question)}\n</question>`];
+  const parts = input.conversation ? [input.conversation] : [];
+  parts.push(`<question>\n${neutralizeTagLookAlikes(input.question)}\n</question>`);
   if (input.missing) parts.push(`<missing>\n${neutralizeTagLookAlikes(input.missing)}\n</missing>`);
   if (input.previousQueries.length > 0) {
     parts.push(`Searches already made:\n${input.previousQueries.map((query) => `- ${neutralizeTagLookAlikes(query)}`).join('\n')}`);

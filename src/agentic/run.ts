@@ -1,6 +1,12 @@
 import { describeUncovered } from '../answer/coverage.ts';
 import { extractiveAnswer } from '../answer/extractive.ts';
 import { judgeModelAnswer } from '../answer/model-answer.ts';
+import type { ChatProvider } from '../contracts/chat.ts';
+import type { ConversationMessage } from '../contracts/chat-history.ts';
+import { formatConversation } from '../context/conversation-format.ts';
+import { condenseQuestion, type CondenseResult } from '../conversation/condense.ts';
+import { condenseWithModel } from '../conversation/condense-model.ts';
+import { toExchanges } from '../conversation/turns.ts';
 import { checkEligibility, eligibilityFilter, type CallerContext } from '../context/eligibility.ts';
 import { buildAnswerMessages, type Evidence } from '../context/evidence.ts';
 import { guardrailVerdict, noEvidenceAnswer, type GuardrailDecision, type GuardrailVerdict, type StopReason } from '../context/outcome.ts';
@@ -36,6 +42,8 @@ export class Run {
   private readonly chat: MeteredChat | undefined;
   private readonly planner: Planner;
   private readonly caller: CallerContext | undefined;
+  /** What is searched: the question, or, in a conversation, the question condensed to stand alone. */
+  private searchQuestion: string;
 
   constructor(
     private readonly options: ParsedAgenticOptions,
@@ -44,7 +52,10 @@ export class Run {
     private readonly signal: AbortSignal,
     runId: string | undefined,
     private readonly component: string,
+    /** The messages before the question, when the run was given a conversation. */
+    private readonly history?: ConversationMessage[],
   ) {
+    this.searchQuestion = question;
     this.runId = runId ?? crypto.randomUUID();
     this.results = new ResultSet(options.maxResults);
     this.caller = options.userContext;
@@ -67,6 +78,7 @@ export class Run {
       }
     }
 
+    if (this.history !== undefined) yield* this.condensation();
     yield* this.speculativeRetrieval();
 
     let stopReason: StopReason = 'max_iterations';
@@ -117,15 +129,28 @@ export class Run {
 
   // --- Steps ---
 
+  /** The question condensed with the conversation before it: what the run searches and answers from then on. */
+  private async *condensation(): AsyncGenerator<AgenticEvent, void, undefined> {
+    const history = this.history ?? [];
+    const step = this.begin('condense', 0, { question: this.question, turns: toExchanges(history, this.component).length });
+    yield step.event;
+    const condensed: CondenseResult = this.chat
+      ? await untilAborted(condenseWithModel(this.question, history, meteredProvider(this.chat), { signal: this.signal }), this.signal, this.component)
+      : condenseQuestion(this.question, history);
+    step.warnings.push(...condensed.warnings);
+    this.searchQuestion = condensed.output;
+    yield step.end('succeeded', { searchedQuestion: condensed.output, method: condensed.method, reason: condensed.reason, added: condensed.added });
+  }
+
   private async *speculativeRetrieval(): AsyncGenerator<AgenticEvent, void, undefined> {
-    const step = this.begin('speculativeRetrieval', 0, { query: this.question, retrievers: this.retrievers.map((retriever) => retriever.name) });
+    const step = this.begin('speculativeRetrieval', 0, { query: this.searchQuestion, retrievers: this.retrievers.map((retriever) => retriever.name) });
     yield step.event;
     const found: Record<string, unknown>[] = [];
     const errors: unknown[] = [];
     for await (const task of concurrently(
       this.retrievers,
       this.options.concurrency,
-      (retriever) => this.search(retriever, this.question),
+      (retriever) => this.search(retriever, this.searchQuestion),
       this.signal,
       this.component,
     )) {
@@ -138,11 +163,11 @@ export class Run {
         found.push({ retriever: retriever.name, error: messageOf(task.error) });
         continue;
       }
-      const origin = { step: 'speculativeRetrieval', iteration: 0, query: this.question, retriever: retriever.name } as const;
+      const origin = { step: 'speculativeRetrieval', iteration: 0, query: this.searchQuestion, retriever: retriever.name } as const;
       const added = this.collect(task.value.documents, origin, retriever, task.value.excluded, 1);
       found.push({ retriever: retriever.name, found: task.value.documents.length, new: added.length, ids: added, ...pipelineOf(task.value.trace) });
     }
-    this.previousQueries.push(...this.retrievers.map((retriever) => ({ query: this.question, retriever: retriever.name })));
+    this.previousQueries.push(...this.retrievers.map((retriever) => ({ query: this.searchQuestion, retriever: retriever.name })));
     // Every probe failing (typically: nothing is indexed) is an error to show, not an empty answer.
     if (errors.length === this.retrievers.length) {
       yield step.end('failed', { searches: found });
@@ -276,7 +301,7 @@ export class Run {
       evidence.push({ label: evidence.length + 1, document: toDocument(item) });
     }
     if (this.chat === undefined) {
-      const extract = extractiveAnswer(this.question, evidence);
+      const extract = extractiveAnswer(this.searchQuestion, evidence);
       // Quoted sentences that do not cover the question are no answer (the contract of `RAG.answer`).
       const uncovered = extract.text !== '' && !extract.coverage.sufficient ? ` ${describeUncovered(extract.coverage)}` : '';
       const answers = extract.text !== '' && uncovered === '';
@@ -284,7 +309,7 @@ export class Run {
       yield* this.release(parsed, parsed.citations.length > 0 ? 'answered' : 'missing_evidence', 'extractive', results, stopReason, false);
       return;
     }
-    const messages = buildAnswerMessages(this.options.instructions, this.question, evidence);
+    const messages = buildAnswerMessages(this.options.instructions, this.searchQuestion, evidence);
     const stripper = new MarkerStripper();
     // With a guardrail the answer is held until it is checked, so a blocked answer is never shown in part.
     const live = this.options.guardrail === undefined;
@@ -300,7 +325,7 @@ export class Run {
     const parsed = parseCitedAnswer(stripper.text, results.length);
     // The model's status, checked against what it cites; a stated disagreement citing each side is an answer here.
     const cited = parsed.citations.flatMap((citation) => citation.references.map((reference) => reference.resultIndex + 1));
-    const judged = judgeModelAnswer(this.question, stripper.text, cited, evidence);
+    const judged = judgeModelAnswer(this.searchQuestion, stripper.text, cited, evidence);
     const status: AgenticStatus = judged.status === 'missing_evidence' ? 'missing_evidence' : 'answered';
     yield* this.release(parsed, status, 'generated', results, stopReason, live);
   }
@@ -392,14 +417,15 @@ export class Run {
     const children = keys.filter((key) => {
       const child = this.results.item(key);
       const title = child?.metadata.title;
-      return child !== undefined && continuesFrom(this.question, from, { content: child.content, ...(typeof title === 'string' ? { title } : {}) });
+      return child !== undefined && continuesFrom(this.searchQuestion, from, { content: child.content, ...(typeof title === 'string' ? { title } : {}) });
     });
     this.results.chain(parent, children);
   }
 
   private planningState(iteration: number, results: AgenticResultItem[], missing: string | undefined): PlanningState {
     return {
-      question: this.question,
+      question: this.searchQuestion,
+      ...(this.history !== undefined && this.history.length > 0 ? { conversation: this.conversationBlock() } : {}),
       iteration,
       results,
       missing,
@@ -427,6 +453,13 @@ export class Run {
     return valid;
   }
 
+  /** The last turns of the conversation as the planner is shown them: delimited data. */
+  private conversationBlock(): string {
+    const exchanges = toExchanges(this.history ?? [], this.component).filter((exchange) => exchange.question.trim() !== '' || exchange.answer.trim() !== '');
+    const shown = exchanges.slice(-PLANNER_TURNS);
+    return formatConversation(shown, undefined, exchanges.length - shown.length + 1);
+  }
+
   // --- Events ---
 
   private begin(step: AgenticStep, iteration: number, input: Record<string, unknown>): StepHandle {
@@ -448,6 +481,7 @@ export class Run {
     const result: AgenticResult = {
       runId: this.runId,
       question: this.question,
+      ...(this.history !== undefined ? { searchedQuestion: this.searchQuestion } : {}),
       status: parts.status,
       results: parts.results ?? [],
       answer: parts.status === 'blocked' ? undefined : parts.answer,
@@ -473,6 +507,18 @@ export class Run {
 }
 
 // --- Internal helpers ---
+
+/** How many of the most recent turns the planner is shown. */
+const PLANNER_TURNS = 3;
+
+/** The metered chat as a `ChatProvider`, so a condense call counts in the run's usage like every other call. */
+function meteredProvider(chat: MeteredChat): ChatProvider {
+  return {
+    name: chat.chat.name,
+    complete: (messages, options) => chat.complete(messages, options?.signal ?? new AbortController().signal),
+    stream: (messages, options) => chat.stream(messages, options?.signal ?? new AbortController().signal),
+  };
+}
 
 /** A pipeline search's stage records and sources, for its step's output; nothing for a bare store. */
 function pipelineOf(trace: RunTrace | undefined): { pipeline?: { runId: string; stages: StageRecord[]; sources: Record<string, string> } } {

@@ -98,7 +98,10 @@ export interface AgenticUsage {
 /** The final event of a run, and what `run()` resolves to. */
 export interface AgenticResult {
   runId: string;
+  /** The question as asked (the last user message, for a conversation). */
   question: string;
+  /** For a run given messages: what was searched and answered, the question condensed to stand alone. */
+  searchedQuestion?: string;
   status: AgenticStatus;
   results: AgenticResultItem[];
   /** The answer text without citation markers; `undefined` when blocked or not generated. */

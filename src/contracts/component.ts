@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ChatHistory } from './chat-history.ts';
 import type { ChatProvider } from './chat.ts';
 import type { EmbeddingsProvider } from './embeddings.ts';
 import type { PostProcessor } from './post-processor.ts';
@@ -19,6 +20,8 @@ export interface ComponentKinds {
   store: VectorStore;
   'pre-processor': PreProcessor;
   'post-processor': PostProcessor;
+  /** Where conversations are kept (`conversations.history`). */
+  'chat-history': ChatHistory;
 }
 
 export type ComponentKind = keyof ComponentKinds;

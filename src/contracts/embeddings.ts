@@ -1,4 +1,5 @@
-import type { Vector } from '../document.ts';
+import type { JsonValue, Vector } from '../document.ts';
+import type { EmbeddingCacheLookup } from './embedding-cache.ts';
 import type { UsageListener } from './usage.ts';
 
 /** Some services embed a search query differently from a stored document (Cohere's input types). */
@@ -9,6 +10,31 @@ export interface EmbedOptions {
   signal?: AbortSignal;
   /** Called once per `embed` with the tokens the service counted (`inputTokens`), or `'unknown'`. See `Usage`. */
   onUsage?: UsageListener;
+  /**
+   * Called once per `embed` by a caching provider (`CachedEmbeddings`) with how many of the texts its cache
+   * answered. Providers that cache nothing never call it.
+   */
+  onCacheLookup?: (lookup: EmbeddingCacheLookup) => void;
+}
+
+/**
+ * What a provider's vectors are: two providers with equal identities return the same vector for the same text
+ * and input type, so a vector made by one may be served for the other (by `CachedEmbeddings`). It must name
+ * everything that changes the vectors, and nothing else: the service, the exact model, the vector length asked
+ * for, where the model is served when another endpoint could serve another model under the same name, and any
+ * other setting that changes the vectors (task types, truncation).
+ */
+export interface EmbeddingsIdentity {
+  /** The service or the algorithm, e.g. `openai`, `cohere`, `local-hash`. */
+  readonly provider: string;
+  /** The model exactly as the service is asked for it (Azure: the deployment). */
+  readonly model: string;
+  /** The vector length asked for; `null` for the model's own length. */
+  readonly dimensions: number | null;
+  /** Where the model is served (a base URL), when a different endpoint may serve a different model under the same name. */
+  readonly endpoint?: string;
+  /** Every other setting that changes the vectors, e.g. `{ documentTask: 'retrieval.passage', queryTask: 'retrieval.query' }`. */
+  readonly settings?: Readonly<Record<string, JsonValue>>;
 }
 
 /** What an embeddings provider declares about its vectors. Read by the pipeline; never guessed from its class. */
@@ -55,6 +81,11 @@ export interface EmbeddingsProvider {
   readonly capabilities?: EmbeddingsCapabilities;
   /** The model's similarity scale, where it has been measured; similarity thresholds default to it. */
   readonly similarity?: SimilarityScale;
+  /**
+   * Optional: what the vectors are (see `EmbeddingsIdentity`). A provider without one is never cached:
+   * `CachedEmbeddings` refuses it unless given an identity, and the default pipelines leave it uncached and say so.
+   */
+  readonly identity?: EmbeddingsIdentity;
   /** One vector per text, in the same order. */
   embed(texts: string[], options: EmbedOptions): Promise<Vector[]>;
 }

@@ -9,6 +9,7 @@ export type {
   IngestIssue,
   IngestIssueCode,
   IngestedFile,
+  IngestCacheSummary,
   IngestProgressEvent,
   IngestProgressStats,
   Loader,

@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import type { EmbeddingCache } from '../contracts/embedding-cache.ts';
 import { AxonError } from '../errors.ts';
+import { CachedEmbeddings, isCachedEmbeddings } from '../runtime/cached-embeddings.ts';
 import { parseOptions } from '../runtime/options.ts';
 import { IngestRun, type IngestRunSettings } from './ingest-run.ts';
 import { createDefaultLoaders } from './loaders/index.ts';
@@ -105,6 +107,13 @@ export type IngestOptions = z.input<typeof ingestOptionsSchema> & {
   onProgress?: (event: IngestProgressEvent) => void;
   /** Loaders by lower-case extension (no dot), added to or replacing the built-in ones. */
   loaders?: Record<string, Loader>;
+  /**
+   * Where document vectors are kept between runs, e.g. `new FileEmbeddingCache({ directory: '.axon-cache/embeddings' })`
+   * from `axon-rag/stores`: a chunk whose text the same model embedded before (for this store or another) is not
+   * sent again. Not needed when `target.embeddings` is already a `CachedEmbeddings`. The provider must declare its
+   * `identity` (all built-in providers but the AI SDK adapters do); the summary's `embeddingCache` counts the hits.
+   */
+  embeddingCache?: EmbeddingCache;
 };
 
 /**
@@ -123,7 +132,7 @@ export type IngestOptions = z.input<typeof ingestOptionsSchema> & {
  * @throws ConfigError for invalid options; AxonError `INVALID_INPUT` for invalid paths or target; `ABORTED` when `signal` fires.
  */
 export async function ingestPaths(paths: readonly string[], target: IngestTarget, options: IngestOptions = {}): Promise<IngestSummary> {
-  const { signal, onProgress, loaders, ...rest } = options;
+  const { signal, onProgress, loaders, embeddingCache, ...rest } = options;
   const settings = parseOptions(ingestOptionsSchema, rest, 'ingest');
   const splitter = resolveSplitterOptions({ chunkSize: settings.chunkSize, chunkOverlap: settings.chunkOverlap, unit: settings.unit });
   if (!Array.isArray(paths) || paths.length === 0 || paths.some((path) => typeof path !== 'string' || path === '')) {
@@ -139,6 +148,14 @@ export async function ingestPaths(paths: readonly string[], target: IngestTarget
       fix: 'Pass { embeddings, store }.',
       details: { argument: 'target' },
     });
+  }
+  if (embeddingCache !== undefined && !(isCachedEmbeddings(target.embeddings) && target.embeddings.cache !== undefined)) {
+    // The run's own wrapper: it embeds documents only, so it keeps no query vectors.
+    const { embeddings } = target;
+    const wrapped = isCachedEmbeddings(embeddings)
+      ? new CachedEmbeddings(embeddings.provider, { cache: embeddingCache, identity: embeddings.identity, queryCacheSize: 0 })
+      : new CachedEmbeddings(embeddings, { cache: embeddingCache, queryCacheSize: 0 });
+    target = { ...target, embeddings: wrapped };
   }
   const allLoaders = { ...createDefaultLoaders({ json: settings.json, csv: settings.csv }), ...loaders };
   for (const [pattern, loaderName] of Object.entries(settings.loaderPatterns)) {

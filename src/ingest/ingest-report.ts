@@ -1,3 +1,5 @@
+import type { EmbeddingCacheLookup } from '../contracts/embedding-cache.ts';
+import type { Usage } from '../contracts/usage.ts';
 import type { IngestedFile, IngestIssue, IngestProgressEvent, IngestProgressStats, IngestSummary } from './types.ts';
 
 /** What happened to one file, as the progress events name it. */
@@ -24,6 +26,8 @@ export class IngestReport {
     chunksAdded: 0,
     chunksRemoved: 0,
     embeddingsComputed: 0,
+    embeddingTokens: 0,
+    embeddingRequests: 0,
     ms: 0,
   };
   private readonly stats: IngestProgressStats = {
@@ -89,6 +93,29 @@ export class IngestReport {
 
   embedded(count: number): void {
     this.summary.embeddingsComputed += count;
+  }
+
+  /** One embeddings request's usage: its tokens are added, and one without a count makes the total unknown. */
+  usage(usage: Usage): void {
+    // Every successful call reports one usage; a call the cache answered whole is taken back in `cacheLookup`.
+    this.summary.embeddingRequests += 1;
+    if (this.summary.embeddingTokens === 'unknown') return;
+    this.summary.embeddingTokens = usage === 'unknown' ? 'unknown' : this.summary.embeddingTokens + (usage.inputTokens ?? 0);
+  }
+
+  /** Start counting the embedding cache's answers (the run has one). */
+  cacheUsed(location: string | undefined): void {
+    this.summary.embeddingCache ??= { ...(location === undefined ? {} : { location }), hits: 0, misses: 0, damaged: 0 };
+  }
+
+  /** How one embeddings call was served by the cache. */
+  cacheLookup(lookup: EmbeddingCacheLookup): void {
+    const cache = (this.summary.embeddingCache ??= { hits: 0, misses: 0, damaged: 0 });
+    cache.hits += lookup.hits;
+    cache.misses += lookup.misses;
+    cache.damaged += lookup.damaged;
+    // Answered whole by the cache: the provider was not called (its usage, `{}`, was counted in `usage`).
+    if (lookup.misses === 0) this.summary.embeddingRequests -= 1;
   }
 
   stored(count: number): void {

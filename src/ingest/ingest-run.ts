@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import type { Document, JsonValue } from '../document.ts';
 import { AxonError, throwIfAborted } from '../errors.ts';
+import { isCachedEmbeddings } from '../runtime/cached-embeddings.ts';
 import { embedAll } from '../runtime/embed.ts';
 import { buildChunkDocument, Chunker, ingestFingerprint, isUnchanged, type ChunkDraft } from './chunking.ts';
 import { discoverFiles, isWithinRoots, type DiscoveredFile, type DiscoverOptions, type DiscoveryRoot } from './discover.ts';
@@ -81,6 +82,10 @@ export class IngestRun {
   }
 
   async run(paths: readonly string[]): Promise<IngestSummary> {
+    const { embeddings } = this.target;
+    const cached = isCachedEmbeddings(embeddings) && embeddings.cache !== undefined ? embeddings : undefined;
+    const cacheErrorsBefore = cached?.statistics().cacheErrors ?? 0;
+    if (cached) this.report.cacheUsed(cached.cache!.location);
     const { files, failed, roots } = await discoverFiles(paths, this.settings.discover);
     this.report.discovered(files.length, failed);
     for (const file of files) {
@@ -98,6 +103,10 @@ export class IngestRun {
     }
     await this.flush();
     if (this.settings.pruneMissing) await this.prune(roots);
+    const cacheErrors = cached?.statistics();
+    // A cache that failed never fails the run (its vectors came from the provider instead); the summary says so.
+    if (cached && cacheErrors && cacheErrors.cacheErrors > cacheErrorsBefore)
+      this.report.warning(cached.cache!.location ?? cached.cache!.name, cacheErrors.lastCacheError ?? 'The embedding cache failed.');
     return this.report.done();
   }
 
@@ -305,6 +314,7 @@ export class IngestRun {
     const missing = documents.filter((document) => document.embedding === undefined);
     if (missing.length === 0) return;
     const before = this.report.chunksEmbedded;
+    let hits = 0;
     try {
       const vectors = await embedAll(
         this.target.embeddings,
@@ -313,10 +323,15 @@ export class IngestRun {
           inputType: 'document',
           signal: this.signal,
           onProgress: (embedded) => this.report.embedding(before + embedded),
+          onUsage: (usage) => this.report.usage(usage),
+          onCacheLookup: (lookup) => {
+            hits += lookup.hits;
+            this.report.cacheLookup(lookup);
+          },
         },
       );
       missing.forEach((document, index) => (document.embedding = vectors[index]));
-      this.report.embedded(missing.length);
+      this.report.embedded(missing.length - hits);
     } catch (error) {
       this.report.embedding(before);
       throw error;

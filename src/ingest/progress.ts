@@ -91,13 +91,35 @@ export function formatSummary(summary: IngestSummary): string {
   ];
   if (summary.chunksRemoved > 0) parts.push(`${summary.chunksRemoved} old chunk${summary.chunksRemoved === 1 ? '' : 's'} removed`);
   if (summary.pruned.length > 0) parts.push(`${summary.pruned.length} missing file${summary.pruned.length === 1 ? '' : 's'} pruned`);
-  const lines = [`${summary.ok ? 'Done' : 'Done with failures'} in ${formatDuration(summary.ms)}: ${parts.join(', ')}.`];
+  const embedding = describeEmbedding(summary);
+  const lines = [`${summary.ok ? 'Done' : 'Done with failures'} in ${formatDuration(summary.ms)}: ${parts.join(', ')}${embedding ? `; ${embedding}` : ''}.`];
   for (const warning of summary.warnings) lines.push(`  warning ${warning.path}: ${warning.message}`);
   for (const failure of summary.failed) lines.push(`  failed  ${failure.path}: ${failure.reason}`);
   return lines.join('\n');
 }
 
 // --- Internal helpers ---
+
+/**
+ * The embedding clause of the summary: texts embedded, the tokens the service counted (when it metered any, or
+ * `tokens unknown` when it did not say), and what the embedding cache served. Empty when nothing was metered and
+ * the cache served nothing.
+ */
+function describeEmbedding(summary: IngestSummary): string | undefined {
+  const tokens =
+    summary.embeddingTokens === 'unknown'
+      ? 'tokens unknown'
+      : summary.embeddingTokens > 0
+        ? `${summary.embeddingTokens.toLocaleString('en-US')} token${summary.embeddingTokens === 1 ? '' : 's'}`
+        : undefined;
+  // A cache that served nothing goes unmentioned: a first run reads as it did before there was a cache.
+  const cache = summary.embeddingCache && (summary.embeddingCache.hits > 0 || summary.embeddingCache.damaged > 0) ? summary.embeddingCache : undefined;
+  if (tokens === undefined && cache === undefined) return undefined;
+  const computed = `${summary.embeddingsComputed} embedded${tokens ? ` (${tokens})` : ''}`;
+  if (cache === undefined) return computed;
+  const damaged = cache.damaged > 0 ? ` (${cache.damaged} damaged entr${cache.damaged === 1 ? 'y' : 'ies'} ignored)` : '';
+  return `${computed}, ${cache.hits} from the embedding cache${damaged}`;
+}
 
 function renderBar(stats: IngestProgressStats, width: number): string {
   const ratio = stats.filesTotal === 0 ? 1 : Math.min(1, stats.filesDone / stats.filesTotal);

@@ -67,9 +67,34 @@ export interface IngestSummary {
   chunksAdded: number;
   /** Stored chunks removed: replaced chunks of changed files, chunks of emptied files and pruned sources. */
   chunksRemoved: number;
-  /** Texts sent to the embeddings provider (reused embeddings are not counted). */
+  /** Texts sent to the embeddings provider (reused embeddings and those served by the embedding cache are not counted). */
   embeddingsComputed: number;
+  /**
+   * Tokens the embeddings service counted for this run's requests (`inputTokens` of each reported usage), or
+   * `'unknown'` when any request's usage was not reported (a service that returns none). 0 when nothing was sent.
+   * Never an estimate.
+   */
+  embeddingTokens: number | 'unknown';
+  /**
+   * Calls to the embeddings provider that reached it: each is one request to the service (its retries aside). A
+   * batch the embedding cache answered whole is not one.
+   */
+  embeddingRequests: number;
+  /** How the embedding cache served this run; absent when it ran without one. */
+  embeddingCache?: IngestCacheSummary;
   ms: number;
+}
+
+/** What the embedding cache did during one ingestion. */
+export interface IngestCacheSummary {
+  /** Where the cache lives (its folder), when it says. */
+  location?: string;
+  /** Chunks whose vectors came from the cache rather than the provider. */
+  hits: number;
+  /** Chunks the cache did not hold, sent to the provider (then kept). */
+  misses: number;
+  /** Cache entries found damaged (a failed checksum, a cut file): served by the provider instead, never used. */
+  damaged: number;
 }
 
 /** Counters at the time of a progress event. */

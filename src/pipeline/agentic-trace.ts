@@ -5,7 +5,7 @@
  */
 
 /** The steps a run reports, in the order they first occur. */
-export type AgenticStep = 'guardrail' | 'speculativeRetrieval' | 'planning' | 'retrieval' | 'documentExpansion' | 'sufficiency';
+export type AgenticStep = 'guardrail' | 'condense' | 'speculativeRetrieval' | 'planning' | 'retrieval' | 'documentExpansion' | 'sufficiency';
 
 export type AgenticStepStatus = 'inProgress' | 'succeeded' | 'failed';
 
@@ -16,7 +16,7 @@ export interface AgenticTraceEvent {
   stepId: number;
   step: AgenticStep;
   status: AgenticStepStatus;
-  /** 0 for the guardrail on the input and the speculative retrieval, then 1, 2, … per planned round. */
+  /** 0 for the guardrail on the input, the condense step and the speculative retrieval, then 1, 2, … per planned round. */
   iteration: number;
   input: Record<string, unknown>;
   /** Set on the closing event. */

@@ -1,4 +1,6 @@
+import type { EmbeddingCacheLookup } from '../contracts/embedding-cache.ts';
 import type { EmbeddingInputType, EmbeddingsProvider } from '../contracts/embeddings.ts';
+import type { Usage, UsageListener } from '../contracts/usage.ts';
 import type { Vector } from '../document.ts';
 import { AxonError } from '../errors.ts';
 import { chunk, mapWithConcurrency } from './concurrency.ts';
@@ -8,6 +10,13 @@ export interface EmbedAllOptions {
   signal?: AbortSignal;
   /** Called after each batch with the number of texts embedded so far. */
   onProgress?: (embedded: number, total: number) => void;
+  /**
+   * Called once per `embed` call that succeeded, with the usage the provider reported for it, or `'unknown'` when
+   * it reported none (a provider written before usage existed never calls its listener).
+   */
+  onUsage?: UsageListener;
+  /** Passed on to the provider: a caching provider reports how each call was served. */
+  onCacheLookup?: (lookup: EmbeddingCacheLookup) => void;
 }
 
 /**
@@ -27,7 +36,13 @@ export async function embedAll(provider: EmbeddingsProvider, texts: readonly str
     batches,
     Math.max(1, provider.maxParallelCalls),
     async (batch) => {
-      const vectors = await provider.embed(batch, { inputType: options.inputType, signal: options.signal });
+      const usages: Usage[] = [];
+      const vectors = await provider.embed(batch, {
+        inputType: options.inputType,
+        signal: options.signal,
+        ...(options.onUsage ? { onUsage: (usage: Usage) => void usages.push(usage) } : {}),
+        ...(options.onCacheLookup ? { onCacheLookup: options.onCacheLookup } : {}),
+      });
       if (!Array.isArray(vectors) || vectors.length !== batch.length) {
         throw new AxonError(
           'PROVIDER_RESPONSE_INVALID',
@@ -38,6 +53,8 @@ export async function embedAll(provider: EmbeddingsProvider, texts: readonly str
           },
         );
       }
+      // Reported once the call is known to have succeeded, so a failed batch never counts.
+      if (options.onUsage) for (const usage of usages.length > 0 ? usages : ['unknown' as const]) options.onUsage(usage);
       embedded += batch.length;
       options.onProgress?.(embedded, texts.length);
       return vectors;

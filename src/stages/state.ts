@@ -13,7 +13,7 @@ import type { RankedList } from '../pipeline/fusion.ts';
 import type { StageEntry } from '../pipeline/stage.ts';
 import type { RunTrace } from '../pipeline/trace.ts';
 import type { HybridWeights, SearchMode } from '../pipeline/search-mode.ts';
-import type { Answer, ConflictCheck, ContextOptions, RagComponents, RagEvent } from './types.ts';
+import type { Answer, ConflictCheck, ContextOptions, ConversationOptions, RagComponents, RagEvent } from './types.ts';
 
 /** How a run searches, resolved and checked before its first stage. */
 export interface SearchPlan {
@@ -92,6 +92,11 @@ export interface RagRunState extends SearchState {
   /** Documents left out, with the reason (eligibility, supersession); the context stage adds the packet's. */
   omitted: OmittedRef[];
   readonly answering: AnswerPlan | undefined;
+  /**
+   * The conversation the question follows, when it was asked in one (`RetrieveOptions.conversation`): the condense
+   * stage rewrites `searchQuestion` from it and sets `conversation` for the packet. Absent for a question asked alone.
+   */
+  readonly history?: ConversationOptions;
   /**
    * The conversation so far, set by a stage before `context` (a conversation's condense step): the context stage
    * gives it to the packet as its own section, with its own budget, never as evidence.

@@ -6,6 +6,8 @@ import type { VectorStore } from '../contracts/vector-store.ts';
 import type { ContextBuilderOptions, MemoryInput, ToolResultInput } from '../context/builder.ts';
 import type { ContractStatus, EvidenceConflict } from '../context/contract.ts';
 import type { CallerContext } from '../context/eligibility.ts';
+import type { ConversationHistory } from '../conversation/condense.ts';
+import type { HistorySummary } from '../conversation/history-window.ts';
 import type { ContextGuardrailCheck, Guardrail, StopReason } from '../context/outcome.ts';
 import type { ContextPacket, OmittedRef } from '../context/packet.ts';
 import type { PipelineVersion, TraceStore } from '../context/trace-store.ts';
@@ -44,6 +46,29 @@ export interface RetrieveOptions {
    * but the search is not filtered.
    */
   caller?: CallerContext;
+  /**
+   * The conversation this question follows. The run's condense stage rewrites a follow-up into a question that
+   * stands alone before anything is searched (the result's `searchedQuestion`), and an answer gets the history as
+   * the packet's conversation section, with its own budget, never as evidence. `Conversation.ask` and
+   * `RAG.converse` set it; give it yourself to keep the history elsewhere. @default none (the question stands alone)
+   */
+  conversation?: ConversationOptions;
+}
+
+/** A run's conversation: the history the question follows, and how it is used (see `RetrieveOptions.conversation`). */
+export interface ConversationOptions {
+  /** Earlier turns, oldest first: the turns a `ChatHistory` loaded, or user and assistant messages. */
+  history: ConversationHistory;
+  /**
+   * How a follow-up is rewritten before retrieval: `model` by the pipeline's chat model (offline when it has none),
+   * `offline` by the deterministic rewrite (`condenseQuestion`) even with a chat model, `none` searched as asked.
+   * @default 'model'
+   */
+  condense?: 'model' | 'offline' | 'none';
+  /** Tokens the packet's conversation section may take (the history is windowed to fit). @default a quarter of the packet's room for the prompt */
+  maxTokens?: number;
+  /** A summary of older turns an earlier run made (its condense record's `detail.summary`), reused while it still covers the turns left out. */
+  summary?: HistorySummary;
 }
 
 /** How the context packet given to the model is assembled and budgeted. */
@@ -92,6 +117,8 @@ export interface RetrievalResult {
   retrieved: { id: string; score: number; sourceName: string }[];
   /** The search queries the pre-processors produced. */
   queries: SearchQuery[];
+  /** The question that was searched: the question as asked, or the follow-up the condense stage rewrote. Set by `RAG`. */
+  searchedQuestion?: string;
   /** How the candidates were found. */
   searchMode: SearchMode;
   trace: RunTrace;
@@ -107,6 +134,11 @@ export type AnswerStatus = ContractStatus;
 export interface Answer {
   status: AnswerStatus;
   text: string;
+  /**
+   * The question that was searched: the question as asked, or, in a conversation, the follow-up rewritten to stand
+   * alone by the condense stage. Set by `RAG.answer` and `RAG.stream`.
+   */
+  searchedQuestion?: string;
   /** `generated` by the chat model, or `extractive` (quoted sentences) when no chat model is configured. */
   mode: 'generated' | 'extractive';
   citations: Citation[];

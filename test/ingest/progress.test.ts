@@ -30,6 +30,8 @@ const summary: IngestSummary = {
   chunksAdded: 12,
   chunksRemoved: 3,
   embeddingsComputed: 12,
+  embeddingTokens: 0,
+  embeddingRequests: 1,
   ms: 2500,
 };
 
@@ -85,6 +87,20 @@ describe('createProgressRenderer', () => {
 
   it('summarises a clean run in one line', () => {
     expect(formatSummary({ ...summary, ok: true, filesFailed: 0, failed: [], warnings: [], chunksRemoved: 0, ms: 80 })).toBe(
+      'Done in 80 ms: 2 ingested (12 chunks), 1 unchanged, 0 skipped, 0 failed.',
+    );
+  });
+
+  it('names the tokens the service counted and what the embedding cache served, or says the tokens are unknown', () => {
+    const clean = { ...summary, ok: true, filesFailed: 0, failed: [], warnings: [], chunksRemoved: 0, ms: 80 };
+    expect(formatSummary({ ...clean, embeddingsComputed: 4, embeddingTokens: 1234, embeddingCache: { hits: 8, misses: 4, damaged: 0 } })).toBe(
+      'Done in 80 ms: 2 ingested (12 chunks), 1 unchanged, 0 skipped, 0 failed; 4 embedded (1,234 tokens), 8 from the embedding cache.',
+    );
+    expect(formatSummary({ ...clean, embeddingsComputed: 1, embeddingTokens: 'unknown', embeddingCache: { hits: 11, misses: 1, damaged: 1 } })).toBe(
+      'Done in 80 ms: 2 ingested (12 chunks), 1 unchanged, 0 skipped, 0 failed; 1 embedded (tokens unknown), 11 from the embedding cache (1 damaged entry ignored).',
+    );
+    // A first run, whose cache served nothing, reads as a run without one.
+    expect(formatSummary({ ...clean, embeddingTokens: 0, embeddingCache: { hits: 0, misses: 12, damaged: 0 } })).toBe(
       'Done in 80 ms: 2 ingested (12 chunks), 1 unchanged, 0 skipped, 0 failed.',
     );
   });

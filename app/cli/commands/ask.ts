@@ -2,16 +2,20 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { AgenticRetriever } from '../../../src/agentic/agentic-retriever.ts';
 import type { AgenticResult, RagSearchSettings } from '../../../src/agentic/types.ts';
+import type { ChatHistory } from '../../../src/contracts/chat-history.ts';
 import type { CallerContext } from '../../../src/context/eligibility.ts';
 import { JsonlTraceStore } from '../../../src/context/trace-store.ts';
 import { SEARCH_MODES, type ContextOptions, type SearchMode } from '../../../src/rag.ts';
 import { formatAgenticEvent, formatAgenticResult } from '../agentic-format.ts';
+import { agenticTurn, commandHistory, conversationIdOption, searchedLine } from '../conversation-support.ts';
 import { documentNamer, formatAnswer, formatPacket, formatTrace } from '../format.ts';
 import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
 /**
  * `axon ask "<question>"`: answer with citations; `--trace` adds every stage, `--explain` the context packet; the
  * trace is saved for `axon trace`. `--tenant`, `--role` and `--now` say who is asking (eligibility, SPEC §7).
+ * `--conversation <id>` asks within conversation `<id>` (kept in the store folder): a follow-up is searched
+ * rewritten to stand alone, and the turn is recorded for the next process that continues it.
  */
 export async function runAsk(positionals: string[], options: CommandOptions, io: CommandIO): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('ask takes exactly one question, in quotes: axon ask "How do I reset my password?"');
@@ -22,13 +26,18 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   const ef = parsePositiveInteger(options.ef, '--ef');
   const caller = parseCaller(options);
   const context = await readContextOption(options, io);
-  const { rag, dataDirectory, configHash } = await loadPipeline(options, io);
+  const conversationId = conversationIdOption(options.conversation);
+  const pipeline = await loadPipeline(options, io);
+  const { rag, dataDirectory, configHash } = pipeline;
   const traceStore = new JsonlTraceStore(dataDirectory);
+  const history = conversationId === undefined ? undefined : commandHistory(pipeline);
   if (options.agentic) {
     const search: RagSearchSettings = { topK, searchMode, ef, ...(options.exact ? { exact: true } : {}) };
-    return runAgenticAsk(question, rag, { filter, caller, search, traceStore, configHash }, options, io);
+    const conversation = history && conversationId ? { history, id: conversationId } : undefined;
+    return runAgenticAsk(question, rag, { filter, caller, search, traceStore, configHash, conversation }, options, io);
   }
-  const answer = await rag.answer(question, {
+  const conversation = history && rag.conversation({ id: conversationId, history });
+  const asked = {
     topK,
     filter,
     searchMode,
@@ -38,13 +47,21 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
     context,
     traceStore,
     pipelineVersion: { configHash },
-  });
-  await rag.close();
+  };
+  let answer: Awaited<ReturnType<typeof rag.answer>>;
+  try {
+    answer = conversation ? await conversation.ask(question, asked) : await rag.answer(question, asked);
+  } finally {
+    await rag.close();
+    await history?.close?.();
+  }
   if (options.json) {
     io.out(
       JSON.stringify(
         {
           runId: answer.trace.runId,
+          ...(conversation ? { conversationId: conversation.id } : {}),
+          searchedQuestion: answer.searchedQuestion ?? question,
           status: answer.status,
           answer: answer.text,
           citations: answer.citations,
@@ -67,6 +84,8 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
     );
     return 0;
   }
+  const searched = searchedLine(question, answer.searchedQuestion);
+  if (searched) io.out(searched);
   io.out(formatAnswer(answer));
   const notAllowed = answer.omitted.filter((entry) => entry.reason === 'not_allowed').length;
   if (answer.stopReason === 'no_eligible_evidence' && notAllowed > 0) {
@@ -75,11 +94,12 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   }
   if (options.explain) io.out(`\n${formatPacket(answer.packet, documentNamer(answer.trace.sources))}`);
   if (options.trace) io.out(`\n${formatTrace(answer.trace)}`);
-  if (!options.trace) io.err(`(run id ${answer.trace.runId}; \`axon trace ${answer.trace.runId.slice(0, 8)}\` or --trace shows the pipeline)`);
+  const continuing = conversation ? `conversation ${conversation.id}; ` : '';
+  if (!options.trace) io.err(`(${continuing}run id ${answer.trace.runId}; \`axon trace ${answer.trace.runId.slice(0, 8)}\` or --trace shows the pipeline)`);
   return 0;
 }
 
-function parseCaller(options: CommandOptions): CallerContext | undefined {
+export function parseCaller(options: CommandOptions): CallerContext | undefined {
   const roles = options.role
     ?.flatMap((role) => role.split(','))
     .map((role) => role.trim())
@@ -134,11 +154,13 @@ async function runAgenticAsk(
     search: RagSearchSettings;
     traceStore: JsonlTraceStore;
     configHash: string | undefined;
+    /** Ask within this conversation: its turns are given as messages, and the run is recorded as a turn. */
+    conversation: { history: ChatHistory; id: string } | undefined;
   },
   options: CommandOptions,
   io: CommandIO,
 ): Promise<number> {
-  const { filter, caller, search } = run;
+  const { filter, caller, search, conversation } = run;
   // Settings left unset are dropped by the retriever (each search then uses the pipeline's defaults).
   const agent = new AgenticRetriever({
     retrievers: [{ name: 'documents', description: 'The indexed documents', rag, filter, retrieve: search }],
@@ -147,31 +169,37 @@ async function runAgenticAsk(
   });
   let result: AgenticResult | undefined;
   try {
-    for await (const event of agent.stream(question, { traceStore: run.traceStore, pipelineVersion: { configHash: run.configHash } })) {
+    const events = conversation
+      ? agenticTurn(rag, conversation.history, conversation.id, question, run)
+      : agent.stream(question, { traceStore: run.traceStore, pipelineVersion: { configHash: run.configHash } });
+    for await (const event of events) {
       if (event.type === 'trace' && event.status !== 'inProgress' && options.trace && !options.json) io.out(formatAgenticEvent(event));
       if (event.type === 'result') result = event.result;
     }
   } finally {
     await rag.close();
+    await conversation?.history.close?.();
   }
   if (result === undefined) return 1;
   if (options.json) {
-    io.out(JSON.stringify(result, null, 2));
+    io.out(JSON.stringify(conversation ? { conversationId: conversation.id, ...result } : result, null, 2));
     return 0;
   }
   if (options.trace) io.out('');
+  const searched = searchedLine(result.question, result.searchedQuestion);
+  if (searched) io.out(searched);
   io.out(formatAgenticResult(result));
   io.err(`(run id ${result.runId}; \`axon trace ${result.runId.slice(0, 8)}\` shows its steps again)`);
   return result.status === 'blocked' ? 1 : 0;
 }
 
-function parseModeOption(text: string | undefined): SearchMode | undefined {
+export function parseModeOption(text: string | undefined): SearchMode | undefined {
   if (text === undefined) return undefined;
   if (!(SEARCH_MODES as readonly string[]).includes(text)) throw new UsageError(`--mode for ask is one of ${SEARCH_MODES.join(', ')}, got "${text}".`);
   return text as SearchMode;
 }
 
-function parseFilterOption(text: string | undefined): Record<string, unknown> | undefined {
+export function parseFilterOption(text: string | undefined): Record<string, unknown> | undefined {
   if (text === undefined) return undefined;
   try {
     return JSON.parse(text) as Record<string, unknown>;

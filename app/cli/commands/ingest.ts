@@ -1,18 +1,33 @@
 import { createProgressRenderer, formatSummary, ingestPaths, type IngestSummary } from '../../../src/ingest/index.ts';
+import { FileEmbeddingCache } from '../../../stores/file-store/file-embedding-cache.ts';
+import { isCachedEmbeddings } from '../../../src/runtime/cached-embeddings.ts';
 import { loadPipeline, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
 /** `axon ingest <paths…>`: load, split, embed and store; progress on stderr, a summary at the end. */
 export async function runIngest(paths: string[], options: CommandOptions, io: CommandIO): Promise<number> {
   if (paths.length === 0) throw new UsageError('ingest needs at least one file or folder: axon ingest docs/');
-  const { rag } = await loadPipeline(options, io);
+  const { rag, embeddingCache } = await loadPipeline(options, io);
   const progress = options.json ? undefined : createProgressRenderer({ stream: io.errorStream, summary: false });
+  const { embeddings } = rag.components();
+  // A pipeline whose store keeps nothing on local disk has no cache of its own: the command keeps one all the same.
+  const cacheForRun =
+    embeddingCache !== false && embeddings.identity !== undefined && !(isCachedEmbeddings(embeddings) && embeddings.cache !== undefined)
+      ? new FileEmbeddingCache({ directory: embeddingCache })
+      : undefined;
   const summary = await ingestPaths(paths, rag.components(), {
+    ...(cacheForRun ? { embeddingCache: cacheForRun } : {}),
     baseDirectory: io.cwd,
     pruneMissing: options.prune ?? false,
     include: options.include,
     onProgress: progress,
   });
   await rag.close();
+  if (embeddingCache !== false && summary.embeddingCache === undefined && embeddings.identity === undefined) {
+    // Never cached silently, nor left uncached silently: the user asked for (or has by default) a cache.
+    io.err(
+      `The embedding cache is off: ${embeddings.name} does not declare its identity (the model that makes its vectors), so its vectors cannot be cached safely.`,
+    );
+  }
   const nothing = summary.filesIngested + summary.filesUnchanged === 0;
   if (options.json) io.out(JSON.stringify(summary, null, 2));
   else {

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { JsonlTraceStore } from '../../../src/context/trace-store.ts';
 import { serve } from '../../serve/server.ts';
+import { commandHistory } from '../conversation-support.ts';
 import { packageModule } from '../../serve/worker-pool.ts';
 import { describeMissingStore, loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 import type { ServePipelineArgument } from '../serve-pipeline.ts';
@@ -18,9 +19,13 @@ export async function runServe(positionals: string[], options: CommandOptions, i
   if (port > 65535) throw new UsageError(`--port takes a port number up to 65535, got "${options.port}".`);
   const workers = options.workers === '0' ? 0 : (parsePositiveInteger(options.workers, '--workers') ?? (availableParallelism() >= 2 ? 2 : 0));
   if (workers > 64) throw new UsageError(`--workers takes at most 64, got "${options.workers}".`);
-  const { rag, dataDirectory, storeDirectory, configHash, source } = await loadPipeline(options, io);
+  const pipeline = await loadPipeline(options, io);
+  const { rag, dataDirectory, storeDirectory, configHash, source } = pipeline;
+  // The page's conversations are kept where `axon ask --conversation` and `axon chat` keep theirs (so do the workers').
+  const chatHistory = commandHistory(pipeline);
   const argument: ServePipelineArgument = { options, cwd: io.cwd };
   const server = await serve(rag, {
+    chatHistory,
     port,
     host: options.host ?? '127.0.0.1',
     allowRemote: options['allow-remote'] ?? false,
@@ -30,6 +35,7 @@ export async function runServe(positionals: string[], options: CommandOptions, i
     ...(workers > 0 ? { workers: { count: workers, module: packageModule('app/cli/serve-pipeline'), argument } } : {}),
   }).catch(async (error: unknown) => {
     await rag.close();
+    await chatHistory.close?.();
     throw error;
   });
   io.out(`Axon is serving ${source} at ${server.url}${workers > 0 ? ` (${workers} worker${workers === 1 ? '' : 's'})` : ''}`);
@@ -48,6 +54,7 @@ export async function runServe(positionals: string[], options: CommandOptions, i
   process.off('SIGTERM', onSignal);
   await server.close();
   await rag.close();
+  await chatHistory.close?.();
   io.err('Stopped.');
   return 0;
 }

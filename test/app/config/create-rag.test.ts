@@ -10,6 +10,8 @@ import { componentImplementation, defineComponent } from '../../../app/config/re
 import type { Document } from '../../../src/document.ts';
 import { ConfigError } from '../../../src/errors.ts';
 import { ScriptedChat } from '../../helpers/scripted-chat.ts';
+import { MemoryChatHistory } from '../../../src/conversation/memory-chat-history.ts';
+import { FileChatHistory } from '../../../stores/file-store/file-chat-history.ts';
 
 let directory: string;
 beforeEach(async () => {
@@ -38,6 +40,7 @@ const minimalOptions: Record<string, Record<string, unknown>> = {
   'chat:cohere': { apiKey: 'co-test' },
   'post-processor:jina-reranker': { apiKey: 'jina-test' },
   'post-processor:cohere-reranker': { apiKey: 'co-test' },
+  'chat-history:postgres': { url: 'postgres://axon@127.0.0.1:1/axon' },
   'store:pgvector': { url: 'postgres://axon@127.0.0.1:5432/axon' },
 };
 
@@ -63,18 +66,23 @@ describe('createRag', () => {
             ? { store: { type: name, ...options, ...(name === 'file' ? { directory: 'store' } : {}) } }
             : kind === 'pre-processor'
               ? { chat, preProcessors: [{ type: name, ...options }] }
-              : { chat, postProcessors: [{ type: name, ...options }] };
-    const parts = (await createRag(config, { baseDirectory: directory })).components();
+              : kind === 'chat-history'
+                ? { conversations: { history: { type: name, ...options } } }
+                : { chat, postProcessors: [{ type: name, ...options }] };
+    const rag = await createRag(config, { baseDirectory: directory });
+    const parts = rag.components();
     const built =
-      kind === 'embeddings'
-        ? parts.embeddings
-        : kind === 'chat'
-          ? parts.chat
-          : kind === 'store'
-            ? parts.store
-            : kind === 'pre-processor'
-              ? parts.preProcessors[0]
-              : parts.postProcessors[0];
+      kind === 'chat-history'
+        ? rag.conversation().history
+        : kind === 'embeddings'
+          ? parts.embeddings
+          : kind === 'chat'
+            ? parts.chat
+            : kind === 'store'
+              ? parts.store
+              : kind === 'pre-processor'
+                ? parts.preProcessors[0]
+                : parts.postProcessors[0];
     expect(built).toBeDefined();
     expect(typeof built!.name).toBe('string');
   });
@@ -163,6 +171,34 @@ describe('createRag', () => {
     expect(() => registry.register(definition)).toThrow(/already registered/);
     registry.register(definition, { replace: true });
     expect((await createRag({ postProcessors: [{ type: 'top-n' }] }, { registry, baseDirectory: directory })).components().postProcessors[0].name).toBe('mine');
+  });
+});
+
+describe('conversations.history', () => {
+  it('keeps conversations beside the file store by default, or in the folder it names', async () => {
+    const beside = await createRag({ store: { type: 'file', directory: 'store' }, conversations: { history: 'file' } }, { baseDirectory: directory });
+    const history = beside.conversation().history as FileChatHistory;
+    expect(history).toBeInstanceOf(FileChatHistory);
+    expect(history.folder).toBe(join(directory, 'store', 'conversations'));
+    // One history per pipeline: each conversation() shares it.
+    expect(beside.conversation().history).toBe(history);
+
+    const elsewhere = await createRag({ conversations: { history: { type: 'file', directory: 'talk' } } }, { baseDirectory: directory });
+    expect((elsewhere.conversation().history as FileChatHistory).folder).toBe(join(directory, 'talk', 'conversations'));
+  });
+
+  it('keeps them in memory when the section is absent', async () => {
+    const rag = await createRag({}, { baseDirectory: directory });
+    expect(rag.conversation().history).toBeInstanceOf(MemoryChatHistory);
+  });
+
+  it('reports an unknown history, a bad option and an unknown key with their paths', async () => {
+    const unknown = await issuesOf(() => createRag({ conversations: { history: 'redis' } }, { baseDirectory: directory }));
+    expect(unknown.map((issue) => issue.path)).toEqual(['conversations.history.type']);
+    const badOption = await issuesOf(() => createRag({ conversations: { history: { type: 'postgres', table: 'Bad-Name' } } }, { baseDirectory: directory }));
+    expect(badOption.map((issue) => issue.path)).toEqual(['conversations.history.table']);
+    const unknownKey = await issuesOf(() => createRag({ conversations: { store: 'file' } }, { baseDirectory: directory }));
+    expect(unknownKey.map((issue) => issue.path)).toEqual(['conversations.store']);
   });
 });
 

@@ -8,7 +8,7 @@ import type { StageRecord } from '../../../src/pipeline/trace.ts';
 import type { AgenticRunView, RunningServer, RunView } from '../../../app/serve/index.ts';
 import { serve } from '../../../app/serve/index.ts';
 import { defaultDocumentId } from '../../../src/document.ts';
-import { ANSWER, CITED_SPANS, CORPUS, fixturePipeline, SUB_QUERY } from './fixture.ts';
+import { ANSWER, CITED_SPANS, CORPUS, fixturePipeline, FOLLOW_UP, FOLLOW_UP_SEARCHED, SUB_QUERY } from './fixture.ts';
 
 /** Chromium from $AXON_CHROMIUM or the PATH (Debian's `chromium` package; `.ci/run` installs it). */
 function findChromium(): string | undefined {
@@ -359,6 +359,36 @@ suite(chromium ? 'axon serve in Chromium' : 'axon serve in Chromium — SKIPPED:
       { head: 'corpus/adduser/', tail: 'copyright#3', headCut: true, tailCut: false },
       { head: 'corpus/bash/', tail: 'copyright#3', headCut: true, tailCut: false },
     ]);
+  }, 60_000);
+
+  it('keeps a thread: each follow-up under the last with the searched question beside it, a new conversation, past ones reopened', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(server.url);
+    expect(await page.locator('#thread').isVisible()).toBe(false);
+    await page.locator('#question').fill('How do I reset my password?');
+    await page.locator('#question').press('Control+Enter');
+    await expect.poll(() => page.locator('#turns li').count()).toBe(1);
+    expect(await page.locator('#searched').isVisible()).toBe(false);
+
+    await page.locator('#question').fill(FOLLOW_UP);
+    await page.locator('#question').press('Control+Enter');
+    await expect.poll(() => page.locator('#turns li').count()).toBe(2);
+    expect(await page.locator('#searched').textContent()).toBe(`Searched as: ${FOLLOW_UP_SEARCHED}`);
+    expect(await page.locator('#turns li .turn-question').allTextContents()).toEqual(['How do I reset my password?', FOLLOW_UP]);
+    expect(await page.locator('#turns li').nth(1).locator('.searched').textContent()).toBe(`searched as: ${FOLLOW_UP_SEARCHED}`);
+    expect(await page.locator('#turns li').nth(1).locator('.turn-answer').textContent()).toBe(ANSWER);
+    await page.screenshot({ path: join(shots, 'serve-conversation.png'), fullPage: true });
+
+    // The conversation is listed with its first question; a new conversation starts empty, the old one reopens.
+    const listed = page.locator('#conversations button[data-conversation]', { hasText: 'How do I reset my password?' });
+    await expect.poll(() => listed.count()).toBeGreaterThan(0);
+    expect(await listed.first().locator('small').textContent()).toMatch(/2 turns$/);
+    await page.locator('#new-conversation').click();
+    expect(await page.locator('#turns li').count()).toBe(0);
+    expect(await page.locator('#thread').isVisible()).toBe(false);
+    await listed.first().click();
+    await expect.poll(() => page.locator('#turns li').count()).toBe(2);
+    expect(await page.locator('#status').textContent()).toBe('Continuing a conversation of 2 turns.');
   }, 60_000);
 
   it('runs no script but its own: an injected inline script is refused by the Content-Security-Policy', async () => {

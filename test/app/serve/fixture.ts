@@ -55,6 +55,10 @@ export const CORPUS: DocumentInput[] = [
 /** The sub-query the scripted model plans in an agentic run. */
 export const SUB_QUERY = 'reset password in Settings Security';
 
+/** A follow-up the scripted model rewrites, in a conversation, into `FOLLOW_UP_SEARCHED`. */
+export const FOLLOW_UP = 'And how long does it take?';
+export const FOLLOW_UP_SEARCHED = 'How long does a password reset take?';
+
 /** What the scripted model answers, citing the first evidence. */
 export const ANSWER = 'Open Settings, then Security, and choose Reset password [1].';
 
@@ -98,6 +102,11 @@ export async function fixturePipeline(): Promise<{ rag: RAG; traceStore: JsonlTr
       const kind = callKind(call);
       if (kind === 'plan') return JSON.stringify({ subQueries: [{ query: SUB_QUERY, retriever: 'documents' }] });
       if (kind === 'sufficiency') return JSON.stringify({ sufficient: true, missing: '' });
+      // A follow-up in a conversation: the one the tests ask is rewritten, any other question stands alone.
+      if (call.messages[0]?.content.startsWith("Rewrite the user's latest question")) {
+        const question = /<question>\n([\s\S]*?)\n<\/question>/.exec(call.prompt)?.[1] ?? '';
+        return question === FOLLOW_UP ? FOLLOW_UP_SEARCHED : question;
+      }
       return ANSWER;
     },
     { chunkSize: 5 },

@@ -168,6 +168,7 @@ describe('OpenAIEmbeddings against a loopback OpenAI server', () => {
         baseURL: 'https://api.openai.com/v1',
         maxBatchSize: 256,
         maxParallelCalls: 4,
+        identity: { provider: 'openai', model: 'text-embedding-3-small', dimensions: null, endpoint: 'https://api.openai.com/v1' },
       });
     } finally {
       vi.unstubAllEnvs();
