@@ -26,6 +26,7 @@ export type * from './contracts/index.ts';
 export type { Filter, FilterNode } from './filter/types.ts';
 export { parseFilter, compileFilter } from './filter/index.ts';
 export type { RunTrace, StageRecord, StageKind, DroppedDocument } from './pipeline/trace.ts';
+export type { RunUsage, UsageEntry, PriceTable, ModelPrice } from './pipeline/usage.ts';
 export {
   insertStage,
   type Stage,

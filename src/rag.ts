@@ -20,6 +20,7 @@ import { finalEvent, runStages, runStagesToEnd } from './pipeline/runner.ts';
 import { SEARCH_MODES, type HybridWeights, type SearchMode } from './pipeline/search-mode.ts';
 import { prepareTelemetry } from './pipeline/telemetry.ts';
 import { TraceRecorder } from './pipeline/trace.ts';
+import type { PriceTable } from './pipeline/usage.ts';
 import { assertVector, embedAll } from './runtime/embed.ts';
 import { parseOptions } from './runtime/options.ts';
 import { MemoryChatHistory } from './conversation/memory-chat-history.ts';
@@ -84,6 +85,7 @@ export abstract class RAG {
   private resolved: RagComponents | undefined;
   private stages: { retrieval: RagStage[]; answer: RagStage[] } | undefined;
   private histories: { history: ChatHistory | undefined } | undefined;
+  private pricesChecked: { given: PriceTable; checked: PriceTable } | undefined;
 
   /** The embeddings provider for documents and queries. */
   protected abstract embeddings(): EmbeddingsProvider;
@@ -142,6 +144,13 @@ export abstract class RAG {
    * @default undefined (each pipeline keeps its conversations in memory, a `MemoryChatHistory` of its own)
    */
   protected chatHistory(): ChatHistory | undefined {
+    return undefined;
+  }
+  /**
+   * What provider usage costs, by `"<provider>/<model>"` (see `PriceTable`): each run's `usage` then has a `cost`.
+   * A model missing from the table has none. Checked on the first run. @default undefined (no costs)
+   */
+  protected prices(): PriceTable | undefined {
     return undefined;
   }
 
@@ -221,7 +230,7 @@ export abstract class RAG {
     try {
       const state = await runStagesToEnd(this.stageLists().retrieval, run.state, run.recorder, run.state.signal);
       run.recorder.finish({ 'axon.status': 'retrieved', 'axon.document_count': state.documents.length });
-      return retrievalResult(state);
+      return retrievalResult(state, run.recorder);
     } catch (error) {
       run.recorder.fail(error);
       throw error;
@@ -270,8 +279,9 @@ export abstract class RAG {
           details: { invariant: 'answer-stages-answer' },
         });
       }
+      answer.usage = recorder.usageSummary();
       const store = options.traceStore ?? this.traceStore();
-      if (store) await store.save(this.storedTrace(answer, retrievalResult(final), options));
+      if (store) await store.save(this.storedTrace(answer, retrievalResult(final, recorder), options));
       recorder.finish({
         'axon.status': answer.status,
         'axon.evidence_count': answer.evidenceRefs.length,
@@ -443,7 +453,7 @@ export abstract class RAG {
     const mode = resolveSearchMode(options.searchMode ?? this.searchMode(), parts.store);
     const weights = resolveHybridWeights({ ...this.hybridWeights(), ...options.hybridWeights });
     await prepareTelemetry();
-    const recorder = new TraceRecorder(question, options.runId);
+    const recorder = new TraceRecorder(question, options.runId, { prices: await this.checkedPrices() });
     const state: RagRunState = {
       question,
       trace: recorder.trace,
@@ -492,7 +502,19 @@ export abstract class RAG {
     if (answer.missingEvidence) stored.missingEvidence = answer.missingEvidence;
     if (answer.uncitedSentences) stored.uncitedSentences = answer.uncitedSentences;
     if (answer.conflicts) stored.conflicts = answer.conflicts;
+    if (answer.usage) stored.usage = answer.usage;
     return stored;
+  }
+
+  /** `prices()`, checked against its schema (loaded, with zod, only when there are prices); checked once per table. */
+  private async checkedPrices(): Promise<PriceTable | undefined> {
+    const prices = this.prices();
+    if (prices === undefined) return undefined;
+    if (this.pricesChecked?.given !== prices) {
+      const { priceTableSchema } = await import('./pipeline/price-table.ts');
+      this.pricesChecked = { given: prices, checked: parseOptions(priceTableSchema, prices, 'prices') };
+    }
+    return this.pricesChecked.checked;
   }
 
   private async prepareDocuments(inputs: DocumentInput[], options: AddDocumentsOptions): Promise<Document[]> {
@@ -545,7 +567,7 @@ function assertQuestionText(question: unknown): asserts question is string {
 }
 
 /** What `retrieve` returns, from the state retrieval left. */
-function retrievalResult(state: RagRunState): RetrievalResult {
+function retrievalResult(state: RagRunState, recorder: TraceRecorder): RetrievalResult {
   const { documents, search, trace, omitted, retrieved } = state;
   const result: RetrievalResult = {
     documents,
@@ -555,6 +577,7 @@ function retrievalResult(state: RagRunState): RetrievalResult {
     trace,
     omitted,
     retrieved: [...retrieved.values()],
+    usage: recorder.usageSummary(),
   };
   if (search.filter !== undefined) result.filter = search.filter;
   return result;

@@ -2,6 +2,7 @@ import type { Answer } from '../../src/rag.ts';
 import type { DroppedDocument, RunTrace, StageRecord } from '../../src/pipeline/trace.ts';
 import { formatCitation } from '../../src/context/evidence.ts';
 import type { ContextPacket } from '../../src/context/packet.ts';
+import type { RunUsage, UsageEntry } from '../../src/pipeline/usage.ts';
 
 /** The answer, then its citations as `[n] source:page#chunk`. */
 export function formatAnswer(answer: Answer): string {
@@ -41,7 +42,62 @@ export function formatTrace(trace: RunTrace, options: { maxScores?: number; maxD
     if (stage.dropped.length > maxDropped) lines.push(`       … and ${stage.dropped.length - maxDropped} more dropped`);
     for (const warning of stage.warnings) lines.push(`       warning: ${warning}`);
   });
+  if (trace.usage !== undefined && isMetered(trace.usage)) lines.push(formatUsage(trace.usage));
   return lines.join('\n');
+}
+
+/**
+ * A run's usage, one line per kind of call, provider and model, in the services' own counts; calls whose service
+ * reported nothing are said to be unknown, and the cost says the price table's currency and date, or is absent.
+ */
+export function formatUsage(usage: RunUsage): string {
+  const lines = [`  usage: ${summarizeUsage(usage)}`];
+  for (const entry of usage.entries) {
+    const cost = entry.cost === undefined ? '' : `  cost ${formatCost(entry.cost)} ${usage.currency ?? ''}`.trimEnd();
+    lines.push(`       ${entry.kind} · ${entry.model === undefined ? entry.provider : `${entry.provider}/${entry.model}`}  ${describeEntry(entry)}${cost}`);
+  }
+  return lines.join('\n');
+}
+
+/** A service metered a call, or failed to say what it metered: a run with local models only has nothing to show. */
+export function isMetered(usage: RunUsage): boolean {
+  return usage.entries.some(
+    (entry) => entry.unknownCalls > 0 || entry.inputTokens !== undefined || entry.outputTokens !== undefined || entry.searchUnits !== undefined,
+  );
+}
+
+/** The usage in one line: calls, tokens, search units, unknown calls, and the cost with its table's date. */
+export function summarizeUsage(usage: RunUsage): string {
+  const parts = [`${usage.calls} call${usage.calls === 1 ? '' : 's'}`];
+  const sum = (field: 'inputTokens' | 'outputTokens' | 'searchUnits') =>
+    usage.entries.some((entry) => entry[field] !== undefined) ? usage.entries.reduce((total, entry) => total + (entry[field] ?? 0), 0) : undefined;
+  const input = sum('inputTokens');
+  const output = sum('outputTokens');
+  const searchUnits = sum('searchUnits');
+  if (input !== undefined) parts.push(`${input} input tokens`);
+  if (output !== undefined) parts.push(`${output} output tokens`);
+  if (searchUnits !== undefined) parts.push(`${searchUnits} search unit${searchUnits === 1 ? '' : 's'}`);
+  if (usage.unknownCalls > 0) parts.push(`${usage.unknownCalls} with usage unknown (the service reported none)`);
+  if (usage.pricesAsOf !== undefined) {
+    const cost = usage.cost === undefined ? 'cost unknown' : `cost ${formatCost(usage.cost)} ${usage.currency}`;
+    const unpriced = usage.unpriced === undefined ? '' : `, not counting ${usage.unpriced.join(', ')} (no price)`;
+    parts.push(`${cost} at prices of ${usage.pricesAsOf}${unpriced}`);
+  }
+  return parts.join(', ');
+}
+
+function describeEntry(entry: UsageEntry): string {
+  const parts = [`${entry.calls} call${entry.calls === 1 ? '' : 's'}`];
+  if (entry.inputTokens !== undefined) parts.push(`${entry.inputTokens} in`);
+  if (entry.outputTokens !== undefined) parts.push(`${entry.outputTokens} out`);
+  if (entry.searchUnits !== undefined) parts.push(`${entry.searchUnits} search unit${entry.searchUnits === 1 ? '' : 's'}`);
+  if (entry.unknownCalls > 0) parts.push(entry.unknownCalls === entry.calls ? 'usage unknown' : `${entry.unknownCalls} unknown`);
+  return parts.join(', ');
+}
+
+/** A cost to six significant digits: a single call costs fractions of a cent. */
+function formatCost(cost: number): string {
+  return cost === 0 ? '0' : Number(cost.toPrecision(6)).toString();
 }
 
 function describeCounts(stage: StageRecord): string {

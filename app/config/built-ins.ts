@@ -23,6 +23,12 @@ export const SERVICE_RERANKER_COMPONENTS: readonly LazyComponentDefinition[] = [
   },
   {
     kind: 'post-processor',
+    name: 'voyage-reranker',
+    description: 'Voyage AI rerank (VOYAGE_API_KEY)',
+    load: () => import('./service-rerankers.ts').then((module) => componentClass('post-processor', module.VoyageReranker, module.voyageRerankerOptionsSchema)),
+  },
+  {
+    kind: 'post-processor',
     name: 'localai-reranker',
     description: 'a rerank model served by LocalAI',
     load: () =>

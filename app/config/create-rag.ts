@@ -6,6 +6,7 @@ import type { PreProcessor } from '../../src/contracts/pre-processor.ts';
 import type { VectorStore } from '../../src/contracts/vector-store.ts';
 import { supportsKeywordSearch } from '../../src/contracts/keyword-search.ts';
 import { ConfigError, type ConfigIssue } from '../../src/errors.ts';
+import type { PriceTable } from '../../src/pipeline/usage.ts';
 import { RAG, type HybridWeights, type SearchMode } from '../../src/rag.ts';
 import { describeOptionIssues, didYouMean } from '../../src/runtime/closest-name.ts';
 import { describeUnsetVariable } from '../../src/runtime/secret.ts';
@@ -38,6 +39,8 @@ export interface PipelineParts {
   hybridWeights?: HybridWeights;
   /** Where conversations are kept, when configured (`conversations.history`; else `RAG.chatHistory()`'s: in memory). */
   chatHistory?: ChatHistory;
+  /** What usage costs, when configured (`prices`). */
+  prices?: PriceTable;
 }
 
 /**
@@ -77,6 +80,13 @@ export class ConfiguredRAG extends RAG {
   }
   protected chatHistory(): ChatHistory | undefined {
     return this.parts.chatHistory ?? super.chatHistory();
+  }
+  protected prices(): PriceTable | undefined {
+    return this.parts.prices;
+  }
+  /** The configuration's price table (`prices`), as its schema checked it; `undefined` without one. */
+  get priceTable(): PriceTable | undefined {
+    return this.parts.prices;
   }
 }
 
@@ -180,6 +190,7 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
         searchMode: pipeline.searchMode,
         hybridWeights: pipeline.hybridWeights,
         ...(chatHistory ? { chatHistory } : {}),
+        prices: pipeline.prices,
       });
     },
     [

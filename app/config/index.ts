@@ -19,4 +19,5 @@ export {
 } from './registry.ts';
 export { pipelineConfigSchema, type PipelineConfig } from './schema.ts';
 export { defaultEmbeddingCacheDirectory, EMBEDDING_CACHE_FOLDER } from './embedding-cache.ts';
+export { priceTableSchema, modelPriceSchema } from '../../src/pipeline/price-table.ts';
 export { EmbeddedRAG, type EmbeddedRagOptions, LOCAL_EMBEDDINGS_HYBRID_WEIGHTS, retrievalDefaultsFor } from './embedded-rag.ts';

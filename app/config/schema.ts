@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { priceTableSchema } from '../../src/pipeline/price-table.ts';
 
 /** A secret written in configuration: the value itself, or the name of the environment variable holding it. */
 export const secretReferenceSchema = z.union([z.string().min(1), z.object({ env: z.string().min(1) }).strict()]);
@@ -98,6 +99,16 @@ export const pipelineConfigSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * What provider usage costs, read from the services' price pages on a given day: `{ "currency", "asOf", "source",
+     * "models" }`, `models` by `"<provider>/<model>"` as usage entries name them (the provider's `name`, e.g.
+     * `openai-chat`, then its model), each `{ "inputPerMillion", "outputPerMillion", "perSearchUnit" }`. Each run's
+     * usage (the answer, its trace, `axon ask --json`) then has a `cost` with the table's currency and date; a model
+     * missing from the table has none, and is listed in `usage.unpriced`. Axon ships no prices. @default none
+     *
+     * @example { "currency": "USD", "asOf": "2026-11-30", "models": { "openai-chat/gpt-4o-mini": { "inputPerMillion": 0.15, "outputPerMillion": 0.6 } } }
+     */
+    prices: priceTableSchema.optional(),
     /**
      * Modules that register components (files relative to the configuration file, or package names). Each
      * exports `register(registry)`. Used by `axon` to reach your own classes from a config file.

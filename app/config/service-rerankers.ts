@@ -2,7 +2,7 @@
  * The service rerankers: `RerankerPostProcessor` (a processor) combined with a provider's relevance model. They
  * combine two adapter families, which never import each other, so they are composed here, at the root; they are
  * published from `axon-rag/processors` (see `app/entries/processors.ts`) and registered for configuration as
- * `jina-reranker`, `cohere-reranker` and `localai-reranker`. The same combination by hand:
+ * `jina-reranker`, `cohere-reranker`, `voyage-reranker` and `localai-reranker`. The same combination by hand:
  * `new RerankerPostProcessor({ name: 'cohere-reranker', reranker: new CohereRerankModel(), topN: 5 })`.
  */
 import type { z } from 'zod';
@@ -10,6 +10,7 @@ import { defineRerankerPostProcessor } from '../../processors/post/reranker-post
 import { CohereRerankModel, cohereRerankModelOptionsSchema } from '../../providers/cohere/cohere-rerank.ts';
 import { JinaRerankModel, jinaRerankModelOptionsSchema } from '../../providers/jina/jina-rerank.ts';
 import { LocalAIRerankModel, localAIRerankModelOptionsSchema } from '../../providers/localai/localai-rerank.ts';
+import { VoyageRerankModel, voyageRerankModelOptionsSchema } from '../../providers/voyage/voyage-rerank.ts';
 
 const jina = defineRerankerPostProcessor({
   name: 'jina-reranker',
@@ -73,3 +74,24 @@ export type LocalAIRerankerOptions = z.input<typeof localAIRerankerOptionsSchema
  * @example new LocalAIReranker({ host: 'http://localhost:8080', model: 'jina-reranker-v1-base-en' })
  */
 export class LocalAIReranker extends localAI.Processor {}
+
+const voyage = defineRerankerPostProcessor({
+  name: 'voyage-reranker',
+  modelOptionsSchema: voyageRerankModelOptionsSchema,
+  apiKeyVariable: 'VOYAGE_API_KEY',
+  createModel: (options) => new VoyageRerankModel(options),
+});
+
+/** `VoyageRerankModel`'s options (model, apiKey, baseURL, maxDocumentsPerCall, truncation, timeouts…) plus topN, onError, maxParallelCalls. */
+export const voyageRerankerOptionsSchema = voyage.schema;
+
+export type VoyageRerankerOptions = z.input<typeof voyageRerankerOptionsSchema>;
+
+/**
+ * Reranks retrieved documents with Voyage AI (`POST {baseURL}/rerank`, default model `rerank-2.5`) and keeps the
+ * best `topN` (default 3). Scores become Voyage relevance scores in [0, 1].
+ *
+ * @example new VoyageReranker({ topN: 5 })   // VOYAGE_API_KEY
+ * @throws AxonError `MISSING_API_KEY` at construction when no key is given or found.
+ */
+export class VoyageReranker extends voyage.Processor {}

@@ -4,3 +4,4 @@ export * from '../../processors/index.ts';
 export { JinaReranker, jinaRerankerOptionsSchema, type JinaRerankerOptions } from '../config/service-rerankers.ts';
 export { CohereReranker, cohereRerankerOptionsSchema, type CohereRerankerOptions } from '../config/service-rerankers.ts';
 export { LocalAIReranker, localAIRerankerOptionsSchema, type LocalAIRerankerOptions } from '../config/service-rerankers.ts';
+export { VoyageReranker, voyageRerankerOptionsSchema, type VoyageRerankerOptions } from '../config/service-rerankers.ts';

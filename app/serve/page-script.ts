@@ -245,7 +245,21 @@ function showRun(run) {
   renderAnswer(run);
   showTrace(run);
   renderPacket(run);
-  setStatus(run.status + (run.stopReason !== run.status ? " (" + run.stopReason + ")" : "") + " · " + ms(run.ms) + " · run " + run.runId.slice(0, 8));
+  setStatus(run.status + (run.stopReason !== run.status ? " (" + run.stopReason + ")" : "") + " · " + ms(run.ms) + usageText(run.usage) + " · run " + run.runId.slice(0, 8));
+}
+
+// The run's usage in the status line: tokens as the services counted them, calls they did not count, the cost with its table's date.
+function usageText(usage) {
+  if (!usage || !usage.entries) return "";
+  const sum = (field) => usage.entries.reduce((total, entry) => total + (entry[field] || 0), 0);
+  const parts = [];
+  const input = sum("inputTokens"), output = sum("outputTokens"), units = sum("searchUnits");
+  if (input) parts.push(input + " in");
+  if (output) parts.push(output + " out");
+  if (units) parts.push(units + " search units");
+  if (usage.unknownCalls) parts.push(usage.unknownCalls + " calls without usage");
+  if (usage.pricesAsOf) parts.push(usage.cost !== undefined ? usage.cost.toPrecision(3) + " " + usage.currency + " (prices of " + usage.pricesAsOf + (usage.unpriced ? ", some unpriced" : "") + ")" : "cost unknown");
+  return parts.length ? " · " + parts.join(", ") : "";
 }
 
 function clearViews() {

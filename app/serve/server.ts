@@ -11,6 +11,7 @@ import { AxonError } from '../../src/errors.ts';
 import type { ChatHistory } from '../../src/contracts/chat-history.ts';
 import { turnsToMessages } from '../../src/conversation/turns.ts';
 import type { StageRecord } from '../../src/pipeline/trace.ts';
+import type { RunUsage } from '../../src/pipeline/usage.ts';
 import { SEARCH_MODES, type Answer, type RAG } from '../../src/rag.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { describeOptionIssues } from '../../src/runtime/closest-name.ts';
@@ -431,6 +432,8 @@ export interface RunView {
   stages: StageRecord[];
   sources: Record<string, string>;
   packet: PacketView;
+  /** What the run's provider calls consumed, and cost where the configuration has prices; absent in runs saved before it was kept. */
+  usage?: RunUsage;
   ms: number;
 }
 
@@ -479,6 +482,7 @@ export function answerView(answer: Answer): RunView {
     stages: answer.trace.stages,
     sources: answer.trace.sources ?? {},
     packet: packetView(answer.packet),
+    ...(answer.usage === undefined ? {} : { usage: answer.usage }),
     ms: answer.trace.ms,
   };
 }
@@ -519,6 +523,7 @@ export function storedRunView(trace: StoredRun): RunView | AgenticRunView {
     stages: trace.stages,
     sources,
     packet: packetView(trace.packet),
+    ...(trace.usage === undefined ? {} : { usage: trace.usage }),
     ms: trace.ms,
   };
 }

@@ -83,7 +83,8 @@ export class LLMReranker implements PostProcessor {
   async process(question: string, documents: Document[], context: RunContext): Promise<Document[]> {
     throwIfAborted(context.signal, NAME);
     if (documents.length === 0) return [];
-    const { chat, topN } = this.options;
+    const { topN } = this.options;
+    const chat = context.usage?.chat(this.options.chat) ?? this.options.chat;
     const template = this.options.prompt ?? LLM_RERANKER_PROMPT;
     // Only what the model is shown can collide with an id: the question, the template, and each document as cut to its limit.
     const limit = this.options.maxCharactersPerDocument;

@@ -70,7 +70,7 @@ export class RerankerPostProcessor implements PostProcessor {
     if (documents.length === 0) return [];
     let ranked: Array<{ document: Document; score: number }>;
     try {
-      ranked = await this.#rank(question, documents, context.signal);
+      ranked = await this.#rank(context.usage?.reranker(this.reranker) ?? this.reranker, question, documents, context.signal);
     } catch (error) {
       if (this.onError === 'fail' || isCancellation(error, context.signal)) throw error;
       const reason = error instanceof Error ? error.message : String(error);
@@ -88,8 +88,13 @@ export class RerankerPostProcessor implements PostProcessor {
   }
 
   /** Every returned document with its relevance, best first; ties keep the incoming order. */
-  async #rank(question: string, documents: Document[], signal: AbortSignal | undefined): Promise<Array<{ document: Document; score: number }>> {
-    const limit = Math.max(1, Math.floor(this.reranker.maxDocumentsPerCall));
+  async #rank(
+    reranker: Reranker,
+    question: string,
+    documents: Document[],
+    signal: AbortSignal | undefined,
+  ): Promise<Array<{ document: Document; score: number }>> {
+    const limit = Math.max(1, Math.floor(reranker.maxDocumentsPerCall));
     const batches = chunk(
       documents.map((document, position) => ({ document, position })),
       limit,
@@ -99,13 +104,13 @@ export class RerankerPostProcessor implements PostProcessor {
       this.maxParallelCalls,
       async (batch) => {
         const topN = Math.min(this.topN, batch.length);
-        const results = await this.reranker.rerank(
+        const results = await reranker.rerank(
           question,
           batch.map((entry) => entry.document.content),
           { topN, signal },
         );
         // Checked again here because any Reranker can be plugged in, not only the validated built-in ones.
-        const valid = rerankResultsFromResponse(this.reranker.name, undefined, results, {
+        const valid = rerankResultsFromResponse(reranker.name, undefined, results, {
           documentCount: batch.length,
           topN,
           scoreField: 'relevanceScore',

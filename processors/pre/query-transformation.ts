@@ -119,7 +119,8 @@ export class QueryTransformation implements PreProcessor {
    */
   async process(query: SearchQuery, context: RunContext): Promise<SearchQuery[]> {
     throwIfAborted(context.signal, NAME);
-    const { strategy, chat } = this.options;
+    const { strategy } = this.options;
+    const chat = context.usage?.chat(this.options.chat) ?? this.options.chat;
     if (query.text.trim() === '') return [query];
     const messages: ChatMessage[] = [{ role: 'user', content: this.renderPrompt(query.text) }];
     let output: unknown;

@@ -7,7 +7,7 @@ import type { RetryPolicy } from '../../src/runtime/retry.ts';
 import { StreamFinish } from '../shared/chat-finish.ts';
 import { assertChatMessages } from '../shared/chat-input.ts';
 import { usageFromCounts } from '../shared/usage.ts';
-import { aiSdkError, aiSdkProviderError, assertSpecificationVersion, componentName } from './ai-sdk-errors.ts';
+import { aiSdkError, aiSdkProviderError, assertSpecificationVersion, componentName, genAiProviderOf } from './ai-sdk-errors.ts';
 import {
   type AISdkLanguageCallOptions,
   type AISdkLanguageModel,
@@ -53,6 +53,8 @@ export type AISdkChatOptions = z.input<typeof aiSdkChatOptionsSchema>;
  */
 export class AISdkChat implements ChatProvider {
   readonly name: string;
+  /** `gen_ai.provider.name` of this model's call spans: the first part of the AI SDK provider id (`openai.chat` → `openai`). */
+  readonly genAiProvider: string | undefined;
   readonly model: AISdkLanguageModel;
   readonly #temperature: number | undefined;
   readonly #maxTokens: number | undefined;
@@ -63,6 +65,7 @@ export class AISdkChat implements ChatProvider {
   constructor(model: AISdkLanguageModel, options: AISdkChatOptions = {}) {
     const parsed = parseOptions(aiSdkChatOptionsSchema, options, 'ai-sdk-chat');
     this.name = parsed.name ?? componentName(model?.provider ?? '', 'ai-sdk-chat');
+    this.genAiProvider = genAiProviderOf(model?.provider);
     assertSpecificationVersion(this.name, 'language', model);
     this.model = model;
     this.#temperature = parsed.temperature;

@@ -7,7 +7,7 @@ import { validateVectors } from '../../src/runtime/provider-responses.ts';
 import type { RetryPolicy } from '../../src/runtime/retry.ts';
 import { assertTexts } from '../shared/chat-input.ts';
 import { usageFromCounts } from '../shared/usage.ts';
-import { aiSdkProviderError, assertSpecificationVersion, componentName } from './ai-sdk-errors.ts';
+import { aiSdkProviderError, assertSpecificationVersion, componentName, genAiProviderOf } from './ai-sdk-errors.ts';
 import type { AISdkEmbeddingModel, AISdkProviderOptions } from './ai-sdk-specification.ts';
 
 const { fetch: _fetch, ...transport } = transportOptionsShape;
@@ -46,6 +46,8 @@ export type AISdkEmbeddingsOptions = z.input<typeof aiSdkEmbeddingsOptionsSchema
  */
 export class AISdkEmbeddings implements EmbeddingsProvider {
   readonly name: string;
+  /** `gen_ai.provider.name` of this model's call spans: the first part of the AI SDK provider id (`openai.chat` → `openai`). */
+  readonly genAiProvider: string | undefined;
   readonly model: AISdkEmbeddingModel;
   readonly maxBatchSize: number;
   readonly maxParallelCalls: number;
@@ -57,6 +59,7 @@ export class AISdkEmbeddings implements EmbeddingsProvider {
   constructor(model: AISdkEmbeddingModel, options: AISdkEmbeddingsOptions = {}) {
     const parsed = parseOptions(aiSdkEmbeddingsOptionsSchema, options, 'ai-sdk-embeddings');
     this.name = parsed.name ?? componentName(model?.provider ?? '', 'ai-sdk-embeddings');
+    this.genAiProvider = genAiProviderOf(model?.provider);
     assertSpecificationVersion(this.name, 'embedding', model);
     this.model = model;
     const declared = model.maxEmbeddingsPerCall;

@@ -51,3 +51,9 @@ export function componentName(provider: string, fallback: string): string {
     .replace(/^-+|-+$/g, '');
   return slug === '' ? fallback : `ai-sdk-${slug}`;
 }
+
+/** The `gen_ai.provider.name` of a model's calls: its provider id's first part (`openai.chat` → `openai`), if any. */
+export function genAiProviderOf(provider: unknown): string | undefined {
+  const first = typeof provider === 'string' ? provider.split('.')[0] : '';
+  return first === '' ? undefined : first;
+}

@@ -5,7 +5,7 @@ import { parseOptions } from '../../src/runtime/options.ts';
 import { rerankResultsFromResponse } from '../../src/runtime/provider-responses.ts';
 import type { RetryPolicy } from '../../src/runtime/retry.ts';
 import { assertTexts, clampTopN } from '../shared/chat-input.ts';
-import { aiSdkProviderError, assertSpecificationVersion, componentName } from './ai-sdk-errors.ts';
+import { aiSdkProviderError, assertSpecificationVersion, componentName, genAiProviderOf } from './ai-sdk-errors.ts';
 import type { AISdkProviderOptions, AISdkRerankingModel } from './ai-sdk-specification.ts';
 
 const { fetch: _fetch, ...transport } = transportOptionsShape;
@@ -38,6 +38,8 @@ export type AISdkRerankerOptions = z.input<typeof aiSdkRerankerOptionsSchema>;
  */
 export class AISdkReranker implements Reranker {
   readonly name: string;
+  /** `gen_ai.provider.name` of this model's call spans: the first part of the AI SDK provider id (`openai.chat` → `openai`). */
+  readonly genAiProvider: string | undefined;
   readonly model: AISdkRerankingModel;
   readonly maxDocumentsPerCall: number;
   readonly #providerOptions: AISdkProviderOptions | undefined;
@@ -47,6 +49,7 @@ export class AISdkReranker implements Reranker {
   constructor(model: AISdkRerankingModel, options: AISdkRerankerOptions = {}) {
     const parsed = parseOptions(aiSdkRerankerOptionsSchema, options, 'ai-sdk-reranker');
     this.name = parsed.name ?? componentName(model?.provider ?? '', 'ai-sdk-reranker');
+    this.genAiProvider = genAiProviderOf(model?.provider);
     assertSpecificationVersion(this.name, 'reranking', model);
     this.model = model;
     this.maxDocumentsPerCall = parsed.maxDocumentsPerCall;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ChatMessage, ChatOptions, ChatProvider } from '../../src/contracts/chat.ts';
 import type { Usage } from '../../src/contracts/usage.ts';
 import { AxonError } from '../../src/errors.ts';
-import { HttpClient, invalidResponseError, retryPolicyFrom, type ServerSentEvent, transportOptionsShape } from '../../src/runtime/http.ts';
+import { HttpClient, httpUrlSchema, invalidResponseError, retryPolicyFrom, type ServerSentEvent, transportOptionsShape } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 import { parseEventObject } from '../../src/runtime/server-sent-events.ts';
@@ -25,7 +25,7 @@ export const anthropicChatOptionsSchema = z
     /** The API key: the key itself, `{ env: 'NAME' }`, or a `Secret`; sent as `x-api-key`. @default process.env.ANTHROPIC_API_KEY */
     apiKey: apiKeySchema.optional(),
     /** Base URL of the API (a proxy, a gateway); requests go to `{baseURL}/v1/messages`. @default https://api.anthropic.com */
-    baseURL: z.url().default('https://api.anthropic.com'),
+    baseURL: httpUrlSchema.default('https://api.anthropic.com'),
     /** The API version, sent as `anthropic-version`. @default 2023-06-01 */
     anthropicVersion: z.string().min(1).default('2023-06-01'),
     ...transportOptionsShape,
@@ -50,6 +50,8 @@ const NAME = 'anthropic-chat';
  */
 export class AnthropicChat implements ChatProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'anthropic';
   readonly model: string;
   readonly baseURL: string;
   readonly #http: HttpClient;

@@ -39,7 +39,14 @@ const NAME = 'azure-openai-chat';
  */
 export class AzureOpenAIChat implements ChatProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'azure.ai.openai';
   readonly deployment: string;
+
+  /** The deployment, which stands for the model in every request: what usage and prices name the model by. */
+  get model(): string {
+    return this.deployment;
+  }
   readonly deploymentURL: string;
   readonly #connection: AzureOpenAIConnection;
   readonly #temperature: number | undefined;

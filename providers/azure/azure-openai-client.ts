@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { ConfigError, ProviderError } from '../../src/errors.ts';
-import { HttpClient, retryPolicyFrom, type StatusErrorDetails, statusError, streamedServiceError, transportOptionsShape } from '../../src/runtime/http.ts';
+import {
+  HttpClient,
+  httpUrlProblem,
+  httpUrlSchema,
+  retryPolicyFrom,
+  type StatusErrorDetails,
+  statusError,
+  streamedServiceError,
+  transportOptionsShape,
+} from '../../src/runtime/http.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 
 /** The API version sent when none is given: the latest generally available one of the data-plane API. */
@@ -9,7 +18,7 @@ export const AZURE_OPENAI_API_VERSION = '2024-10-21';
 /** Connection options shared by the Azure OpenAI chat and embeddings providers. */
 export const azureOpenAIConnectionOptionsShape = {
   /** The resource's endpoint, e.g. `https://my-resource.openai.azure.com`. @default process.env.AZURE_OPENAI_ENDPOINT */
-  endpoint: z.url().optional(),
+  endpoint: httpUrlSchema.optional(),
   /** The deployment's name (chosen when the model was deployed; it stands for the model in every request). */
   deployment: z.string().min(1),
   /** The data-plane API version, sent as the `api-version` query parameter. @default 2024-10-21 */
@@ -44,6 +53,11 @@ export function connectAzureOpenAI(component: string, options: ConnectionOptions
       component,
       source: `${component} options`,
     });
+  }
+  // The option is checked by its schema; the variable is checked here, by the same rule.
+  const endpointProblem = options.endpoint === undefined ? httpUrlProblem(endpoint) : undefined;
+  if (endpointProblem !== undefined) {
+    throw new ConfigError([{ path: 'endpoint', message: `AZURE_OPENAI_ENDPOINT ${endpointProblem}` }], { component, source: `${component} options` });
   }
   const apiKey = resolveApiKey(options.apiKey, { component, environmentVariable: 'AZURE_OPENAI_API_KEY' });
   const deploymentURL = `${endpoint.replace(/\/+$/, '')}/openai/deployments/${encodeURIComponent(options.deployment)}`;

@@ -34,7 +34,14 @@ const NAME = 'azure-openai-embeddings';
  */
 export class AzureOpenAIEmbeddings implements EmbeddingsProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'azure.ai.openai';
   readonly deployment: string;
+
+  /** The deployment, which stands for the model in every request: what usage and prices name the model by. */
+  get model(): string {
+    return this.deployment;
+  }
   readonly deploymentURL: string;
   readonly maxBatchSize: number;
   readonly maxParallelCalls: number;

@@ -33,6 +33,8 @@ const NAME = 'cohere-chat';
  */
 export class CohereChat implements ChatProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'cohere';
   readonly model: string;
   readonly #http: HttpClient;
   readonly #temperature: number | undefined;

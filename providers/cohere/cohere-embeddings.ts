@@ -46,6 +46,8 @@ const KNOWN_DIMENSIONS: Record<string, number> = {
  */
 export class CohereEmbeddings implements EmbeddingsProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'cohere';
   readonly model: string;
   readonly maxBatchSize: number;
   readonly maxParallelCalls: number;

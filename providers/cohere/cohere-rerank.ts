@@ -30,6 +30,8 @@ const NAME = 'cohere-rerank';
  */
 export class CohereRerankModel implements Reranker {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'cohere';
   readonly model: string;
   readonly maxDocumentsPerCall: number;
   readonly #http: HttpClient;

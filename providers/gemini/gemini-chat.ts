@@ -40,6 +40,8 @@ const NAME = 'gemini-chat';
  */
 export class GeminiChat implements ChatProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'gcp.gemini';
   readonly model: string;
   readonly baseURL: string;
   readonly #connection: GeminiConnection;

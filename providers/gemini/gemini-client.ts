@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HttpClient, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
+import { HttpClient, httpUrlSchema, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 import { geminiError } from './gemini-error.ts';
 
@@ -11,7 +11,7 @@ export const geminiConnectionOptionsShape = {
   /** The API key: the key itself, `{ env: 'NAME' }`, or a `Secret`; sent as `x-goog-api-key`. @default process.env.GEMINI_API_KEY */
   apiKey: apiKeySchema.optional(),
   /** Base URL of the API, version included; requests go to `{baseURL}/models/{model}:{method}`. @default https://generativelanguage.googleapis.com/v1beta */
-  baseURL: z.url().default(GEMINI_BASE_URL),
+  baseURL: httpUrlSchema.default(GEMINI_BASE_URL),
   ...transportOptionsShape,
 };
 

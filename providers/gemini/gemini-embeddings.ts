@@ -53,6 +53,8 @@ const KNOWN_DIMENSIONS: Record<string, number> = {
  */
 export class GeminiEmbeddings implements EmbeddingsProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'gcp.gemini';
   readonly model: string;
   readonly baseURL: string;
   readonly maxBatchSize: number;

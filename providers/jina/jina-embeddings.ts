@@ -56,6 +56,8 @@ const KNOWN_DIMENSIONS: Record<string, number> = {
  */
 export class JinaEmbeddings implements EmbeddingsProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'jina';
   readonly model: string;
   readonly baseURL: string;
   readonly maxBatchSize: number;

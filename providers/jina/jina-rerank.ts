@@ -33,6 +33,8 @@ const NAME = 'jina-rerank';
  */
 export class JinaRerankModel implements Reranker {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'jina';
   readonly model: string;
   readonly baseURL: string;
   readonly maxDocumentsPerCall: number;

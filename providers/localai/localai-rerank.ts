@@ -31,6 +31,8 @@ const NAME = 'localai-rerank';
  */
 export class LocalAIRerankModel implements Reranker {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'localai';
   readonly model: string;
   readonly host: string;
   readonly maxDocumentsPerCall: number;

@@ -34,6 +34,8 @@ const NAME = 'mistral-chat';
  */
 export class MistralChat implements ChatProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'mistral_ai';
   readonly model: string;
   readonly baseURL: string;
   readonly #connection: MistralConnection;

@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { ProviderError } from '../../src/errors.ts';
-import { HttpClient, retryPolicyFrom, type StatusErrorDetails, statusError, streamedServiceError, transportOptionsShape } from '../../src/runtime/http.ts';
+import {
+  HttpClient,
+  httpUrlSchema,
+  retryPolicyFrom,
+  type StatusErrorDetails,
+  statusError,
+  streamedServiceError,
+  transportOptionsShape,
+} from '../../src/runtime/http.ts';
 import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 
 /** Mistral AI's API ("La Plateforme"). */
@@ -11,7 +19,7 @@ export const mistralConnectionOptionsShape = {
   /** The API key: the key itself, `{ env: 'NAME' }`, or a `Secret`. @default process.env.MISTRAL_API_KEY */
   apiKey: apiKeySchema.optional(),
   /** Base URL of the API; requests go to `{baseURL}/chat/completions` and `{baseURL}/embeddings`. @default https://api.mistral.ai/v1 */
-  baseURL: z.url().default(MISTRAL_BASE_URL),
+  baseURL: httpUrlSchema.default(MISTRAL_BASE_URL),
   ...transportOptionsShape,
 };
 

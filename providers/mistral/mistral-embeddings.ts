@@ -37,6 +37,8 @@ const KNOWN_DIMENSIONS: Record<string, number> = { 'mistral-embed': 1024, 'codes
  */
 export class MistralEmbeddings implements EmbeddingsProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'mistral_ai';
   readonly model: string;
   readonly baseURL: string;
   readonly maxBatchSize: number;

@@ -38,6 +38,8 @@ const NAME = 'ollama-chat';
  */
 export class OllamaChat implements ChatProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'ollama';
   readonly model: string;
   readonly host: string;
   readonly #http: HttpClient;

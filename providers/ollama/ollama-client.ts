@@ -1,12 +1,22 @@
 import { z } from 'zod';
 import { ProviderError } from '../../src/errors.ts';
-import { HttpClient, retryPolicyFrom, type StatusErrorDetails, statusError, transportOptionsShape } from '../../src/runtime/http.ts';
+import { HttpClient, httpUrlProblem, retryPolicyFrom, type StatusErrorDetails, statusError, transportOptionsShape } from '../../src/runtime/http.ts';
 import { apiKeySchema, resolveApiKey } from '../../src/runtime/secret.ts';
 
 /** Connection options shared by the Ollama chat and embeddings providers. */
 export const ollamaConnectionOptionsShape = {
-  /** Where Ollama listens; requests go to `{host}/api/chat` and `{host}/api/embed`. @default process.env.OLLAMA_HOST, else http://localhost:11434 */
-  host: z.string().min(1).optional(),
+  /**
+   * Where Ollama listens; requests go to `{host}/api/chat` and `{host}/api/embed`. A bare `host:port` gets `http://`,
+   * as Ollama reads `OLLAMA_HOST`. @default process.env.OLLAMA_HOST, else http://localhost:11434
+   */
+  host: z
+    .string()
+    .min(1)
+    .superRefine((value, context) => {
+      const problem = httpUrlProblem(normaliseHost(value));
+      if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
   /** Only behind a proxy that wants one (Ollama itself has no keys): sent as `Authorization: Bearer …`. */
   apiKey: apiKeySchema.optional(),
   /** How long Ollama keeps the model in memory after a request (`keep_alive`, e.g. `5m`, `1h`, `-1`). Leave out for Ollama's default (5 minutes). */

@@ -45,6 +45,8 @@ const KNOWN_DIMENSIONS: Record<string, number> = {
  */
 export class OllamaEmbeddings implements EmbeddingsProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'ollama';
   readonly model: string;
   readonly host: string;
   readonly maxBatchSize: number;

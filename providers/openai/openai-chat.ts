@@ -37,6 +37,8 @@ const NAME = 'openai-chat';
  */
 export class OpenAIChat implements ChatProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'openai';
   readonly model: string;
   readonly baseURL: string;
   readonly #connection: OpenAIConnection;

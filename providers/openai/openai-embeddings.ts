@@ -49,6 +49,8 @@ const KNOWN_DIMENSIONS: Record<string, number> = {
  */
 export class OpenAIEmbeddings implements EmbeddingsProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'openai';
   readonly model: string;
   readonly baseURL: string;
   readonly maxBatchSize: number;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ProviderError } from '../../src/errors.ts';
-import { HttpClient, type StatusErrorDetails, retryPolicyFrom, statusError, transportOptionsShape } from '../../src/runtime/http.ts';
+import { HttpClient, httpUrlSchema, type StatusErrorDetails, retryPolicyFrom, statusError, transportOptionsShape } from '../../src/runtime/http.ts';
 import { apiKeySchema, resolveApiKey } from '../../src/runtime/secret.ts';
 
 /** Voyage AI's API. */
@@ -11,7 +11,7 @@ export const voyageConnectionOptionsShape = {
   /** The API key: the key itself, `{ env: 'NAME' }`, or a `Secret`. @default process.env.VOYAGE_API_KEY */
   apiKey: apiKeySchema.optional(),
   /** Base URL of the API; requests go to `{baseURL}/embeddings` and `{baseURL}/rerank`. @default https://api.voyageai.com/v1 */
-  baseURL: z.url().default(VOYAGE_BASE_URL),
+  baseURL: httpUrlSchema.default(VOYAGE_BASE_URL),
   ...transportOptionsShape,
 };
 

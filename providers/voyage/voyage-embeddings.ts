@@ -52,6 +52,8 @@ const KNOWN_DIMENSIONS: Record<string, number> = {
  */
 export class VoyageEmbeddings implements EmbeddingsProvider {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'voyage';
   readonly model: string;
   readonly baseURL: string;
   readonly maxBatchSize: number;

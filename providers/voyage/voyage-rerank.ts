@@ -35,6 +35,8 @@ const NAME = 'voyage-rerank';
  */
 export class VoyageRerankModel implements Reranker {
   readonly name = NAME;
+  /** `gen_ai.provider.name` of this provider's call spans. */
+  readonly genAiProvider = 'voyage';
   readonly model: string;
   readonly baseURL: string;
   readonly maxDocumentsPerCall: number;

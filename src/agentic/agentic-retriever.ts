@@ -130,6 +130,7 @@ export class AgenticRetriever {
       searches: result.searches,
       planner: result.planner,
       failures: result.failures,
+      usage: result.usage.services,
       retrievers: this.specs.map((spec) => ({
         name: spec.name,
         description: spec.description,

@@ -43,7 +43,7 @@ export interface Planner {
 
 /** Counts what is sent to and received from a chat model (the chat contract reports no token usage). */
 export class MeteredChat {
-  readonly usage: AgenticUsage = { modelCalls: 0, promptCharacters: 0, completionCharacters: 0 };
+  readonly usage: Omit<AgenticUsage, 'services'> = { modelCalls: 0, promptCharacters: 0, completionCharacters: 0 };
   constructor(readonly chat: ChatProvider) {}
 
   async complete(messages: ChatMessage[], signal: AbortSignal): Promise<string> {

@@ -1,3 +1,4 @@
+import type { RunUsage } from '../pipeline/usage.ts';
 import { supportsKeywordSearch } from '../contracts/keyword-search.ts';
 import type { VectorStore } from '../contracts/vector-store.ts';
 import type { Document } from '../document.ts';
@@ -44,11 +45,11 @@ export class BoundRetriever {
   }
 
   /** The best `maxResults` documents for `query`, best first; for a pipeline, also the trace of its search. */
-  async search(query: string, signal: AbortSignal): Promise<{ documents: Document[]; trace?: RunTrace }> {
+  async search(query: string, signal: AbortSignal): Promise<{ documents: Document[]; trace?: RunTrace; usage?: RunUsage }> {
     const spec = this.spec;
     if ('rag' in spec) {
       const result = await spec.rag.retrieve(query, { ...spec.retrieve, filter: this.filter, signal });
-      return { documents: result.documents.slice(0, this.maxResults), trace: result.trace };
+      return { documents: result.documents.slice(0, this.maxResults), trace: result.trace, ...(result.usage ? { usage: result.usage } : {}) };
     }
     // The pipeline's own stages: embed, the vector and keyword searches, fusion. The store is not required to
     // hold documents (every speculative search failing is what reports an empty index), and the trace is not
@@ -77,7 +78,7 @@ export class BoundRetriever {
     ];
     const recorder = new TraceRecorder(query, undefined, { telemetry: false });
     const searched = await runStagesToEnd(this.stages, state, recorder, signal);
-    return { documents: searched.documents.slice(0, this.maxResults) };
+    return { documents: searched.documents.slice(0, this.maxResults), usage: recorder.usageSummary() };
   }
 }
 

@@ -1,4 +1,6 @@
 import { describeUncovered } from '../answer/coverage.ts';
+import { UsageTally } from '../pipeline/usage.ts';
+import { RunUsageMeter } from '../pipeline/usage-meter.ts';
 import { extractiveAnswer } from '../answer/extractive.ts';
 import { judgeModelAnswer } from '../answer/model-answer.ts';
 import type { ChatProvider } from '../contracts/chat.ts';
@@ -40,6 +42,8 @@ export class Run {
   private readonly previousQueries: { query: string; retriever: string }[] = [];
   private readonly failures: AgenticFailure[] = [];
   private readonly chat: MeteredChat | undefined;
+  /** What the run's provider calls consumed, as the services reported it: the chat model's calls and every search's. */
+  private readonly serviceUsage = new UsageTally();
   private readonly planner: Planner;
   private readonly caller: CallerContext | undefined;
   /** What is searched: the question, or, in a conversation, the question condensed to stand alone. */
@@ -64,7 +68,7 @@ export class Run {
     const stores: unknown[] = [];
     for (const retriever of this.retrievers) if (!stores.includes(retriever.store)) stores.push(retriever.store);
     this.storeIndexOf = (retriever) => stores.indexOf(retriever.store);
-    this.chat = options.chat ? new MeteredChat(options.chat) : undefined;
+    this.chat = options.chat ? new MeteredChat(new RunUsageMeter([this.serviceUsage]).chat(options.chat)) : undefined;
     this.planner = this.chat ? new ModelPlanner(this.chat) : new OfflinePlanner(options.offlinePlanner);
   }
 
@@ -379,7 +383,8 @@ export class Run {
 
   private async search(retriever: BoundRetriever, query: string): Promise<{ documents: Document[]; excluded: number; trace?: RunTrace }> {
     this.searches++;
-    const { documents: found, trace } = await retriever.search(query, this.signal);
+    const { documents: found, trace, usage } = await retriever.search(query, this.signal);
+    this.serviceUsage.add(usage);
     throwIfAborted(this.signal, this.component);
     // The store filtered by eligibility already; this second check is the one the packet relies on.
     const documents: Document[] = [];
@@ -494,7 +499,10 @@ export class Run {
       searches: this.searches,
       failures: this.failures,
       planner: this.planner.kind,
-      usage: this.chat ? { ...this.chat.usage } : { modelCalls: 0, promptCharacters: 0, completionCharacters: 0 },
+      usage: {
+        ...(this.chat ? this.chat.usage : { modelCalls: 0, promptCharacters: 0, completionCharacters: 0 }),
+        services: this.serviceUsage.summary(),
+      },
       ms: this.elapsed(),
     };
     if (parts.blocked) result.blocked = parts.blocked;

@@ -1,3 +1,4 @@
+import type { RunUsage } from '../pipeline/usage.ts';
 import type { ChatProvider } from '../contracts/chat.ts';
 import type { EmbeddingsProvider } from '../contracts/embeddings.ts';
 import type { VectorStore } from '../contracts/vector-store.ts';
@@ -88,11 +89,20 @@ export interface AgenticResultItem {
   provenance: Provenance[];
 }
 
-/** What the chat model was asked, counted by Axon: the chat contract does not report token usage. */
+/**
+ * What the chat model was asked, counted by Axon in characters; and what every provider call of the run consumed,
+ * as the services counted it (`services`).
+ */
 export interface AgenticUsage {
   modelCalls: number;
   promptCharacters: number;
   completionCharacters: number;
+  /**
+   * The run's provider calls as the services reported them: the planner's and the answer's chat calls, and every
+   * search's (query embeddings, a pipeline's rewrites and rerankers), by kind, provider and model; a call whose
+   * service reported nothing is unknown, never estimated. Without cost: a pipeline's price table costs its own runs.
+   */
+  services: RunUsage;
 }
 
 /** The final event of a run, and what `run()` resolves to. */

@@ -6,6 +6,7 @@ import type { Citation } from '../document.ts';
 import { AxonError } from '../errors.ts';
 import type { Filter } from '../filter/types.ts';
 import type { RunTrace } from '../pipeline/trace.ts';
+import type { RunUsage } from '../pipeline/usage.ts';
 import type { ContractStatus, EvidenceConflict } from './contract.ts';
 import type { CallerContext } from './eligibility.ts';
 import type { ContextPacket } from './packet.ts';
@@ -76,6 +77,8 @@ export interface StoredTrace {
   stages: RunTrace['stages'];
   /** Where each document the stages name comes from, by id (`sourceName:page#chunk`); absent in traces saved before it was kept. */
   sources?: Record<string, string>;
+  /** What the run's provider calls consumed, and cost where prices were given (`Answer.usage`); absent in traces saved before it was kept. */
+  usage?: RunUsage;
   ms: number;
 }
 
@@ -110,6 +113,8 @@ export interface StoredAgenticTrace {
   retrievers: { name: string; description: string; kind: 'rag' | 'store'; filter?: Filter; retrieve?: Record<string, unknown> }[];
   /** What is known of the versions: the chat model and what the caller added (the configuration hash). */
   version: Partial<PipelineVersion>;
+  /** What the run's provider calls consumed, as the services reported it (`AgenticResult.usage.services`); absent in traces saved before it was kept. */
+  usage?: RunUsage;
   ms: number;
 }
 

@@ -36,6 +36,13 @@ export interface ChatFinish {
 export interface ChatProvider {
   /** Short name shown in the trace and in errors, e.g. `openai-chat`. */
   readonly name: string;
+  /**
+   * Optional: the service, as OpenTelemetry's GenAI conventions name it in `gen_ai.provider.name` (`openai`,
+   * `anthropic`, `gcp.gemini`, `azure.ai.openai`, `mistral_ai`, `cohere`, or the service's own name where they have
+   * none). Absent, the span of each call names the provider by `name`. Usage and prices name a provider by `name`,
+   * and its model by its `model` property where that is a string (or an object with a string `modelId`).
+   */
+  readonly genAiProvider?: string;
   /** The whole reply. */
   complete(messages: ChatMessage[], options?: ChatOptions): Promise<string>;
   /** The reply as text deltas, in order. */

@@ -71,6 +71,13 @@ export interface SimilarityScale {
 export interface EmbeddingsProvider {
   /** Short name shown in the trace and in errors, e.g. `openai-embeddings`. */
   readonly name: string;
+  /**
+   * Optional: the service, as OpenTelemetry's GenAI conventions name it in `gen_ai.provider.name` (`openai`,
+   * `anthropic`, `gcp.gemini`, `azure.ai.openai`, `mistral_ai`, `cohere`, or the service's own name where they have
+   * none). Absent, the span of each call names the provider by `name`. Usage and prices name a provider by `name`,
+   * and its model by its `model` property where that is a string (or an object with a string `modelId`).
+   */
+  readonly genAiProvider?: string;
   /** Length of every vector returned; `undefined` when only known after the first call. */
   readonly dimensions: number | undefined;
   /** Most texts one `embed` call accepts. */

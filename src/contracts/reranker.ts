@@ -21,6 +21,13 @@ export interface RerankResult {
 export interface Reranker {
   /** Short name shown in the trace and in errors, e.g. `cohere-rerank`. */
   readonly name: string;
+  /**
+   * Optional: the service, as OpenTelemetry's GenAI conventions name it in `gen_ai.provider.name` (`openai`,
+   * `anthropic`, `gcp.gemini`, `azure.ai.openai`, `mistral_ai`, `cohere`, or the service's own name where they have
+   * none). Absent, the span of each call names the provider by `name`. Usage and prices name a provider by `name`,
+   * and its model by its `model` property where that is a string (or an object with a string `modelId`).
+   */
+  readonly genAiProvider?: string;
   /** Most documents one call accepts; the post-processor splits longer lists. */
   readonly maxDocumentsPerCall: number;
   /** Results best first, validated: every index in range and unique, every score finite. */

@@ -29,3 +29,6 @@ export type Usage = UsageCounts | 'unknown';
  * before its end. A provider that makes no remote request (a local model) reports `{}`: nothing was metered.
  */
 export type UsageListener = (usage: Usage) => void;
+
+/** What kind of call a usage was reported for: a chat model's reply, an embedding, a reranking. */
+export type UsageKind = 'chat' | 'embeddings' | 'rerank';

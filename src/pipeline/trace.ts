@@ -3,6 +3,8 @@ import type { Attributes, Context, Span } from '@opentelemetry/api';
 import type { RunContext } from '../contracts/run-context.ts';
 import { NO_SPAN, telemetryApi } from './telemetry.ts';
 import type { Document } from '../document.ts';
+import { type PriceTable, type RunUsage, UsageTally } from './usage.ts';
+import { type CallAttributes, type CallSpans, RunUsageMeter } from './usage-meter.ts';
 
 /**
  * The kinds of stage a run goes through, in order. `condense` (a follow-up rewritten into a stand-alone
@@ -26,6 +28,8 @@ export interface StageRecord {
   warnings: string[];
   /** Stage-specific facts (thresholds computed, the fused lists, …). */
   detail?: Record<string, unknown>;
+  /** What the provider calls made in this stage consumed (query embeddings, a reranker, the answer…); absent when it made none. */
+  usage?: RunUsage;
 }
 
 export interface DroppedDocument {
@@ -48,6 +52,8 @@ export interface RunTrace {
   ms: number;
   /** Where each document the stages name comes from, by id: `sourceName:page#chunk`, as citations are printed. */
   sources?: Record<string, string>;
+  /** What every provider call of the run consumed so far, summed by kind, provider and model; absent before the first call. */
+  usage?: RunUsage;
 }
 
 /** The OpenTelemetry tracer name Axon's spans are reported under. */
@@ -57,10 +63,16 @@ export const TELEMETRY_TRACER = 'axon-rag';
  * Collects the stage records of one run. Each run is also an OpenTelemetry span (`axon.run`) with one child span
  * per stage (`axon.<stage>`), through `@opentelemetry/api`: no-ops unless the application installs an SDK (the
  * API is loaded by `prepareTelemetry()`, which each run awaits first, only once an SDK has registered).
- * Attributes are the run id, the component and counts (never the question or document text).
+ * Attributes are the run id, the component and counts (never the question or document text). Each provider call is
+ * a client span of the stage that made it, with OpenTelemetry's GenAI attributes (`usage-meter.ts`); the stage and
+ * run spans carry the sums as `axon.usage.*`, so a backend that adds up `gen_ai.usage.*` counts each call once.
  */
 export class TraceRecorder {
   readonly trace: RunTrace;
+  /** @internal What the run's provider calls consumed, summed (each stage's meter adds to it). */
+  readonly usage = new UsageTally();
+  /** @internal The prices usage is costed by. */
+  readonly prices: PriceTable | undefined;
   private readonly started = performance.now();
   private readonly runSpan: Span;
   private readonly spanContext: Context | undefined;
@@ -71,9 +83,11 @@ export class TraceRecorder {
   /**
    * @param options.telemetry `false` reports no span for this run (a search run inside another component's step,
    *   whose trace is not returned). @default true
+   * @param options.prices What usage costs (`RunUsage.cost`); without it, usage has no cost.
    */
-  constructor(question: string, runId: string = randomUUID(), options: { telemetry?: boolean } = {}) {
+  constructor(question: string, runId: string = randomUUID(), options: { telemetry?: boolean; prices?: PriceTable } = {}) {
     this.trace = { runId, question, startedAt: new Date().toISOString(), stages: [], ms: 0 };
+    this.prices = options.prices;
     const api = options.telemetry === false ? undefined : telemetryApi();
     this.runSpan = api ? api.trace.getTracer(TELEMETRY_TRACER).startSpan('axon.run', { attributes: { 'axon.run_id': runId } }) : NO_SPAN;
     this.spanContext = api ? api.trace.setSpan(api.context.active(), this.runSpan) : undefined;
@@ -107,6 +121,34 @@ export class TraceRecorder {
     return span;
   }
 
+  /** @internal A client span for one provider call, child of `parent` (a stage's span). */
+  startCallSpan(parent: Span, name: string, attributes: Attributes): Span {
+    const api = telemetryApi();
+    if (!api || parent === NO_SPAN) return NO_SPAN;
+    const context = api.trace.setSpan(api.context.active(), parent);
+    const span = api.trace
+      .getTracer(TELEMETRY_TRACER)
+      .startSpan(name, { kind: api.SpanKind.CLIENT, attributes: { 'axon.run_id': this.trace.runId, ...attributes } }, context);
+    this.openSpans.add(span);
+    return span;
+  }
+
+  /** @internal End one span as failed by `error` (a provider call that threw), unless the run's failure ended it. */
+  failSpan(span: Span, error: unknown): void {
+    if (span === NO_SPAN || !this.openSpans.has(span)) return;
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({ code: telemetryApi()?.SpanStatusCode.ERROR ?? 2, message: error instanceof Error ? error.message : String(error) });
+    const code = (error as { code?: unknown } | null)?.code;
+    span.setAttribute('error.type', typeof code === 'string' ? code : error instanceof Error ? error.name : 'Error');
+    span.end();
+    this.openSpans.delete(span);
+  }
+
+  /** What the run's provider calls consumed so far, costed by the run's prices. */
+  usageSummary(): RunUsage {
+    return this.usage.summary(this.prices);
+  }
+
   /** @internal An optional record was kept or discarded: it no longer waits for a span. */
   settle(handle: StageHandle): void {
     this.pending.delete(handle);
@@ -114,6 +156,8 @@ export class TraceRecorder {
 
   /** @internal */
   endSpan(span: Span, attributes: Attributes): void {
+    // A span the run's failure has ended already (a call still in flight then) is not ended twice.
+    if (span !== NO_SPAN && !this.openSpans.has(span)) return;
     span.setAttributes(attributes);
     span.end();
     this.openSpans.delete(span);
@@ -135,6 +179,7 @@ export class TraceRecorder {
   commit(record: StageRecord): StageRecord {
     this.trace.stages.push(record);
     this.trace.ms = round(performance.now() - this.started);
+    if (!this.usage.empty) this.trace.usage = this.usageSummary();
     return record;
   }
 
@@ -142,7 +187,11 @@ export class TraceRecorder {
   finish(attributes: Attributes = {}): void {
     if (this.finished) return;
     this.finished = true;
-    this.runSpan.setAttributes({ 'axon.stage_count': this.trace.stages.length, ...attributes });
+    this.runSpan.setAttributes({
+      'axon.stage_count': this.trace.stages.length,
+      ...usageSpanAttributes(this.usage.empty ? undefined : this.usageSummary()),
+      ...attributes,
+    });
     this.runSpan.end();
   }
 
@@ -169,6 +218,7 @@ export class StageHandle {
   private readonly warnings: string[] = [];
   private readonly dropReasons = new Map<string, { reason: string; keptId?: string }>();
   private readonly inputIds: string[];
+  private readonly usage = new UsageTally();
   private span: Span | undefined;
 
   constructor(
@@ -182,10 +232,20 @@ export class StageHandle {
     this.inputIds = input.documents?.map((document) => document.id) ?? [];
     if (!optional) this.openSpan(false);
     const { runId, question } = recorder.trace;
+    const spans: CallSpans = {
+      start: (name, attributes) => {
+        const span = this.recorder.startCallSpan(this.openSpan(), name, attributes);
+        return {
+          end: (ended: CallAttributes) => this.recorder.endSpan(span, ended),
+          fail: (error: unknown) => this.recorder.failSpan(span, error),
+        };
+      },
+    };
     this.context = {
       runId,
       question,
       signal,
+      usage: new RunUsageMeter([this.usage, recorder.usage], spans),
       warn: (message) => {
         this.warnings.push(String(message));
       },
@@ -223,6 +283,8 @@ export class StageHandle {
   /** Close an optional stage without a record: it had nothing to report. */
   discard(): void {
     this.recorder.settle(this);
+    // A span opened for a provider call of a stage that then kept no record is ended all the same.
+    if (this.span !== undefined) this.recorder.endSpan(this.span, {});
   }
 
   /**
@@ -252,15 +314,30 @@ export class StageHandle {
     const queries = output.queries ?? this.input.queries;
     if (queries) record.queries = queries;
     if (output.detail) record.detail = output.detail;
+    if (!this.usage.empty) record.usage = this.usage.summary(this.recorder.prices);
     this.recorder.settle(this);
     this.recorder.endSpan(this.openSpan(), {
       'axon.output_count': outputIds.length,
       'axon.dropped_count': dropped.length,
       'axon.warning_count': this.warnings.length,
       ...(queries ? { 'axon.query_count': queries.length } : {}),
+      ...usageSpanAttributes(record.usage),
     });
     return this.recorder.commit(record);
   }
+}
+
+/** A run's or a stage's usage as span attributes of Axon's own (`axon.usage.*`): the GenAI ones are on each call's span. */
+function usageSpanAttributes(usage: RunUsage | undefined): Attributes {
+  if (usage === undefined) return {};
+  const attributes: Attributes = { 'axon.usage.calls': usage.calls, 'axon.usage.unknown_calls': usage.unknownCalls };
+  const sum = (field: 'inputTokens' | 'outputTokens' | 'searchUnits') => usage.entries.reduce((total, entry) => total + (entry[field] ?? 0), 0);
+  attributes['axon.usage.input_tokens'] = sum('inputTokens');
+  attributes['axon.usage.output_tokens'] = sum('outputTokens');
+  const searchUnits = sum('searchUnits');
+  if (searchUnits > 0) attributes['axon.usage.search_units'] = searchUnits;
+  if (usage.cost !== undefined) attributes['axon.usage.cost'] = usage.cost;
+  return attributes;
 }
 
 function round(value: number, digits = 3): number {

@@ -111,7 +111,7 @@ export async function conflictStep(state: RagRunState, step: StageStep): Promise
   );
   const modelCheck = answering(state).conflictCheck === 'model' && chat !== undefined && conflicts.length === 0;
   if (modelCheck && state.refusal === undefined && !budgetRefusal(state) && evidence.length >= 2) {
-    const check = await detectConflictsWithModel(chat, state.searchQuestion, evidence, step.signal);
+    const check = await detectConflictsWithModel(step.context.usage?.chat(chat) ?? chat, state.searchQuestion, evidence, step.signal);
     if (check.invalidReply !== undefined) {
       step.warn(`The conflict check's reply did not fit its schema; treated as no conflict: ${JSON.stringify(check.invalidReply)}`);
     }
@@ -126,7 +126,7 @@ export async function conflictStep(state: RagRunState, step: StageStep): Promise
  * answer without a chat model, or the model's, streamed as `delta` events.
  */
 export async function* respondStep(state: RagRunState, step: StageStep): AsyncGenerator<RagStageEvent, RagRunState, undefined> {
-  const chat = state.parts.chat;
+  const chat = state.parts.chat === undefined ? undefined : (step.context.usage?.chat(state.parts.chat) ?? state.parts.chat);
   const evidence = state.evidence ?? [];
   const packet = packetOf(state);
   const mode: Answer['mode'] = chat ? 'generated' : 'extractive';

@@ -78,13 +78,15 @@ export function checkConversationOptions(conversation: unknown, component: strin
 
 // --- Internal helpers ---
 
-function condenseStep(chat: ChatProvider | undefined): Stage<RagRunState> {
+function condenseStep(model: ChatProvider | undefined): Stage<RagRunState> {
   return {
     kind: 'condense',
-    name: chat ? chat.name : OFFLINE_CONDENSE_NAME,
+    name: model ? model.name : OFFLINE_CONDENSE_NAME,
     input: (state) => ({ queries: [state.question] }),
     async run(state, step) {
       const conversation = state.history!;
+      // The rewrite and the summary are model calls of this run: metered like the answer's.
+      const chat = model === undefined ? undefined : (step.context.usage?.chat(model) ?? model);
       const history = conversation.history;
       const turns = toExchanges(history, 'condense').filter((exchange) => exchange.question.trim() !== '' || exchange.answer.trim() !== '').length;
       const result: CondenseResult =

@@ -49,7 +49,7 @@ export function embedStage<State extends SearchState & { searchQuestion?: string
     input: (state) => ({ queries: searchQueries(state).map((query) => query.text) }),
     async run(state, step) {
       state.vectors = await embedAll(
-        embeddings,
+        step.context.usage?.embeddings(embeddings) ?? embeddings,
         state.queries.map((query) => query.text),
         { inputType: 'query', signal: step.signal },
       );

@@ -15,6 +15,7 @@ import type { Citation, Document } from '../document.ts';
 import type { Filter } from '../filter/types.ts';
 import type { HybridWeights, SearchMode } from '../pipeline/search-mode.ts';
 import type { RunTrace, StageRecord } from '../pipeline/trace.ts';
+import type { RunUsage } from '../pipeline/usage.ts';
 
 // What a RAG run takes and gives: the options of `retrieve`, `answer` and `stream`, and their results. `RAG`
 // (src/rag.ts) exports every name.
@@ -122,6 +123,11 @@ export interface RetrievalResult {
   /** How the candidates were found. */
   searchMode: SearchMode;
   trace: RunTrace;
+  /**
+   * What the run's provider calls consumed (query embeddings, pre-processors' and rerankers' calls), by kind, provider
+   * and model, with its cost when the pipeline has `prices()`. Set on every result a `RAG` returns.
+   */
+  usage?: RunUsage;
 }
 
 /**
@@ -165,6 +171,12 @@ export interface Answer {
    * the end (the trace's generation stage says which). The text is then partial; absent for a whole reply.
    */
   truncated?: true;
+  /**
+   * What every provider call of the run consumed (retrieval's and the answer's), by kind, provider and model, with
+   * its cost when the pipeline has `prices()`; calls whose service reported nothing are counted as unknown, never
+   * estimated. Set on every answer a `RAG` returns.
+   */
+  usage?: RunUsage;
 }
 
 /** What `stream` yields, in order: stage records as they finish, answer text deltas, then one result. */

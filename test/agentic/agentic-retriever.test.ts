@@ -99,6 +99,10 @@ describe('AgenticRetriever: the loop', () => {
         .join(''),
     ).toBe(result.answer);
     expect(result.usage.modelCalls).toBe(5);
+    // The scripted model reports no usage: its five calls are counted, as unknown, never estimated.
+    expect(result.usage.services.entries.filter((entry) => entry.kind === 'chat')).toEqual([
+      { kind: 'chat', provider: 'scripted-chat', calls: 5, unknownCalls: 5 },
+    ]);
   });
 
   it('routes sub-queries to two retrievers and keeps which retriever found each result', async () => {

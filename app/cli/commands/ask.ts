@@ -8,7 +8,7 @@ import { JsonlTraceStore } from '../../../src/context/trace-store.ts';
 import { SEARCH_MODES, type ContextOptions, type SearchMode } from '../../../src/rag.ts';
 import { formatAgenticEvent, formatAgenticResult } from '../agentic-format.ts';
 import { agenticTurn, commandHistory, conversationIdOption, searchedLine } from '../conversation-support.ts';
-import { documentNamer, formatAnswer, formatPacket, formatTrace } from '../format.ts';
+import { documentNamer, formatAnswer, formatPacket, formatTrace, isMetered, summarizeUsage } from '../format.ts';
 import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
 /**
@@ -76,6 +76,7 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
           text: answer.text,
           documents: answer.documents.map(({ embedding: _embedding, ...rest }) => rest),
           ...(options.explain ? { packet: answer.packet } : {}),
+          ...(answer.usage ? { usage: answer.usage } : {}),
           trace: answer.trace,
         },
         null,
@@ -96,6 +97,8 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   if (options.trace) io.out(`\n${formatTrace(answer.trace)}`);
   const continuing = conversation ? `conversation ${conversation.id}; ` : '';
   if (!options.trace) io.err(`(${continuing}run id ${answer.trace.runId}; \`axon trace ${answer.trace.runId.slice(0, 8)}\` or --trace shows the pipeline)`);
+  // A local model meters nothing: the line is for services that bill (or that should have said what they bill).
+  if (!options.trace && answer.usage !== undefined && isMetered(answer.usage)) io.err(`(usage: ${summarizeUsage(answer.usage)})`);
   return 0;
 }
 
@@ -190,6 +193,7 @@ async function runAgenticAsk(
   if (searched) io.out(searched);
   io.out(formatAgenticResult(result));
   io.err(`(run id ${result.runId}; \`axon trace ${result.runId.slice(0, 8)}\` shows its steps again)`);
+  if (isMetered(result.usage.services)) io.err(`(usage: ${summarizeUsage(result.usage.services)})`);
   return result.status === 'blocked' ? 1 : 0;
 }
 

@@ -86,7 +86,7 @@ function formatStoredTrace(trace: StoredTrace): string {
     `  citations: ${trace.citations.map((citation) => `[${citation.label}] ${formatCitation(citation)}`).join('  ') || 'none'}`,
     '',
     formatTrace(
-      { runId: trace.runId, question: trace.question, startedAt: trace.startedAt, stages: trace.stages, ms: trace.ms, sources },
+      { runId: trace.runId, question: trace.question, startedAt: trace.startedAt, stages: trace.stages, ms: trace.ms, sources, usage: trace.usage },
       { maxScores: 10, maxDropped: 50 },
     ),
     '',

@@ -99,3 +99,61 @@ describe('switching providers by editing the configuration only', () => {
     expect(result.stdout).not.toContain('co-loopback-key');
   });
 });
+
+describe('what a question spent', () => {
+  it('ask --json, ask and trace show the usage the services reported, costed by the configured price table', async () => {
+    await writeFile(
+      join(directory, 'priced.json'),
+      JSON.stringify({
+        embeddings: { provider: 'cohere', model: 'embed-v4.0', dimensions: 256, baseURL: cohere.url, apiKey: { env: 'AXON_TEST_COHERE_KEY' } },
+        chat: { provider: 'cohere', model: 'command-a-03-2025', baseURL: cohere.url, apiKey: { env: 'AXON_TEST_COHERE_KEY' } },
+        store: { type: 'file', directory: 'store-priced' },
+        postProcessors: [{ type: 'cohere-reranker', topN: 2, baseURL: cohere.url, apiKey: { env: 'AXON_TEST_COHERE_KEY' } }],
+        prices: { currency: 'USD', asOf: '2026-11-30', models: { 'cohere-chat/command-a-03-2025': { inputPerMillion: 2.5, outputPerMillion: 10 } } },
+      }),
+    );
+    expect((await axon('ingest', 'notes', '--config', 'priced.json')).code).toBe(0);
+    const json = JSON.parse((await axon('ask', 'How long do refunds take?', '--config', 'priced.json', '--json')).stdout);
+    // The loopback Cohere server's `billed_units`: one input token a text embedded, one search unit a rerank, 10 in and 5 out a reply.
+    expect(json.usage).toEqual({
+      entries: [
+        { kind: 'embeddings', provider: 'cohere-embeddings', model: 'embed-v4.0', calls: 1, unknownCalls: 0, inputTokens: 1 },
+        { kind: 'rerank', provider: 'cohere-rerank', model: 'rerank-v3.5', calls: 1, unknownCalls: 0, searchUnits: 1 },
+        { kind: 'chat', provider: 'cohere-chat', model: 'command-a-03-2025', calls: 1, unknownCalls: 0, inputTokens: 10, outputTokens: 5, cost: 0.000075 },
+      ],
+      calls: 3,
+      unknownCalls: 0,
+      cost: 0.000075,
+      unpriced: ['cohere-embeddings/embed-v4.0', 'cohere-rerank/rerank-v3.5'],
+      currency: 'USD',
+      pricesAsOf: '2026-11-30',
+    });
+
+    const plain = await axon('ask', 'How long do refunds take?', '--config', 'priced.json');
+    expect(plain.stderr).toContain(
+      '(usage: 3 calls, 11 input tokens, 5 output tokens, 1 search unit, cost 0.000075 USD at prices of 2026-11-30, not counting cohere-embeddings/embed-v4.0, cohere-rerank/rerank-v3.5 (no price))',
+    );
+
+    const trace = await axon('trace', json.runId.slice(0, 8), '--config', 'priced.json');
+    expect(trace.stdout).toContain('chat · cohere-chat/command-a-03-2025  1 call, 10 in, 5 out  cost 0.000075 USD');
+    expect(trace.stdout).toContain('rerank · cohere-rerank/rerank-v3.5  1 call, 1 search unit');
+  });
+
+  it('ask --agentic says what its searches spent', async () => {
+    await writeFile(
+      join(directory, 'agentic.json'),
+      JSON.stringify({
+        embeddings: { provider: 'cohere', model: 'embed-v4.0', dimensions: 256, baseURL: cohere.url, apiKey: { env: 'AXON_TEST_COHERE_KEY' } },
+        store: { type: 'file', directory: 'store-agentic' },
+      }),
+    );
+    expect((await axon('ingest', 'notes', '--config', 'agentic.json')).code).toBe(0);
+    cohere.reset();
+    const result = await axon('ask', '--agentic', 'How long do refunds take?', '--config', 'agentic.json');
+    expect(result.code).toBe(0);
+    // One input token a text embedded, as the loopback Cohere server bills it: one a search.
+    const searches = cohere.requestsTo('/v2/embed').length;
+    expect(searches).toBeGreaterThan(0);
+    expect(result.stderr).toContain(`(usage: ${searches} call${searches === 1 ? '' : 's'}, ${searches} input tokens)`);
+  });
+});

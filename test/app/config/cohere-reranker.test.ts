@@ -79,7 +79,7 @@ describe('CohereReranker', () => {
     expectNoSecret(reranker);
     expect(JSON.parse(JSON.stringify(reranker))).toEqual({
       name: 'cohere-reranker',
-      reranker: { name: 'cohere-rerank', model: 'rerank-v3.5', maxDocumentsPerCall: 1000 },
+      reranker: { name: 'cohere-rerank', genAiProvider: 'cohere', model: 'rerank-v3.5', maxDocumentsPerCall: 1000 },
       topN: 5,
       onError: 'fail',
       maxParallelCalls: 2,

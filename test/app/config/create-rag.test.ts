@@ -12,6 +12,7 @@ import { ConfigError } from '../../../src/errors.ts';
 import { ScriptedChat } from '../../helpers/scripted-chat.ts';
 import { MemoryChatHistory } from '../../../src/conversation/memory-chat-history.ts';
 import { FileChatHistory } from '../../../stores/file-store/file-chat-history.ts';
+import { startOpenAIServer } from '../../servers/openai-server.ts';
 
 let directory: string;
 beforeEach(async () => {
@@ -41,6 +42,15 @@ const minimalOptions: Record<string, Record<string, unknown>> = {
   'post-processor:jina-reranker': { apiKey: 'jina-test' },
   'post-processor:cohere-reranker': { apiKey: 'co-test' },
   'chat-history:postgres': { url: 'postgres://axon@127.0.0.1:1/axon' },
+  'embeddings:gemini': { apiKey: 'gemini-test' },
+  'embeddings:voyage': { apiKey: 'voyage-test' },
+  'embeddings:mistral': { apiKey: 'mistral-test' },
+  'embeddings:azure-openai': { apiKey: 'azure-test', endpoint: 'https://my-resource.openai.azure.com', deployment: 'embeddings' },
+  'chat:anthropic': { apiKey: 'anthropic-test' },
+  'chat:gemini': { apiKey: 'gemini-test' },
+  'chat:mistral': { apiKey: 'mistral-test' },
+  'chat:azure-openai': { apiKey: 'azure-test', endpoint: 'https://my-resource.openai.azure.com', deployment: 'chat' },
+  'post-processor:voyage-reranker': { apiKey: 'voyage-test' },
   'store:pgvector': { url: 'postgres://axon@127.0.0.1:5432/axon' },
 };
 
@@ -129,7 +139,9 @@ describe('createRag', () => {
     expect(Object.keys(byPath).sort()).toEqual(
       ['embeddings.provider', 'postProcessors[1].multiplier', 'postProcessors[2].apiKey', 'preProcessors[0].type', 'store.topK'].sort(),
     );
-    expect(byPath['embeddings.provider']).toMatch(/unknown embeddings "opnai" \(did you mean "openai"\?\); registered: cohere, jina, local, openai/);
+    expect(byPath['embeddings.provider']).toMatch(
+      /unknown embeddings "opnai" \(did you mean "openai"\?\); registered: azure-openai, cohere, gemini, jina, local, mistral, ollama, openai, voyage/,
+    );
     expect(byPath['postProcessors[1].multiplier']).toMatch(/must be ≥ 0/);
     expect(byPath['postProcessors[2].apiKey']).toBe('environment variable AXON_TEST_UNSET_KEY is not set');
     expect(byPath['preProcessors[0].type']).toMatch(/needs a chat model/);
@@ -158,6 +170,32 @@ describe('createRag', () => {
     );
     expect(rag.components().chat).toBe(chat);
     expect(rag.components().postProcessors[0].name).toBe('llm-reranker');
+  });
+
+  it('costs each run by the configured, dated price table', async () => {
+    const server = await startOpenAIServer();
+    try {
+      const rag = await createRag(
+        {
+          embeddings: { provider: 'openai', apiKey: 'sk-test', baseURL: `${server.url}/v1` },
+          store: { type: 'file', directory: 'store' },
+          prices: { currency: 'USD', asOf: '2026-11-30', models: { 'openai-embeddings/text-embedding-3-small': { inputPerMillion: 0.02 } } },
+        },
+        { baseDirectory: directory },
+      );
+      await rag.addDocuments([{ content: 'Refunds take 14 days.' }]);
+      const result = await rag.retrieve('How long do refunds take?');
+      await rag.close();
+      // The loopback server bills one token a text: one question.
+      expect(result.usage).toMatchObject({ cost: 0.02 / 1_000_000, currency: 'USD', pricesAsOf: '2026-11-30' });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses a price table without its date, naming the path', async () => {
+    const issues = await issuesOf(() => createRag({ prices: { currency: 'USD', models: {} } }, { baseDirectory: directory }));
+    expect(issues.map((issue) => issue.path)).toEqual(['prices.asOf']);
   });
 
   it('refuses to register a name twice unless asked to replace it', async () => {
@@ -311,14 +349,28 @@ export function register(registry) {
 
 describe('docs/configuration.md', () => {
   it('every complete pipeline shown in the page builds', async () => {
+    const DOCUMENTED_KEYS = Object.fromEntries(
+      ['OPENAI', 'COHERE', 'VOYAGE', 'ANTHROPIC', 'GEMINI', 'MISTRAL', 'AZURE_OPENAI'].map((service) => [`${service}_API_KEY`, `${service.toLowerCase()}-doc`]),
+    );
     const { readFile } = await import('node:fs/promises');
     const page = await readFile(join(process.cwd(), 'docs', 'configuration.md'), 'utf8');
     const blocks = [...page.matchAll(/```json\n([\s\S]*?)```/g)].map((match) => JSON.parse(match[1]) as Record<string, unknown>);
     const pipelines = blocks.filter((block) => 'store' in block);
-    expect(pipelines.length).toBeGreaterThanOrEqual(4);
+    expect(pipelines.length).toBeGreaterThanOrEqual(9);
     for (const pipeline of pipelines) {
-      const rag = await createRag(pipeline, { baseDirectory: directory, environment: { OPENAI_API_KEY: 'sk-doc', COHERE_API_KEY: 'co-doc' } });
+      const rag = await createRag(pipeline, { baseDirectory: directory, environment: DOCUMENTED_KEYS });
       expect(rag.components().store.name).toBe('file-store');
     }
+  });
+
+  it('the priced pipeline of docs/providers.md builds, its price table checked', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const page = await readFile(join(process.cwd(), 'docs', 'providers.md'), 'utf8');
+    const priced = [...page.matchAll(/```json\n([\s\S]*?)```/g)]
+      .map((match) => JSON.parse(match[1]) as Record<string, unknown>)
+      .filter((block) => 'prices' in block);
+    expect(priced).toHaveLength(1);
+    const rag = await createRag(priced[0], { baseDirectory: directory, environment: { OPENAI_API_KEY: 'openai-doc' } });
+    expect((rag as ConfiguredRAG).priceTable).toMatchObject({ currency: 'USD', asOf: '2026-06-21' });
   });
 });

@@ -62,6 +62,11 @@ describe('serve: the API', () => {
     expect(post.name).toBe('adaptive-threshold');
     expect(post.dropped.length).toBeGreaterThan(0);
     expect(post.dropped[0].reason).toMatch(/adaptive threshold [\d.]+ \(median/);
+    // The run's usage: the local embedding model meters nothing; the scripted chat model reports no usage, so its call is unknown.
+    expect(result.usage?.entries.map((entry) => [entry.kind, entry.provider, entry.calls, entry.unknownCalls])).toEqual([
+      ['embeddings', 'local-hash-embeddings', 1, 0],
+      ['chat', 'scripted-chat', 1, 1],
+    ]);
   });
 
   it('never sends secret or unredacted text', async () => {
@@ -124,6 +129,7 @@ describe('serve: the API', () => {
     expect(chunk.content).toBe('To reset your password, open Settings, then Security, then choose Reset password.');
     expect(run.citations[0].spans.map((span) => chunk.content.slice(span.start, span.end))).toEqual(CITED_SPANS);
     expect(run.stages.map((stage) => stage.stage)).toContain('post-process');
+    expect(run.usage).toMatchObject({ calls: 2, unknownCalls: 1 });
     expect((await api('/api/runs/ffffffff-none')).status).toBe(404);
   });
 

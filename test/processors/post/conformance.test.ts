@@ -7,7 +7,7 @@ import { MMR } from '../../../processors/post/mmr.ts';
 import { RerankerPostProcessor } from '../../../processors/post/reranker-post-processor.ts';
 import { TopN } from '../../../processors/post/top-n.ts';
 import { BUILT_IN_COMPONENTS } from '../../../app/config/built-ins.ts';
-import { CohereReranker, JinaReranker, LocalAIReranker } from '../../../app/config/service-rerankers.ts';
+import { CohereReranker, JinaReranker, LocalAIReranker, VoyageReranker } from '../../../app/config/service-rerankers.ts';
 import type { Reranker, RerankOptions, RerankResult } from '../../../src/contracts/reranker.ts';
 import { throwIfAborted } from '../../../src/errors.ts';
 import { describePostProcessorConformance } from '../../../testing/post-processor.ts';
@@ -16,16 +16,18 @@ import { TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import { startCohereServer } from '../../servers/cohere-server.ts';
 import { startJinaServer } from '../../servers/jina-server.ts';
 import { startLocalAIServer } from '../../servers/localai-server.ts';
+import { startVoyageServer } from '../../servers/voyage-server.ts';
 import type { LoopbackServer } from '../../servers/loopback-server.ts';
 
 let cohere: LoopbackServer;
 let jina: LoopbackServer;
 let localAI: LoopbackServer;
+let voyage: LoopbackServer;
 beforeAll(async () => {
-  [cohere, jina, localAI] = await Promise.all([startCohereServer(), startJinaServer(), startLocalAIServer()]);
+  [cohere, jina, localAI, voyage] = await Promise.all([startCohereServer(), startJinaServer(), startLocalAIServer(), startVoyageServer()]);
 });
 afterAll(async () => {
-  await Promise.all([cohere.close(), jina.close(), localAI.close()]);
+  await Promise.all([cohere.close(), jina.close(), localAI.close(), voyage.close()]);
 });
 
 /** Ranks by the length of the text, shortest first: deterministic and unlike the incoming order. */
@@ -51,6 +53,7 @@ const BUILT_INS: Record<string, () => import('../../../src/contracts/post-proces
   'jina-reranker': () => new JinaReranker({ apiKey: TEST_KEY, baseURL: `${jina.url}/v1`, maxRetries: 0 }),
   'cohere-reranker': () => new CohereReranker({ apiKey: TEST_KEY, baseURL: cohere.url, maxRetries: 0 }),
   'localai-reranker': () => new LocalAIReranker({ host: localAI.url, maxRetries: 0 }),
+  'voyage-reranker': () => new VoyageReranker({ apiKey: TEST_KEY, baseURL: `${voyage.url}/v1`, maxRetries: 0 }),
   'llm-reranker': () => new LLMReranker({ chat: new ScriptedChat((call) => JSON.stringify(documentIdsIn(call.prompt).slice(1, 4))) }),
 };
 

@@ -164,6 +164,7 @@ describe('OpenAIEmbeddings against a loopback OpenAI server', () => {
       expectNoSecret(provider);
       expect(JSON.parse(JSON.stringify(provider))).toEqual({
         name: 'openai-embeddings',
+        genAiProvider: 'openai',
         model: 'text-embedding-3-small',
         baseURL: 'https://api.openai.com/v1',
         maxBatchSize: 256,
