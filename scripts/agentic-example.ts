@@ -49,7 +49,7 @@ class ScriptedModel implements ChatProvider {
     if (system.startsWith('You plan searches')) {
       return ++this.plans === 1
         ? JSON.stringify({ subQueries: [{ query: 'actress who played Corliss Archer in Kiss and Tell', retriever: 'wiki' }] })
-        : JSON.stringify({ subQueries: [{ query: 'Shirley Temple government position', retriever: 'wiki' }] });
+        : JSON.stringify({ subQueries: [{ query: 'Shirley Temple government position', retriever: 'wiki', follows: resultLabel(prompt, '17-year-old') }] });
     }
     if (system.startsWith('You check whether')) {
       return prompt.includes('Chief of Protocol of the United States')
@@ -63,6 +63,12 @@ class ScriptedModel implements ChatProvider {
     const text = await this.complete(messages);
     for (let start = 0; start < text.length; start += 24) yield text.slice(start, start + 24);
   }
+}
+
+/** The label of the result (in a planning prompt) whose text holds `needle`: the result a second hop follows from. */
+function resultLabel(prompt: string, needle: string): number | undefined {
+  const match = [...prompt.matchAll(/<result label="(\d+)"[^>]*>\n([^\n]*)/g)].find((block) => block[2].includes(needle));
+  return match === undefined ? undefined : Number(match[1]);
 }
 
 async function render(chat: ChatProvider | undefined): Promise<string> {

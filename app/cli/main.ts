@@ -58,8 +58,13 @@ Options:
   --split NAME      Which qrels/<NAME>.tsv judges the queries (eval; default test)
   --agentic         ask: plan sub-queries, retrieve in rounds, answer with span citations (--trace shows
                     the events). eval: also run the agentic retriever and report All@10 (every relevant
-                    document in the top 10), sub-queries and searches per question. chat: answer each
-                    question with the agentic retriever
+                    document in the top 10), sub-queries and searches per question, with the settings
+                    ask --agentic uses (10 results a search, 20 kept). chat: answer each question with
+                    the agentic retriever
+  --agentic-per-search N, --agentic-kept N
+                    eval: run the agentic retriever with other settings (reported beside the figures)
+  --answers         eval: also answer every query, with the index as is and with its judged-relevant
+                    documents left out, and report the shares answered and the gold answer found
   --port N          serve: the port (default 7777; 0 picks a free one)
   --host HOST       serve: the interface (default 127.0.0.1; another needs --allow-remote)
   --allow-remote    serve: listen on a non-loopback interface on purpose (prints a warning)
@@ -95,6 +100,9 @@ const OPTIONS = {
   limit: { type: 'string' },
   split: { type: 'string' },
   agentic: { type: 'boolean' },
+  answers: { type: 'boolean' },
+  'agentic-per-search': { type: 'string' },
+  'agentic-kept': { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
   'allow-remote': { type: 'boolean' },

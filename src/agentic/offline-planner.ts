@@ -1,10 +1,14 @@
-import type { Plan, Sufficiency } from './prompts.ts';
+import { contentTermSet, contextOf, describeUncovered, questionTerms } from '../answer/coverage.ts';
+import { extractiveAnswer } from '../answer/extractive.ts';
+import { lowercaseVocabulary, namesIn, titleName } from '../answer/names.ts';
+import type { Evidence } from '../context/evidence.ts';
 import type { Decision, Planner, PlanningState } from './planner.ts';
+import type { Plan, Sufficiency } from './prompts.ts';
 import type { AgenticResultItem } from './types.ts';
 
 /** Settings of the offline planner. */
 export interface OfflinePlannerOptions {
-  /** How many of the best results bridge entities are taken from. @default 3 */
+  /** How many of the best results bridge entities are taken from. @default 2 */
   bridgeResults?: number;
   /** Bridge entities taken from each of those results. @default 1 */
   bridgesPerResult?: number;
@@ -14,11 +18,16 @@ export interface OfflinePlannerOptions {
 
 /**
  * The deterministic planner used when no chat model is configured. It does the multi-hop step a model would:
- * the second-hop queries pair each bridge entity of the best results so far (the result's `metadata.title`,
- * and the proper names its text mentions that the question does not) with the question's terms that result
- * does not cover, so the search lands on the document about the bridge entity. It judges the results
- * sufficient when every content term of the question occurs in one of the best results, and otherwise plans
- * the missing terms next. It never asks for a whole document.
+ * each second-hop query pairs a bridge entity of one of the best results so far (the result's `metadata.title`,
+ * else the name its text mentions most, a name being a capitalised span of at most four words that is neither
+ * a sentence's ordinary first word nor licence or document boilerplate) with the question's words that result
+ * does not cover, so the search lands on the page about the bridge entity; the sub-query `follows` that result, so
+ * what it finds ranks directly below it. A result naming nothing plans nothing: no sub-query is ever a bare verb or
+ * a list of leftover words.
+ *
+ * It judges the results sufficient when the extractive answer over the best of them, hops chained, covers the
+ * question (`coverage.ts`: every key term, and the share of its weighted content terms), and otherwise says which
+ * of the question's words are missing. It never asks for a whole document.
  */
 export class OfflinePlanner implements Planner {
   readonly kind = 'offline';
@@ -27,122 +36,103 @@ export class OfflinePlanner implements Planner {
   private readonly judgedResults: number;
 
   constructor(options: OfflinePlannerOptions = {}) {
-    this.bridgeResults = options.bridgeResults ?? 3;
+    this.bridgeResults = options.bridgeResults ?? 2;
     this.bridgesPerResult = options.bridgesPerResult ?? 1;
     this.judgedResults = options.judgedResults ?? 5;
   }
 
   async plan(state: PlanningState): Promise<Decision<Plan>> {
-    const questionTerms = new Set(contentTerms(state.question));
+    // A second hop starts from a first: when the best results name none of what the question is about (its key
+    // terms), a bridge from them leads elsewhere, so nothing is planned.
+    const { coverage } = extractiveAnswer(state.question, evidenceOf(state.results.slice(0, this.judgedResults)));
+    const keys = questionTerms(state.question).filter((term) => term.key);
+    if (keys.length > 0 && coverage.missingKeys.length === keys.length) {
+      const warning = `No second hop planned: the best results do not mention ${coverage.missingKeys.map((word) => `"${word}"`).join(', ')}.`;
+      return { ok: true, value: { subQueries: [], expandDocuments: [] }, attempts: 0, warnings: [warning] };
+    }
+    const terms = questionTerms(state.question);
+    const questionWords = new Set(terms.map((term) => term.term));
     const asked = new Set(state.previousQueries.map((entry) => `${entry.retriever}\u0000${normalize(entry.query)}`));
     const subQueries: Plan['subQueries'] = [];
-    const add = (query: string, retriever: string) => {
+    const add = (query: string, retriever: string, follows: number) => {
       const key = `${retriever}\u0000${normalize(query)}`;
-      if (query.trim() === '' || asked.has(key) || subQueries.length >= state.maxSubQueries) return;
+      if (asked.has(key) || subQueries.length >= state.maxSubQueries) return;
       asked.add(key);
-      subQueries.push({ query, retriever });
+      subQueries.push({ query, retriever, follows });
     };
-    const missing = state.missing ? contentTerms(state.missing) : [];
-    for (const result of state.results.slice(0, this.bridgeResults)) {
-      const resultTerms = new Set(contentTerms(result.content));
+    const missing = state.missing ? new Set(contentTermSet(state.missing)) : undefined;
+    // Words the results write in lower case: one of them opening a sentence or a heading is no name.
+    const commonWords = lowercaseVocabulary(state.results.map((result) => result.content).join('\n'));
+    state.results.slice(0, this.bridgeResults).forEach((result, index) => {
+      const covered = contentTermSet([result.content, ...contextOf(result.metadata)].join('\n'));
       // What the question asks that this result does not say: the part the bridge entity's own page holds.
-      const uncovered = missing.length > 0 ? missing : [...questionTerms].filter((term) => !resultTerms.has(term));
-      for (const entity of bridgeEntities(result, questionTerms, this.bridgesPerResult)) {
-        add(`${entity} ${uncovered.join(' ')}`.trim(), result.retriever);
-      }
-    }
-    // Nothing to bridge from (no results yet, or no names in them): search what is missing on every retriever.
-    if (subQueries.length === 0 && missing.length > 0) for (const retriever of state.retrievers) add(missing.join(' '), retriever.name);
+      const uncovered = terms.filter((term) => (missing ? missing.has(term.term) : !covered.has(term.term))).map((term) => term.word.toLowerCase());
+      for (const entity of bridgeEntities(result, questionWords, this.bridgesPerResult, commonWords))
+        add(`${entity} ${uncovered.join(' ')}`.trim(), result.retriever, index + 1);
+    });
     return { ok: true, value: { subQueries, expandDocuments: [] }, attempts: 0, warnings: [] };
   }
 
   async judge(state: PlanningState): Promise<Decision<Sufficiency>> {
-    const covered = new Set(state.results.slice(0, this.judgedResults).flatMap((result) => contentTerms(result.content).map(stem)));
-    const terms = [...new Set(contentTerms(state.question))];
-    const missing = terms.filter((term) => !covered.has(stem(term)));
-    // Word forms the light stemmer cannot join ("held", "hold") would keep a strict check from ever passing.
-    const sufficient = terms.length === 0 || (terms.length - missing.length) / terms.length >= SUFFICIENT_COVERAGE;
-    return { ok: true, value: { sufficient, missing: missing.join(' ') }, attempts: 0, warnings: [] };
+    // Before any round, the question's own results must cover it nearly whole to skip planning: a missed second hop
+    // costs more than a round, which only adds results below the ones it follows from.
+    const threshold = state.iteration === 0 ? SKIP_PLANNING_COVERAGE : undefined;
+    const { coverage } = extractiveAnswer(state.question, evidenceOf(state.results.slice(0, this.judgedResults)), { threshold });
+    const warnings = coverage.sufficient ? [] : [describeUncovered(coverage)];
+    return { ok: true, value: { sufficient: coverage.sufficient, missing: coverage.missing.join(' ') }, attempts: 0, warnings };
   }
 }
 
 // --- Internal helpers ---
 
-/** Share of the question's content terms the best results must contain to be judged sufficient. */
-const SUFFICIENT_COVERAGE = 0.8;
+/**
+ * Share of the question's weighted content terms the speculative results must cover (besides every key term) for no
+ * round to be planned. Chosen on HotpotQA-500 and SciFact (docs/agentic.md).
+ */
+const SKIP_PLANNING_COVERAGE = 0.9;
 
-function stem(term: string): string {
-  if (term.length <= 4) return term;
-  for (const suffix of ['ing', 'ies', 'ed', 'es', 's']) if (term.endsWith(suffix) && term.length - suffix.length >= 3) return term.slice(0, -suffix.length);
-  return term;
-}
-
-const STOPWORDS = new Set(
-  [
-    'a an and are as at be been but by can could did do does for from had has have how i if in into is it its me my no not of on or our so',
-    'than that the their them then there these they this to was we were what when where which who whom whose why will with would you your',
-    'also both either first last one two same many much most name named called known other another such only after before between during',
-    'about over under more less very just',
-  ]
-    .join(' ')
-    .split(' '),
-);
-
-/** Lower-cased content words, diacritics folded, without stopwords or one-letter words. */
-export function contentTerms(text: string): string[] {
-  const words =
-    text
-      .normalize('NFKD')
-      .replace(/\p{M}+/gu, '')
-      .toLowerCase()
-      .match(/[\p{L}\p{N}]+/gu) ?? [];
-  return words.filter((word) => word.length > 1 && !STOPWORDS.has(word));
+function evidenceOf(results: AgenticResultItem[]): Evidence[] {
+  return results.map((result, index) => ({
+    label: index + 1,
+    document: {
+      id: result.id,
+      content: result.content,
+      sourceType: result.sourceType,
+      sourceName: result.sourceName,
+      score: result.score,
+      metadata: result.metadata,
+    },
+  }));
 }
 
 function normalize(query: string): string {
   return query.trim().toLowerCase().replace(/\s+/g, ' ');
 }
 
-/** Runs of capitalised words (allowing `of`, `the`, `and`, `de` inside), e.g. `Shirley Temple`, `Bank of England`. */
-const PROPER_NAME = /\p{Lu}[\p{L}\p{N}'’-]*(?:[ \t]+(?:(?:of|the|and|de|la|von|van|du|del)[ \t]+)*\p{Lu}[\p{L}\p{N}'’-]*)*/gu;
-/** Words that open a sentence in capitals without being part of the name that follows. */
-const LEADING_ARTICLE = /^(?:The|A|An|In|On|At|It|He|She|They|His|Her|Its|This|That|These|Those|After|Before|During|When|While)[ \t]+/;
-
 /**
- * The entities a result names that the question does not: its title first, then the proper names in its text
- * by how often they occur (earlier first on ties), skipping names whose every word is in the question.
+ * The entities a result names that the question does not: its title first when it is a name (`titleName`), then the names in its text, the ones
+ * of several words first (a lone capitalised word is as often an adjective, "American", as a name), then by how
+ * often they occur, earlier first on ties. A name mostly made of the question's own words is the first hop, not a
+ * bridge to the second.
  */
-function bridgeEntities(result: AgenticResultItem, questionTerms: Set<string>, limit: number): string[] {
+function bridgeEntities(result: AgenticResultItem, questionWords: ReadonlySet<string>, limit: number, commonWords: ReadonlySet<string>): string[] {
   const entities: string[] = [];
   const seen = new Set<string>();
   const consider = (name: string) => {
-    const terms = contentTerms(name);
+    const terms = [...contentTermSet(name)];
     const key = terms.join(' ');
-    // A name mostly made of the question's own words is the first hop, not a bridge to the second.
-    if (terms.length === 0 || seen.has(key) || terms.filter((term) => questionTerms.has(term)).length * 2 >= terms.length) return;
+    if (terms.length === 0 || seen.has(key) || terms.filter((term) => questionWords.has(term)).length * 2 >= terms.length) return;
     seen.add(key);
     entities.push(name.trim());
   };
-  const title = result.metadata.title;
-  if (typeof title === 'string') consider(title);
-  const counts = new Map<string, { name: string; count: number; first: number }>();
-  let position = 0;
-  for (const match of result.content.matchAll(PROPER_NAME)) {
-    // A capital after a sentence end may be an ordinary word; a one-word name that is a stopword is never a name.
-    const name = match[0].replace(LEADING_ARTICLE, '').replace(/['’-]+$/, '');
-    const terms = contentTerms(name);
-    if (terms.length === 0) continue;
-    const key = terms.join(' ');
-    const entry = counts.get(key) ?? { name, count: 0, first: position++ };
-    entry.count++;
-    counts.set(key, entry);
-  }
-  // Multi-word names first: a lone capitalised word is as often an adjective ("American") as a name.
-  const words = (name: string) => Math.min(2, name.split(/\s+/).length);
-  const ranked = [...counts.values()].sort((left, right) => words(right.name) - words(left.name) || right.count - left.count || left.first - right.first);
-  for (const entry of ranked) {
+  // A title is a bridge when it is a name ("Shirley Temple", "Kiss and Tell (1945 film)"), not a heading.
+  const title = typeof result.metadata.title === 'string' ? titleName(result.metadata.title, result.content) : undefined;
+  if (title !== undefined) consider(title);
+  const words = (name: { words: string[] }) => Math.min(2, name.words.length);
+  const ranked = namesIn(result.content, commonWords).sort((left, right) => words(right) - words(left) || right.count - left.count || left.first - right.first);
+  for (const name of ranked) {
     if (entities.length >= limit) break;
-    consider(entry.name);
+    consider(name.text);
   }
   return entities.slice(0, limit);
 }

@@ -7,6 +7,8 @@ import type { AgenticFailure, AgenticResultItem } from './types.ts';
 export interface SubQuery {
   query: string;
   retriever: BoundRetriever;
+  /** The result whose entity the sub-query looks up (its key, and its label in the plan): what it finds ranks directly below it. */
+  follows?: { key: string; label: number };
 }
 
 /** A plan as code allows it. */
@@ -69,7 +71,10 @@ export function checkPlan(plan: Plan, iteration: number, limits: PlanLimits, fai
       continue;
     }
     asked.add(key);
-    subQueries.push({ query: proposed.query, retriever });
+    // A second hop names the result it follows from by its label; a label naming no result is ignored.
+    const parent = proposed.follows === undefined ? undefined : limits.entries[proposed.follows - 1];
+    const follows = parent !== undefined && limits.results[proposed.follows! - 1] === parent.item ? { key: parent.key, label: proposed.follows! } : undefined;
+    subQueries.push({ query: proposed.query, retriever, ...(follows === undefined ? {} : { follows }) });
   }
   const dropped = rejectedDetails.filter((detail) => detail.reason.startsWith('over '));
   if (dropped.length > 0) warnings.push(`${dropped.length} sub-quer${dropped.length === 1 ? 'y was' : 'ies were'} dropped: ${dropped[0].reason}.`);

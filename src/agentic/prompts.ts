@@ -11,6 +11,8 @@ export const planSchema = z.object({
       z.object({
         query: z.string().trim().min(1),
         retriever: z.string().trim().min(1),
+        /** The label of the result whose entity the sub-query looks up (a second hop), when it is one. */
+        follows: z.number().int().positive().optional(),
       }),
     )
     .default([]),
@@ -60,8 +62,9 @@ export function planningMessages(input: {
       'involved), and aim each at the retriever that holds that kind of information.',
     `Retrievers:\n${retrieverList}`,
     'Reply with one JSON object and nothing else: ' +
-      '{"subQueries": [{"query": "…", "retriever": "<a name from the list>"}], "expandDocuments": [{"result": <label>}]}. ' +
-      `At most ${input.maxSubQueries} sub-queries. Use "expandDocuments" only when a whole document (every chunk of the document a result comes ` +
+      '{"subQueries": [{"query": "…", "retriever": "<a name from the list>", "follows": <label>}], "expandDocuments": [{"result": <label>}]}. ' +
+      `At most ${input.maxSubQueries} sub-queries. Give "follows" (the label of a result) when the sub-query looks up an entity that result ` +
+      'names, and leave it out otherwise. Use "expandDocuments" only when a whole document (every chunk of the document a result comes ' +
       'from) is needed. Do not repeat a search already made.',
     DATA_RULE,
     ...(input.conversation ? [`The question follows a conversation, shown before it. ${CONVERSATION_RULES}`] : []),

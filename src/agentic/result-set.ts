@@ -1,9 +1,12 @@
 import { contentHash, type Document } from '../document.ts';
 import { RankFusion } from '../pipeline/fusion.ts';
+import { chainedRanking, type RankedChain } from './chained-ranking.ts';
 import type { AgenticResultItem, Provenance } from './types.ts';
 
 /** One result of a run and the store it comes from (for reading its source back). */
 export interface ResultEntry {
+  /** The result's key in the run: `<store index>\u0000<id>`. */
+  key: string;
   item: AgenticResultItem;
   /** Which distinct store it comes from: the same id in two stores is two results. */
   storeIndex: number;
@@ -12,11 +15,14 @@ export interface ResultEntry {
 /**
  * The de-duplicated results of an agentic run, fused as searches finish by the pipeline's reciprocal rank
  * fusion (`RankFusion`, k = 60): a result's score is the sum of `weight / (k + rank)` over the searches that
- * found it. A chunk whose source was expanded, or whose content another result has, is that result.
+ * found it. A chunk whose source was expanded, or whose content another result has, is that result. A second hop
+ * (the results of a sub-query planned from a result) ranks directly below the result it follows from
+ * (`chainedRanking`).
  */
 export class ResultSet {
   private readonly fusion = new RankFusion<ResultEntry>();
   private readonly contentKeys = new Map<string, string>();
+  private readonly chains: RankedChain[] = [];
 
   constructor(private readonly maxResults: number) {}
 
@@ -30,8 +36,11 @@ export class ResultSet {
     return new Set([...this.fusion.items()].map(([key]) => key));
   }
 
-  /** Add the documents of one search (best first) weighing `weight`; returns the ids that were new to the run. */
-  collect(documents: Document[], origin: Omit<Provenance, 'rank'>, storeIndex: number, weight: number): string[] {
+  /**
+   * Add the documents of one search (best first) weighing `weight`; returns the ids that were new to the run. The
+   * keys of the results they are, best first, go to `keys` when given.
+   */
+  collect(documents: Document[], origin: Omit<Provenance, 'rank'>, storeIndex: number, weight: number, keys?: string[]): string[] {
     const added: string[] = [];
     // One search counts once per result, at its best rank, even when several of its chunks map to one result.
     const counted = new Set<string>();
@@ -46,6 +55,7 @@ export class ResultSet {
       if (!this.fusion.has(key) && sameContent !== undefined && this.fusion.has(sameContent)) key = sameContent;
       if (counted.has(key)) return;
       counted.add(key);
+      keys?.push(key);
       const existing = this.fusion.item(key);
       if (existing) {
         existing.item.provenance.push(provenance);
@@ -63,7 +73,7 @@ export class ResultSet {
         expanded: false,
         provenance: [provenance],
       };
-      this.fusion.credit(key, { item, storeIndex }, position + 1, weight);
+      this.fusion.credit(key, { key, item, storeIndex }, position + 1, weight);
       this.contentKeys.set(hash, key);
       added.push(document.id);
     });
@@ -97,19 +107,39 @@ export class ResultSet {
       merged.push(key);
     }
     item.provenance.push(provenance);
-    this.fusion.merge(`${storeIndex}\u0000${id}`, { item, storeIndex }, 1, 1, merged);
+    const key = `${storeIndex}\u0000${id}`;
+    this.fusion.merge(key, { key, item, storeIndex }, 1, 1, merged);
     return item;
   }
 
-  /** The best `maxResults` results, best first (by fused score, then in the order first found), each with its score. */
+  /** The result held under `key`. */
+  item(key: string): AgenticResultItem | undefined {
+    return this.fusion.item(key)?.item;
+  }
+
+  /** Rank `children` (keys, best first) with the result `parent`: the best of them directly below it (see `chainedRanking`). */
+  chain(parent: string, children: string[]): void {
+    this.chains.push({ parent, children });
+  }
+
+  /**
+   * The best `maxResults` results, best first (by fused score, then in the order first found, with each second hop
+   * directly below the result it follows from), each with its fused score.
+   */
   ranked(): AgenticResultItem[] {
     return this.rankedEntries().map((entry) => entry.item);
   }
 
   /** `ranked()` with the store each result comes from. */
   rankedEntries(): ResultEntry[] {
-    return this.fusion
-      .ranked()
+    const fused = this.fusion.ranked();
+    const byKey = new Map(fused.map((entry) => [entry.key, entry]));
+    return chainedRanking(
+      fused.map((entry) => entry.key),
+      this.chains,
+      CHAINED_RESULTS,
+    )
+      .map((key) => byKey.get(key)!)
       .slice(0, this.maxResults)
       .map(({ item, score }) => {
         item.item.score = Math.round(score * 1e6) / 1e6;
@@ -124,6 +154,9 @@ export function expandedId(document: Pick<Document, 'sourceType' | 'sourceName'>
 }
 
 // --- Internal helpers ---
+
+/** Results of a sub-query planned from a result that rank directly below it. */
+const CHAINED_RESULTS = 1;
 
 function withoutChunkIndex(metadata: Document['metadata']): Document['metadata'] {
   const { chunkIndex: _chunkIndex, ...rest } = metadata;

@@ -1,6 +1,8 @@
+import { describeUncovered } from '../answer/coverage.ts';
 import { UsageTally } from '../pipeline/usage.ts';
 import { RunUsageMeter } from '../pipeline/usage-meter.ts';
 import { extractiveAnswer } from '../answer/extractive.ts';
+import { judgeModelAnswer } from '../answer/model-answer.ts';
 import type { ChatProvider } from '../contracts/chat.ts';
 import type { ConversationMessage } from '../contracts/chat-history.ts';
 import { formatConversation } from '../context/conversation-format.ts';
@@ -14,6 +16,7 @@ import type { Document } from '../document.ts';
 import { throwIfAborted } from '../errors.ts';
 import type { AgenticFailure, AgenticStatus, AgenticStep, AgenticTraceEvent, Provenance } from '../pipeline/agentic-trace.ts';
 import type { RunTrace, StageRecord } from '../pipeline/trace.ts';
+import { continuesFrom } from './chained-ranking.ts';
 import { MarkerStripper, parseCitedAnswer, type ParsedAnswer } from './citations.ts';
 import { concurrently, untilAborted } from './event-stream.ts';
 import { OfflinePlanner } from './offline-planner.ts';
@@ -84,7 +87,12 @@ export class Run {
 
     let stopReason: StopReason = 'max_iterations';
     let missing: string | undefined;
-    for (let iteration = 1; iteration <= this.options.maxIterations; iteration++) {
+    // No planned round when the question's own search already covers it (free with the offline planner; a model
+    // planner judges after its first round, as asking first would cost a model call on every question).
+    const first = this.planner.kind === 'offline' ? yield* this.sufficiency(0) : undefined;
+    if (first?.sufficient) stopReason = 'sufficient';
+    else missing = first?.missing || undefined;
+    for (let iteration = 1; iteration <= this.options.maxIterations && !first?.sufficient; iteration++) {
       this.iterations = iteration;
       const plan = yield* this.planning(iteration, missing);
       if (plan === undefined) {
@@ -188,7 +196,11 @@ export class Run {
     if (plan.subQueries.length === 0 && plan.expansions.length === 0 && plan.rejected === 0) step.warnings.push('The planner proposed no new search.');
     yield step.end(status, {
       attempts: decision.attempts,
-      subQueries: plan.subQueries.map((subQuery) => ({ query: subQuery.query, retriever: subQuery.retriever.name })),
+      subQueries: plan.subQueries.map((subQuery) => ({
+        query: subQuery.query,
+        retriever: subQuery.retriever.name,
+        ...(subQuery.follows ? { follows: subQuery.follows.label } : {}),
+      })),
       expandDocuments: plan.expansions.map(({ item }) => ({ sourceType: item.sourceType, sourceName: item.sourceName, retriever: item.retriever })),
       rejected: plan.rejectedDetails,
     });
@@ -213,10 +225,15 @@ export class Run {
         continue;
       }
       // A round weighs `roundWeight` of the question's own search however many sub-queries it has, so documents
-      // that several overlapping sub-queries find do not crowd out what the question itself found.
-      const weight = this.options.roundWeight / subQueries.length;
+      // that several overlapping sub-queries find do not crowd out what the question itself found. A sub-query
+      // planned from a result counts only through that result (its second hop ranks directly below it), not in the
+      // fusion: the question's own ranking stays as it was around the hops.
+      const { follows } = subQueries[task.index];
+      const weight = follows ? 0 : this.options.roundWeight / subQueries.length;
       const origin = { step: 'retrieval', iteration, query, retriever: retriever.name } as const;
-      const added = this.collect(task.value.documents, origin, retriever, task.value.excluded, weight, step.warnings);
+      const keys: string[] = [];
+      const added = this.collect(task.value.documents, origin, retriever, task.value.excluded, weight, step.warnings, keys);
+      if (follows) this.chainHop(follows.key, keys);
       yield step.end('succeeded', {
         found: task.value.documents.length,
         new: added.length,
@@ -289,7 +306,10 @@ export class Run {
     }
     if (this.chat === undefined) {
       const extract = extractiveAnswer(this.searchQuestion, evidence);
-      const parsed = extract.text === '' ? { text: noEvidenceAnswer().text, citations: [], dropped: [] } : parseCitedAnswer(extract.text, results.length);
+      // Quoted sentences that do not cover the question are no answer (the contract of `RAG.answer`).
+      const uncovered = extract.text !== '' && !extract.coverage.sufficient ? ` ${describeUncovered(extract.coverage)}` : '';
+      const answers = extract.text !== '' && uncovered === '';
+      const parsed = answers ? parseCitedAnswer(extract.text, results.length) : { text: `${noEvidenceAnswer().text}${uncovered}`, citations: [], dropped: [] };
       yield* this.release(parsed, parsed.citations.length > 0 ? 'answered' : 'missing_evidence', 'extractive', results, stopReason, false);
       return;
     }
@@ -307,7 +327,10 @@ export class Run {
     const tail = stripper.finish();
     if (live && tail !== '') yield { type: 'response', text: tail };
     const parsed = parseCitedAnswer(stripper.text, results.length);
-    const status: AgenticStatus = parsed.citations.length > 0 ? 'answered' : 'missing_evidence';
+    // The model's status, checked against what it cites; a stated disagreement citing each side is an answer here.
+    const cited = parsed.citations.flatMap((citation) => citation.references.map((reference) => reference.resultIndex + 1));
+    const judged = judgeModelAnswer(this.searchQuestion, stripper.text, cited, evidence);
+    const status: AgenticStatus = judged.status === 'missing_evidence' ? 'missing_evidence' : 'answered';
     yield* this.release(parsed, status, 'generated', results, stopReason, live);
   }
 
@@ -386,9 +409,22 @@ export class Run {
     excluded: number,
     weight: number,
     warnings?: string[],
+    keys?: string[],
   ): string[] {
     if (excluded > 0) warnings?.push(`${excluded} result${excluded === 1 ? '' : 's'} the caller may not see ${excluded === 1 ? 'was' : 'were'} left out.`);
-    return this.results.collect(documents, origin, this.storeIndexOf(retriever), weight);
+    return this.results.collect(documents, origin, this.storeIndexOf(retriever), weight, keys);
+  }
+
+  /** Rank what a sub-query planned from `parent` found with it: the results that continue from it (`continuesFrom`). */
+  private chainHop(parent: string, keys: string[]): void {
+    const from = this.results.item(parent);
+    if (from === undefined) return;
+    const children = keys.filter((key) => {
+      const child = this.results.item(key);
+      const title = child?.metadata.title;
+      return child !== undefined && continuesFrom(this.searchQuestion, from, { content: child.content, ...(typeof title === 'string' ? { title } : {}) });
+    });
+    this.results.chain(parent, children);
   }
 
   private planningState(iteration: number, results: AgenticResultItem[], missing: string | undefined): PlanningState {

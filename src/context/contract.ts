@@ -195,7 +195,9 @@ export async function detectConflictsWithModel(chat: ChatProvider, question: str
 }
 
 const CITATION = /\[\d+(?:\s*,\s*\d+)*\]/;
-const NO_ANSWER = /\b(cannot|can't|could not|couldn't|unable to) (find|answer|tell|determine)\b|\bnot (in|covered by) the (documents|evidence|sources)\b/i;
+/** An answer saying the evidence does not hold the answer. */
+export const NO_ANSWER =
+  /\b(cannot|can't|could not|couldn't|unable to) (find|answer|tell|determine)\b|\bnot (in|covered by) the (documents|evidence|sources)\b/i;
 
 const STOPWORDS = new Set(
   (

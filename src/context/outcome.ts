@@ -6,8 +6,12 @@ import type { ContextPacket } from './packet.ts';
  *
  * A pipeline's answer (`Answer.stopReason`): `answered`; `no_eligible_evidence` (nothing survived retrieval and
  * eligibility); `no_matching_sentence` (an extractive answer found no sentence sharing a word with the
- * question); `conflicting_metadata` (the evidence disagrees); `guardrail` (the guardrail refused); `budget`,
- * `escalation`, `clarifying_question` (the context budget refused, escalated or asked the user to narrow it).
+ * question); `insufficient_coverage` (the quoted sentences, or what a model's answer cites, do not cover the
+ * question: `src/answer/coverage.ts`); `model_found_no_answer` (the model said the documents do not hold the
+ * answer, citing nothing); `uncited_answer` (the model's answer cites no evidence); `conflicting_metadata` (the
+ * evidence disagrees, from metadata); `conflicting_answer` (the model said the sources disagree, citing each);
+ * `guardrail` (the guardrail refused); `budget`, `escalation`, `clarifying_question` (the context budget refused,
+ * escalated or asked the user to narrow it).
  *
  * The agentic loop (`AgenticResult.stopReason`): the results were judged `sufficient`; `max_iterations` or
  * `max_sub_queries` (the total cap) was reached; a round added `no_new_results` (or the planner proposed
@@ -19,7 +23,11 @@ export type StopReason =
   | 'answered'
   | 'no_eligible_evidence'
   | 'no_matching_sentence'
+  | 'insufficient_coverage'
+  | 'model_found_no_answer'
+  | 'uncited_answer'
   | 'conflicting_metadata'
+  | 'conflicting_answer'
   | 'guardrail'
   | 'budget'
   | 'escalation'

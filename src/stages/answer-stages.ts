@@ -1,5 +1,7 @@
+import { describeUncovered } from '../answer/coverage.ts';
 import { extractiveAnswer } from '../answer/extractive.ts';
 import { ContextBuilder } from '../context/builder.ts';
+import { judgeModelAnswer } from '../answer/model-answer.ts';
 import { detectConflicts, detectConflictsWithModel, uncitedSentences, type EvidenceConflict } from '../context/contract.ts';
 import { citationOf, extractCitations, type Evidence } from '../context/evidence.ts';
 import { guardrailVerdict, noEvidenceAnswer } from '../context/outcome.ts';
@@ -166,6 +168,15 @@ export async function* respondStep(state: RagRunState, step: StageStep): AsyncGe
       const missingEvidence = [`No sentence of the evidence matches "${state.searchQuestion}".`];
       const { status, text, citations } = noEvidenceAnswer();
       state.answer = makeAnswer({ ...base, status, text, mode, citations, stopReason: 'no_matching_sentence', missingEvidence });
+    } else if (!extract.coverage.sufficient) {
+      // The closest sentences do not cover the question: quoting them as an answer would mislead.
+      const missingEvidence = [describeUncovered(extract.coverage)];
+      step.warn(missingEvidence[0]);
+      // Documents the eligibility rules withheld are said to be, as when no evidence is left at all.
+      const { status, citations, text: refusal } = noEvidenceAnswer(withheldByEligibility(state.omitted));
+      const text = `${refusal} ${missingEvidence[0]}`;
+      yield { type: 'delta', text };
+      state.answer = makeAnswer({ ...base, status, text, mode, citations, stopReason: 'insufficient_coverage', missingEvidence });
     } else {
       yield { type: 'delta', text: extract.text };
       const citations = [...new Set(extract.labels)].map((label) => citationOf(evidence[label - 1]));
@@ -204,6 +215,21 @@ export function citeStep(state: RagRunState, step: StageStep): RagRunState {
   if (uncited.length > 0) step.warn(`${uncited.length} sentence${uncited.length === 1 ? '' : 's'} of the answer cite no evidence.`);
   answer.citations = citations;
   answer.uncitedSentences = uncited;
+  // The model's status, checked against what it cites (the contract the extractive answer keeps too).
+  const evidence = state.evidence ?? [];
+  const judged = judgeModelAnswer(
+    state.searchQuestion,
+    answer.text,
+    citations.map((citation) => citation.label),
+    evidence,
+  );
+  answer.status = judged.status;
+  answer.stopReason = judged.reason;
+  if (judged.reason === 'insufficient_coverage') {
+    answer.missingEvidence = [describeUncovered(judged.coverage!)];
+    step.warn(`The answer's citations do not cover the question: ${answer.missingEvidence[0]}`);
+  }
+  if (judged.conflict) answer.conflicts = [judged.conflict];
   if (state.finish?.truncated) {
     step.warn(
       state.finish.reason === 'length'

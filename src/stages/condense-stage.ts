@@ -55,6 +55,7 @@ export function checkConversationOptions(conversation: unknown, component: strin
   if (conversation === null || typeof conversation !== 'object' || Array.isArray(conversation)) {
     throw new AxonError('INVALID_OPTION', 'conversation must be an object { history, condense?, maxTokens?, summary? }.', {
       component,
+      fix: "Pass { history } with the earlier turns or { role, content } messages, e.g. { history: await chatHistory.load(id) }.",
       details: { option: 'conversation' },
     });
   }
@@ -64,12 +65,14 @@ export function checkConversationOptions(conversation: unknown, component: strin
   if (options.condense !== undefined && !['model', 'offline', 'none'].includes(options.condense)) {
     throw new AxonError('INVALID_OPTION', `conversation.condense must be "model", "offline" or "none", got ${JSON.stringify(options.condense)}.`, {
       component,
+      fix: 'Use "model" (the chat model rewrites the follow-up), "offline" (no model call) or "none" (searched as typed), or leave it out.',
       details: { option: 'conversation.condense' },
     });
   }
   if (options.maxTokens !== undefined && !(Number.isInteger(options.maxTokens) && options.maxTokens > 0)) {
     throw new AxonError('INVALID_OPTION', `conversation.maxTokens must be a positive integer, got ${String(options.maxTokens)}.`, {
       component,
+      fix: 'Give the tokens the history may take in the context packet, e.g. 1000, or leave it out for the default share of the budget.',
       details: { option: 'conversation.maxTokens' },
     });
   }

@@ -8,11 +8,12 @@ import { defineComponent } from '../../config/registry.ts';
 import type { VectorStore } from '../../../src/contracts/vector-store.ts';
 import type { DocumentInput } from '../../../src/document.ts';
 import { beirDocumentText, loadBeir, type BeirDataset } from '../../../src/eval/beir.ts';
+import type { AnswerFigures } from '../../../src/eval/answers.ts';
 import { evaluateRetrieval, type RetrievalEvaluation } from '../../../src/eval/runner.ts';
-import { AgenticRetriever } from '../../../src/agentic/agentic-retriever.ts';
 import { SEARCH_MODES, type RAG, type SearchMode } from '../../../src/rag.ts';
 import { chunk } from '../../../src/runtime/concurrency.ts';
 import { loadConfiguration, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions, type LoadedConfiguration } from '../io.ts';
+import { ASK_AGENTIC_SETTINGS, evaluateAgentic, evaluateAnswers, type AgenticEvalSettings, type AgenticFigures } from './eval-answers.ts';
 
 /** The options `axon eval` reads besides the shared ones. */
 export interface EvalCommandOptions extends CommandOptions {
@@ -26,6 +27,12 @@ export interface EvalCommandOptions extends CommandOptions {
   split?: string;
   /** Also run the agentic retriever (offline planner; the model planner too when a chat model is configured). */
   agentic?: boolean;
+  /** Also answer every query, with the index as is and without its judged-relevant documents. */
+  answers?: boolean;
+  /** Agentic runs: results one search contributes. @default 10, as `axon ask --agentic` */
+  'agentic-per-search'?: string;
+  /** Agentic runs: results kept in the final ranking. @default 20, as `axon ask --agentic` */
+  'agentic-kept'?: string;
 }
 
 /** Where `--json` sends the figures: stdout, or the file named right after it. */
@@ -50,16 +57,17 @@ export interface EvalRun {
   queryCount: number;
   /** With `--agentic`, also `all@10`: the share of queries with every relevant document in the top 10 ("both hops found"). */
   metrics: Record<string, number>;
-  /** Agentic runs: sub-queries and searches per question, and how often each stop reason ended a run. */
-  agentic?: {
-    subQueriesPerQuery: number;
-    searchesPerQuery: number;
-    stopReasons: Record<string, number>;
-    /** Model planner only: answers scored against `metadata.answers`. */
-    answered?: number;
-    answerExactMatch?: number;
-    answerContainsGold?: number;
-  };
+  /**
+   * Agentic runs: the settings they ran with, sub-queries and searches per question, how often each stop reason
+   * ended a run, and (model planner) answers scored against `metadata.answers`.
+   */
+  agentic?: AgenticFigures;
+  /**
+   * With `--answers`: the share of queries answered (status `answered`), the share still answered when the query's
+   * judged-relevant documents are left out of the search, and the share of non-yes/no questions whose answer holds
+   * the gold answer as whole words (SQuAD normalisation; where the data has answers).
+   */
+  answers?: AnswerFigures;
   meanLatencyMs: number;
   medianLatencyMs: number;
   p95LatencyMs: number;
@@ -120,6 +128,16 @@ export async function runEval(
     source: 'the embedded default',
   };
   const modes = parseModes(options.mode);
+  const agenticSettings: AgenticEvalSettings = {
+    perSearch: parsePositiveInteger(options['agentic-per-search'], '--agentic-per-search') ?? ASK_AGENTIC_SETTINGS.perSearch,
+    kept: parsePositiveInteger(options['agentic-kept'], '--agentic-kept') ?? ASK_AGENTIC_SETTINGS.kept,
+  };
+  for (const flag of ['agentic-per-search', 'agentic-kept'] as const) {
+    if (options[flag] !== undefined && !options.agentic) throw new UsageError(`--${flag} applies to the agentic run: add --agentic.`);
+  }
+  for (const [flag, value] of Object.entries(agenticSettings)) {
+    if (value > 100) throw new UsageError(`--agentic-${flag === 'perSearch' ? 'per-search' : 'kept'} takes at most 100, got ${value}.`);
+  }
   const { variants, unavailable } = parsePreProcessors(options['pre-processor'], pipeline);
 
   const dataset = await loadBeir(resolve(io.cwd, positionals[0]), { split: options.split ?? 'test' });
@@ -158,15 +176,33 @@ export async function runEval(
         });
         const run = toRun(variant.label, ranIn ?? 'vector', evaluation);
         if (options.agentic) run.metrics['all@10'] = round(allRelevantAt(rankings, dataset, 10), 4);
+        if (options.answers) {
+          const settings = { topK, searchMode: mode };
+          run.answers = await evaluateAnswers(rag, dataset, queries, settings, progressReporter(io, `${variant.label} · answers`, 'queries'));
+        }
         runs.push(run);
       }
     }
     if (options.agentic) {
       // The agentic retriever searches through the configured pipeline, in the mode the first run used.
       const mode = runs[0].mode;
-      runs.push(await evaluateAgentic(rags[0].rag, dataset, queries, topK, mode, io, 'offline'));
-      if (rags[0].rag.components().chat !== undefined) runs.push(await evaluateAgentic(rags[0].rag, dataset, queries, topK, mode, io, 'model'));
-      else {
+      const planners: ('offline' | 'model')[] = rags[0].rag.components().chat === undefined ? ['offline'] : ['offline', 'model'];
+      for (const planner of planners) {
+        const onProgress = progressReporter(io, `agentic · ${planner} planner`, 'queries');
+        const agentic = await evaluateAgentic(
+          rags[0].rag,
+          dataset,
+          queries,
+          { mode, planner, settings: agenticSettings, answers: Boolean(options.answers) },
+          onProgress,
+        );
+        const run = toRun(`agentic-${planner}`, mode, agentic.evaluation);
+        run.metrics['all@10'] = round(allRelevantAt(agentic.rankings, dataset, 10), 4);
+        run.agentic = agentic.agentic;
+        if (agentic.answers) run.answers = agentic.answers;
+        runs.push(run);
+      }
+      if (planners.length === 1) {
         agenticWarnings.push(
           `The agentic model planner and its answer exact-match did not run: ${pipeline.source} has no chat model ` +
             '(add a "chat" section and pass --config). Only the offline planner ran.',
@@ -313,7 +349,7 @@ async function temporaryFileStore(pipeline: EvalConfiguration, directory: string
     configured && (configured.type === 'file' || configured.type === 'memory') && configured.keywordIndex !== undefined
       ? { keywordIndex: configured.keywordIndex }
       : {};
-  const options = definition.options.parse({ path: directory, topK, ...keywordIndex });
+  const options = definition.options.parse({ directory, topK, ...keywordIndex });
   return definition.create(options, { chat: undefined, embeddings: undefined, store: undefined, baseDirectory: directory });
 }
 
@@ -359,67 +395,6 @@ function progressReporter(io: CommandIO, label: string, unit: string): (done: nu
   };
 }
 
-/**
- * Evaluate the agentic retriever over the same index: each query's ranking is its final results (speculative
- * retrieval, planned rounds, fused), cut at `topK`. The model planner also answers, and its answers are scored
- * against `metadata.answers` where the queries have them.
- */
-async function evaluateAgentic(
-  rag: RAG,
-  dataset: BeirDataset,
-  queries: BeirDataset['queries'],
-  topK: number,
-  mode: SearchMode,
-  io: CommandIO,
-  planner: 'offline' | 'model',
-): Promise<EvalRun> {
-  const chat = planner === 'model' ? rag.components().chat : undefined;
-  const agent = new AgenticRetriever({
-    retrievers: [{ name: 'corpus', description: `Passages of ${dataset.name}`, rag, maxResults: Math.min(topK, 100) }],
-    chat,
-    generateResponse: planner === 'model',
-    maxResults: Math.min(topK, 100),
-  });
-  const rankings = new Map<string, readonly string[]>();
-  let subQueries = 0;
-  let searches = 0;
-  let answered = 0;
-  let exact = 0;
-  let contains = 0;
-  const stopReasons: Record<string, number> = {};
-  const evaluation = await evaluateRetrieval({
-    queries,
-    qrels: dataset.qrels,
-    ks: [10, 100],
-    search: async (text, query) => {
-      const result = await agent.run(text);
-      subQueries += result.subQueries;
-      searches += result.searches;
-      stopReasons[result.stopReason] = (stopReasons[result.stopReason] ?? 0) + 1;
-      const gold = (query as { metadata?: { answers?: unknown } }).metadata?.answers;
-      if (planner === 'model' && Array.isArray(gold) && gold.length > 0 && result.answer !== undefined) {
-        answered++;
-        const answer = normalizeAnswer(result.answer);
-        const answers = gold.filter((item): item is string => typeof item === 'string').map(normalizeAnswer);
-        if (answers.includes(answer)) exact++;
-        if (answers.some((item) => item !== '' && answer.includes(item))) contains++;
-      }
-      const ranking = result.results.filter((item) => !item.expanded).map((item) => item.id);
-      rankings.set(query.id, ranking);
-      return ranking;
-    },
-    onProgress: progressReporter(io, `agentic · ${planner} planner`, 'queries'),
-  });
-  const run = toRun(`agentic-${planner}`, mode, evaluation);
-  run.metrics['all@10'] = round(allRelevantAt(rankings, dataset, 10), 4);
-  const count = Math.max(1, evaluation.queryCount);
-  run.agentic = { subQueriesPerQuery: round(subQueries / count, 2), searchesPerQuery: round(searches / count, 2), stopReasons };
-  if (planner === 'model' && answered > 0) {
-    Object.assign(run.agentic, { answered, answerExactMatch: round(exact / answered, 4), answerContainsGold: round(contains / answered, 4) });
-  }
-  return run;
-}
-
 /** Share of the judged queries whose every relevant document is in the first `k` of their ranking. */
 function allRelevantAt(rankings: Map<string, readonly string[]>, dataset: BeirDataset, k: number): number {
   let complete = 0;
@@ -431,16 +406,6 @@ function allRelevantAt(rankings: Map<string, readonly string[]>, dataset: BeirDa
     if (relevant.length > 0 && relevant.every((id) => top.has(id))) complete++;
   }
   return rankings.size === 0 ? 0 : complete / rankings.size;
-}
-
-/** SQuAD's answer normalisation: lower case, no punctuation, no articles, single spaces. */
-function normalizeAnswer(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s]/gu, ' ')
-    .replace(/\b(a|an|the)\b/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
 }
 
 function toRun(pipeline: string, mode: SearchMode, evaluation: RetrievalEvaluation): EvalRun {
@@ -470,28 +435,57 @@ function formatReport(report: EvalReport): string {
     const stops = Object.entries(run.agentic.stopReasons)
       .map(([reason, count]) => `${reason} ${count}`)
       .join(', ');
-    const { answerExactMatch, answerContainsGold, answered } = run.agentic;
+    const { answerExactMatch, answerContainsGold, answered, settings } = run.agentic;
     const answers =
       answerExactMatch === undefined
         ? ''
         : `; answer exact match ${answerExactMatch.toFixed(4)}, contains gold ${answerContainsGold!.toFixed(4)} over ${answered} answered`;
-    return [`${run.pipeline}: stop reasons ${stops}${answers}`];
+    const ran = `${settings.perSearch} results a search, ${settings.kept} kept${isAskSetting(settings) ? ' (axon ask --agentic)' : ''}`;
+    return [`${run.pipeline}: ${ran}; stop reasons ${stops}${answers}`];
   });
+  return [
+    `${report.dataset} (${report.split}): ${report.documents} documents, ${report.queries} queries, top-k ${report.topK}; ${report.embeddings} from ${report.configuration}; indexed in ${(report.indexMs / 1000).toFixed(1)} s`,
+    '',
+    ...table(header, rows),
+    ...(agentic ? ['', 'All@10: share of queries with every relevant document in the top 10 (both hops found).', ...notes] : []),
+    ...answersTable(report.runs),
+    ...report.warnings.map((warning) => `warning: ${warning}`),
+  ].join('\n');
+}
+
+/** With `--answers`, a second table: the shares answered with and without the gold documents, and the gold found in the answer. */
+function answersTable(runs: EvalRun[]): string[] {
+  const answered = runs.filter((run) => run.answers !== undefined);
+  if (answered.length === 0) return [];
+  const header = ['pipeline', 'mode', 'answered', 'without gold', 'gold in answer'];
+  const rows = answered.map((run) => {
+    const figures = run.answers!;
+    return [run.pipeline, run.mode, figures.answered.toFixed(4), figures.answeredWithoutGold.toFixed(4), figures.goldInAnswer?.toFixed(4) ?? '-'];
+  });
+  const questions = answered[0].answers!;
+  return [
+    '',
+    ...table(header, rows),
+    '',
+    `answered: share of the ${questions.questions} queries answered; without gold: the same with each query's judged-relevant documents left out of the search;`,
+    questions.goldQuestions > 0
+      ? `gold in answer: share of the ${questions.goldQuestions} questions that are not yes/no whose answer holds the gold answer as whole words (SQuAD normalisation, extractive preamble excluded).`
+      : 'gold in answer: - (the queries have no gold answers).',
+  ];
+}
+
+function table(header: string[], rows: string[][]): string[] {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
   const line = (cells: string[]) =>
     cells
       .map((cell, column) => (column < 2 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
       .join('  ')
       .trimEnd();
-  return [
-    `${report.dataset} (${report.split}): ${report.documents} documents, ${report.queries} queries, top-k ${report.topK}; ${report.embeddings} from ${report.configuration}; indexed in ${(report.indexMs / 1000).toFixed(1)} s`,
-    '',
-    line(header),
-    line(widths.map((width) => '-'.repeat(width))),
-    ...rows.map(line),
-    ...(agentic ? ['', 'All@10: share of queries with every relevant document in the top 10 (both hops found).', ...notes] : []),
-    ...report.warnings.map((warning) => `warning: ${warning}`),
-  ].join('\n');
+  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)];
+}
+
+function isAskSetting(settings: AgenticEvalSettings): boolean {
+  return settings.perSearch === ASK_AGENTIC_SETTINGS.perSearch && settings.kept === ASK_AGENTIC_SETTINGS.kept;
 }
 
 function round(value: number, digits: number): number {

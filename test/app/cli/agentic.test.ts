@@ -178,7 +178,10 @@ describe('axon eval --agentic', () => {
     expect(result.stdout).toMatch(/pipeline +mode +nDCG@10 .* All@10 +sub-q\/q +searches\/q +ms\/query/);
     expect(result.stdout).toMatch(/\nnone +keyword +[\d.]+ .*\n/);
     expect(result.stdout).toMatch(/\nagentic-offline +keyword +[\d.]+/);
-    expect(result.stdout).toContain('agentic-offline: stop reasons');
+    // Run with the settings `axon ask --agentic` uses, and said so.
+    expect(result.stdout).toContain('agentic-offline: 10 results a search, 20 kept (axon ask --agentic); stop reasons');
+    // Eval's own temporary store names its folder as the store's current option: no deprecation warning.
+    expect(result.stderr).not.toContain('AXON_FILE_STORE_PATH');
     expect(result.stdout).toContain('warning: The agentic model planner and its answer exact-match did not run');
   });
 
@@ -187,7 +190,13 @@ describe('axon eval --agentic', () => {
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as { runs: { pipeline: string; metrics: Record<string, number>; agentic?: Record<string, unknown> }[] };
     const model = report.runs.find((run) => run.pipeline === 'agentic-model')!;
-    expect(model.agentic).toMatchObject({ answered: 1, answerExactMatch: 1, answerContainsGold: 1, stopReasons: { no_new_results: 1 } });
+    expect(model.agentic).toMatchObject({
+      settings: { perSearch: 10, kept: 20 },
+      answered: 1,
+      answerExactMatch: 1,
+      answerContainsGold: 1,
+      stopReasons: { sufficient: 1 },
+    });
     expect(model.metrics['all@10']).toBe(1);
     expect(report.runs.map((run) => run.pipeline)).toEqual(['none', 'agentic-offline', 'agentic-model']);
   });

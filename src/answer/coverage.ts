@@ -1,0 +1,218 @@
+/**
+ * How much of a question a set of sentences covers: the shared rule behind the extractive answer's status, the
+ * offline sufficiency check of agentic retrieval, and the check of a model's answer against what it cites.
+ *
+ * A question's content terms are its words without stop words, lower-cased, diacritics folded and lightly
+ * stemmed. Letter–digit tokens stay whole (`L5` → `l5`, `p16INK4a` → `p16ink4a`, and `SHA-256`, `IL-6` join to
+ * `sha256`, `il6`), so a sentence that shares only the `5` of `L5` does not cover it. Each term weighs by how rare
+ * it is among the evidence sentences (inverse sentence frequency), and a term no sentence of the evidence holds
+ * weighs most: the evidence lacking a question's rare words is the surest sign that it does not answer it.
+ */
+
+/**
+ * Share of the question's weighted content terms the cited sentences must cover for the evidence to count as
+ * answering (besides every key term). Chosen on SciFact and HotpotQA-500 (docs/agentic.md, "Trustworthy status").
+ */
+export const COVERAGE_THRESHOLD = 0.4;
+
+/** How many times a key term (a code, an acronym, a name) weighs as much as another term of the same rarity. */
+export const KEY_TERM_WEIGHT = 3;
+
+/** One content term of a question, with the word it was read from (for messages). */
+export interface QuestionTerm {
+  term: string;
+  word: string;
+  /** A bare number: it counts towards coverage, but a sentence sharing only numbers with the question covers nothing. */
+  numeric: boolean;
+  /**
+   * A word that picks out what the question is about: a code (`L5`, `APOE4`), an acronym (`AIRE`, `UK`) or a
+   * capitalised word inside the question (a name: `Corliss Archer`). It weighs `KEY_TERM_WEIGHT` times as much.
+   */
+  key: boolean;
+}
+
+/** How a set of sentences covers a question. */
+export interface Coverage {
+  /** Weighted share of the question's content terms covered, 0 to 1 (1 when the question has no content term). */
+  share: number;
+  /** The question's words whose terms are covered, in question order. */
+  covered: string[];
+  /** The question's words whose terms are not covered, in question order. */
+  missing: string[];
+  /** The question's key terms (codes, acronyms, names) no quoted sentence covers, in question order. */
+  missingKeys: string[];
+  /** Whether every key term is covered and `share` reaches the threshold: the evidence answers the question. */
+  sufficient: boolean;
+}
+
+/** The content terms of a question, in order, each once. */
+export function questionTerms(question: string): QuestionTerm[] {
+  const seen = new Map<string, QuestionTerm>();
+  analyze(question).forEach(({ term, word, start }, index) => {
+    const numeric = /^\p{N}+$/u.test(term);
+    const key = !numeric && (/\p{N}/u.test(term) || /^\p{Lu}{2,}$/u.test(word) || (/^\p{Lu}/u.test(word) && index > 0 && !start));
+    const existing = seen.get(term);
+    if (existing) existing.key ||= key;
+    else seen.set(term, { term, word, numeric, key });
+  });
+  return [...seen.values()];
+}
+
+/** The content terms of a text, as a set (what a sentence can cover). */
+export function contentTermSet(text: string): Set<string> {
+  return new Set(analyze(text).map((entry) => entry.term));
+}
+
+/**
+ * The weight of each question term among `sentences` (each a set of terms): `log(1 + n / frequency)`, times
+ * `KEY_TERM_WEIGHT` for a key term. A term no sentence holds counts as if half a sentence held it, so it weighs more
+ * than the rarest present one: the evidence lacking a question's words is the surest sign it does not answer it.
+ */
+export function termWeights(terms: readonly QuestionTerm[], sentences: readonly ReadonlySet<string>[]): Map<string, number> {
+  const count = Math.max(1, sentences.length);
+  const weights = new Map<string, number>();
+  for (const { term, key } of terms) {
+    let frequency = 0;
+    for (const sentence of sentences) if (sentence.has(term)) frequency++;
+    weights.set(term, Math.log(1 + count / Math.max(0.5, frequency)) * (key ? KEY_TERM_WEIGHT : 1));
+  }
+  return weights;
+}
+
+/**
+ * How the union of `coveredTerms` covers the question: the weighted share, the words covered and missing, and
+ * whether it is sufficient: every key term covered and the share at least `threshold`. A question without content
+ * terms is covered by anything.
+ */
+export function coverageOf(
+  terms: readonly QuestionTerm[],
+  weights: ReadonlyMap<string, number>,
+  coveredTerms: ReadonlySet<string>,
+  threshold = COVERAGE_THRESHOLD,
+): Coverage {
+  let total = 0;
+  let covered = 0;
+  const coveredWords: string[] = [];
+  const missing: string[] = [];
+  const missingKeys: string[] = [];
+  for (const { term, word, key } of terms) {
+    const weight = weights.get(term) ?? 1;
+    total += weight;
+    if (coveredTerms.has(term)) {
+      covered += weight;
+      coveredWords.push(word);
+    } else {
+      missing.push(word);
+      if (key) missingKeys.push(word);
+    }
+  }
+  const share = total === 0 ? 1 : covered / total;
+  return {
+    share: Math.round(share * 10_000) / 10_000,
+    covered: coveredWords,
+    missing,
+    missingKeys,
+    sufficient: share >= threshold && missingKeys.length === 0,
+  };
+}
+
+/**
+ * What a chunk sits under, as text: its headings (`metadata.headingPath`) and its document's title
+ * (`metadata.title`). A sentence of the "Vince Phillips" page that says "He held the IBF title" is about him.
+ */
+export function contextOf(metadata: Record<string, unknown>): string[] {
+  const { headingPath, title } = metadata;
+  return [...(Array.isArray(headingPath) ? headingPath : []), title].filter((text): text is string => typeof text === 'string');
+}
+
+/**
+ * Why evidence does not answer a question, in one line: the question's words it does not cover, key terms first.
+ * @example "The evidence does not mention L5 (nor pay); it covers 40% of the question."
+ */
+export function describeUncovered(coverage: Coverage): string {
+  const others = coverage.missing.filter((word) => !coverage.missingKeys.includes(word));
+  const list = (words: string[]) => words.map((word) => `"${word}"`).join(', ');
+  const named = coverage.missingKeys.length > 0 ? `${list(coverage.missingKeys)}${others.length > 0 ? ` (nor ${list(others)})` : ''}` : list(others);
+  return `The evidence does not mention ${named || 'enough of the question'}; it covers ${Math.round(coverage.share * 100)}% of the question.`;
+}
+
+/** Whether a sentence shares a term with the question other than a bare number. */
+export function sharesContent(terms: readonly QuestionTerm[], sentence: ReadonlySet<string>): boolean {
+  return terms.some((term) => !term.numeric && sentence.has(term.term));
+}
+
+// --- Internal helpers ---
+
+const STOPWORDS = new Set(
+  [
+    'a an and are as at be been being but by can could did do does doing done for from had has have having how i if in into is it its',
+    'me my no nor not of off on or our ours out so than that the their theirs them then there these they this those to too up was we',
+    'were what when where which while who whom whose why will with would you your yours he him his she her hers itself himself herself',
+    'also any all both each either neither few more most other some such only own same very just should shall may might must',
+    'about above after again against before below between during over under until upon via per',
+    'many much one ones s t',
+    // Words that name the kind of answer asked for, which the answering text states without naming the kind:
+    // "What nationality…?" is answered by "an American director", "In what year…?" by "in 1844".
+    'type types kind kinds sort sorts name named called common nationality occupation profession year genre long',
+    // Light verbs, which carry the question's grammar rather than its subject: "How long do refunds take?".
+    'take takes taking took taken get gets getting got gotten make makes making made give gives giving gave given',
+    'go goes going went gone come comes coming came put puts putting use uses using used happen happens happened',
+  ]
+    .join(' ')
+    .split(' '),
+);
+
+/**
+ * Words of a text with their content terms, in order, stop words and one-letter words left out; `start` says the
+ * word opens a sentence (after a stop word or not), where a capital says nothing.
+ */
+function analyze(text: string): { term: string; word: string; start: boolean }[] {
+  const prepared = text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    // A possessive is its noun: "Arthur's" → Arthur.
+    .replace(/(\p{L})['’]s(?![\p{L}\p{N}])/gu, '$1')
+    // camelCase and PascalCase identifiers are their words ("AdaptiveThreshold" → Adaptive Threshold), but not
+    // names with a short prefix ("McGowan", "DeMarco", "iPhone"), which are also written in one case, nor codes
+    // with digits or capital runs ("FoxO3a", "ureABIEFGH", "ComYMV").
+    .replace(/[\p{L}\p{N}]+/gu, (word) => (/\p{N}/u.test(word) ? word : word.replace(/(\p{Ll}{2})(\p{Lu}\p{Ll})/gu, '$1 $2')))
+    // A letter run and a number joined by a hyphen are one code: "SHA-256", "IL-6", "COVID-19", "miR-7a".
+    .replace(/(?<![\p{L}\p{N}])(\p{L}{1,6})-(\p{N}+\p{L}{0,3})(?![\p{L}\p{N}-])/gu, '$1$2');
+  const entries: { term: string; word: string; start: boolean }[] = [];
+  let previousEnd = 0;
+  for (const match of prepared.matchAll(/[\p{L}\p{N}]+/gu)) {
+    const word = match[0];
+    const lower = word.toLowerCase();
+    const start = previousEnd === 0 ? prepared.slice(0, match.index).trim() === '' : /[.!?]["”')\]]*\s+$/.test(prepared.slice(previousEnd, match.index));
+    previousEnd = match.index + word.length;
+    if (STOPWORDS.has(lower) || (lower.length === 1 && !/\p{N}/u.test(lower))) continue;
+    entries.push({ term: stem(lower), word, start });
+  }
+  return entries;
+}
+
+/**
+ * A crude English stemmer: plural and `-ed`/`-ing` endings off, a final `e` off and a final `y` as `i`, so
+ * "magazine"/"magazines", "study"/"studies"/"studied", "play"/"played"/"playing" meet. Only agreement between
+ * word forms matters (both sides go through it); codes and short words are left whole.
+ */
+export function stem(word: string): string {
+  if (word.length <= 3 || /\p{N}/u.test(word)) return word;
+  let result = word;
+  if (result.endsWith('ies')) result = `${result.slice(0, -3)}i`;
+  else if (/(?:s|x|z|ch|sh)es$/.test(result)) result = result.slice(0, -2);
+  else if (result.endsWith('s') && !/(?:ss|us|is)$/.test(result)) result = result.slice(0, -1);
+  const base = (ending: string) => result.slice(0, -ending.length);
+  const keepsVowel = (text: string) => text.length >= 3 && /[aeiouy]/.test(text);
+  if (result.endsWith('ied')) result = `${result.slice(0, -3)}i`;
+  else if (result.endsWith('ing') && keepsVowel(base('ing'))) result = undouble(base('ing'));
+  else if (result.endsWith('ed') && keepsVowel(base('ed'))) result = undouble(base('ed'));
+  if (result.length >= 4 && result.endsWith('e')) result = result.slice(0, -1);
+  if (result.endsWith('y')) result = `${result.slice(0, -1)}i`;
+  return result;
+}
+
+/** "runn" → "run", "stopp" → "stop"; "fall", "pass" and "buzz" keep their pairs. */
+function undouble(text: string): string {
+  return /([b-df-hj-kmnp-rtv-y])\1$/.test(text) ? text.slice(0, -1) : text;
+}
