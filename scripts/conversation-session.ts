@@ -1,12 +1,15 @@
 /**
- * Prints a real three-turn conversation, for docs/conversations.md: `axon ask --conversation` three times over a
- * small corpus in a temporary folder (the embedded default, offline), then `axon conversations show`.
+ * Prints a real three-turn conversation, for docs/conversations.md, over a small corpus in a temporary folder (the
+ * embedded default, offline): first in the library (`rag.conversation(...).ask` three times on an `EmbeddedRAG`),
+ * then on the command line (`axon ask --conversation` three times, then `axon conversations`).
  * Run: `npx tsx scripts/conversation-session.ts`.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../app/cli/main.ts';
+import { EmbeddedRAG } from '../app/config/embedded-rag.ts';
+import { MemoryChatHistory } from '../src/conversation/memory-chat-history.ts';
 
 const NOTES: Record<string, string> = {
   'survey.md':
@@ -31,6 +34,22 @@ try {
   await mkdir(join(directory, 'notes'));
   for (const [name, text] of Object.entries(NOTES)) await writeFile(join(directory, 'notes', name), text);
   await axon(directory, ['ingest', 'notes']);
+
+  console.log('// the library: the store axon ingest just wrote');
+  const rag = new EmbeddedRAG({ directory: join(directory, '.axon'), embeddingCache: false });
+  try {
+    const conversation = rag.conversation({ id: 'orvik-library', history: new MemoryChatHistory() });
+    for (const question of QUESTIONS) {
+      const answer = await conversation.ask(question);
+      console.log(`await conversation.ask(${JSON.stringify(question)});`);
+      console.log(`// searchedQuestion: ${JSON.stringify(answer.searchedQuestion)}, status: ${answer.status}`);
+      console.log(`// cites: ${answer.citations.map((citation) => `[${citation.label}] ${citation.sourceName}`).join(', ')}`);
+    }
+  } finally {
+    await rag.close();
+  }
+  console.log('');
+
   for (const question of QUESTIONS) {
     console.log(`$ axon ask ${JSON.stringify(question)} --conversation orvik`);
     console.log(await axon(directory, ['ask', question, '--conversation', 'orvik']));

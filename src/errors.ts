@@ -8,44 +8,29 @@
  *
  * `INVALID_ARGUMENT` is no longer raised by Axon (it was split into `INVALID_OPTION`, `INVALID_INPUT`,
  * `INVALID_PROCESSOR_OUTPUT`, `CAPABILITY_MISSING` and `INTERNAL`); it stays so code that matches on it compiles.
+ * `PROVIDER_ERROR`, `INVALID_INPUT` and `INVALID_OPTION` are the general codes of their families: a failure that
+ * a program can handle differently has a code of its own (`PROVIDER_RATE_LIMITED`, `INVALID_HISTORY`, …).
  */
-export type AxonErrorCode =
-  | 'INVALID_ARGUMENT'
-  | 'INVALID_OPTION'
-  | 'INVALID_INPUT'
-  | 'INVALID_PROCESSOR_OUTPUT'
-  | 'CAPABILITY_MISSING'
-  | 'INTERNAL'
-  | 'INVALID_QUESTION'
-  | 'INVALID_TOP_K'
-  | 'INVALID_VECTOR'
-  | 'DIMENSION_MISMATCH'
-  | 'INVALID_DOCUMENT'
-  | 'DUPLICATE_ID'
-  | 'FILTER_INVALID'
-  | 'STORE_CORRUPT'
-  | 'STORE_IO'
-  | 'STORE_LOCKED'
-  | 'CONFIG_INVALID'
-  | 'MISSING_API_KEY'
-  | 'PROVIDER_ERROR'
-  | 'PROVIDER_RESPONSE_INVALID'
-  | 'PROVIDER_TIMEOUT'
-  | 'MISSING_EMBEDDINGS'
-  | 'INDEX_EMPTY'
-  | 'SEARCH_TIMEOUT'
-  | 'NOT_FOUND'
-  | 'INGEST_FAILED'
-  | 'CAPACITY_EXCEEDED'
-  | 'ABORTED'
-  | 'DEPENDENCY_MISSING'
-  | 'QUESTION_TOO_LONG';
+export type AxonErrorCode = keyof AxonErrorDetailsByCode;
+
+/** The `details` of a failure a remote service (or a database) caused; every `ProviderError` carries them. */
+export interface ProviderErrorDetails {
+  /** The HTTP status, when the service answered with one. */
+  status?: number;
+  /** How long the service asked to wait before trying again. */
+  retryAfterMs?: number;
+  /** The start of the unusable output (a chat model's reply that should have been JSON, say). */
+  output?: string;
+}
 
 /**
- * The `details` of the codes that promise a shape. Codes not listed carry free-form details.
- * Programs can branch on them after `AxonError.hasCode(error, 'INVALID_OPTION')`.
+ * The `details` each code carries, by code. `error.code === 'DIMENSION_MISMATCH'` narrows `error.details` to its
+ * entry on a value typed `AnyAxonError` (what `AxonError.isInstance` narrows to), and so does
+ * `AxonError.hasCode(error, code)`. Every error also may carry `attempts` (how many tries a retried call made).
  */
 export interface AxonErrorDetailsByCode {
+  /** No longer raised (see `AxonErrorCode`). */
+  INVALID_ARGUMENT: { argument?: string };
   /** An option or setting (of a constructor or a call) is of the wrong type or out of range. */
   INVALID_OPTION: { option: string };
   /** The data handed to a call, or read by it from a file, has the wrong shape. */
@@ -56,12 +41,145 @@ export interface AxonErrorDetailsByCode {
   CAPABILITY_MISSING: { capability: string };
   /** Axon broke one of its own invariants, or its installation is incomplete: a bug to report, not your input. */
   INTERNAL: { invariant: string };
+  /** The question (or query) is not a non-empty string. */
+  INVALID_QUESTION: { argument: string };
+  /** The question alone takes more tokens than the context budget leaves it; refused before retrieval. */
+  QUESTION_TOO_LONG: {
+    questionTokens: number;
+    limitTokens: number;
+    maxTokens: number;
+    reservedForOutput: number;
+    /** What the instructions and rules take of the budget. */
+    pinnedTokens: number;
+    tokenizer: string;
+  };
+  /** `topK` is not a positive integer. */
+  INVALID_TOP_K: { topK: unknown };
+  /** A vector holds a value that is not a finite number, or is not an array of numbers. */
+  INVALID_VECTOR: { position?: number; id?: string };
+  /** A vector's length differs from the store's (or the model's) dimensions. */
+  DIMENSION_MISMATCH: { expected: number /** Absent when the value was not an array. */; actual?: number; table?: string; collection?: string };
+  /** A document lacks a field or holds one of the wrong type. */
+  INVALID_DOCUMENT: { position?: number; id?: string; field?: string };
+  /** An id occurs twice where ids must be unique. */
+  DUPLICATE_ID: { id: string };
+  /** An id (of a document, a conversation, a run) is empty or not a string. */
+  INVALID_ID: { argument: string; position?: number };
+  /** A conversation history (turns or chat messages kept by the application) is malformed. */
+  INVALID_HISTORY: { argument: string; position?: number };
+  /** Chat messages sent to a chat model are malformed (no message, an unknown role, content not text). */
+  INVALID_MESSAGES: { argument: string; position?: number };
+  /** The caller identity given for eligibility (tenant, roles, time) is malformed. */
+  INVALID_CALLER: { argument: string };
+  /** A metadata filter is malformed, or uses an operator the store cannot express. */
+  FILTER_INVALID: { path: string };
+  /** Stored data (a store's files, a chat history row) cannot be read back as written. */
+  STORE_CORRUPT: {
+    directory?: string;
+    file?: string;
+    line?: number;
+    table?: string;
+    conversation?: string;
+    segment?: string;
+    offset?: number;
+    expected?: string;
+    actual?: string;
+  };
+  /** Reading or writing a store's files failed (disk full, permissions, the folder removed). */
+  STORE_IO: { path?: string; code?: string };
+  /** The server cannot listen: another program holds the port. */
+  ADDRESS_IN_USE: { port: number; host: string };
+  /** Another process holds the store's write lock. */
+  STORE_LOCKED: { directory: string; pid?: number; hostname?: string };
+  /** The store (or chat history) was closed; a new one must be created. */
+  STORE_CLOSED: { operation: string };
+  /** A configuration (a file, a component's options, an existing table or collection) is invalid: see `issues`. */
+  CONFIG_INVALID: { issues: ConfigIssue[] };
+  /** No API key was given, and the environment variable it is read from is unset. */
+  MISSING_API_KEY: { variable?: string };
+  /** The remote service failed in a way no more specific code describes. */
+  PROVIDER_ERROR: ProviderErrorDetails;
+  /** The service answered with something we cannot trust (malformed JSON, wrong shape, impossible values). */
+  PROVIDER_RESPONSE_INVALID: ProviderErrorDetails;
+  /** No answer within the time limit (after the retries). */
+  PROVIDER_TIMEOUT: ProviderErrorDetails;
+  /** The service (or database) rejected the credentials, or they do not allow this call (HTTP 401, 403). */
+  PROVIDER_AUTH_FAILED: ProviderErrorDetails;
+  /** The service asked us to slow down (HTTP 429), and the retries did not get through. */
+  PROVIDER_RATE_LIMITED: ProviderErrorDetails;
+  /** The model, endpoint, database or table named does not exist there (HTTP 404). */
+  PROVIDER_NOT_FOUND: ProviderErrorDetails;
+  /** The request is too large for the service (HTTP 413). */
+  PROVIDER_REQUEST_TOO_LARGE: ProviderErrorDetails;
+  /** The service refused the request as sent (another 4xx status): a model option or the input it will not take. */
+  PROVIDER_REQUEST_REJECTED: ProviderErrorDetails;
+  /** The service failed or is overloaded (5xx, 408, 409, 425), and the retries did not get through. */
+  PROVIDER_UNAVAILABLE: ProviderErrorDetails;
+  /** No connection could be made (refused, DNS, reset before an answer), and the retries did not get through. */
+  PROVIDER_UNREACHABLE: ProviderErrorDetails;
+  /** A stream was cut after it began: the reply is incomplete (not retried, it would repeat text). */
+  PROVIDER_STREAM_INTERRUPTED: ProviderErrorDetails;
+  /** The service's content filter refused the prompt or stopped the reply (safety, recitation). */
+  PROVIDER_CONTENT_BLOCKED: ProviderErrorDetails;
+  /** The reply reached the token limit (`maxTokens`) before it held any text. */
+  PROVIDER_OUTPUT_LIMIT: ProviderErrorDetails;
+  /** Documents reached a store without embeddings. */
+  MISSING_EMBEDDINGS: { id?: string; position?: number };
+  /** The index holds no documents; with the store's own reason where it has one. */
+  INDEX_EMPTY: { directory?: string; exists?: boolean; suggestion?: string };
+  /** A search took longer than its time budget. */
+  SEARCH_TIMEOUT: { query: string; budgetMs: number };
+  /** Something named (a file, a folder, a stored run) does not exist. */
+  NOT_FOUND: { path?: string; runId?: string };
+  /** A loader could not read a file it was given. */
+  INGEST_FAILED: { file?: string };
+  /** A size limit was reached: an extraction limit, an index's memory, a model's context. */
+  CAPACITY_EXCEEDED: {
+    option?: string;
+    /** The argument over its limit (`texts`, `documents`). */
+    argument?: string;
+    limit?: number;
+    file?: string;
+    documents?: number;
+    rows?: number;
+    nodes?: number;
+    dimensions?: number;
+    m?: number;
+    neededBytes?: number;
+    limitBytes?: number;
+  };
+  /** The caller cancelled (an AbortSignal fired). An agentic run also says where it stopped. */
+  ABORTED: { stopReason?: 'aborted'; iterations?: number; searches?: number; runId?: string };
+  /** A component given to Axon implements a version of an interface Axon does not read (an AI SDK model's specification). */
+  UNSUPPORTED_VERSION: { found?: string; supported: string[] };
+  /**
+   * An optional package a component needs is not installed, a registry entry's component could not load, or a
+   * server lacks an extension (pgvector on PostgreSQL: then a `ProviderError`, with its details).
+   */
+  DEPENDENCY_MISSING: { package?: string; kind?: string; name?: string } & ProviderErrorDetails;
 }
 
-/** The `details` type of a code: its declared shape, or free-form for the other codes. */
-export type AxonErrorDetails<Code extends AxonErrorCode = AxonErrorCode> = Code extends keyof AxonErrorDetailsByCode
-  ? AxonErrorDetailsByCode[Code] & Record<string, unknown>
-  : Record<string, unknown>;
+/** The `details` type of a code (with the `attempts` any retried call may add). */
+export type AxonErrorDetails<Code extends AxonErrorCode = AxonErrorCode> = Code extends AxonErrorCode
+  ? AxonErrorDetailsByCode[Code] & { attempts?: number }
+  : never;
+
+/** The codes a `ProviderError` may carry: the ones whose details are (or include) `ProviderErrorDetails`. */
+export type ProviderErrorCode =
+  | 'PROVIDER_ERROR'
+  | 'PROVIDER_RESPONSE_INVALID'
+  | 'PROVIDER_TIMEOUT'
+  | 'PROVIDER_AUTH_FAILED'
+  | 'PROVIDER_RATE_LIMITED'
+  | 'PROVIDER_NOT_FOUND'
+  | 'PROVIDER_REQUEST_TOO_LARGE'
+  | 'PROVIDER_REQUEST_REJECTED'
+  | 'PROVIDER_UNAVAILABLE'
+  | 'PROVIDER_UNREACHABLE'
+  | 'PROVIDER_STREAM_INTERRUPTED'
+  | 'PROVIDER_CONTENT_BLOCKED'
+  | 'PROVIDER_OUTPUT_LIMIT'
+  | 'DEPENDENCY_MISSING';
 
 interface AxonErrorBaseOptions {
   /** The component that failed, e.g. `file-store`, `cohere-reranker`. */
@@ -71,11 +189,24 @@ interface AxonErrorBaseOptions {
   cause?: unknown;
 }
 
-/** Constructor options; `details` is required for the codes with a declared shape. */
-export type AxonErrorOptions<Code extends AxonErrorCode = AxonErrorCode> = AxonErrorBaseOptions &
-  (Code extends keyof AxonErrorDetailsByCode
-    ? { /** Structured details for programs (never secrets). */ details: AxonErrorDetailsByCode[Code] }
-    : { /** Structured details for programs (never secrets). */ details?: Record<string, unknown> });
+/** Whether every field of a details shape is optional, so the constructor may leave `details` out. */
+type AllOptional<Shape> = Record<never, never> extends Shape ? true : false;
+
+/** Constructor options; `details` is required for the codes whose shape has a required field. */
+export type AxonErrorOptions<Code extends AxonErrorCode = AxonErrorCode> = Code extends AxonErrorCode
+  ? AxonErrorBaseOptions &
+      (AllOptional<AxonErrorDetailsByCode[Code]> extends true
+        ? { /** Structured details for programs (never secrets). */ details?: AxonErrorDetailsByCode[Code] }
+        : { /** Structured details for programs (never secrets). */ details: AxonErrorDetailsByCode[Code] })
+  : never;
+
+/**
+ * Any Axon error, as a union over its codes: comparing `code` narrows `details`.
+ *
+ * @example
+ * if (AxonError.isInstance(error) && error.code === 'DIMENSION_MISMATCH') console.log(error.details.expected);
+ */
+export type AnyAxonError = { [Code in AxonErrorCode]: AxonError<Code> }[AxonErrorCode];
 
 // Markers live in the global symbol registry, so an error from another copy of the package is still recognised.
 const AXON_ERROR = Symbol.for('axon-rag.AxonError');
@@ -97,7 +228,8 @@ export class AxonError<Code extends AxonErrorCode = AxonErrorCode> extends Error
   readonly code: Code;
   readonly component: string;
   readonly fix: string | undefined;
-  readonly details: AxonErrorDetails<Code> | undefined;
+  /** Structured facts for programs, of the code's shape (`AxonErrorDetailsByCode`); `{}` when none were given. */
+  readonly details: AxonErrorDetails<Code>;
 
   constructor(code: Code, message: string, options: AxonErrorOptions<Code>) {
     super(renderMessage(options.component, message, options.fix), { cause: options.cause });
@@ -106,11 +238,11 @@ export class AxonError<Code extends AxonErrorCode = AxonErrorCode> extends Error
     this.code = code;
     this.component = options.component;
     this.fix = options.fix;
-    this.details = options.details as AxonErrorDetails<Code> | undefined;
+    this.details = (options.details ?? {}) as AxonErrorDetails<Code>;
   }
 
-  /** True for any Axon error, including ones from another copy of the package. */
-  static isInstance(value: unknown): value is AxonError {
+  /** True for any Axon error, including ones from another copy of the package; its `code` then narrows its `details`. */
+  static isInstance(value: unknown): value is AnyAxonError {
     return isMarked(value, AXON_ERROR);
   }
 
@@ -125,7 +257,7 @@ export class AxonError<Code extends AxonErrorCode = AxonErrorCode> extends Error
 }
 
 /** A metadata filter that is malformed or uses an operator the target cannot express. */
-export class FilterError extends AxonError {
+export class FilterError extends AxonError<'FILTER_INVALID'> {
   readonly path: string;
   constructor(message: string, options: { path: string; component?: string; fix?: string }) {
     super('FILTER_INVALID', `${message} (at ${options.path || 'the filter root'})`, {
@@ -144,21 +276,63 @@ export class FilterError extends AxonError {
   }
 }
 
+/**
+ * What kind of problem a `ConfigIssue` is. Problems zod finds keep zod's issue code (`invalid_type`, `too_small`,
+ * `unrecognized_keys`, …); the others are Axon's own:
+ * - `invalid_json`: the configuration file is not valid JSON (or YAML);
+ * - `unknown_component`: a component name no registry entry has;
+ * - `unavailable`: a registered component that cannot be loaded (an optional package it needs is missing);
+ * - `plugin_invalid`: a plugin cannot be loaded, has no `register(registry)`, or its definition is inconsistent;
+ * - `missing_part`: a component needs a part (a chat model) that the configuration does not have;
+ * - `missing_variable`: an `{ "env": "NAME" }` value names an unset environment variable;
+ * - `dependency_cycle`: components that need each other, so none can be built first;
+ * - `incompatible`: settings that are each valid but do not go together (a search mode the store cannot serve);
+ * - `existing_mismatch`: what exists already (a table, a collection) differs from the configuration;
+ * - `unsupported`: the server or the environment cannot do what the configuration asks;
+ * - `custom`: any other check (zod's code for refinements, kept for problems of that kind).
+ */
+export type ConfigIssueCode =
+  | 'invalid_type'
+  | 'too_big'
+  | 'too_small'
+  | 'invalid_format'
+  | 'not_multiple_of'
+  | 'unrecognized_keys'
+  | 'invalid_union'
+  | 'invalid_key'
+  | 'invalid_element'
+  | 'invalid_value'
+  | 'custom'
+  | 'invalid_json'
+  | 'unknown_component'
+  | 'unavailable'
+  | 'plugin_invalid'
+  | 'missing_part'
+  | 'missing_variable'
+  | 'dependency_cycle'
+  | 'incompatible'
+  | 'existing_mismatch'
+  | 'unsupported';
+
 /** One problem found while validating a configuration. */
 export interface ConfigIssue {
+  /** Where: a dotted path into the configuration (`store.options.dimensions`); empty for the whole of it. */
   path: string;
+  /** What kind of problem it is, for programs. */
+  code: ConfigIssueCode;
   message: string;
 }
 
 /** A configuration that failed validation; lists every problem with its path. */
-export class ConfigError extends AxonError {
+export class ConfigError extends AxonError<'CONFIG_INVALID'> {
   readonly issues: ConfigIssue[];
-  constructor(issues: ConfigIssue[], options: { component?: string; source?: string } = {}) {
+  constructor(issues: ConfigIssue[], options: { component?: string; source?: string; fix?: string; cause?: unknown } = {}) {
     const where = options.source ? ` in ${options.source}` : '';
     const list = issues.map((issue) => `  - ${issue.path || '(root)'}: ${issue.message}`).join('\n');
     super('CONFIG_INVALID', `Invalid configuration${where} (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${list}\n`, {
       component: options.component ?? 'config',
-      fix: 'Correct the listed fields and run again.',
+      fix: options.fix ?? 'Correct the listed fields and run again.',
+      cause: options.cause,
       details: { issues },
     });
     mark(this, CONFIG_ERROR);
@@ -173,7 +347,7 @@ export class ConfigError extends AxonError {
 }
 
 /** A remote service failed or answered with something we cannot trust. */
-export class ProviderError extends AxonError {
+export class ProviderError extends AxonError<ProviderErrorCode> {
   readonly provider: string;
   readonly status: number | undefined;
   readonly retryable: boolean;
@@ -182,7 +356,7 @@ export class ProviderError extends AxonError {
     options: {
       provider: string;
       status?: number;
-      code?: AxonErrorCode;
+      code?: ProviderErrorCode;
       fix?: string;
       cause?: unknown;
       retryable?: boolean;
@@ -217,14 +391,14 @@ export interface EmptyStoreReason {
   /** What to do about it, in whole sentences. */
   fix: string;
   /** Structured facts for programs, e.g. `{ directory, exists: false, suggestion }`. */
-  details?: Record<string, unknown>;
+  details?: AxonErrorDetailsByCode['INDEX_EMPTY'];
 }
 
 /**
  * A search or retrieval was asked of an index that holds no documents. With a `reason` from the store (a folder
  * that does not exist, say), the message names it instead of only saying to ingest.
  */
-export class IndexEmptyError extends AxonError {
+export class IndexEmptyError extends AxonError<'INDEX_EMPTY'> {
   constructor(component: string, reason?: EmptyStoreReason) {
     super('INDEX_EMPTY', `${reason?.problem ?? 'The index holds no documents'}, so there is nothing to search.`, {
       component,
@@ -248,7 +422,7 @@ export class IndexEmptyError extends AxonError {
 }
 
 /** A search took longer than its time budget. */
-export class SearchTimeoutError extends AxonError {
+export class SearchTimeoutError extends AxonError<'SEARCH_TIMEOUT'> {
   readonly query: string;
   constructor(query: string, budgetMs: number, component = 'retrieval') {
     super('SEARCH_TIMEOUT', `Search for "${truncate(query, 80)}" exceeded its time budget of ${budgetMs} ms.`, {

@@ -39,7 +39,22 @@ export {
 } from './pipeline/stage.ts';
 export type { AnswerPlan, RagRunState, RagStage, RagStageEvent, SearchPlan } from './stages/state.ts';
 export type { ContextGuardrailCheck, Guardrail, GuardrailCheck, GuardrailDecision, GuardrailStage, GuardrailVerdict, StopReason } from './context/outcome.ts';
-export { AxonError, FilterError, ConfigError, ProviderError, IndexEmptyError, SearchTimeoutError, type AxonErrorCode, type ConfigIssue } from './errors.ts';
+export {
+  AxonError,
+  FilterError,
+  ConfigError,
+  ProviderError,
+  IndexEmptyError,
+  SearchTimeoutError,
+  type AnyAxonError,
+  type AxonErrorCode,
+  type AxonErrorDetails,
+  type AxonErrorDetailsByCode,
+  type ConfigIssue,
+  type ConfigIssueCode,
+  type ProviderErrorCode,
+  type ProviderErrorDetails,
+} from './errors.ts';
 export { formatCitation } from './context/evidence.ts';
 export { reciprocalRankFusion, type RankedList, type FusionContribution, type FusionOptions, type FusionResult } from './pipeline/fusion.ts';
 export * from './eval/index.ts';

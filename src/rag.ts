@@ -17,7 +17,7 @@ import { AxonError, throwIfAborted } from './errors.ts';
 import { parseFilter } from './filter/parse.ts';
 import { retrievalDefaultsFor } from './pipeline/retrieval-defaults.ts';
 import { finalEvent, runStages, runStagesToEnd } from './pipeline/runner.ts';
-import { SEARCH_MODES, type HybridWeights, type SearchMode } from './pipeline/search-mode.ts';
+import { resolveHybridWeights, resolveSearchMode, type HybridWeights, type SearchMode } from './pipeline/search-mode.ts';
 import { prepareTelemetry } from './pipeline/telemetry.ts';
 import { TraceRecorder } from './pipeline/trace.ts';
 import type { PriceTable } from './pipeline/usage.ts';
@@ -439,6 +439,7 @@ export abstract class RAG {
       throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, {
         component: COMPONENT,
         fix: 'Use a whole number of at least 1, e.g. 50.',
+        details: { topK },
       });
     }
     if (options.filter !== undefined) parseFilter(options.filter, COMPONENT);
@@ -533,6 +534,7 @@ export abstract class RAG {
         throw new AxonError('DUPLICATE_ID', `documents[${first}] and documents[${position}] share the id "${document.id}".`, {
           component: COMPONENT,
           fix: 'Give each document a unique id, or leave ids out to have them derived from source, chunk index and content.',
+          details: { id: document.id },
         });
       }
       positions.set(document.id, position);
@@ -561,6 +563,7 @@ function assertQuestionText(question: unknown): asserts question is string {
       {
         component: COMPONENT,
         fix: "Pass the user's question as text.",
+        details: { argument: 'question' },
       },
     );
   }
@@ -581,43 +584,4 @@ function retrievalResult(state: RagRunState, recorder: TraceRecorder): Retrieval
   };
   if (search.filter !== undefined) result.filter = search.filter;
   return result;
-}
-
-function resolveSearchMode(mode: unknown, store: VectorStore): SearchMode {
-  if (!SEARCH_MODES.includes(mode as SearchMode)) {
-    throw new AxonError('INVALID_OPTION', `searchMode must be one of ${SEARCH_MODES.map((name) => `"${name}"`).join(', ')}, got ${JSON.stringify(mode)}.`, {
-      component: COMPONENT,
-      fix: 'Use "vector" (embeddings), "keyword" (BM25) or "hybrid" (both, fused).',
-      details: { option: 'searchMode' },
-    });
-  }
-  if (mode !== 'vector' && !supportsKeywordSearch(store)) {
-    throw new AxonError('CAPABILITY_MISSING', `searchMode "${mode}" needs a keyword (BM25) index, and this store has none.`, {
-      component: store.name,
-      fix: 'Use FileStore or MemoryStore (with keywordIndex left on), or searchMode "vector".',
-      details: { capability: 'keyword-search' },
-    });
-  }
-  return mode as SearchMode;
-}
-
-function resolveHybridWeights(weights: HybridWeights): Required<HybridWeights> {
-  const resolved = { vector: weights.vector ?? 1, keyword: weights.keyword ?? 1 };
-  for (const [name, weight] of Object.entries(resolved)) {
-    if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) {
-      throw new AxonError('INVALID_OPTION', `hybridWeights.${name} must be a finite number ≥ 0, got ${String(weight)}.`, {
-        component: COMPONENT,
-        fix: 'Use weights such as { vector: 1, keyword: 1 }.',
-        details: { option: `hybridWeights.${name}` },
-      });
-    }
-  }
-  if (resolved.vector === 0 && resolved.keyword === 0) {
-    throw new AxonError('INVALID_OPTION', 'hybridWeights are both 0, so fusion could not rank anything.', {
-      component: COMPONENT,
-      fix: 'Give at least one retriever a positive weight.',
-      details: { option: 'hybridWeights' },
-    });
-  }
-  return resolved;
 }

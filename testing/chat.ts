@@ -54,8 +54,8 @@ export function describeChatConformance(create: () => ChatProvider, options: Cha
       }
     });
 
-    it('refuses an empty conversation with INVALID_INPUT', async () => {
-      await expect(create().complete([])).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    it('refuses an empty conversation with INVALID_MESSAGES', async () => {
+      await expect(create().complete([])).rejects.toMatchObject({ code: 'INVALID_MESSAGES' });
     });
 
     it('rejects with ABORTED when the signal has already fired', async () => {

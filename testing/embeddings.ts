@@ -77,7 +77,7 @@ export function describeEmbeddingsConformance(create: () => EmbeddingsProvider, 
     it('refuses more texts than maxBatchSize in one call', async () => {
       const provider = create();
       const texts = Array.from({ length: provider.maxBatchSize + 1 }, (_, index) => `text ${index}`);
-      await expect(provider.embed(texts, { inputType: 'document' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(provider.embed(texts, { inputType: 'document' })).rejects.toMatchObject({ code: 'CAPACITY_EXCEEDED' });
     });
 
     it('embeds more than one full batch, batch by batch, in order', async () => {

@@ -54,7 +54,7 @@ export function describeRerankerConformance(create: () => Reranker): void {
     it('refuses more documents than maxDocumentsPerCall', async () => {
       const reranker = create();
       const documents = Array.from({ length: reranker.maxDocumentsPerCall + 1 }, (_, index) => `document ${index}`);
-      await expect(reranker.rerank(QUERY, documents, { topN: 3 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(reranker.rerank(QUERY, documents, { topN: 3 })).rejects.toMatchObject({ code: 'CAPACITY_EXCEEDED' });
     });
 
     it('rejects with ABORTED when the signal has already fired', async () => {

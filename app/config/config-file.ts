@@ -48,10 +48,11 @@ export async function loadConfigFile(
       try {
         const module = await importPlugin(plugin, baseDirectory, options.importModule ?? ((url) => import(url)));
         const register = module.register ?? module.default?.register;
-        if (typeof register !== 'function') issues.push({ path: `plugins[${index}]`, message: `${plugin} does not export a register(registry) function` });
+        if (typeof register !== 'function')
+          issues.push({ path: `plugins[${index}]`, code: 'plugin_invalid', message: `${plugin} does not export a register(registry) function` });
         else register(registry);
       } catch (error) {
-        issues.push({ path: `plugins[${index}]`, message: `cannot load ${plugin}: ${(error as Error).message}` });
+        issues.push({ path: `plugins[${index}]`, code: 'plugin_invalid', message: `cannot load ${plugin}: ${(error as Error).message}` });
       }
     }
     if (issues.length > 0) throw new ConfigError(issues, { source });
@@ -71,13 +72,16 @@ function parseJson(text: string, source: string): unknown {
     const offset = position ? Number(position[1]) : /end of JSON input/i.test(message) ? text.length : undefined;
     // Node 20 says "… in JSON at position 67"; later versions add "(line 3 column 35)". The line and column are given here.
     const problem = message.replace(/\s*in JSON at position \d+.*$/s, '').replace(/\s*\(line \d+ column \d+\)$/, '');
-    if (offset === undefined) throw new ConfigError([{ path: '', message: `not valid JSON: ${problem}` }], { source });
+    if (offset === undefined) throw new ConfigError([{ path: '', code: 'invalid_json', message: `not valid JSON: ${problem}` }], { source });
     const before = text.slice(0, offset);
     const line = before.split(/\r\n|\r|\n/).length;
     const lineStart = Math.max(before.lastIndexOf('\n'), before.lastIndexOf('\r')) + 1;
     const lineText = text.slice(lineStart).split(/\r\n|\r|\n/)[0];
     const near = lineText.trim() === '' ? '' : ` in ${JSON.stringify(lineText.trim().slice(0, 80))}`;
-    throw new ConfigError([{ path: '', message: `not valid JSON at line ${line}, column ${offset - lineStart + 1}${near}: ${problem}` }], { source });
+    throw new ConfigError(
+      [{ path: '', code: 'invalid_json', message: `not valid JSON at line ${line}, column ${offset - lineStart + 1}${near}: ${problem}` }],
+      { source },
+    );
   }
 }
 

@@ -121,7 +121,8 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
 
   const parsed = pipelineConfigSchema.safeParse(config);
   if (!parsed.success) {
-    for (const issue of describeOptionIssues(pipelineConfigSchema, parsed.error)) issues.push({ path: formatPath(issue.path), message: issue.message });
+    for (const issue of describeOptionIssues(pipelineConfigSchema, parsed.error))
+      issues.push({ path: formatPath(issue.path), code: issue.code, message: issue.message });
     // Go on into the sections that are well formed, so their own problems are reported in the same error.
     const sections = wellFormedSections(config);
     validateSections(await namedDefinitions(registry, sections, issues), sections, environment, issues);
@@ -158,7 +159,7 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
   bindEntry(PART_IDENTIFIERS.embeddings, sections.embeddings!, 'embeddings', (provider) => {
     if (pipeline.embeddingCache !== undefined && cacheSetting !== false && provider.identity === undefined) {
       const message = `"${provider.name}" does not declare its identity (the model that makes its vectors), so its vectors cannot be cached safely; remove embeddingCache or set it to false`;
-      throw new ConfigError([{ path: 'embeddingCache', message }], { source: options.source });
+      throw new ConfigError([{ path: 'embeddingCache', code: 'incompatible', message }], { source: options.source });
     }
     return withEmbeddingCache(provider, cacheSetting, baseDirectory);
   });
@@ -178,7 +179,7 @@ export async function createRag(config: PipelineConfig | unknown, options: Creat
       // Unset, RAG's own defaults apply (hybrid with a keyword index; BM25-led weights with lexical embeddings).
       if (pipeline.searchMode !== undefined && pipeline.searchMode !== 'vector' && !supportsKeywordSearch(store)) {
         const message = `"${pipeline.searchMode}" needs a store with a keyword index; the "${pipeline.store.type}" store has none (use the file, memory or pgvector store, with keywordIndex on, or "vector")`;
-        throw new ConfigError([{ path: 'searchMode', message }], { source: options.source });
+        throw new ConfigError([{ path: 'searchMode', code: 'incompatible', message }], { source: options.source });
       }
       return new ConfiguredRAG({
         embeddings,
@@ -246,6 +247,7 @@ function dependenciesOf(
         throw new ConfigError([
           {
             path: `${path}.${definition.kind === 'embeddings' || definition.kind === 'chat' ? 'provider' : 'type'}`,
+            code: 'plugin_invalid',
             message: `the ${definition.kind} "${definition.name}" reads the pipeline's ${part} without declaring it: add ${part === 'chat' ? `requires: ['chat'] (or uses: ['chat'] when it works without one)` : `requires: ['${part}']`} to its definition`,
           },
         ]);
@@ -267,7 +269,7 @@ function buildEntry<Kind extends ComponentKind>(
   } catch (error) {
     if (error instanceof ConfigError && !error.issues.every((issue) => issue.path.startsWith(`${path}.`))) {
       throw new ConfigError(
-        error.issues.map((issue) => ({ path: `${path}${issue.path ? `.${issue.path}` : ''}`, message: issue.message })),
+        error.issues.map((issue) => ({ ...issue, path: `${path}${issue.path ? `.${issue.path}` : ''}` })),
         { source },
       );
     }
@@ -289,7 +291,11 @@ function checkPartCycles(sections: ReturnType<typeof validateSections>, issues: 
     const cycle = findCycle(start, [start], entries);
     if (cycle === undefined || cycle.some((part) => reported.has(part))) continue;
     for (const part of cycle) reported.add(part);
-    issues.push({ path: entries[start]!.path, message: `the parts need each other, so none can be built first: ${[...cycle, start].join(' → ')}` });
+    issues.push({
+      path: entries[start]!.path,
+      code: 'dependency_cycle',
+      message: `the parts need each other, so none can be built first: ${[...cycle, start].join(' → ')}`,
+    });
   }
 }
 
@@ -380,7 +386,7 @@ async function namedDefinitions(registry: ComponentRegistry, sections: PipelineS
       const definition = await registry.get(kind, name);
       if (definition) loaded.set(identifier, definition);
     } catch (error) {
-      issues.push({ path, message: (error as Error).message });
+      issues.push({ path, code: 'unavailable', message: (error as Error).message });
       unloadable.add(identifier);
     }
   }
@@ -411,6 +417,7 @@ function validateSections(registry: NamedDefinitions, sections: PipelineSections
     if (entry?.definition.requires?.includes('chat') && sections.chat === undefined && !sections.chatGiven) {
       issues.push({
         path: `${path}.type`,
+        code: 'missing_part',
         message: `"${entry.definition.name}" needs a chat model: add a "chat" section (e.g. { "provider": "openai", "model": "gpt-4o-mini" })`,
       });
     }
@@ -445,6 +452,7 @@ function validateEntry<Kind extends ComponentKind>(
   if (!definition) {
     issues.push({
       path: `${path}.${key}`,
+      code: 'unknown_component',
       message: `unknown ${kind} "${String(name)}"${didYouMean(String(name), registry.list(kind))}; registered: ${registry.list(kind).join(', ') || 'none'}`,
     });
     return undefined;
@@ -453,7 +461,7 @@ function validateEntry<Kind extends ComponentKind>(
   const parsed = definition.options.safeParse(resolved);
   if (!parsed.success) {
     for (const issue of describeOptionIssues(definition.options, parsed.error))
-      issues.push({ path: `${path}${issue.path.length ? `.${formatPath(issue.path)}` : ''}`, message: issue.message });
+      issues.push({ path: `${path}${issue.path.length ? `.${formatPath(issue.path)}` : ''}`, code: issue.code, message: issue.message });
     return undefined;
   }
   return { definition: definition as ValidatedEntry<Kind>['definition'], options: parsed.data };
@@ -468,7 +476,7 @@ function resolveEnvironmentReferences(value: unknown, path: string, environment:
     const variable = entries[0][1];
     const found = environment[variable];
     if (found === undefined || found === '') {
-      issues.push({ path, message: describeUnsetVariable(variable, 'env') });
+      issues.push({ path, code: 'missing_variable', message: describeUnsetVariable(variable, 'env') });
       return undefined;
     }
     return found;

@@ -4,16 +4,11 @@ export {
   agenticView,
   answerView,
   type AgenticRunView,
-  askRequestSchema,
-  isLoopback,
-  serve,
-  serveOptionsSchema,
   storedRunView,
   type ChunkView,
   type CitationView,
   type PacketView,
-  type RunningServer,
   type RunView,
-  type ServeOptions,
-} from './server.ts';
+} from './run-views.ts';
+export { askRequestSchema, isLoopback, serve, serveOptionsSchema, type RunningServer, type ServeOptions } from './server.ts';
 export type { ServeWorkers } from './worker-pool.ts';

@@ -10,7 +10,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { AxonError } from '../../src/errors.ts';
+import { AxonError, ConfigError } from '../../src/errors.ts';
 
 const COMPONENT = 'serve';
 /** The most workers a pool takes: each holds a copy of the store. */
@@ -146,7 +146,7 @@ export class AskWorkerPool implements QuestionRunner {
           resolve();
         } else if (message.type === 'failed') {
           reject(
-            new AxonError('CONFIG_INVALID', `A serve worker could not build its pipeline: ${message.error}`, {
+            new ConfigError([{ path: 'pipeline', code: 'custom', message: `A serve worker could not build its pipeline: ${message.error}` }], {
               component: COMPONENT,
               fix: `Check that ${this.data.module} exports "${this.data.export}", a function that returns the pipeline (a RAG).`,
             }),
@@ -165,7 +165,7 @@ export class AskWorkerPool implements QuestionRunner {
       worker.on('exit', (code) => {
         if (!ready) {
           reject(
-            new AxonError('CONFIG_INVALID', `A serve worker exited (code ${code}) before its pipeline was built.`, {
+            new ConfigError([{ path: 'pipeline', code: 'custom', message: `A serve worker exited (code ${code}) before its pipeline was built.` }], {
               component: COMPONENT,
               fix: `Check that importing ${this.data.module} and calling its export "${this.data.export}" does not end the thread (process.exit).`,
             }),

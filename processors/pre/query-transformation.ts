@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ChatMessage } from '../../src/contracts/chat.ts';
 import type { PreProcessor, SearchQuery } from '../../src/contracts/pre-processor.ts';
 import type { RunContext } from '../../src/contracts/run-context.ts';
-import { abortError, AxonError, throwIfAborted } from '../../src/errors.ts';
+import { abortError, AxonError, type AxonErrorOptions, throwIfAborted } from '../../src/errors.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { chatProviderSchema, neutralizeTagLookAlikes } from '../shared/prompt-data.ts';
 import { comparisonKey, parsePassage, parseQueryLines } from './parse-query-lines.ts';
@@ -173,11 +173,14 @@ export class QueryTransformation implements PreProcessor {
 
 function chatFailure(chatName: string, strategy: string, error: unknown): AxonError {
   const code = AxonError.isInstance(error) ? error.code : 'PROVIDER_ERROR';
+  // The chat model's own code, and so its details, pass on.
+  const details = AxonError.isInstance(error) ? error.details : {};
   return new AxonError(code, `The chat model "${chatName}" failed while writing ${strategy} queries: ${describe(error)}`, {
     component: NAME,
     fix: "Check the chat provider, or set onError: 'fallback' to search with the unchanged query when it fails.",
     cause: error,
-  });
+    details,
+  } as AxonErrorOptions);
 }
 
 function describe(error: unknown): string {

@@ -31,14 +31,15 @@ export function aiSdkProviderError(component: string, error: unknown): ProviderE
 /**
  * Refuse a model of a specification version Axon does not read (a `v1` model of `ai` 4, a future `v5`).
  *
- * @throws AxonError `INVALID_ARGUMENT` naming the versions read.
+ * @throws AxonError `UNSUPPORTED_VERSION` naming the versions read.
  */
 export function assertSpecificationVersion(component: string, kind: keyof typeof SUPPORTED_VERSIONS, model: unknown): void {
   const version = (model as { specificationVersion?: unknown } | null)?.specificationVersion;
   const supported: readonly string[] = SUPPORTED_VERSIONS[kind];
   if (typeof version === 'string' && supported.includes(version)) return;
-  throw new AxonError('INVALID_ARGUMENT', `The ${kind} model implements specification ${JSON.stringify(version)}; Axon reads ${supported.join(', ')}.`, {
+  throw new AxonError('UNSUPPORTED_VERSION', `The ${kind} model implements specification ${JSON.stringify(version)}; Axon reads ${supported.join(', ')}.`, {
     component,
+    details: { found: typeof version === 'string' ? version : undefined, supported: [...supported] },
     fix: `Pass a model from an @ai-sdk provider built for ai 5, 6 or 7 (specification ${supported.join(', ')}).`,
   });
 }

@@ -82,7 +82,7 @@ export class AnthropicChat implements ChatProvider {
 
   /**
    * @throws ProviderError on a failed request or a reply whose `content` is not a list of blocks.
-   * @throws AxonError `INVALID_INPUT` for a conversation of system messages only; `ABORTED` when `options.signal` fires.
+   * @throws AxonError `INVALID_MESSAGES` for a conversation of system messages only; `ABORTED` when `options.signal` fires.
    */
   async complete(messages: ChatMessage[], options: ChatOptions = {}): Promise<string> {
     const response = await this.#http.postJson('v1/messages', this.#body(messages, options, false), { signal: options.signal });
@@ -141,7 +141,7 @@ export class AnthropicChat implements ChatProvider {
     const system = messages.filter((message) => message.role === 'system').map((message) => message.content);
     const turns = messages.filter((message) => message.role !== 'system').map(({ role, content }) => ({ role, content }));
     if (turns.length === 0) {
-      throw new AxonError('INVALID_INPUT', 'messages hold only system messages; the Messages API needs at least one user message.', {
+      throw new AxonError('INVALID_MESSAGES', 'messages hold only system messages; the Messages API needs at least one user message.', {
         component: NAME,
         fix: 'Add the user message to the conversation.',
         details: { argument: 'messages' },

@@ -1,5 +1,5 @@
 import { ProviderError } from '../../src/errors.ts';
-import { type StatusErrorDetails, statusError } from '../../src/runtime/http.ts';
+import { providerCodeOfStatus, type StatusErrorDetails, statusError } from '../../src/runtime/http.ts';
 import type { Secret } from '../../src/runtime/secret.ts';
 
 /** Anthropic's error types and the HTTP status each stands for (its API reference, "Errors"). */
@@ -42,6 +42,7 @@ export function anthropicError(provider: string, failure: { status?: number; bod
   const said = serverMessage ? `: ${failure.secret ? failure.secret.redact(serverMessage) : serverMessage}` : '.';
   return new ProviderError(`The service reported an error in the stream${said}`, {
     provider,
+    code: equivalent === undefined ? 'PROVIDER_ERROR' : providerCodeOfStatus(equivalent),
     retryable,
     fix: retryable
       ? 'Axon retries a stream that fails before its first text; this one failed later. Ask again.'
@@ -54,6 +55,7 @@ export function anthropicError(provider: string, failure: { status?: number; bod
 function overloaded(provider: string, status: number | undefined, retryAfterMs: number | undefined): ProviderError {
   return new ProviderError('The service is overloaded (overloaded_error).', {
     provider,
+    code: 'PROVIDER_UNAVAILABLE',
     status,
     retryAfterMs,
     retryable: true,

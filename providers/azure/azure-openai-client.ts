@@ -49,15 +49,21 @@ export interface AzureOpenAIConnection {
 export function connectAzureOpenAI(component: string, options: ConnectionOptions): AzureOpenAIConnection {
   const endpoint = options.endpoint ?? process.env.AZURE_OPENAI_ENDPOINT;
   if (!endpoint) {
-    throw new ConfigError([{ path: 'endpoint', message: 'is required: pass endpoint (https://<resource>.openai.azure.com) or set AZURE_OPENAI_ENDPOINT' }], {
-      component,
-      source: `${component} options`,
-    });
+    throw new ConfigError(
+      [{ path: 'endpoint', code: 'invalid_type', message: 'is required: pass endpoint (https://<resource>.openai.azure.com) or set AZURE_OPENAI_ENDPOINT' }],
+      {
+        component,
+        source: `${component} options`,
+      },
+    );
   }
   // The option is checked by its schema; the variable is checked here, by the same rule.
   const endpointProblem = options.endpoint === undefined ? httpUrlProblem(endpoint) : undefined;
   if (endpointProblem !== undefined) {
-    throw new ConfigError([{ path: 'endpoint', message: `AZURE_OPENAI_ENDPOINT ${endpointProblem}` }], { component, source: `${component} options` });
+    throw new ConfigError([{ path: 'endpoint', code: 'invalid_format', message: `AZURE_OPENAI_ENDPOINT ${endpointProblem}` }], {
+      component,
+      source: `${component} options`,
+    });
   }
   const apiKey = resolveApiKey(options.apiKey, { component, environmentVariable: 'AZURE_OPENAI_API_KEY' });
   const deploymentURL = `${endpoint.replace(/\/+$/, '')}/openai/deployments/${encodeURIComponent(options.deployment)}`;
@@ -87,6 +93,7 @@ export function azureOpenAIError(provider: string, status: number, body: unknown
   if (code === 'content_filter') {
     return new ProviderError(`The prompt was refused by the resource's content filter: ${serverMessage ?? 'no detail'}`, {
       provider,
+      code: 'PROVIDER_CONTENT_BLOCKED',
       status,
       fix: 'The question or the retrieved evidence tripped the content filter; rephrase it, review the documents, or adjust the filter of the deployment.',
     });
@@ -94,6 +101,7 @@ export function azureOpenAIError(provider: string, status: number, body: unknown
   if (code === 'DeploymentNotFound') {
     return new ProviderError(`No such deployment: ${serverMessage ?? ''}`, {
       provider,
+      code: 'PROVIDER_NOT_FOUND',
       status,
       fix: 'Check deployment (the deployment name, not the model name) and endpoint.',
     });

@@ -124,7 +124,7 @@ export class GeminiChat implements ChatProvider {
       .filter((message) => message.role !== 'system')
       .map((message) => ({ role: message.role === 'assistant' ? 'model' : 'user', parts: [{ text: message.content }] }));
     if (contents.length === 0) {
-      throw new AxonError('INVALID_INPUT', 'messages hold only system messages; the Gemini API needs at least one user message.', {
+      throw new AxonError('INVALID_MESSAGES', 'messages hold only system messages; the Gemini API needs at least one user message.', {
         component: NAME,
         fix: 'Add the user message to the conversation.',
         details: { argument: 'messages' },

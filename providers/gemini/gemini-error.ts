@@ -1,5 +1,5 @@
 import { ProviderError } from '../../src/errors.ts';
-import { isRetryableStatus, type StatusErrorDetails, statusError } from '../../src/runtime/http.ts';
+import { isRetryableStatus, providerCodeOfStatus, type StatusErrorDetails, statusError } from '../../src/runtime/http.ts';
 import type { Secret } from '../../src/runtime/secret.ts';
 
 /**
@@ -19,6 +19,7 @@ export function geminiError(provider: string, failure: { status?: number; body: 
     const said = serverMessage ? `: ${failure.details?.secret ? failure.details.secret.redact(serverMessage) : serverMessage}` : '.';
     return new ProviderError(`The service rejected the API key${said}`, {
       provider,
+      code: 'PROVIDER_AUTH_FAILED',
       status: failure.status,
       fix: failure.details?.keyFix ?? 'Check the API key.',
     });
@@ -30,6 +31,7 @@ export function geminiError(provider: string, failure: { status?: number; body: 
   const said = serverMessage ? `: ${failure.secret ? failure.secret.redact(serverMessage) : serverMessage}` : '.';
   return new ProviderError(`The service reported an error in the stream${said}`, {
     provider,
+    code: code === undefined ? 'PROVIDER_ERROR' : providerCodeOfStatus(code),
     retryable,
     retryAfterMs,
     fix: retryable
@@ -47,11 +49,13 @@ export function emptyReplyError(provider: string, what: 'prompt' | 'reply', reas
   if (reason === 'MAX_TOKENS') {
     return new ProviderError('The reply holds no text: the token limit was reached before any (MAX_TOKENS).', {
       provider,
+      code: 'PROVIDER_OUTPUT_LIMIT',
       fix: 'Raise maxTokens; a thinking model spends part of it on its reasoning.',
     });
   }
   return new ProviderError(`The service blocked the ${what} (${reason}).`, {
     provider,
+    code: 'PROVIDER_CONTENT_BLOCKED',
     fix: 'The question or the retrieved evidence tripped its safety filters; rephrase it, or review the documents retrieved.',
   });
 }

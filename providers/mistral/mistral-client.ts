@@ -66,6 +66,7 @@ export function mistralError(provider: string, status: number, body: unknown, de
   if (status === 400 && serverMessage !== undefined && /too many (inputs|tokens)/i.test(serverMessage)) {
     return new ProviderError(`The request is over the service's limits: ${serverMessage.slice(0, 300)}`, {
       provider,
+      code: 'PROVIDER_REQUEST_TOO_LARGE',
       status,
       fix: 'Lower maxBatchSize, or shorten the texts.',
     });

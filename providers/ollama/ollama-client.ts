@@ -56,6 +56,7 @@ export function ollamaError(provider: string, status: number | undefined, body: 
   if (missingModel !== undefined) {
     return new ProviderError(`The model is not on this Ollama server: ${said}`, {
       provider,
+      code: 'PROVIDER_NOT_FOUND',
       status,
       fix: `Run \`ollama pull ${missingModel}\` on the server, or check the model name.`,
     });

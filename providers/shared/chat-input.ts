@@ -7,11 +7,11 @@ const ROLES = new Set(['system', 'user', 'assistant']);
  * Check a conversation before it is sent: a non-empty array of `{role, content}` with a known role and string
  * content. A bad message is a programming error, so it fails here rather than as a 400 from the service.
  *
- * @throws AxonError `INVALID_INPUT` naming the first bad message.
+ * @throws AxonError `INVALID_MESSAGES` naming the first bad message.
  */
 export function assertChatMessages(messages: unknown, component: string): asserts messages is ChatMessage[] {
   if (!Array.isArray(messages) || messages.length === 0) {
-    throw new AxonError('INVALID_INPUT', 'messages must be a non-empty array.', {
+    throw new AxonError('INVALID_MESSAGES', 'messages must be a non-empty array.', {
       component,
       fix: 'Pass at least one { role, content } message.',
       details: { argument: 'messages' },
@@ -20,14 +20,14 @@ export function assertChatMessages(messages: unknown, component: string): assert
   messages.forEach((message: unknown, position) => {
     const { role, content } = (message ?? {}) as Partial<ChatMessage>;
     if (typeof role !== 'string' || !ROLES.has(role)) {
-      throw new AxonError('INVALID_INPUT', `messages[${position}].role is ${JSON.stringify(role)}; expected system, user or assistant.`, {
+      throw new AxonError('INVALID_MESSAGES', `messages[${position}].role is ${JSON.stringify(role)}; expected system, user or assistant.`, {
         component,
         fix: "Give each message the role 'system', 'user' or 'assistant'.",
         details: { argument: `messages[${position}].role`, position },
       });
     }
     if (typeof content !== 'string') {
-      throw new AxonError('INVALID_INPUT', `messages[${position}].content must be a string.`, {
+      throw new AxonError('INVALID_MESSAGES', `messages[${position}].content must be a string.`, {
         component,
         fix: 'Pass each message’s content as text (join the parts of a message made of several).',
         details: { argument: `messages[${position}].content`, position },
@@ -39,7 +39,7 @@ export function assertChatMessages(messages: unknown, component: string): assert
 /**
  * Check what a provider's `embed` or `rerank` received: an array of strings no longer than the declared limit.
  *
- * @throws AxonError `INVALID_INPUT`
+ * @throws AxonError `INVALID_INPUT`; `CAPACITY_EXCEEDED` for more than `limit`
  */
 export function assertTexts(texts: unknown, limit: number, label: string, component: string): asserts texts is string[] {
   if (!Array.isArray(texts)) {
@@ -50,10 +50,10 @@ export function assertTexts(texts: unknown, limit: number, label: string, compon
     });
   }
   if (texts.length > limit) {
-    throw new AxonError('INVALID_INPUT', `${texts.length} ${label} in one call; at most ${limit} are accepted.`, {
+    throw new AxonError('CAPACITY_EXCEEDED', `${texts.length} ${label} in one call; at most ${limit} are accepted.`, {
       component,
       fix: 'Split the list into batches (embedAll and the reranker post-processors do this for you).',
-      details: { argument: label },
+      details: { argument: label, limit },
     });
   }
   texts.forEach((text: unknown, position) => {

@@ -49,6 +49,7 @@ export function voyageError(provider: string, status: number, body: unknown, det
     const said = (details.secret ? details.secret.redact(detail) : detail).replace(/\s+/g, ' ').slice(0, 300);
     return new ProviderError(`The request is over the service's limits: ${said}`, {
       provider,
+      code: 'PROVIDER_REQUEST_TOO_LARGE',
       status,
       fix: 'Lower maxBatchSize (embeddings) or maxDocumentsPerCall (rerank), or shorten the texts.',
     });

@@ -69,7 +69,11 @@ export class AgenticRetriever {
   async *stream(input: string | ConversationMessage[], options: AgenticRunOptions = {}): AsyncGenerator<AgenticEvent, void, undefined> {
     const { question, history } = typeof input === 'string' || !Array.isArray(input) ? { question: input, history: undefined } : splitMessages(input, NAME);
     if (typeof question !== 'string' || question.trim() === '') {
-      throw new AxonError('INVALID_QUESTION', 'The question must be a non-empty string.', { component: NAME, fix: "Pass the user's question as text." });
+      throw new AxonError('INVALID_QUESTION', 'The question must be a non-empty string.', {
+        component: NAME,
+        fix: "Pass the user's question as text.",
+        details: { argument: 'question' },
+      });
     }
     const signals = [this.options.signal, options.signal].filter((signal): signal is AbortSignal => signal !== undefined);
     const signal = signals.length === 0 ? new AbortController().signal : signals.length === 1 ? signals[0] : AbortSignal.any(signals);

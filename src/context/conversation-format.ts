@@ -67,7 +67,7 @@ export interface ConversationBlock {
  * The blocks of a conversation, oldest first: the summary, then each question and answer (empty ones left out),
  * numbered by turn. Turns give a question and an answer each; messages count a turn at each user message.
  *
- * @throws AxonError `INVALID_INPUT` for an entry that is neither a turn nor a user or assistant message.
+ * @throws AxonError `INVALID_HISTORY` for an entry that is neither a turn nor a user or assistant message.
  */
 export function conversationBlocks(
   history: readonly ConversationTurn[] | readonly ConversationMessage[],
@@ -75,7 +75,7 @@ export function conversationBlocks(
   component: string,
 ): ConversationBlock[] {
   if (!Array.isArray(history)) {
-    throw new AxonError('INVALID_INPUT', 'The conversation history must be an array of turns or messages.', {
+    throw new AxonError('INVALID_HISTORY', 'The conversation history must be an array of turns or messages.', {
       component,
       fix: "Pass an array of turns { question, answer } or of messages { role: 'user' | 'assistant', content }.",
       details: { argument: 'history' },
@@ -118,7 +118,7 @@ export function conversationBlocks(
 }
 
 function invalidEntry(position: number, component: string): never {
-  throw new AxonError('INVALID_INPUT', `history[${position}] is neither a turn nor a message { role: 'user' | 'assistant', content }.`, {
+  throw new AxonError('INVALID_HISTORY', `history[${position}] is neither a turn nor a message { role: 'user' | 'assistant', content }.`, {
     component,
     fix: "Give each entry as a turn { question, answer } or a message { role: 'user' | 'assistant', content }.",
     details: { argument: 'history', position },

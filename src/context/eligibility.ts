@@ -234,7 +234,7 @@ interface CheckedCaller {
 
 function validateCaller(caller: CallerContext): CheckedCaller {
   if (caller === null || typeof caller !== 'object') {
-    throw new AxonError('INVALID_INPUT', 'The caller context must be an object.', {
+    throw new AxonError('INVALID_CALLER', 'The caller context must be an object.', {
       component: COMPONENT,
       fix: 'Pass { tenantId?, roles?, now? }.',
       details: { argument: 'caller' },
@@ -242,21 +242,21 @@ function validateCaller(caller: CallerContext): CheckedCaller {
   }
   const { tenantId, roles = [], now = new Date() } = caller;
   if (tenantId !== undefined && (typeof tenantId !== 'string' || tenantId === '')) {
-    throw new AxonError('INVALID_INPUT', 'caller.tenantId must be a non-empty string when given.', {
+    throw new AxonError('INVALID_CALLER', 'caller.tenantId must be a non-empty string when given.', {
       component: COMPONENT,
       fix: 'Leave tenantId out for a caller of no tenant.',
       details: { argument: 'caller.tenantId' },
     });
   }
   if (!Array.isArray(roles) || roles.some((role) => typeof role !== 'string' || role === '')) {
-    throw new AxonError('INVALID_INPUT', 'caller.roles must be an array of non-empty strings.', {
+    throw new AxonError('INVALID_CALLER', 'caller.roles must be an array of non-empty strings.', {
       component: COMPONENT,
       fix: 'Pass roles like ["support", "admin"].',
       details: { argument: 'caller.roles' },
     });
   }
   if (!(now instanceof Date) || Number.isNaN(now.getTime())) {
-    throw new AxonError('INVALID_INPUT', 'caller.now must be a valid Date.', {
+    throw new AxonError('INVALID_CALLER', 'caller.now must be a valid Date.', {
       component: COMPONENT,
       fix: 'Pass new Date("2026-01-31") or leave now out for the current time.',
       details: { argument: 'caller.now' },

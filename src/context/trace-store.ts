@@ -143,7 +143,7 @@ export function isAgenticTrace(trace: StoredRun): trace is StoredAgenticTrace {
 /** Where run traces are kept: pipeline runs (`RAG.answer`/`stream`) and agentic runs. */
 export interface TraceStore {
   save(trace: StoredRun): Promise<void>;
-  /** The trace whose run id starts with `prefix`; `NOT_FOUND` when none does, `INVALID_INPUT` when several do. */
+  /** The trace whose run id starts with `prefix`; `NOT_FOUND` when none does, `INVALID_ID` when several do. */
   get(prefix: string): Promise<StoredRun>;
   /** The most recently saved trace, if any. */
   last(): Promise<StoredRun | undefined>;
@@ -194,7 +194,7 @@ export class JsonlTraceStore implements TraceStore {
 
   async get(prefix: string): Promise<StoredRun> {
     if (typeof prefix !== 'string' || prefix === '') {
-      throw new AxonError('INVALID_INPUT', 'A run id (or a unique prefix of one) is needed.', {
+      throw new AxonError('INVALID_ID', 'A run id (or a unique prefix of one) is needed.', {
         component: 'trace-store',
         fix: 'Pass a run id as `axon ask` prints it; its first characters are enough when no other run starts with them.',
         details: { argument: 'runId' },
@@ -210,7 +210,7 @@ export class JsonlTraceStore implements TraceStore {
       });
     }
     if (matches.size > 1) {
-      throw new AxonError('INVALID_INPUT', `"${prefix}" is the start of ${matches.size} run ids (${[...matches.keys()].slice(0, 3).join(', ')}…).`, {
+      throw new AxonError('INVALID_ID', `"${prefix}" is the start of ${matches.size} run ids (${[...matches.keys()].slice(0, 3).join(', ')}…).`, {
         component: 'trace-store',
         fix: 'Give more characters of the run id.',
         details: { argument: 'runId' },

@@ -87,7 +87,7 @@ export function followUpReason(question: string): string | undefined {
  * result.output; // 'When did she retire? (Hanne Lund, Orvik glacier)'
  * ```
  *
- * @throws AxonError `INVALID_INPUT` for a history that is neither turns nor messages.
+ * @throws AxonError `INVALID_HISTORY` for a history that is neither turns nor messages.
  */
 export function condenseQuestion(question: string, history: ConversationHistory, options: OfflineCondenseOptions = {}): CondenseResult {
   assertQuestion(question);
@@ -198,7 +198,11 @@ function rank(mentions: Mention[]): Mention[] {
 
 function assertQuestion(question: unknown): asserts question is string {
   if (typeof question === 'string' && question.trim() !== '') return;
-  throw new AxonError('INVALID_QUESTION', 'The question must be a non-empty string.', { component: COMPONENT, fix: 'Pass the question the user asked.' });
+  throw new AxonError('INVALID_QUESTION', 'The question must be a non-empty string.', {
+    component: COMPONENT,
+    fix: 'Pass the question the user asked.',
+    details: { argument: 'question' },
+  });
 }
 
 function count(value: number | undefined, fallback: number, option: string): number {

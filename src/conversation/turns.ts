@@ -130,11 +130,11 @@ export interface Exchange {
  * messages after it (several in a row are joined); assistant messages before the first user message are kept as an
  * exchange with an empty question.
  *
- * @throws AxonError `INVALID_INPUT` for a message that is not `{ role: 'user' | 'assistant', content: string }`.
+ * @throws AxonError `INVALID_HISTORY` for a message that is not `{ role: 'user' | 'assistant', content: string }`.
  */
 export function toExchanges(history: readonly ConversationTurn[] | readonly ConversationMessage[], component: string): Exchange[] {
   if (!Array.isArray(history)) {
-    throw new AxonError('INVALID_INPUT', 'The history must be an array of turns or of messages.', {
+    throw new AxonError('INVALID_HISTORY', 'The history must be an array of turns or of messages.', {
       component,
       fix: "Pass an array of turns { question, answer } or of messages { role: 'user' | 'assistant', content }.",
       details: { argument: 'history' },
@@ -192,7 +192,7 @@ function normalizeCitation(value: unknown, fail: (problem: string) => never): Ci
 }
 
 function invalidMessage(position: number, component: string): never {
-  throw new AxonError('INVALID_INPUT', `history[${position}] is neither a turn nor a message { role: 'user' | 'assistant', content }.`, {
+  throw new AxonError('INVALID_HISTORY', `history[${position}] is neither a turn nor a message { role: 'user' | 'assistant', content }.`, {
     component,
     fix: 'Pass the turns a ChatHistory loaded, or messages with role "user" or "assistant" and string content.',
     details: { argument: 'history', position },

@@ -202,5 +202,6 @@ function duplicate(id: string, where: string): AxonError {
   return new AxonError('DUPLICATE_ID', `Malformed BEIR data: ${where} repeats the id "${id}".`, {
     component: NAME,
     fix: 'Each _id must appear once per file.',
+    details: { id },
   });
 }

@@ -111,6 +111,7 @@ export function maximalMarginalRelevance(documents: readonly Document[], options
         {
           component,
           fix: 'Every document must come from the same embeddings model.',
+          details: { expected: dimensions, actual: unit.length },
         },
       );
     }
@@ -189,6 +190,7 @@ export function cosineSimilarity(left: Vector, right: Vector, component = 'mmr')
     throw new AxonError('DIMENSION_MISMATCH', `Cannot compare vectors of ${left.length} and ${right.length} dimensions.`, {
       component,
       fix: 'Embed queries and documents with the same embeddings model.',
+      details: { expected: left.length, actual: right.length },
     });
   }
   return dot(normalize(left), normalize(right));

@@ -413,6 +413,7 @@ function validateRequest(request: AgentRetrievalRequest): ValidRequest {
       {
         component: NAME,
         fix: 'Pass what to search for as text.',
+        details: { argument: 'query' },
       },
     );
   }
@@ -420,6 +421,7 @@ function validateRequest(request: AgentRetrievalRequest): ValidRequest {
     throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, {
       component: NAME,
       fix: 'Use a whole number of at least 1 (default 4).',
+      details: { topK },
     });
   }
   if (!SEARCH_TYPES.includes(searchType as SearchType)) {

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ConfigIssueCode } from '../errors.ts';
 
 /**
  * The candidate `word` was most likely meant as, for a "did you mean" hint: the nearest by edit distance
@@ -43,6 +44,8 @@ export function didYouMean(word: string, candidates: Iterable<string>): string {
 /** One problem of a zod validation, with unknown keys split into one problem each, at the key's own path. */
 export interface OptionIssue {
   path: PropertyKey[];
+  /** zod's issue code. */
+  code: ConfigIssueCode;
   message: string;
 }
 
@@ -52,9 +55,9 @@ export interface OptionIssue {
  */
 export function describeOptionIssues(schema: z.ZodType, error: z.ZodError): OptionIssue[] {
   return error.issues.flatMap((issue): OptionIssue[] => {
-    if (issue.code !== 'unrecognized_keys') return [{ path: issue.path, message: issue.message }];
+    if (issue.code !== 'unrecognized_keys') return [{ path: issue.path, code: issue.code, message: issue.message }];
     const known = objectKeysAt(schema, issue.path);
-    return issue.keys.map((key) => ({ path: [...issue.path, key], message: `unknown option "${key}"${didYouMean(key, known)}` }));
+    return issue.keys.map((key) => ({ path: [...issue.path, key], code: issue.code, message: `unknown option "${key}"${didYouMean(key, known)}` }));
   });
 }
 

@@ -3,7 +3,7 @@
  * `HttpClient` and their SDK clients, `QdrantStore` through its own client): which statuses are retried, what each
  * means and how to fix it, what a network failure was, and how long a server asked us to wait.
  */
-import { ProviderError } from '../errors.ts';
+import { ProviderError, type ProviderErrorCode } from '../errors.ts';
 import { parseRetryAfter } from './retry.ts';
 import type { Secret } from './secret.ts';
 
@@ -25,17 +25,36 @@ export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 425 || status === 429 || (status >= 500 && status !== 501);
 }
 
+/**
+ * The code of the failure an HTTP status stands for (as `statusError` gives it): for an error a service reports
+ * with a status of its own, inside a stream or a client library's exception.
+ */
+export function providerCodeOfStatus(status: number): ProviderErrorCode {
+  if (status === 401 || status === 403 || status === 498) return 'PROVIDER_AUTH_FAILED';
+  if (status === 429) return 'PROVIDER_RATE_LIMITED';
+  if (status === 404 || status === 501) return 'PROVIDER_NOT_FOUND';
+  if (status === 413) return 'PROVIDER_REQUEST_TOO_LARGE';
+  if (status === 408 || status === 409 || status === 425 || status >= 500) return 'PROVIDER_UNAVAILABLE';
+  if (status >= 400) return 'PROVIDER_REQUEST_REJECTED';
+  return 'PROVIDER_ERROR';
+}
+
 /** The `ProviderError` for a non-2xx HTTP status: message, fix and whether a retry may help. */
 export function statusError(provider: string, status: number, details: StatusErrorDetails = {}): ProviderError {
   const said = details.serverMessage ? cleanServerMessage(details.serverMessage, details.secret) : undefined;
   const suffix = said ? `: ${said}` : '.';
   const base = { provider, status, retryAfterMs: details.retryAfterMs };
   if (status === 401 || status === 498) {
-    return new ProviderError(`The service rejected the API key${suffix}`, { ...base, fix: details.keyFix ?? 'Check the API key.' });
+    return new ProviderError(`The service rejected the API key${suffix}`, {
+      ...base,
+      code: 'PROVIDER_AUTH_FAILED',
+      fix: details.keyFix ?? 'Check the API key.',
+    });
   }
   if (status === 403) {
     return new ProviderError(`The API key is not allowed to do this${suffix}`, {
       ...base,
+      code: 'PROVIDER_AUTH_FAILED',
       fix: `${details.keyFix ?? 'Check the API key.'} Check its permissions for this model.`,
     });
   }
@@ -43,15 +62,22 @@ export function statusError(provider: string, status: number, details: StatusErr
     const wait = details.retryAfterMs === undefined ? '' : ` The service asked to wait ${formatSeconds(details.retryAfterMs)}.`;
     return new ProviderError(`Rate limited by the service${suffix}${wait}`, {
       ...base,
+      code: 'PROVIDER_RATE_LIMITED',
       retryable: isRetryableStatus(status),
       fix: 'Axon retried with backoff. Lower maxParallelCalls or the batch size, wait, or raise the rate limit of your plan.',
     });
   }
-  if (status === 404) return new ProviderError(`Not found${suffix}`, { ...base, fix: 'Check the model name and the base URL.' });
-  if (status === 413) return new ProviderError(`The request is too large${suffix}`, { ...base, fix: 'Lower the batch size or shorten the texts.' });
+  if (status === 404) return new ProviderError(`Not found${suffix}`, { ...base, code: 'PROVIDER_NOT_FOUND', fix: 'Check the model name and the base URL.' });
+  if (status === 413)
+    return new ProviderError(`The request is too large${suffix}`, {
+      ...base,
+      code: 'PROVIDER_REQUEST_TOO_LARGE',
+      fix: 'Lower the batch size or shorten the texts.',
+    });
   if (status === 408 || status === 409 || status === 425) {
     return new ProviderError(`The service could not complete the request${suffix}`, {
       ...base,
+      code: 'PROVIDER_UNAVAILABLE',
       retryable: isRetryableStatus(status),
       fix: 'Axon retried; try again later.',
     });
@@ -59,12 +85,18 @@ export function statusError(provider: string, status: number, details: StatusErr
   if (status >= 500) {
     return new ProviderError(`The service failed${suffix}`, {
       ...base,
+      code: status === 501 ? 'PROVIDER_NOT_FOUND' : 'PROVIDER_UNAVAILABLE',
       retryable: isRetryableStatus(status),
       fix:
         status === 501 ? 'The server does not implement this endpoint; check the base URL.' : 'Axon retried with backoff; try again later or raise maxRetries.',
     });
   }
-  if (status >= 400) return new ProviderError(`The service rejected the request${suffix}`, { ...base, fix: 'Check the model name and the options sent.' });
+  if (status >= 400)
+    return new ProviderError(`The service rejected the request${suffix}`, {
+      ...base,
+      code: 'PROVIDER_REQUEST_REJECTED',
+      fix: 'Check the model name and the options sent.',
+    });
   return new ProviderError(`Unexpected HTTP status${suffix}`, { ...base, fix: 'Check the base URL; a proxy may be in the way.' });
 }
 
@@ -81,7 +113,7 @@ export function networkError(provider: string, cause: unknown, target?: string):
   }
   return new ProviderError(`Could not reach the service${target ? ` at ${safeTarget(target)}` : ''}${reason ? ` (${reason})` : ''}.`, {
     provider,
-    code: 'PROVIDER_ERROR',
+    code: 'PROVIDER_UNREACHABLE',
     retryable: true,
     cause,
     fix: 'Check the network, the base URL or host, and that the server is running.',
@@ -123,6 +155,7 @@ export function streamInterruptedError(provider: string, received: number, cause
   const reason = networkReason(cause);
   return new ProviderError(`The connection closed mid-stream, after ${received} event(s)${reason ? ` (${reason})` : ''}: the reply is incomplete.`, {
     provider,
+    code: 'PROVIDER_STREAM_INTERRUPTED',
     cause,
     fix: 'Ask again. If replies keep being cut, look for a proxy or load balancer that closes long responses, or raise its idle timeout.',
   });

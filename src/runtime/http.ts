@@ -29,6 +29,7 @@ export {
   messageFromErrorBody,
   networkError,
   networkReason,
+  providerCodeOfStatus,
   requestFailedError,
   retryAfterFromHeaders,
   statusError,

@@ -58,11 +58,13 @@ export function missingPackageError(packageName: string, component: string, erro
       component,
       fix: `Install it in your application: npm install ${packageName} (an optional peer dependency of axon-rag, installed only by applications that use it).`,
       cause: error,
+      details: { package: packageName },
     });
   }
   return new AxonError('DEPENDENCY_MISSING', `Cannot load the package "${packageName}" (${reason}).`, {
     component,
     fix: `Reinstall it in your application: npm install ${packageName}`,
     cause: error,
+    details: { package: packageName },
   });
 }

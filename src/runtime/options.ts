@@ -13,7 +13,7 @@ export function parseOptions<Schema extends z.ZodType>(schema: Schema, options: 
   const parsed = schema.safeParse(options ?? {});
   if (parsed.success) return parsed.data;
   throw new ConfigError(
-    describeOptionIssues(schema, parsed.error).map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message })),
+    describeOptionIssues(schema, parsed.error).map((issue) => ({ path: issue.path.map(String).join('.'), code: issue.code, message: issue.message })),
     { component, source: `${component} options` },
   );
 }

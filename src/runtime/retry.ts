@@ -154,7 +154,7 @@ export function sleep(milliseconds: number, signal?: AbortSignal): Promise<void>
 // --- Internal helpers ---
 
 function retryAfterOf(error: unknown): number | undefined {
-  const value = (error as AxonError).details?.retryAfterMs;
+  const value = (error as AxonError<'PROVIDER_ERROR'>).details?.retryAfterMs;
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
 }
 

@@ -88,6 +88,7 @@ export function resolveApiKey(input: ApiKeyInput | undefined, options: ResolveAp
     throw new AxonError('MISSING_API_KEY', `Missing API key: ${named ? 'the ' : ''}${describeUnsetVariable(input.env, 'apiKey.env')}.`, {
       component: options.component,
       fix: named ? `Set ${input.env}, or pass apiKey.` : PASTED_KEY_FIX,
+      details: named ? { variable: input.env } : {},
     });
   }
   if (options.environmentVariable) {
@@ -96,7 +97,7 @@ export function resolveApiKey(input: ApiKeyInput | undefined, options: ResolveAp
   }
   if (options.required === false) return undefined;
   const fix = options.environmentVariable ? `Pass apiKey or set ${options.environmentVariable}.` : 'Pass apiKey.';
-  throw new AxonError('MISSING_API_KEY', 'Missing API key.', { component: options.component, fix });
+  throw new AxonError('MISSING_API_KEY', 'Missing API key.', { component: options.component, fix, details: { variable: options.environmentVariable } });
 }
 
 /** What to do about a key written where an environment variable's name belongs. */

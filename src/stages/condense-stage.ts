@@ -55,7 +55,7 @@ export function checkConversationOptions(conversation: unknown, component: strin
   if (conversation === null || typeof conversation !== 'object' || Array.isArray(conversation)) {
     throw new AxonError('INVALID_OPTION', 'conversation must be an object { history, condense?, maxTokens?, summary? }.', {
       component,
-      fix: "Pass { history } with the earlier turns or { role, content } messages, e.g. { history: await chatHistory.load(id) }.",
+      fix: 'Pass { history } with the earlier turns or { role, content } messages, e.g. { history: await chatHistory.load(id) }.',
       details: { option: 'conversation' },
     });
   }

@@ -11,7 +11,7 @@
  * Files of older stores carry `sha256` (SHA-256 of the file), which is still verified.
  */
 import { createHash } from 'node:crypto';
-import type { AxonError } from '../../src/errors.ts';
+import { AxonError } from '../../src/errors.ts';
 import { memoryOf } from '../indexes/simd/wasm-runtime.ts';
 import { CHECKSUM_MODULE_BASE64 } from './checksum-binary.ts';
 
@@ -127,7 +127,12 @@ class LanesChecksum {
   private finished: string | undefined;
 
   update(bytes: Uint8Array): void {
-    if (this.finished !== undefined) throw new Error('checksum already finished');
+    if (this.finished !== undefined) {
+      throw new AxonError('INTERNAL', 'A checksum was updated after it was finished.', {
+        component: 'file-store',
+        details: { invariant: 'checksum-updated-before-finish' },
+      });
+    }
     this.length += bytes.length;
     let at = 0;
     if (this.carried > 0) {

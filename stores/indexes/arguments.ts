@@ -12,6 +12,7 @@ export function assertTopK(topK: unknown, component: string): asserts topK is nu
     throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, {
       component,
       fix: 'Pass topK as 1, 2, 3, … (the store default is 50).',
+      details: { topK },
     });
   }
 }
@@ -38,10 +39,10 @@ export function assertSourceArguments(sourceType: unknown, sourceName: unknown, 
   }
 }
 
-/** Throw `INVALID_INPUT` unless `ids` is an array of strings. */
+/** Throw `INVALID_ID` unless `ids` is an array of strings. */
 export function assertIdList(ids: unknown, component: string): asserts ids is string[] {
   if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) {
-    throw new AxonError('INVALID_INPUT', 'getByIds takes an array of string ids.', {
+    throw new AxonError('INVALID_ID', 'getByIds takes an array of string ids.', {
       component,
       fix: "Pass the ids as an array of strings, e.g. getByIds(['a1', 'b2']).",
       details: { argument: 'ids' },
@@ -70,6 +71,7 @@ export function assertStorableDocument(document: Document, where: string, seen: 
     throw new AxonError('DUPLICATE_ID', `${where} repeats the id "${document.id}" within one add.`, {
       component,
       fix: 'Give every document of a batch its own id.',
+      details: { id: document.id },
     });
   }
   seen.add(document.id);

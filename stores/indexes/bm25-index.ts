@@ -163,6 +163,7 @@ export class Bm25Index {
         throw new AxonError('DUPLICATE_ID', `documents[${position}] repeats the id "${document.id}" within one add().`, {
           component: NAME,
           fix: 'Give each document its own id, or add the replacement in a later call.',
+          details: { id: document.id },
         });
       }
       batchIds.add(document.id);
@@ -223,6 +224,7 @@ export class Bm25Index {
       throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, {
         component: NAME,
         fix: 'Pass topK as a whole number of at least 1, or leave it out.',
+        details: { topK },
       });
     }
     const predicate = combinePredicates(options.filter === undefined ? undefined : compileFilter(parseFilter(options.filter, NAME)), options.predicate);

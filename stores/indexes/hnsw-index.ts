@@ -78,6 +78,7 @@ export class HnswIndex implements RowObserver {
       throw new AxonError('DIMENSION_MISMATCH', `The graph is for ${parsed.dimensions}-dimensional vectors; the index holds ${over.dimensions}.`, {
         component: this.component,
         fix: "Give the graph the index's dimensions, or build it over an index of vectors of its own size.",
+        details: { expected: parsed.dimensions, actual: over.dimensions },
       });
     }
     const space = over?.sharedVectors(parsed.dimensions);
@@ -134,7 +135,7 @@ export class HnswIndex implements RowObserver {
    */
   add(id: string, vector: ArrayLike<number>): void {
     if (typeof id !== 'string')
-      throw new AxonError('INVALID_INPUT', 'HNSW ids must be strings.', {
+      throw new AxonError('INVALID_ID', 'HNSW ids must be strings.', {
         component: this.component,
         fix: 'Pass the id as a string.',
         details: { argument: 'id' },
@@ -602,6 +603,7 @@ export class HnswIndex implements RowObserver {
       throw new AxonError('DIMENSION_MISMATCH', `The ${label} must have ${this.dimensions} values, got ${vector?.length ?? typeof vector}.`, {
         component: this.component,
         fix: `Pass vectors of the graph's ${this.dimensions} dimensions, from the embeddings model it was built with.`,
+        details: { expected: this.dimensions, actual: vector?.length },
       });
     }
     for (let index = 0; index < vector.length; index++) {

@@ -42,7 +42,7 @@ export function searchKeywordIndex(
 ): Document[] {
   if (keyword === undefined) throw keywordIndexDisabled(component);
   if (typeof query !== 'string') {
-    throw new AxonError('INVALID_INPUT', `keywordSearch() takes the query as a string, got ${typeof query}.`, {
+    throw new AxonError('INVALID_QUESTION', `keywordSearch() takes the query as a string, got ${typeof query}.`, {
       component,
       fix: "Pass the query text as a string: keywordSearch('refund policy', { topK: 5 }).",
       details: { argument: 'query' },

@@ -132,6 +132,7 @@ export class VectorIndex {
       throw new AxonError('DIMENSION_MISMATCH', `The index already holds ${this.fixedDimensions}-dimensional vectors; cannot switch to ${dimensions}.`, {
         component: this.component,
         fix: 'Use one embeddings model (and dimensions) for every document of a store, or re-index into a new one.',
+        details: { expected: this.fixedDimensions, actual: dimensions },
       });
     }
     this.fixedDimensions = dimensions;
@@ -187,6 +188,7 @@ export class VectorIndex {
         throw new AxonError('DUPLICATE_ID', `documents[${position}].id "${document.id}" appears more than once in the batch.`, {
           component: this.component,
           fix: 'Give every document in one add() a distinct id (re-adding an id in a later call replaces it).',
+          details: { id: document.id },
         });
       }
       seen.add(document.id);

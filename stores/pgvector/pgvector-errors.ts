@@ -46,6 +46,7 @@ export function describePostgresError(error: unknown, context: FailureContext): 
   if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ETIMEDOUT') {
     return new ProviderError(`Could not connect to PostgreSQL${target} for ${where}: ${code}${tried}.`, {
       provider: PGVECTOR_COMPONENT,
+      code: 'PROVIDER_UNREACHABLE',
       retryable: true,
       cause: error,
       fix: 'Start PostgreSQL, or correct the host and port of the url option (DATABASE_URL).',
@@ -54,6 +55,7 @@ export function describePostgresError(error: unknown, context: FailureContext): 
   if (code === '28P01' || code === '28000') {
     return new ProviderError(`PostgreSQL${target} refused the login for ${where} (authentication failed).`, {
       provider: PGVECTOR_COMPONENT,
+      code: 'PROVIDER_AUTH_FAILED',
       cause: error,
       fix: 'Check the user name and password of the url option (DATABASE_URL), and pg_hba.conf on the server.',
     });
@@ -61,6 +63,7 @@ export function describePostgresError(error: unknown, context: FailureContext): 
   if (code === '3D000') {
     return new ProviderError(`PostgreSQL${target} has no such database (${where}).`, {
       provider: PGVECTOR_COMPONENT,
+      code: 'PROVIDER_NOT_FOUND',
       cause: error,
       fix: 'Create the database, or correct the database name of the url option.',
     });
@@ -69,6 +72,7 @@ export function describePostgresError(error: unknown, context: FailureContext): 
     const outcome = 'The transaction was rolled back or did not reach a commit.';
     return new ProviderError(`The connection to PostgreSQL${target} was lost during ${where}${tried}: ${reason}. ${outcome}`, {
       provider: PGVECTOR_COMPONENT,
+      code: 'PROVIDER_UNAVAILABLE',
       retryable: true,
       cause: error,
       fix: context.operation === 'add documents' ? 'Retry the add: it is an idempotent upsert.' : 'Check the server and the network, then retry.',

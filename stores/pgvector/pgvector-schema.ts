@@ -7,7 +7,7 @@
  * `keyword_length integer`. `axon_pgvector_tables` records, per table, its schema version, dimensions and
  * keyword tokenizer options.
  */
-import { AxonError } from '../../src/errors.ts';
+import { type AxonError, ConfigError } from '../../src/errors.ts';
 import { MISSING_EXTENSION_STATES, missingExtensionError, PGVECTOR_COMPONENT } from './pgvector-errors.ts';
 
 /** Version of the table layout this code writes and reads, kept in `axon_pgvector_tables`. */
@@ -83,14 +83,17 @@ export async function readTableShape(client: Queryable, settings: TableSettings)
   const type = table.rows[0].type;
   if (!entry || !type?.startsWith('vector(')) {
     const missing = `no embedding vector column or no entry in ${PGVECTOR_REGISTRY_TABLE}`;
-    throw new AxonError('CONFIG_INVALID', `Table "${name}" exists but was not made by the pgvector store (${missing}).`, {
-      component: PGVECTOR_COMPONENT,
-      fix: 'Point the store at another table name; it will be created with the right layout.',
-    });
+    throw new ConfigError(
+      [{ path: 'table', code: 'existing_mismatch', message: `Table "${name}" exists but was not made by the pgvector store (${missing}).` }],
+      {
+        component: PGVECTOR_COMPONENT,
+        fix: 'Point the store at another table name; it will be created with the right layout.',
+      },
+    );
   }
   if (entry.schema_version > PGVECTOR_SCHEMA_VERSION) {
     const versions = `schema version ${entry.schema_version}; this Axon reads version ${PGVECTOR_SCHEMA_VERSION}`;
-    throw new AxonError('CONFIG_INVALID', `Table "${name}" has ${versions}.`, {
+    throw new ConfigError([{ path: 'table', code: 'existing_mismatch', message: `Table "${name}" has ${versions}.` }], {
       component: PGVECTOR_COMPONENT,
       fix: 'Upgrade axon-rag, or use another table.',
     });
@@ -99,7 +102,7 @@ export async function readTableShape(client: Queryable, settings: TableSettings)
   const keyword = entry.keyword !== null && entry.keyword !== undefined;
   if (keyword && tokenizerOptions && canonicalJson(entry.keyword) !== canonicalJson(tokenizerOptions)) {
     const problem = "was indexed with other keyword tokenizer options; its keyword search would not match this store's queries";
-    throw new AxonError('CONFIG_INVALID', `Table "${name}" ${problem}.`, {
+    throw new ConfigError([{ path: 'keywordIndex', code: 'existing_mismatch', message: `Table "${name}" ${problem}.` }], {
       component: PGVECTOR_COMPONENT,
       fix: `Use the table's tokenizer options (${canonicalJson(entry.keyword)}), or re-index into a new table.`,
     });
@@ -116,17 +119,16 @@ export async function readTableShape(client: Queryable, settings: TableSettings)
 export async function createTable(run: RunTransaction, settings: TableSettings, dimensions: number, signal: AbortSignal | undefined): Promise<TableShape> {
   const { table: name, index, tokenizerOptions } = settings;
   if (!settings.createTable) {
-    throw new AxonError('CONFIG_INVALID', `Table "${name}" does not exist and createTable is false.`, {
+    throw new ConfigError([{ path: 'createTable', code: 'existing_mismatch', message: `Table "${name}" does not exist and createTable is false.` }], {
       component: PGVECTOR_COMPONENT,
       fix: 'Create it (see docs/pgvector.md), or set createTable: true.',
     });
   }
   if (index !== 'none' && dimensions > MAX_INDEXED_DIMENSIONS) {
     const limit = `takes vectors of at most ${MAX_INDEXED_DIMENSIONS} dimensions; these have ${dimensions}`;
-    throw new AxonError('CONFIG_INVALID', `pgvector's ${index.type} index ${limit}. Nothing was written.`, {
+    throw new ConfigError([{ path: 'index', code: 'unsupported', message: `pgvector's ${index.type} index ${limit}. Nothing was written.` }], {
       component: PGVECTOR_COMPONENT,
       fix: 'Use index: "none" (exact scans), or an embeddings model (or dimensions option) of at most 2000 dimensions.',
-      details: { table: name, dimensions },
     });
   }
   await ensureVectorExtension(run, signal);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { KeywordSearchable, KeywordSearchOptions } from '../../src/contracts/keyword-search.ts';
 import type { SearchMethod, StoreOperationOptions, VectorSearchOptions, VectorStore, VectorStoreCapabilities } from '../../src/contracts/vector-store.ts';
 import type { Document, Vector } from '../../src/document.ts';
-import { AxonError, FilterError, throwIfAborted } from '../../src/errors.ts';
+import { AxonError, ConfigError, FilterError, throwIfAborted } from '../../src/errors.ts';
 import { parseFilter, type Filter } from '../../src/filter/index.ts';
 import { chunk } from '../../src/runtime/concurrency.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
@@ -152,7 +152,10 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
     this.topK = parsed.topK;
     this.table = parsed.table;
     if (parsed.pool && parsed.url !== undefined) {
-      throw new AxonError('CONFIG_INVALID', 'Give either url or pool, not both.', { component: NAME, fix: 'Drop one of the two options.' });
+      throw new ConfigError([{ path: 'pool', code: 'incompatible', message: 'Give either url or pool, not both.' }], {
+        component: NAME,
+        fix: 'Drop one of the two options.',
+      });
     }
     this.#pool = parsed.pool as Pool | undefined;
     this.#url = parsed.pool ? undefined : resolveConnectionUrl(parsed.url);
@@ -254,7 +257,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
       });
     }
     if (typeof query !== 'string') {
-      throw new AxonError('INVALID_INPUT', `keywordSearch() takes the query as a string, got ${typeof query}.`, {
+      throw new AxonError('INVALID_QUESTION', `keywordSearch() takes the query as a string, got ${typeof query}.`, {
         component: NAME,
         fix: "Pass the query text as a string: keywordSearch('refund policy', { topK: 5 }).",
         details: { argument: 'query' },
@@ -370,10 +373,19 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
 
   #assertKeywordTable(shape: TableShape): void {
     if (shape.keyword || !this.keywordIndexEnabled) return;
-    throw new AxonError('CONFIG_INVALID', `Table "${this.table}" was filled without the keyword index, so keyword search would miss its documents.`, {
-      component: NAME,
-      fix: 'Re-index into a new table with keywordIndex on, or use searchMode "vector".',
-    });
+    throw new ConfigError(
+      [
+        {
+          path: 'keywordIndex',
+          code: 'existing_mismatch',
+          message: `Table "${this.table}" was filled without the keyword index, so keyword search would miss its documents.`,
+        },
+      ],
+      {
+        component: NAME,
+        fix: 'Re-index into a new table with keywordIndex on, or use searchMode "vector".',
+      },
+    );
   }
 
   /** The table's dimensions and keyword setting, or `undefined` while it does not exist. Cached once found. */
@@ -422,10 +434,10 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
    */
   async #transaction<T>(operation: string, retryable: boolean, signal: AbortSignal | undefined, body: (client: Queryable) => Promise<T>): Promise<T> {
     if (this.#closed) {
-      throw new AxonError('INVALID_INPUT', `The store was closed; cannot ${operation}.`, {
+      throw new AxonError('STORE_CLOSED', `The store was closed; cannot ${operation}.`, {
         component: NAME,
         fix: 'Create a new store.',
-        details: { argument: 'this' },
+        details: { operation },
       });
     }
     const pool = await this.#getPool();
@@ -468,7 +480,7 @@ export class PgVectorStore implements VectorStore, KeywordSearchable {
 function resolveConnectionUrl(input: z.output<typeof apiKeySchema> | undefined): Secret {
   const secret = resolveApiKey(input, { component: NAME, environmentVariable: 'DATABASE_URL', required: false });
   if (secret) return secret;
-  throw new AxonError('CONFIG_INVALID', 'No PostgreSQL connection: give url (or pool), or set DATABASE_URL.', {
+  throw new ConfigError([{ path: 'url', code: 'invalid_type', message: 'No PostgreSQL connection: give url (or pool), or set DATABASE_URL.' }], {
     component: NAME,
     fix: 'Pass url: "postgres://user:password@host:5432/database", or url: { env: "DATABASE_URL" } in a config file.',
   });

@@ -6,7 +6,7 @@ import type { Pool } from 'pg';
 import { z } from 'zod';
 import type { ChatHistory, ChatHistoryLoadOptions, ChatHistoryOperationOptions, ConversationInfo, ConversationTurn } from '../../src/contracts/chat-history.ts';
 import { assertConversationId, assertLastTurns, compareConversations, normalizeConversationTurn } from '../../src/conversation/turns.ts';
-import { AxonError, ProviderError, throwIfAborted, withoutUrlCredentials } from '../../src/errors.ts';
+import { AxonError, ConfigError, ProviderError, throwIfAborted, withoutUrlCredentials } from '../../src/errors.ts';
 import { lazyModule, optionalPackage } from '../../src/runtime/lazy-module.ts';
 import type { PgPool } from './pg-pool.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
@@ -70,7 +70,10 @@ export class PostgresChatHistory implements ChatHistory {
   constructor(options: PostgresChatHistoryOptions = {}) {
     const parsed = parseOptions(postgresChatHistoryOptionsSchema, options, NAME);
     if (parsed.pool && parsed.url !== undefined) {
-      throw new AxonError('CONFIG_INVALID', 'Give either url or pool, not both.', { component: NAME, fix: 'Drop one of the two options.' });
+      throw new ConfigError([{ path: 'pool', code: 'incompatible', message: 'Give either url or pool, not both.' }], {
+        component: NAME,
+        fix: 'Drop one of the two options.',
+      });
     }
     this.#options = parsed;
     this.table = parsed.table;
@@ -154,10 +157,10 @@ export class PostgresChatHistory implements ChatHistory {
   /** The pool, with the table created on first use (when `createTable`). */
   async #ready(operation: string): Promise<Pool> {
     if (this.#closed) {
-      throw new AxonError('INVALID_INPUT', `The history was closed; cannot ${operation}.`, {
+      throw new AxonError('STORE_CLOSED', `The history was closed; cannot ${operation}.`, {
         component: NAME,
         fix: 'Create a new PostgresChatHistory.',
-        details: { argument: 'this' },
+        details: { operation },
       });
     }
     const pool = await this.#getPool();
@@ -228,6 +231,7 @@ export class PostgresChatHistory implements ChatHistory {
     if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ETIMEDOUT') {
       return new ProviderError(`Could not connect to PostgreSQL for ${where}: ${code}.`, {
         provider: NAME,
+        code: 'PROVIDER_UNREACHABLE',
         retryable: true,
         cause: error,
         fix: 'Start PostgreSQL, or correct the host and port of the url option (DATABASE_URL).',
@@ -236,6 +240,7 @@ export class PostgresChatHistory implements ChatHistory {
     if (code === '42P01') {
       return new ProviderError(`The table "${this.table}" does not exist (${where}).`, {
         provider: NAME,
+        code: 'PROVIDER_NOT_FOUND',
         cause: error,
         fix: 'Create it (see docs/conversations.md), or leave createTable on.',
       });
@@ -266,7 +271,7 @@ export class PostgresChatHistory implements ChatHistory {
 function resolveUrl(input: z.output<typeof apiKeySchema> | undefined): Secret {
   const secret = resolveApiKey(input, { component: NAME, environmentVariable: 'DATABASE_URL', required: false });
   if (secret) return secret;
-  throw new AxonError('CONFIG_INVALID', 'No PostgreSQL connection: give url (or pool), or set DATABASE_URL.', {
+  throw new ConfigError([{ path: 'url', code: 'invalid_type', message: 'No PostgreSQL connection: give url (or pool), or set DATABASE_URL.' }], {
     component: NAME,
     fix: 'Pass url: "postgres://user:password@host:5432/database", or url: { env: "DATABASE_URL" } in a config file.',
   });

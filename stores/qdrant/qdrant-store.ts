@@ -6,7 +6,15 @@ import { assertJsonMetadata, type Document, type JsonValue, type Vector } from '
 import { AxonError, ConfigError, ProviderError, throwIfAborted } from '../../src/errors.ts';
 import { parseFilter } from '../../src/filter/index.ts';
 import { chunk } from '../../src/runtime/concurrency.ts';
-import { isRetryableStatus, networkReason, request, retryAfterFromHeaders, retryPolicyFrom, transportOptionsShape } from '../../src/runtime/http.ts';
+import {
+  isRetryableStatus,
+  networkReason,
+  providerCodeOfStatus,
+  request,
+  retryAfterFromHeaders,
+  retryPolicyFrom,
+  transportOptionsShape,
+} from '../../src/runtime/http.ts';
 import { lazyModule, optionalPackage } from '../../src/runtime/lazy-module.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import type { RetryPolicy } from '../../src/runtime/retry.ts';
@@ -170,6 +178,7 @@ export class QdrantStore implements VectorStore {
       throw new AxonError('INVALID_TOP_K', `topK must be a positive integer, got ${String(topK)}.`, {
         component: NAME,
         fix: 'Pass topK as a whole number of at least 1, or leave it out.',
+        details: { topK },
       });
     }
     assertEf(options.ef, NAME);
@@ -216,7 +225,7 @@ export class QdrantStore implements VectorStore {
   async getByIds(ids: string[], options: StoreOperationOptions = {}): Promise<Document[]> {
     throwIfAborted(options.signal, NAME);
     if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string'))
-      throw new AxonError('INVALID_INPUT', 'getByIds expects an array of string ids.', {
+      throw new AxonError('INVALID_ID', 'getByIds expects an array of string ids.', {
         component: NAME,
         fix: "Pass the ids as an array of strings, e.g. getByIds(['a1', 'b2']).",
         details: { argument: 'ids' },
@@ -290,10 +299,19 @@ export class QdrantStore implements VectorStore {
     const vectors = info.config?.params?.vectors as Partial<Schemas['VectorParams']> | undefined;
     if (typeof vectors?.size !== 'number' || vectors.distance !== 'Cosine') {
       const found = typeof vectors?.size === 'number' ? `${String(vectors.distance)} distance` : 'named vectors';
-      throw new AxonError('CONFIG_INVALID', `Collection "${this.collection}" uses ${found}; the Qdrant store needs one unnamed vector with Cosine distance.`, {
-        component: NAME,
-        fix: 'Point the store at another collection name; it will be created with the right settings.',
-      });
+      throw new ConfigError(
+        [
+          {
+            path: 'collection',
+            code: 'existing_mismatch',
+            message: `Collection "${this.collection}" uses ${found}; the Qdrant store needs one unnamed vector with Cosine distance.`,
+          },
+        ],
+        {
+          component: NAME,
+          fix: 'Point the store at another collection name; it will be created with the right settings.',
+        },
+      );
     }
     this.#assertCollectionSize(vectors.size, this.#dimensions, 'the store is configured with');
     this.#shape = { size: vectors.size, indexedKeys: new Set(Object.keys(info.payload_schema ?? {})) };
@@ -445,6 +463,7 @@ export class QdrantStore implements VectorStore {
       const retryAfterMs = Number(error.retry_after) * 1000;
       return new ProviderError(`Qdrant is rate limiting ${where}.`, {
         provider: NAME,
+        code: 'PROVIDER_RATE_LIMITED',
         status: 429,
         retryable: true,
         retryAfterMs,
@@ -455,6 +474,7 @@ export class QdrantStore implements VectorStore {
       if (error.status === 404 && operation !== 'create the collection') this.#shape = undefined;
       return new ProviderError(`Qdrant refused ${where}: ${this.#redact(qdrantMessage(error.data, error.statusText))}`, {
         provider: NAME,
+        code: providerCodeOfStatus(error.status),
         status: error.status,
         // A 409 on create means the collection exists already (another writer made it): an answer, not a transient failure.
         retryable: isRetryableStatus(error.status) && !(error.status === 409 && operation === 'create the collection'),
@@ -466,6 +486,7 @@ export class QdrantStore implements VectorStore {
       return this.#invalidResponse(operation, this.#redact(error.message.split('\n')[0]));
     return new ProviderError(`Could not reach Qdrant at ${this.#origin} for ${where}: ${this.#redact(networkReason(error) ?? String(error))}.`, {
       provider: NAME,
+      code: 'PROVIDER_UNREACHABLE',
       retryable: true,
       cause: error,
       fix: 'Start Qdrant (see docs/qdrant.md) or correct the url option.',
@@ -509,7 +530,7 @@ function indexOf(field: string | { path: string; type: Schemas['PayloadSchemaTyp
   try {
     return [qdrantPayloadKey(path), type];
   } catch (error) {
-    throw new ConfigError([{ path: `indexedFields.${position}`, message: (error as Error).message }], { component: NAME });
+    throw new ConfigError([{ path: `indexedFields.${position}`, code: 'invalid_value', message: (error as Error).message }], { component: NAME });
   }
 }
 

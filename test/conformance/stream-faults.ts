@@ -69,7 +69,7 @@ export function describeStreamFaults(setup: StreamFaultSetup): void {
       const error = await rejectionOf(collect([], usages));
       expect(error.message).toMatch(/mid-stream/i);
       expect(error.message).not.toMatch(/base URL/);
-      expect(error).toMatchObject({ code: 'PROVIDER_ERROR' });
+      expect(error).toMatchObject({ code: 'PROVIDER_STREAM_INTERRUPTED' });
       expect(usages).toEqual([]);
     });
   });

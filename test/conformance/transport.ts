@@ -39,7 +39,7 @@ export function describeTransportBehaviour(setup: TransportSuiteSetup): void {
       setup.server().failNext({ kind: 'unauthorized' });
       const { provider, sleeps } = build();
       const error = await rejectionOf(setup.call(provider));
-      expect(error).toMatchObject({ name: 'ProviderError', code: 'PROVIDER_ERROR', status: 401 });
+      expect(error).toMatchObject({ name: 'ProviderError', code: 'PROVIDER_AUTH_FAILED', status: 401 });
       expect(error.message).toContain('rejected the API key');
       expect(error.fix).toMatch(/key/i);
       expect(error.message).toContain('[redacted]');
@@ -74,7 +74,7 @@ export function describeTransportBehaviour(setup: TransportSuiteSetup): void {
       setup.server().failNext({ kind: 'rate-limited', retryAfter: '3600' });
       const { provider, sleeps } = build({ maxRetryAfterMs: 60_000 });
       const error = await rejectionOf(setup.call(provider));
-      expect(error).toMatchObject({ status: 429, code: 'PROVIDER_ERROR' });
+      expect(error).toMatchObject({ status: 429, code: 'PROVIDER_RATE_LIMITED' });
       expect(error.message).toContain('asked to wait 3600 s');
       expect(sleeps).toEqual([]);
       expect(attempts()).toBe(1);
@@ -95,7 +95,7 @@ export function describeTransportBehaviour(setup: TransportSuiteSetup): void {
       setup.server().failNext({ kind: 'server-error', status: 503 }, 3);
       const { provider, sleeps } = build({ maxRetries: 1 });
       const error = await rejectionOf(setup.call(provider));
-      expect(error).toMatchObject({ status: 503, code: 'PROVIDER_ERROR' });
+      expect(error).toMatchObject({ status: 503, code: 'PROVIDER_UNAVAILABLE' });
       expect(error.details?.attempts).toBe(2);
       expect(sleeps).toEqual([250]);
       expect(attempts()).toBe(2);

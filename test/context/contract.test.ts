@@ -117,7 +117,7 @@ describe('JsonlTraceStore', () => {
       await appendFile(store.file, '{"runId": "torn');
       expect((await store.get('abc')).runId).toBe('abc-1');
       expect((await store.last())?.runId).toBe('abd-2');
-      await expect(store.get('ab')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(store.get('ab')).rejects.toMatchObject({ code: 'INVALID_ID' });
       await expect(store.get('zzz')).rejects.toMatchObject({ code: 'NOT_FOUND' });
       expect((await readFile(store.file, 'utf8')).split('\n').filter(Boolean)).toHaveLength(3);
     } finally {

@@ -157,9 +157,9 @@ describe('the conversation section of the context packet', () => {
   });
 
   it('refuses a history that is not one, and a budget that is not a positive integer', () => {
-    expect(() => new ContextBuilder().conversation({ history: 'no' as never })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    expect(() => new ContextBuilder().conversation({ history: 'no' as never })).toThrow(expect.objectContaining({ code: 'INVALID_HISTORY' }));
     expect(() => new ContextBuilder().conversation({ history: [{ role: 'system', content: 'x' }] as never })).toThrow(
-      expect.objectContaining({ code: 'INVALID_INPUT' }),
+      expect.objectContaining({ code: 'INVALID_HISTORY' }),
     );
     expect(() => new ContextBuilder().conversation({ history, maxTokens: 0 })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
   });

@@ -87,10 +87,10 @@ describe('checkEligibility', () => {
     expect(checkEligibility(doc({ maxAgeDays: 'ninety', updatedAt: '2026-05-31' }), { now }).eligible).toBe(false);
   });
 
-  it('rejects a malformed caller with INVALID_INPUT', () => {
-    expect(() => checkEligibility(doc({}), { tenantId: '' })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
-    expect(() => checkEligibility(doc({}), { roles: 'admin' as unknown as string[] })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
-    expect(() => checkEligibility(doc({}), { now: new Date('nope') })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
+  it('rejects a malformed caller with INVALID_CALLER', () => {
+    expect(() => checkEligibility(doc({}), { tenantId: '' })).toThrow(expect.objectContaining({ code: 'INVALID_CALLER' }));
+    expect(() => checkEligibility(doc({}), { roles: 'admin' as unknown as string[] })).toThrow(expect.objectContaining({ code: 'INVALID_CALLER' }));
+    expect(() => checkEligibility(doc({}), { now: new Date('nope') })).toThrow(expect.objectContaining({ code: 'INVALID_CALLER' }));
   });
 });
 

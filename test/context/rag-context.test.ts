@@ -187,8 +187,8 @@ describe('bad options', () => {
       [{ context: { maxTokens: 100, reservedForOutput: 100 } }, 'INVALID_OPTION'],
       [{ context: { tokenizer: { name: 'x' } } }, 'CONFIG_INVALID'],
       [{ context: { maxTokenz: 100 } }, 'CONFIG_INVALID'],
-      [{ caller: { roles: 'admin' } }, 'INVALID_INPUT'],
-      [{ caller: { now: 'yesterday' } }, 'INVALID_INPUT'],
+      [{ caller: { roles: 'admin' } }, 'INVALID_CALLER'],
+      [{ caller: { now: 'yesterday' } }, 'INVALID_CALLER'],
       [{ guardrail: 'no' }, 'INVALID_OPTION'],
       [{ conflictCheck: 'llm' }, 'INVALID_OPTION'],
     ];

@@ -129,8 +129,8 @@ describe('condenseQuestion (offline)', () => {
 
   it('refuses an empty question, a history that is not one, and bad options', () => {
     expect(() => condenseQuestion('  ', survey)).toThrow(expect.objectContaining({ code: 'INVALID_QUESTION' }));
-    expect(() => condenseQuestion('Why?', 'history' as never)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
-    expect(() => condenseQuestion('Why?', [{ role: 'system', content: 'x' }] as never)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    expect(() => condenseQuestion('Why?', 'history' as never)).toThrow(expect.objectContaining({ code: 'INVALID_HISTORY' }));
+    expect(() => condenseQuestion('Why?', [{ role: 'system', content: 'x' }] as never)).toThrow(expect.objectContaining({ code: 'INVALID_HISTORY' }));
     expect(() => condenseQuestion('Why?', survey, { maxNames: -1 })).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
   });
 });

@@ -119,7 +119,7 @@ describe.each(cases)('$name stream faults', ({ server, create, cut, limited }) =
     const error = await rejectionOf(collect(create()));
     expect(error.message).toMatch(/mid-stream|middle of the stream/i);
     expect(error.message).not.toMatch(/base URL/);
-    expect(error).toMatchObject({ code: 'PROVIDER_ERROR' });
+    expect(error).toMatchObject({ code: 'PROVIDER_STREAM_INTERRUPTED' });
   });
 });
 

@@ -99,7 +99,7 @@ describe('HttpClient.postEventStream', () => {
     expect(sleeps).toHaveLength(1);
     server.failNext({ kind: 'unauthorized' });
     const error = await rejectionOf(collect(client().postEventStream('events', {})));
-    expect(error).toMatchObject({ status: 401, code: 'PROVIDER_ERROR' });
+    expect(error).toMatchObject({ status: 401, code: 'PROVIDER_AUTH_FAILED' });
     expect(error.message).toContain('[redacted]');
     expectNoSecret(error);
   });

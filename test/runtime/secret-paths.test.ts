@@ -106,6 +106,7 @@ describe('D11: a key pasted where the variable name goes', () => {
     expect((error as ConfigError).issues).toEqual([
       {
         path: 'embeddings.apiKey',
+        code: 'missing_variable',
         message: `the value of env (${pasted.length} characters) is not the name of an environment variable; it looks like a key itself`,
       },
     ]);

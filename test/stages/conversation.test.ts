@@ -309,6 +309,6 @@ describe('RAG.conversation: bad input', () => {
     });
     await expect(rag.answer(FIRST, { conversation: { history: [], condense: 'always' as never } })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
     await expect(rag.answer(FIRST, { conversation: { history: [], maxTokens: 0 } })).rejects.toMatchObject({ code: 'INVALID_OPTION' });
-    await expect(rag.answer(FIRST, { conversation: { history: [{ role: 'robot' }] as never } })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(rag.answer(FIRST, { conversation: { history: [{ role: 'robot' }] as never } })).rejects.toMatchObject({ code: 'INVALID_HISTORY' });
   });
 });

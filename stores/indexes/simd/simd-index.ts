@@ -232,6 +232,7 @@ export class SimdVectorSpace {
       throw new AxonError('DIMENSION_MISMATCH', `stage() got a ${vector.length}-dimensional vector; the space holds ${this.dimensions}.`, {
         component: this.component,
         fix: `Stage vectors of the space's ${this.dimensions} dimensions.`,
+        details: { expected: this.dimensions, actual: vector.length },
       });
     }
     assertFinite(vector, this.component, 'vector');
@@ -305,6 +306,7 @@ export class SimdVectorSpace {
       throw new AxonError('DIMENSION_MISMATCH', `set() got a ${vector.length}-dimensional vector; the space holds ${this.dimensions}.`, {
         component: this.component,
         fix: `Set vectors of the space's ${this.dimensions} dimensions.`,
+        details: { expected: this.dimensions, actual: vector.length },
       });
     }
     assertFinite(vector, this.component, 'vector');
@@ -496,7 +498,11 @@ export class SimdVectorSpace {
       throw new AxonError(
         'DIMENSION_MISMATCH',
         `The query must be a Float32Array of ${this.dimensions} values, got ${query instanceof Float32Array ? query.length : typeof query}.`,
-        { component: this.component, fix: `Pass the query as a Float32Array of the space's ${this.dimensions} dimensions.` },
+        {
+          component: this.component,
+          fix: `Pass the query as a Float32Array of the space's ${this.dimensions} dimensions.`,
+          details: { expected: this.dimensions, actual: query instanceof Float32Array ? query.length : undefined },
+        },
       );
     }
     assertFinite(query, this.component, 'query vector');

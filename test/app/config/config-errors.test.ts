@@ -23,8 +23,8 @@ describe('configuration problems, all at once', () => {
   it('a misspelt top-level key does not hide the problems inside the entries, and names the key meant', async () => {
     const issues = await issuesOf(() => createRag({ embedings: { provider: 'local' }, postProcessors: [{ type: 'adaptive-threshold', multiplier: -1 }] }));
     expect(issues).toEqual([
-      { path: 'embedings', message: 'unknown option "embedings" (did you mean "embeddings"?)' },
-      { path: 'postProcessors[0].multiplier', message: expect.stringContaining('must be ≥ 0') },
+      { path: 'embedings', code: 'unrecognized_keys', message: 'unknown option "embedings" (did you mean "embeddings"?)' },
+      { path: 'postProcessors[0].multiplier', code: 'too_small', message: expect.stringContaining('must be ≥ 0') },
     ]);
   });
 
@@ -43,7 +43,7 @@ describe('configuration problems, all at once', () => {
       'preProcessors',
       'store.topk',
     ]);
-    expect(issues).toContainEqual({ path: 'store.topk', message: 'unknown option "topk" (did you mean "topK"?)' });
+    expect(issues).toContainEqual({ path: 'store.topk', code: 'unrecognized_keys', message: 'unknown option "topk" (did you mean "topK"?)' });
     expect(issues.find((issue) => issue.path === 'postProcessors[1].type')!.message).toMatch(
       /^unknown post-processor "adaptive-treshold" \(did you mean "adaptive-threshold"\?\); registered: /,
     );
@@ -58,12 +58,12 @@ describe('configuration problems, all at once', () => {
 
   it('suggests nothing for a key that is not close to any allowed one', async () => {
     const issues = await issuesOf(() => createRag({ store: { type: 'memory', colour: 'red' } }));
-    expect(issues).toEqual([{ path: 'store.colour', message: 'unknown option "colour"' }]);
+    expect(issues).toEqual([{ path: 'store.colour', code: 'unrecognized_keys', message: 'unknown option "colour"' }]);
   });
 
   it('a constructor given an unknown option names the nearest one too', () => {
     expect(() => new FileStore({ directory: 'x', topk: 3 } as never)).toThrow(
-      expect.objectContaining({ issues: [{ path: 'topk', message: 'unknown option "topk" (did you mean "topK"?)' }] }),
+      expect.objectContaining({ issues: [{ path: 'topk', code: 'unrecognized_keys', message: 'unknown option "topk" (did you mean "topK"?)' }] }),
     );
   });
 
@@ -104,7 +104,7 @@ describe('the file store\'s folder is "directory" in configuration, as in code',
 
   it('refuses both names at once', async () => {
     expect(await issuesOf(() => createRag({ store: { type: 'file', directory: 'a', path: 'b' } }, { baseDirectory: directory }))).toEqual([
-      { path: 'store.path', message: '"path" is the old name of "directory"; give only "directory"' },
+      { path: 'store.path', code: 'custom', message: '"path" is the old name of "directory"; give only "directory"' },
     ]);
   });
 });
@@ -120,7 +120,7 @@ describe('configuration messages that name the fix', () => {
 
   it('a misspelt section with another ending names the section meant', async () => {
     expect(await issuesOf(() => createRag({ embedder: { provider: 'local' } }))).toEqual([
-      { path: 'embedder', message: 'unknown option "embedder" (did you mean "embeddings"?)' },
+      { path: 'embedder', code: 'unrecognized_keys', message: 'unknown option "embedder" (did you mean "embeddings"?)' },
     ]);
     expect(closestName('embedder', ['embeddings', 'chat', 'store'])).toBe('embeddings');
     expect(closestName('conf', ['config', 'context', 'store'])).toBe('config');
@@ -132,7 +132,11 @@ describe('configuration messages that name the fix', () => {
     const error = await loadConfigFile(join(directory, 'axon.config.json')).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).issues).toEqual([
-      { path: '', message: expect.stringMatching(/^not valid JSON at line 3, column 35 in "\\"chat\\": \{ \\"provider\\": \\"openai\\", \}": .+/) },
+      {
+        path: '',
+        code: 'invalid_json',
+        message: expect.stringMatching(/^not valid JSON at line 3, column 35 in "\\"chat\\": \{ \\"provider\\": \\"openai\\", \}": .+/),
+      },
     ]);
     expect((error as ConfigError).issues[0].message).not.toMatch(/position/);
     await writeFile(join(directory, 'cut.json'), '{\n  "store": {');
@@ -149,9 +153,9 @@ describe('configuration messages that name the fix', () => {
       }),
     );
     expect(issues).toEqual([
-      { path: 'embeddings.baseURL', message: '"api.jina.ai/v1" has no scheme: write "https://api.jina.ai/v1"' },
-      { path: 'chat.baseURL', message: '"localhost:11434/v1" has no scheme: write "http://localhost:11434/v1"' },
-      { path: 'postProcessors[0].host', message: '"localhost:8080" has no scheme: write "http://localhost:8080"' },
+      { path: 'embeddings.baseURL', code: 'custom', message: '"api.jina.ai/v1" has no scheme: write "https://api.jina.ai/v1"' },
+      { path: 'chat.baseURL', code: 'custom', message: '"localhost:11434/v1" has no scheme: write "http://localhost:11434/v1"' },
+      { path: 'postProcessors[0].host', code: 'custom', message: '"localhost:8080" has no scheme: write "http://localhost:8080"' },
     ]);
   });
 });
@@ -200,6 +204,7 @@ export function register(registry: { register(definition: unknown): void }): voi
     expect((error as ConfigError).issues).toEqual([
       {
         path: 'plugins[0]',
+        code: 'plugin_invalid',
         message: expect.stringMatching(/^cannot load \.\/axon-plugins\.ts: Node \d+\.\d+\.\d+ does not load TypeScript by itself/),
       },
     ]);

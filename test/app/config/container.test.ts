@@ -149,6 +149,7 @@ describe('the container createRag resolves', () => {
     expect(issues).toEqual([
       {
         path: 'postProcessors[0].type',
+        code: 'plugin_invalid',
         message: `the post-processor "undeclared" reads the pipeline's store without declaring it: add requires: ['store'] to its definition`,
       },
     ]);
@@ -183,7 +184,11 @@ describe('the container createRag resolves', () => {
     );
     const issues = await issuesOf(() => createRag({ embeddings: { provider: 'store-backed' }, store: { type: 'embedding-aware' } }, { registry }));
     expect(issues).toEqual([
-      { path: 'embeddings.provider', message: 'the parts need each other, so none can be built first: embeddings → store → embeddings' },
+      {
+        path: 'embeddings.provider',
+        code: 'dependency_cycle',
+        message: 'the parts need each other, so none can be built first: embeddings → store → embeddings',
+      },
     ]);
     expect(built).toEqual([]);
   });

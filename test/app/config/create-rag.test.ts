@@ -294,8 +294,8 @@ describe('lazily registered components', () => {
     });
     const issues = await issuesOf(() => createRag({ postProcessors: [{ type: 'broken-module' }, { type: 'top-n', n: -1 }] }, { registry }));
     expect(issues).toEqual([
-      { path: 'postProcessors[0].type', message: expect.stringContaining('could not be loaded: Cannot find module ./missing.js') },
-      { path: 'postProcessors[1].n', message: expect.any(String) },
+      { path: 'postProcessors[0].type', code: 'unavailable', message: expect.stringContaining('could not be loaded: Cannot find module ./missing.js') },
+      { path: 'postProcessors[1].n', code: 'too_small', message: expect.any(String) },
     ]);
   });
 });

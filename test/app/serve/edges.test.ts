@@ -170,8 +170,8 @@ describe('what the page is told', () => {
 describe('a busy port', () => {
   it('is said to be in use, with --port 0 as the way out, not reported as a bug', async () => {
     await expect(serve(pipeline.rag, { port })).rejects.toMatchObject({
-      code: 'INVALID_OPTION',
-      details: { option: 'port' },
+      code: 'ADDRESS_IN_USE',
+      details: { port, host: '127.0.0.1' },
       message: expect.stringContaining(`Port ${port} on 127.0.0.1 is already in use`),
     });
     const result = await runAxon(pipeline.directory, ['serve', '--port', String(port)]);

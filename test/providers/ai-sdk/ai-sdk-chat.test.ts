@@ -102,7 +102,7 @@ describe('AISdkChat: an AI SDK language model as a ChatProvider', () => {
       throw apiCallError(401);
     };
     const error = await rejectionOf(new AISdkChat(model, { retryPolicy: recordingRetryPolicy().policy }).complete(question));
-    expect(error).toMatchObject({ name: 'ProviderError', status: 401, code: 'PROVIDER_ERROR' });
+    expect(error).toMatchObject({ name: 'ProviderError', status: 401, code: 'PROVIDER_AUTH_FAILED' });
     expect(error.message).toContain('[ai-sdk-scripted-chat]');
   });
 

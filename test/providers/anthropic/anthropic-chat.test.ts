@@ -139,7 +139,7 @@ describe('AnthropicChat against a loopback Messages API', () => {
       })(),
     );
     expect(deltas).toEqual(['The Eiffel']);
-    expect(error).toMatchObject({ name: 'ProviderError', code: 'PROVIDER_ERROR' });
+    expect(error).toMatchObject({ name: 'ProviderError', code: 'PROVIDER_UNAVAILABLE' });
     expect(error.message).toContain('overloaded');
     expect(server.requests).toHaveLength(1);
   });
@@ -162,7 +162,7 @@ describe('AnthropicChat against a loopback Messages API', () => {
     const chat = new AnthropicChat({ apiKey: TEST_KEY, baseURL: server.url });
     const error = await rejectionOf(chat.complete(question));
     expect(error.message).toContain('max_tokens: too large (invalid_request_error)');
-    await expect(chat.complete([{ role: 'system', content: 'Be brief.' }])).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(chat.complete([{ role: 'system', content: 'Be brief.' }])).rejects.toMatchObject({ code: 'INVALID_MESSAGES' });
   });
 
   it('refuses a reply without a content list', async () => {

@@ -70,7 +70,7 @@ describe('LocalAIRerankModel against a loopback LocalAI server', () => {
     const host = closed.url;
     await closed.close();
     const error = await rejectionOf(new LocalAIRerankModel({ host, maxRetries: 0 }).rerank('q', ['a'], { topN: 1 }));
-    expect(error).toMatchObject({ code: 'PROVIDER_ERROR' });
+    expect(error).toMatchObject({ code: 'PROVIDER_UNREACHABLE' });
     expect(error.message).toContain(`[axon] [localai-rerank] Could not reach the service at ${host}/v1/rerank (ECONNREFUSED).`);
   });
 

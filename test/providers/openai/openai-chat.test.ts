@@ -92,7 +92,7 @@ describe('OpenAIChat against a loopback OpenAI server', () => {
         for await (const _delta of new OpenAIChat({ apiKey: TEST_KEY, baseURL: baseURL(), maxRetries: 0 }).stream(question));
       })(),
     );
-    for (const error of [completeError, streamError]) expect(error).toMatchObject({ code: 'PROVIDER_ERROR', status: 401, provider: 'openai-chat' });
+    for (const error of [completeError, streamError]) expect(error).toMatchObject({ code: 'PROVIDER_AUTH_FAILED', status: 401, provider: 'openai-chat' });
     expect((streamError as Error).message).toBe((completeError as Error).message);
   });
 

@@ -387,7 +387,7 @@ export function describePgVectorStore(label: string, target: () => PgTarget): vo
           proxy.dropOnInsert(2);
           const error = await failing.add(documents).catch((caught: unknown) => caught);
           const lost = new RegExp(`connection to PostgreSQL at 127\\.0\\.0\\.1:\\d+/${database} was lost`);
-          expect(error).toMatchObject({ name: 'ProviderError', code: 'PROVIDER_ERROR', retryable: true, message: lost });
+          expect(error).toMatchObject({ name: 'ProviderError', code: 'PROVIDER_UNAVAILABLE', retryable: true, message: lost });
           expect((error as Error).message).not.toContain('proxy-password-93');
           expect(proxy.drops).toBe(1);
           // The first batch had reached the server inside the transaction: it was rolled back with it.

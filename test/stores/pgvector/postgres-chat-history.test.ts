@@ -90,7 +90,7 @@ describe('PostgresChatHistory', () => {
   it('with createTable: false, a missing table reads as a ProviderError naming it', async () => {
     const { history } = freshHistory({ createTable: false });
     await expect(history.append('none', conformanceTurn(0))).rejects.toMatchObject({
-      code: 'PROVIDER_ERROR',
+      code: 'PROVIDER_NOT_FOUND',
       message: expect.stringMatching(/does not exist/),
     });
   });
@@ -114,7 +114,7 @@ describe('PostgresChatHistory', () => {
         () => undefined,
         (caught: unknown) => caught as Error,
       );
-      expect(error).toMatchObject({ code: 'PROVIDER_ERROR', retryable: true });
+      expect(error).toMatchObject({ code: 'PROVIDER_UNREACHABLE', retryable: true });
       expect(JSON.stringify({ message: error?.message, details: (error as { details?: unknown }).details })).not.toContain('hunter2secret');
     } finally {
       await history.close();
@@ -125,7 +125,7 @@ describe('PostgresChatHistory', () => {
     const own = new PostgresChatHistory({ url: server.url });
     await own.append('own-pool', conformanceTurn(0));
     await own.close();
-    await expect(own.load('own-pool')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(own.load('own-pool')).rejects.toMatchObject({ code: 'STORE_CLOSED' });
     const given = new PostgresChatHistory({ pool: server.pool });
     expect((await given.load('own-pool')).map((turn) => turn.runId)).toEqual(['run-0']);
     await given.close();

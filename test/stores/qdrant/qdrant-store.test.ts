@@ -318,7 +318,7 @@ describe('qdrant-store', () => {
       await store.add([doc('a', [1, 0, 0])]);
       server.failNext({ path: `/collections/${collection}/points/query` }, { status: 400, body: { status: { error: 'Bad request: something odd' }, time: 0 } });
       const error = await store.search([1, 0, 0]).catch((caught: unknown) => caught);
-      expect(error).toMatchObject({ name: 'ProviderError', code: 'PROVIDER_ERROR', component: 'qdrant-store', status: 400, retryable: false });
+      expect(error).toMatchObject({ name: 'ProviderError', code: 'PROVIDER_REQUEST_REJECTED', component: 'qdrant-store', status: 400, retryable: false });
       expect((error as Error).message).toBe(
         `[axon] [qdrant-store] Qdrant refused "search" on collection "${collection}": Bad request: something odd (HTTP 400) Check the request against the Qdrant server version (1.10 or later is needed).`,
       );
