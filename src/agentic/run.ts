@@ -312,7 +312,7 @@ export class Run {
       evidence.push({ label: evidence.length + 1, document: toDocument(item) });
     }
     if (this.chat === undefined) {
-      const extract = extractiveAnswer(this.searchQuestion, evidence);
+      const extract = extractiveAnswer(this.searchQuestion, evidence, { asked: this.question });
       // Quoted sentences that do not cover the question are no answer (the contract of `RAG.answer`).
       const uncovered = extract.text !== '' && !extract.coverage.sufficient ? ` ${describeUncovered(extract.coverage)}` : '';
       const answers = extract.text !== '' && uncovered === '';
@@ -336,7 +336,7 @@ export class Run {
     const parsed = parseCitedAnswer(stripper.text, ranked.length);
     // The model's status, checked against what it cites; a stated disagreement citing each side is an answer here.
     const cited = parsed.citations.flatMap((citation) => citation.references.map((reference) => reference.resultIndex + 1));
-    const judged = judgeModelAnswer(this.searchQuestion, stripper.text, cited, evidence);
+    const judged = judgeModelAnswer(this.searchQuestion, stripper.text, cited, evidence, this.question);
     const status: AgenticStatus = judged.status === 'missing_evidence' ? 'missing_evidence' : 'answered';
     yield* this.release(parsed, status, 'generated', results, stopReason, live);
   }
