@@ -46,6 +46,13 @@ export const agenticRetrieverOptionsSchema = z
     /** Most results in the final result (and shown to the planner). @default 20 */
     maxResults: z.number().int().min(1).max(100).default(20),
     /**
+     * How many results the run returns, when more than `maxResults`: the `maxResults` ranked ones, then every other
+     * result of the question's own search in that search's order (it retrieves this many). The list is then never
+     * shorter, nor poorer below its ranked head, than a single search for the question; the planner and the answer
+     * still see only the ranked results. @default maxResults (the ranked results only)
+     */
+    topK: z.number().int().min(1).optional(),
+    /**
      * How much one planned round counts in the final ranking, relative to the question's own (speculative)
      * search: each of a round's sub-query lists weighs `roundWeight / (sub-queries in the round)` in the
      * reciprocal rank fusion. Chosen on HotpotQA-500 with the offline planner: at 1 the rounds crowd out what the

@@ -17,14 +17,23 @@ export interface ResultEntry {
  * fusion (`RankFusion`, k = 60): a result's score is the sum of `weight / (k + rank)` over the searches that
  * found it. A chunk whose source was expanded, or whose content another result has, is that result. A second hop
  * (the results of a sub-query planned from a result) ranks directly below the result it follows from
- * (`chainedRanking`).
+ * (`chainedRanking`). Below the ranked results, the question's own search may be followed by the rest of what it
+ * found (`follow`, `listed`).
  */
 export class ResultSet {
   private readonly fusion = new RankFusion<ResultEntry>();
   private readonly contentKeys = new Map<string, string>();
   private readonly chains: RankedChain[] = [];
+  private readonly followers: Follower[] = [];
 
-  constructor(private readonly maxResults: number) {}
+  /**
+   * @param maxResults the most results ranked (by fusion and chaining)
+   * @param length the most results listed (`listed`): the ranked ones, then what follows them
+   */
+  constructor(
+    private readonly maxResults: number,
+    private readonly length = maxResults,
+  ) {}
 
   /** How many results the run holds. */
   get size(): number {
@@ -46,13 +55,8 @@ export class ResultSet {
     const counted = new Set<string>();
     documents.forEach((document, position) => {
       const provenance: Provenance = { ...origin, rank: position + 1 };
-      let key = `${storeIndex}\u0000${document.id}`;
-      // A chunk inside an expanded document is that document.
-      const expandedKey = `${storeIndex}\u0000${expandedId(document)}`;
-      if (!this.fusion.has(key) && this.fusion.has(expandedKey)) key = expandedKey;
       const hash = contentHash(document.content);
-      const sameContent = this.contentKeys.get(hash);
-      if (!this.fusion.has(key) && sameContent !== undefined && this.fusion.has(sameContent)) key = sameContent;
+      const key = this.keyOf(document, storeIndex, hash);
       if (counted.has(key)) return;
       counted.add(key);
       keys?.push(key);
@@ -62,17 +66,7 @@ export class ResultSet {
         this.fusion.credit(key, existing, position + 1, weight);
         return;
       }
-      const item: AgenticResultItem = {
-        id: document.id,
-        content: document.content,
-        metadata: { ...document.metadata },
-        sourceType: document.sourceType,
-        sourceName: document.sourceName,
-        retriever: origin.retriever,
-        score: 0,
-        expanded: false,
-        provenance: [provenance],
-      };
+      const item: AgenticResultItem = { ...newItem(document, origin.retriever), provenance: [provenance] };
       this.fusion.credit(key, { key, item, storeIndex }, position + 1, weight);
       this.contentKeys.set(hash, key);
       added.push(document.id);
@@ -112,9 +106,63 @@ export class ResultSet {
     return item;
   }
 
+  /**
+   * Keep every document of the question's own search (best first), `search` numbering that search among the
+   * question's searches, to follow the ranked results in `listed`. They count in no ranking.
+   */
+  follow(documents: Document[], origin: Omit<Provenance, 'rank'>, storeIndex: number, search: number): void {
+    documents.forEach((document, position) => {
+      const provenance: Provenance = { ...origin, rank: position + 1 };
+      const item: AgenticResultItem = { ...newItem(document, origin.retriever), provenance: [provenance] };
+      this.followers.push({ document, storeIndex, search, rank: position + 1, hash: contentHash(document.content), item });
+    });
+  }
+
+  /**
+   * The run's list of results: `ranked()`, then the results of the question's own searches (`follow`) not ranked
+   * above, by their rank in those searches (the first search first on a tie), up to `length` results in all. The
+   * ranked ones decide the head; below it the list holds what a single search for the question would, in its order.
+   * A result only followed scores 0; one the fusion holds but did not rank this high keeps its fused score.
+   */
+  listed(): AgenticResultItem[] {
+    const ranked = this.rankedEntries();
+    const list = ranked.map((entry) => entry.item);
+    if (list.length >= this.length || this.followers.length === 0) return list;
+    const listedKeys = new Set(ranked.map((entry) => entry.key));
+    const scores = new Map(this.fusion.ranked().map((entry) => [entry.key, entry.score]));
+    const followedContent = new Set<string>();
+    const followers = [...this.followers].sort((first, second) => first.rank - second.rank || first.search - second.search);
+    for (const follower of followers) {
+      if (list.length >= this.length) break;
+      const key = this.keyOf(follower.document, follower.storeIndex, follower.hash);
+      // Two followers of the same content are one result, as they are in the fusion.
+      if (listedKeys.has(key) || (!this.fusion.has(key) && followedContent.has(follower.hash))) continue;
+      listedKeys.add(key);
+      followedContent.add(follower.hash);
+      const fused = this.fusion.item(key);
+      if (fused) fused.item.score = Math.round((scores.get(key) ?? 0) * 1e6) / 1e6;
+      list.push(fused?.item ?? follower.item);
+    }
+    return list;
+  }
+
   /** The result held under `key`. */
   item(key: string): AgenticResultItem | undefined {
     return this.fusion.item(key)?.item;
+  }
+
+  /**
+   * The key of the result a document is: its own, or, when the run holds no result of that id, the expanded
+   * document it is a chunk of, or the result with the same content.
+   */
+  private keyOf(document: Document, storeIndex: number, hash: string): string {
+    const key = `${storeIndex}\u0000${document.id}`;
+    if (this.fusion.has(key)) return key;
+    // A chunk inside an expanded document is that document.
+    const expandedKey = `${storeIndex}\u0000${expandedId(document)}`;
+    if (this.fusion.has(expandedKey)) return expandedKey;
+    const sameContent = this.contentKeys.get(hash);
+    return sameContent !== undefined && this.fusion.has(sameContent) ? sameContent : key;
   }
 
   /** Rank `children` (keys, best first) with the result `parent`: the best of them directly below it (see `chainedRanking`). */
@@ -157,6 +205,33 @@ export function expandedId(document: Pick<Document, 'sourceType' | 'sourceName'>
 
 /** Results of a sub-query planned from a result that rank directly below it. */
 const CHAINED_RESULTS = 1;
+
+/** A document of the question's own search kept to follow the ranked results. */
+interface Follower {
+  document: Document;
+  storeIndex: number;
+  /** Which of the question's searches found it. */
+  search: number;
+  /** Its rank in that search. */
+  rank: number;
+  hash: string;
+  item: AgenticResultItem;
+}
+
+/** A search's document as a result of the run, not yet found by any search. */
+function newItem(document: Document, retriever: string): AgenticResultItem {
+  return {
+    id: document.id,
+    content: document.content,
+    metadata: { ...document.metadata },
+    sourceType: document.sourceType,
+    sourceName: document.sourceName,
+    retriever,
+    score: 0,
+    expanded: false,
+    provenance: [],
+  };
+}
 
 function withoutChunkIndex(metadata: Document['metadata']): Document['metadata'] {
   const { chunkIndex: _chunkIndex, ...rest } = metadata;

@@ -44,12 +44,19 @@ export class BoundRetriever {
     this.admits = this.filter === undefined ? () => true : compileFilter(parseFilter(this.filter, component));
   }
 
-  /** The best `maxResults` documents for `query`, best first; for a pipeline, also the trace of its search. */
-  async search(query: string, signal: AbortSignal): Promise<{ documents: Document[]; trace?: RunTrace; usage?: RunUsage }> {
+  /**
+   * The best `maxResults` documents for `query`, best first (the best `keep`, when more: the search then asks for at
+   * least that many); for a pipeline, also the trace of its search.
+   */
+  async search(query: string, signal: AbortSignal, keep = this.maxResults): Promise<{ documents: Document[]; trace?: RunTrace; usage?: RunUsage }> {
     const spec = this.spec;
+    const count = Math.max(keep, this.maxResults);
     if ('rag' in spec) {
-      const result = await spec.rag.retrieve(query, { ...spec.retrieve, filter: this.filter, signal });
-      return { documents: result.documents.slice(0, this.maxResults), trace: result.trace, ...(result.usage ? { usage: result.usage } : {}) };
+      // The search's own length stands unless it is shorter than asked: a longer one would change what it ranks.
+      const asked = spec.retrieve?.topK ?? this.store.topK;
+      const settings = keep > this.maxResults && asked < keep ? { ...spec.retrieve, topK: keep } : spec.retrieve;
+      const result = await spec.rag.retrieve(query, { ...settings, filter: this.filter, signal });
+      return { documents: result.documents.slice(0, count), trace: result.trace, ...(result.usage ? { usage: result.usage } : {}) };
     }
     // The pipeline's own stages: embed, the vector and keyword searches, fusion. The store is not required to
     // hold documents (every speculative search failing is what reports an empty index), and the trace is not
@@ -61,7 +68,7 @@ export class BoundRetriever {
       search: {
         mode: spec.embeddings === undefined ? 'keyword' : keyword ? 'hybrid' : 'vector',
         weights: { vector: 1, keyword: 1 },
-        topK: this.maxResults,
+        topK: count,
         filter: this.filter,
         eligibilityFiltered: false,
       },
@@ -78,7 +85,7 @@ export class BoundRetriever {
     ];
     const recorder = new TraceRecorder(query, undefined, { telemetry: false });
     const searched = await runStagesToEnd(this.stages, state, recorder, signal);
-    return { documents: searched.documents.slice(0, this.maxResults), usage: recorder.usageSummary() };
+    return { documents: searched.documents.slice(0, count), usage: recorder.usageSummary() };
   }
 }
 

@@ -61,7 +61,7 @@ export class Run {
   ) {
     this.searchQuestion = question;
     this.runId = runId ?? crypto.randomUUID();
-    this.results = new ResultSet(options.maxResults);
+    this.results = new ResultSet(options.maxResults, Math.max(options.maxResults, options.topK ?? 0));
     this.caller = options.userContext;
     const eligibility = this.caller ? eligibilityFilter(this.caller, options.eligibilityPolicy) : undefined;
     this.retrievers = specs.map((spec) => new BoundRetriever(spec, eligibility, component));
@@ -123,12 +123,13 @@ export class Run {
       }
     }
 
-    const results = this.results.ranked();
+    // The answer draws on the ranked results; the list the run returns goes on with the question's own search.
+    const results = this.results.listed();
     if (!this.options.generateResponse) {
       yield this.finish({ status: 'not_generated', stopReason, results });
       return;
     }
-    yield* this.answer(results, stopReason);
+    yield* this.answer(this.results.ranked(), results, stopReason);
   }
 
   // --- Steps ---
@@ -154,7 +155,8 @@ export class Run {
     for await (const task of concurrently(
       this.retrievers,
       this.options.concurrency,
-      (retriever) => this.search(retriever, this.searchQuestion),
+      // Each retrieves as many results as the run lists, the first `maxResults` of them ranked with the rounds'.
+      (retriever) => this.search(retriever, this.searchQuestion, this.options.topK),
       this.signal,
       this.component,
     )) {
@@ -168,8 +170,12 @@ export class Run {
         continue;
       }
       const origin = { step: 'speculativeRetrieval', iteration: 0, query: this.searchQuestion, retriever: retriever.name } as const;
-      const added = this.collect(task.value.documents, origin, retriever, task.value.excluded, 1);
-      found.push({ retriever: retriever.name, found: task.value.documents.length, new: added.length, ids: added, ...pipelineOf(task.value.trace) });
+      const { documents } = task.value;
+      const ranked = documents.slice(0, retriever.maxResults);
+      const added = this.collect(ranked, origin, retriever, task.value.excluded, 1);
+      this.results.follow(documents, origin, this.storeIndexOf(retriever), task.index);
+      const following = documents.length > ranked.length ? { following: documents.length - ranked.length } : {};
+      found.push({ retriever: retriever.name, found: ranked.length, ...following, new: added.length, ids: added, ...pipelineOf(task.value.trace) });
     }
     this.previousQueries.push(...this.retrievers.map((retriever) => ({ query: this.searchQuestion, retriever: retriever.name })));
     // Every probe failing (typically: nothing is indexed) is an error to show, not an empty answer.
@@ -291,25 +297,26 @@ export class Run {
     return decision.value;
   }
 
-  private async *answer(results: AgenticResultItem[], stopReason: StopReason): AsyncGenerator<AgenticEvent, void, undefined> {
-    if (results.length === 0) {
+  /** Answer from the `ranked` results (a prefix of the run's `results`, so citations index both alike). */
+  private async *answer(ranked: AgenticResultItem[], results: AgenticResultItem[], stopReason: StopReason): AsyncGenerator<AgenticEvent, void, undefined> {
+    if (ranked.length === 0) {
       const nothing: ParsedAnswer = { text: noEvidenceAnswer().text, citations: [], dropped: [] };
       yield* this.release(nothing, 'missing_evidence', this.chat ? 'generated' : 'extractive', results, stopReason, false);
       return;
     }
     const evidence: Evidence[] = [];
     let used = 0;
-    for (const item of results) {
+    for (const item of ranked) {
       if (evidence.length > 0 && used + item.content.length > this.options.contextBudgetCharacters) break;
       used += item.content.length;
       evidence.push({ label: evidence.length + 1, document: toDocument(item) });
     }
     if (this.chat === undefined) {
-      const extract = extractiveAnswer(this.searchQuestion, evidence);
+      const extract = extractiveAnswer(this.searchQuestion, evidence, { asked: this.question });
       // Quoted sentences that do not cover the question are no answer (the contract of `RAG.answer`).
       const uncovered = extract.text !== '' && !extract.coverage.sufficient ? ` ${describeUncovered(extract.coverage)}` : '';
       const answers = extract.text !== '' && uncovered === '';
-      const parsed = answers ? parseCitedAnswer(extract.text, results.length) : { text: `${noEvidenceAnswer().text}${uncovered}`, citations: [], dropped: [] };
+      const parsed = answers ? parseCitedAnswer(extract.text, ranked.length) : { text: `${noEvidenceAnswer().text}${uncovered}`, citations: [], dropped: [] };
       yield* this.release(parsed, parsed.citations.length > 0 ? 'answered' : 'missing_evidence', 'extractive', results, stopReason, false);
       return;
     }
@@ -326,10 +333,10 @@ export class Run {
     }
     const tail = stripper.finish();
     if (live && tail !== '') yield { type: 'response', text: tail };
-    const parsed = parseCitedAnswer(stripper.text, results.length);
+    const parsed = parseCitedAnswer(stripper.text, ranked.length);
     // The model's status, checked against what it cites; a stated disagreement citing each side is an answer here.
     const cited = parsed.citations.flatMap((citation) => citation.references.map((reference) => reference.resultIndex + 1));
-    const judged = judgeModelAnswer(this.searchQuestion, stripper.text, cited, evidence);
+    const judged = judgeModelAnswer(this.searchQuestion, stripper.text, cited, evidence, this.question);
     const status: AgenticStatus = judged.status === 'missing_evidence' ? 'missing_evidence' : 'answered';
     yield* this.release(parsed, status, 'generated', results, stopReason, live);
   }
@@ -381,9 +388,10 @@ export class Run {
 
   // --- Collecting results ---
 
-  private async search(retriever: BoundRetriever, query: string): Promise<{ documents: Document[]; excluded: number; trace?: RunTrace }> {
+  /** One search of `retriever`: its best `maxResults` documents the caller may see, or its best `keep` when more. */
+  private async search(retriever: BoundRetriever, query: string, keep?: number): Promise<{ documents: Document[]; excluded: number; trace?: RunTrace }> {
     this.searches++;
-    const { documents: found, trace, usage } = await retriever.search(query, this.signal);
+    const { documents: found, trace, usage } = await retriever.search(query, this.signal, keep);
     this.serviceUsage.add(usage);
     throwIfAborted(this.signal, this.component);
     // The store filtered by eligibility already; this second check is the one the packet relies on.

@@ -29,6 +29,12 @@ export interface QuestionTerm {
    * capitalised word inside the question (a name: `Corliss Archer`). It weighs `KEY_TERM_WEIGHT` times as much.
    */
   key: boolean;
+  /**
+   * A term a conversation's rewrite added to the follow-up (a name from the turns before it, see `followUpTerms`):
+   * it counts towards the share, and one such term must be covered (the follow-up is about what it names), but
+   * none is required on its own, since the user did not ask about each of them.
+   */
+  context?: boolean;
 }
 
 /** How a set of sentences covers a question. */
@@ -58,6 +64,21 @@ export function questionTerms(question: string): QuestionTerm[] {
   return [...seen.values()];
 }
 
+/**
+ * The terms that decide whether evidence answers a follow-up: the terms of the question as the user `asked` it,
+ * then those the conversation's rewrite (`searched`) added, marked `context` (never key terms). "When did she
+ * retire?" searched as "When did she retire? (Hanne Lund, Norwegian Polar Institute, Orvik)" is answered by a
+ * sentence on Hanne Lund's retirement that does not mention Orvik: the rewrite's names say what the question is
+ * about, not what the answer must hold. Without a rewrite (`searched === asked`) these are `questionTerms(asked)`.
+ */
+export function followUpTerms(asked: string, searched: string): QuestionTerm[] {
+  const own = questionTerms(asked);
+  if (searched === asked) return own;
+  const ownTerms = new Set(own.map((term) => term.term));
+  const added = questionTerms(searched).filter((term) => !ownTerms.has(term.term));
+  return [...own, ...added.map((term) => ({ ...term, key: false, context: true }))];
+}
+
 /** The content terms of a text, as a set (what a sentence can cover). */
 export function contentTermSet(text: string): Set<string> {
   return new Set(analyze(text).map((entry) => entry.term));
@@ -81,8 +102,8 @@ export function termWeights(terms: readonly QuestionTerm[], sentences: readonly 
 
 /**
  * How the union of `coveredTerms` covers the question: the weighted share, the words covered and missing, and
- * whether it is sufficient: every key term covered and the share at least `threshold`. A question without content
- * terms is covered by anything.
+ * whether it is sufficient: every key term covered, one of the `context` terms covered when there are any, and the
+ * share at least `threshold`. A question without content terms is covered by anything.
  */
 export function coverageOf(
   terms: readonly QuestionTerm[],
@@ -95,12 +116,16 @@ export function coverageOf(
   const coveredWords: string[] = [];
   const missing: string[] = [];
   const missingKeys: string[] = [];
-  for (const { term, word, key } of terms) {
+  let contextTerms = 0;
+  let contextCovered = 0;
+  for (const { term, word, key, context } of terms) {
     const weight = weights.get(term) ?? 1;
     total += weight;
+    if (context) contextTerms++;
     if (coveredTerms.has(term)) {
       covered += weight;
       coveredWords.push(word);
+      if (context) contextCovered++;
     } else {
       missing.push(word);
       if (key) missingKeys.push(word);
@@ -112,7 +137,7 @@ export function coverageOf(
     covered: coveredWords,
     missing,
     missingKeys,
-    sufficient: share >= threshold && missingKeys.length === 0,
+    sufficient: share >= threshold && missingKeys.length === 0 && (contextTerms === 0 || contextCovered > 0),
   };
 }
 

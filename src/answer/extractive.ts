@@ -5,6 +5,7 @@ import {
   contextOf,
   COVERAGE_THRESHOLD,
   coverageOf,
+  followUpTerms,
   questionTerms,
   sharesContent,
   stem,
@@ -24,6 +25,11 @@ export interface ExtractiveAnswerOptions {
   maxChained?: number;
   /** Share of the question's weighted content terms the quoted sentences must cover. @default COVERAGE_THRESHOLD (0.4) */
   threshold?: number;
+  /**
+   * The question as the user asked it, when `question` is a conversation's rewrite of it: coverage is judged on
+   * its terms, the rewrite's additions counting as context (`followUpTerms`). @default question
+   */
+  asked?: string;
 }
 
 export interface ExtractiveAnswer {
@@ -64,7 +70,7 @@ export interface ExtractiveAnswer {
  */
 export function extractiveAnswer(question: string, evidence: Evidence[], options: ExtractiveAnswerOptions = {}): ExtractiveAnswer {
   const maxSentences = options.maxSentences ?? 3;
-  const terms = questionTerms(question);
+  const terms = options.asked === undefined ? questionTerms(question) : followUpTerms(options.asked, question);
   const codeQuestionTerms = new Set(codeTermsOf(question));
   const code = evidence.length > 0 && codeQuestionTerms.size > 0 ? quotableCode(evidence[0], codeQuestionTerms) : undefined;
   const quoted = quoteSentences(question, terms, evidence, maxSentences, options.maxChained ?? 2);

@@ -1,7 +1,7 @@
 import { NO_ANSWER, type EvidenceConflict } from '../context/contract.ts';
 import type { Evidence } from '../context/evidence.ts';
 import { splitSentences } from '../text/sentences.ts';
-import { contentTermSet, contextOf, coverageOf, questionTerms, termWeights, type Coverage } from './coverage.ts';
+import { contentTermSet, contextOf, coverageOf, followUpTerms, termWeights, type Coverage } from './coverage.ts';
 
 /** What a model's answer amounts to under the contract, from its text and what it cites. */
 export interface ModelAnswerJudgement {
@@ -24,9 +24,16 @@ export interface ModelAnswerJudgement {
  * nothing is `missing_evidence`; one that says the sources disagree and cites two or more of them is
  * `conflicting_evidence`; one that cites nothing cannot be `answered`; and the evidence it cites (whole documents,
  * since a model cites documents) must cover the question as the extractive answer's sentences must: every key term
- * (code, acronym, name) and the weighted share of `COVERAGE_THRESHOLD`.
+ * (code, acronym, name) and the weighted share of `COVERAGE_THRESHOLD`. `asked` is the question as the user typed it
+ * when `question` is a conversation's rewrite of it (see `followUpTerms`).
  */
-export function judgeModelAnswer(question: string, text: string, citedLabels: Iterable<number>, evidence: readonly Evidence[]): ModelAnswerJudgement {
+export function judgeModelAnswer(
+  question: string,
+  text: string,
+  citedLabels: Iterable<number>,
+  evidence: readonly Evidence[],
+  asked: string = question,
+): ModelAnswerJudgement {
   const cited = new Set(citedLabels);
   if (cited.size === 0) return { status: 'missing_evidence', reason: NO_ANSWER.test(text) ? 'model_found_no_answer' : 'uncited_answer' };
   if (CONFLICT.test(text) && cited.size >= 2) {
@@ -44,7 +51,7 @@ export function judgeModelAnswer(question: string, text: string, citedLabels: It
       },
     };
   }
-  const terms = questionTerms(question);
+  const terms = followUpTerms(asked, question);
   const sentencesOf = (item: Evidence) => splitSentences(item.document.content).map(contentTermSet);
   const weights = termWeights(terms, evidence.flatMap(sentencesOf));
   const covered = new Set<string>();

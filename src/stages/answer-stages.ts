@@ -162,7 +162,7 @@ export async function* respondStep(state: RagRunState, step: StageStep): AsyncGe
     yield { type: 'delta', text };
     state.answer = makeAnswer({ ...base, status: 'conflicting_evidence', text, mode, citations: cited, stopReason: 'conflicting_metadata', conflicts });
   } else if (chat === undefined) {
-    const extract = extractiveAnswer(state.searchQuestion, evidence);
+    const extract = extractiveAnswer(state.searchQuestion, evidence, { asked: state.question });
     if (extract.text === '') {
       step.warn('No sentence of the evidence shares a word with the question.');
       const missingEvidence = [`No sentence of the evidence matches "${state.searchQuestion}".`];
@@ -222,6 +222,7 @@ export function citeStep(state: RagRunState, step: StageStep): RagRunState {
     answer.text,
     citations.map((citation) => citation.label),
     evidence,
+    state.question,
   );
   answer.status = judged.status;
   answer.stopReason = judged.reason;

@@ -73,7 +73,8 @@ export async function evaluateAnswers(
 
 /**
  * Evaluate the agentic retriever over the same index: each query's ranking is its final results (speculative
- * retrieval, planned rounds, ranked), cut at `kept`. With `answers`, each run also answers, and again with the
+ * retrieval, planned rounds, ranked, the best `kept`), then the rest of the question's own search, to `topK` in all,
+ * as the single pass it is compared with lists them. With `answers`, each run also answers, and again with the
  * query's judged-relevant documents left out of every search. The model planner's answers are scored against
  * `metadata.answers` where the queries have them.
  */
@@ -81,7 +82,7 @@ export async function evaluateAgentic(
   rag: RAG,
   dataset: BeirDataset,
   queries: readonly BeirQuery[],
-  run: { mode: SearchMode; planner: 'offline' | 'model'; settings: AgenticEvalSettings; answers: boolean },
+  run: { mode: SearchMode; planner: 'offline' | 'model'; settings: AgenticEvalSettings; topK: number; answers: boolean },
   onProgress: (done: number, total: number) => void,
 ): Promise<{ evaluation: RetrievalEvaluation; rankings: Map<string, readonly string[]>; agentic: AgenticFigures; answers?: AnswerFigures }> {
   const chat = run.planner === 'model' ? rag.components().chat : undefined;
@@ -94,6 +95,7 @@ export async function evaluateAgentic(
       chat,
       generateResponse,
       maxResults: run.settings.kept,
+      topK: run.topK,
     });
   const everything = agent();
   const rankings = new Map<string, readonly string[]>();

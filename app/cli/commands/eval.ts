@@ -193,7 +193,7 @@ export async function runEval(
           rags[0].rag,
           dataset,
           queries,
-          { mode, planner, settings: agenticSettings, answers: Boolean(options.answers) },
+          { mode, planner, settings: agenticSettings, topK, answers: Boolean(options.answers) },
           onProgress,
         );
         const run = toRun(`agentic-${planner}`, mode, agentic.evaluation);
@@ -440,7 +440,7 @@ function formatReport(report: EvalReport): string {
       answerExactMatch === undefined
         ? ''
         : `; answer exact match ${answerExactMatch.toFixed(4)}, contains gold ${answerContainsGold!.toFixed(4)} over ${answered} answered`;
-    const ran = `${settings.perSearch} results a search, ${settings.kept} kept${isAskSetting(settings) ? ' (axon ask --agentic)' : ''}`;
+    const ran = `${settings.perSearch} results a search, ${settings.kept} kept${isAskSetting(settings) ? ' (axon ask --agentic)' : ''}, then the question's own results to ${report.topK}`;
     return [`${run.pipeline}: ${ran}; stop reasons ${stops}${answers}`];
   });
   return [

@@ -179,7 +179,7 @@ describe('axon eval --agentic', () => {
     expect(result.stdout).toMatch(/\nnone +keyword +[\d.]+ .*\n/);
     expect(result.stdout).toMatch(/\nagentic-offline +keyword +[\d.]+/);
     // Run with the settings `axon ask --agentic` uses, and said so.
-    expect(result.stdout).toContain('agentic-offline: 10 results a search, 20 kept (axon ask --agentic); stop reasons');
+    expect(result.stdout).toContain("agentic-offline: 10 results a search, 20 kept (axon ask --agentic), then the question's own results to 100; stop reasons");
     // Eval's own temporary store names its folder as the store's current option: no deprecation warning.
     expect(result.stderr).not.toContain('AXON_FILE_STORE_PATH');
     expect(result.stdout).toContain('warning: The agentic model planner and its answer exact-match did not run');
