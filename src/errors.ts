@@ -43,16 +43,21 @@ export interface AxonErrorDetailsByCode {
   INTERNAL: { invariant: string };
   /** The question (or query) is not a non-empty string. */
   INVALID_QUESTION: { argument: string };
-  /** The question alone takes more tokens than the context budget leaves it; refused before retrieval. */
-  QUESTION_TOO_LONG: {
-    questionTokens: number;
-    limitTokens: number;
-    maxTokens: number;
-    reservedForOutput: number;
-    /** What the instructions and rules take of the budget. */
-    pinnedTokens: number;
-    tokenizer: string;
-  };
+  /**
+   * The question alone takes more than the budget leaves it; refused before retrieval. In tokens for `RAG` (its
+   * context budget), in characters for `AgenticRetriever` (its `contextBudgetCharacters`).
+   */
+  QUESTION_TOO_LONG:
+    | {
+        questionTokens: number;
+        limitTokens: number;
+        maxTokens: number;
+        reservedForOutput: number;
+        /** What the instructions and rules take of the budget. */
+        pinnedTokens: number;
+        tokenizer: string;
+      }
+    | { questionCharacters: number; limitCharacters: number; option: 'contextBudgetCharacters' };
   /** `topK` is not a positive integer. */
   INVALID_TOP_K: { topK: unknown };
   /** A vector holds a value that is not a finite number, or is not an array of numbers. */

@@ -220,14 +220,14 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
       const issues = describeOptionIssues(askRequestSchema, parsed.error);
       return sendJson(response, 400, { error: issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ') });
     }
-    // A question too long for the context budget is refused before any retrieval, as the client's to shorten.
-    if (!parsed.data.agentic) {
-      try {
-        await rag.checkQuestion(parsed.data.question);
-      } catch (error) {
-        if (AxonError.hasCode(error, 'QUESTION_TOO_LONG')) return sendJson(response, 413, { error: describe(error) });
-        throw error;
-      }
+    // A question too long for the context budget is refused before any retrieval, as the client's to shorten; an
+    // agentic one also when over the agentic answer's budget (in characters).
+    try {
+      await rag.checkQuestion(parsed.data.question);
+      if (parsed.data.agentic) (await agenticRetriever(rag, parsed.data)).checkQuestion(parsed.data.question);
+    } catch (error) {
+      if (AxonError.hasCode(error, 'QUESTION_TOO_LONG')) return sendJson(response, 413, { error: describe(error) });
+      throw error;
     }
     const controller = new AbortController();
     controllers.add(controller);
@@ -320,14 +320,8 @@ async function askAgentic(
   context: { signal: AbortSignal; traceStore?: TraceStore; pipelineVersion?: Partial<PipelineVersion> },
   send: (event: string, data: unknown) => void,
 ) {
-  const { AgenticRetriever } = await import('../../src/agentic/agentic-retriever.ts');
   const { agenticConversationTurn } = await import('../../src/agentic/conversation-turn.ts');
-  const { filter, topK, searchMode } = retrieval;
-  // Settings left unset are dropped by the retriever (each search then uses the pipeline's defaults).
-  const agent = new AgenticRetriever({
-    retrievers: [{ name: 'documents', description: 'The indexed documents', rag, filter, retrieve: { topK, searchMode } }],
-    chat: rag.components().chat,
-  });
+  const agent = await agenticRetriever(rag, retrieval);
   // Within a conversation the run is given its turns as messages, and its answer is recorded as the next turn.
   const askedAt = new Date().toISOString();
   const input = conversation
@@ -346,6 +340,17 @@ async function askAgentic(
       });
     }
   }
+}
+
+/** The agentic retriever of a request over `rag`: its searches take the request's filter, topK and search mode. */
+async function agenticRetriever(rag: RAG, retrieval: Pick<AskRequest, 'filter' | 'topK' | 'searchMode'>) {
+  const { AgenticRetriever } = await import('../../src/agentic/agentic-retriever.ts');
+  const { filter, topK, searchMode } = retrieval;
+  // Settings left unset are dropped by the retriever (each search then uses the pipeline's defaults).
+  return new AgenticRetriever({
+    retrievers: [{ name: 'documents', description: 'The indexed documents', rag, filter, retrieve: { topK, searchMode } }],
+    chat: rag.components().chat,
+  });
 }
 
 /**

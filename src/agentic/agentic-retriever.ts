@@ -62,19 +62,13 @@ export class AgenticRetriever {
    * without one): the speculative search, the offline planner and the answer use the condensed question, and the
    * model planner is shown the conversation, delimited as data, beside it.
    *
-   * @throws AxonError `INVALID_QUESTION`; `INVALID_INPUT` for messages that do not end with the user's question;
-   *   `ABORTED` (with `details.stopReason: 'aborted'`) when cancelled; IndexEmptyError when every speculative search
+   * @throws AxonError `INVALID_QUESTION`; `QUESTION_TOO_LONG` before any step (see `checkQuestion`); `INVALID_INPUT`
+   *   for messages that do not end with the user's question; `ABORTED` (with `details.stopReason: 'aborted'`) when cancelled; IndexEmptyError when every speculative search
    *   fails because nothing is indexed
    */
   async *stream(input: string | ConversationMessage[], options: AgenticRunOptions = {}): AsyncGenerator<AgenticEvent, void, undefined> {
     const { question, history } = typeof input === 'string' || !Array.isArray(input) ? { question: input, history: undefined } : splitMessages(input, NAME);
-    if (typeof question !== 'string' || question.trim() === '') {
-      throw new AxonError('INVALID_QUESTION', 'The question must be a non-empty string.', {
-        component: NAME,
-        fix: "Pass the user's question as text.",
-        details: { argument: 'question' },
-      });
-    }
+    this.checkQuestion(question);
     const signals = [this.options.signal, options.signal].filter((signal): signal is AbortSignal => signal !== undefined);
     const signal = signals.length === 0 ? new AbortController().signal : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
     const run = new Run(this.options, this.specs, question.trim(), signal, options.runId, NAME, history);
@@ -96,6 +90,37 @@ export class AgenticRetriever {
       }
       throw error;
     }
+  }
+
+  /**
+   * Check a question before any work, as `run` and `stream` do first (before the condense step and the first
+   * search): a question that is no text, or one longer than the answer's budget, is refused. The answer is given at
+   * most `contextBudgetCharacters` characters of results, and the question is written into that prompt beside them
+   * (and into every planning prompt): a question over the whole budget leaves its evidence no room, so it is refused
+   * naming the limit rather than searched for. A server can call it to answer such a request with a client error.
+   *
+   * @throws AxonError `INVALID_QUESTION`; `QUESTION_TOO_LONG` (details: `questionCharacters`, `limitCharacters`)
+   */
+  checkQuestion(question: string): void {
+    if (typeof question !== 'string' || question.trim() === '') {
+      throw new AxonError('INVALID_QUESTION', 'The question must be a non-empty string.', {
+        component: NAME,
+        fix: "Pass the user's question as text.",
+        details: { argument: 'question' },
+      });
+    }
+    const questionCharacters = question.trim().length;
+    const limitCharacters = this.options.contextBudgetCharacters;
+    if (questionCharacters <= limitCharacters) return;
+    throw new AxonError(
+      'QUESTION_TOO_LONG',
+      `The question takes ${questionCharacters} characters, over the ${limitCharacters} of the agentic answer's budget (contextBudgetCharacters), so no search was run.`,
+      {
+        component: NAME,
+        fix: `Shorten the question to at most ${limitCharacters} characters, or raise contextBudgetCharacters if the chat model's context window allows.`,
+        details: { questionCharacters, limitCharacters, option: 'contextBudgetCharacters' },
+      },
+    );
   }
 
   /** The run as the trace store keeps it (see `StoredAgenticTrace`). */

@@ -1,6 +1,7 @@
 import type { RunUsage } from '../pipeline/usage.ts';
 import { supportsKeywordSearch } from '../contracts/keyword-search.ts';
 import type { VectorStore } from '../contracts/vector-store.ts';
+import type { CallerContext } from '../context/eligibility.ts';
 import type { Document } from '../document.ts';
 import { AxonError } from '../errors.ts';
 import { compileFilter, type FilterPredicate } from '../filter/evaluate.ts';
@@ -34,6 +35,8 @@ export class BoundRetriever {
     private readonly spec: RetrieverSpec,
     eligibility: Filter | undefined,
     component: string,
+    /** Who is asking: a pipeline judges its documents' eligibility for this caller, as it does when it answers. */
+    private readonly caller?: CallerContext,
   ) {
     this.name = spec.name;
     this.description = spec.description;
@@ -48,15 +51,31 @@ export class BoundRetriever {
    * The best `maxResults` documents for `query`, best first (the best `keep`, when more: the search then asks for at
    * least that many); for a pipeline, also the trace of its search.
    */
-  async search(query: string, signal: AbortSignal, keep = this.maxResults): Promise<{ documents: Document[]; trace?: RunTrace; usage?: RunUsage }> {
+  async search(
+    query: string,
+    signal: AbortSignal,
+    keep = this.maxResults,
+  ): Promise<{ documents: Document[]; withheld?: WithheldDocument[]; trace?: RunTrace; usage?: RunUsage }> {
     const spec = this.spec;
     const count = Math.max(keep, this.maxResults);
     if ('rag' in spec) {
       // The search's own length stands unless it is shorter than asked: a longer one would change what it ranks.
       const asked = spec.retrieve?.topK ?? this.store.topK;
       const settings = keep > this.maxResults && asked < keep ? { ...spec.retrieve, topK: keep } : spec.retrieve;
-      const result = await spec.rag.retrieve(query, { ...settings, filter: this.filter, signal });
-      return { documents: result.documents.slice(0, count), trace: result.trace, ...(result.usage ? { usage: result.usage } : {}) };
+      // The pipeline's eligibility stage judges its documents for this caller (without one, for a caller of no tenant
+      // and no role, as `RAG.answer` does): given no caller, it would refuse the caller's own tenant's documents.
+      const caller = this.caller === undefined ? {} : { caller: this.caller };
+      const result = await spec.rag.retrieve(query, { ...settings, filter: this.filter, ...caller, signal });
+      // What the pipeline's eligibility rules withheld, without the documents: the run counts them, never shows them.
+      const withheld = result.omitted.flatMap((entry) =>
+        entry.reason === 'not_allowed' || entry.reason === 'stale' ? [{ id: entry.ref, reason: entry.reason }] : [],
+      );
+      return {
+        documents: result.documents.slice(0, count),
+        ...(withheld.length > 0 ? { withheld } : {}),
+        trace: result.trace,
+        ...(result.usage ? { usage: result.usage } : {}),
+      };
     }
     // The pipeline's own stages: embed, the vector and keyword searches, fusion. The store is not required to
     // hold documents (every speculative search failing is what reports an empty index), and the trace is not
@@ -87,6 +106,12 @@ export class BoundRetriever {
     const searched = await runStagesToEnd(this.stages, state, recorder, signal);
     return { documents: searched.documents.slice(0, count), usage: recorder.usageSummary() };
   }
+}
+
+/** A document the eligibility rules withheld from a search: its id and why, never its text. */
+export interface WithheldDocument {
+  id: string;
+  reason: 'not_allowed' | 'stale';
 }
 
 /** Only the search settings, so nothing else given under `retrieve` (a caller, a run id) reaches the search or its trace. */

@@ -46,6 +46,8 @@ export class Run {
   private readonly serviceUsage = new UsageTally();
   private readonly planner: Planner;
   private readonly caller: CallerContext | undefined;
+  /** The documents the eligibility rules withheld from the run's searches, by id: counted in a refusal, never shown. */
+  private readonly withheld = new Map<string, 'not_allowed' | 'stale'>();
   /** What is searched: the question, or, in a conversation, the question condensed to stand alone. */
   private searchQuestion: string;
 
@@ -64,7 +66,7 @@ export class Run {
     this.results = new ResultSet(options.maxResults, Math.max(options.maxResults, options.topK ?? 0));
     this.caller = options.userContext;
     const eligibility = this.caller ? eligibilityFilter(this.caller, options.eligibilityPolicy) : undefined;
-    this.retrievers = specs.map((spec) => new BoundRetriever(spec, eligibility, component));
+    this.retrievers = specs.map((spec) => new BoundRetriever(spec, eligibility, component, this.caller));
     const stores: unknown[] = [];
     for (const retriever of this.retrievers) if (!stores.includes(retriever.store)) stores.push(retriever.store);
     this.storeIndexOf = (retriever) => stores.indexOf(retriever.store);
@@ -300,7 +302,8 @@ export class Run {
   /** Answer from the `ranked` results (a prefix of the run's `results`, so citations index both alike). */
   private async *answer(ranked: AgenticResultItem[], results: AgenticResultItem[], stopReason: StopReason): AsyncGenerator<AgenticEvent, void, undefined> {
     if (ranked.length === 0) {
-      const nothing: ParsedAnswer = { text: noEvidenceAnswer().text, citations: [], dropped: [] };
+      // Documents the eligibility rules withheld are said to be (how many, and why), and none is shown.
+      const nothing: ParsedAnswer = { text: noEvidenceAnswer(this.withheldCounts()).text, citations: [], dropped: [] };
       yield* this.release(nothing, 'missing_evidence', this.chat ? 'generated' : 'extractive', results, stopReason, false);
       return;
     }
@@ -316,7 +319,9 @@ export class Run {
       // Quoted sentences that do not cover the question are no answer (the contract of `RAG.answer`).
       const uncovered = extract.text !== '' && !extract.coverage.sufficient ? ` ${describeUncovered(extract.coverage)}` : '';
       const answers = extract.text !== '' && uncovered === '';
-      const parsed = answers ? parseCitedAnswer(extract.text, ranked.length) : { text: `${noEvidenceAnswer().text}${uncovered}`, citations: [], dropped: [] };
+      // As `RAG.answer` does: an answer the evidence does not cover says what the eligibility rules withheld too.
+      const refusal = noEvidenceAnswer(uncovered === '' ? {} : this.withheldCounts()).text;
+      const parsed = answers ? parseCitedAnswer(extract.text, ranked.length) : { text: `${refusal}${uncovered}`, citations: [], dropped: [] };
       yield* this.release(parsed, parsed.citations.length > 0 ? 'answered' : 'missing_evidence', 'extractive', results, stopReason, false);
       return;
     }
@@ -391,22 +396,36 @@ export class Run {
   /** One search of `retriever`: its best `maxResults` documents the caller may see, or its best `keep` when more. */
   private async search(retriever: BoundRetriever, query: string, keep?: number): Promise<{ documents: Document[]; excluded: number; trace?: RunTrace }> {
     this.searches++;
-    const { documents: found, trace, usage } = await retriever.search(query, this.signal, keep);
+    const { documents: found, withheld = [], trace, usage } = await retriever.search(query, this.signal, keep);
     this.serviceUsage.add(usage);
     throwIfAborted(this.signal, this.component);
+    for (const document of withheld) this.withheld.set(document.id, document.reason);
     // The store filtered by eligibility already; this second check is the one the packet relies on.
     const documents: Document[] = [];
     for (const document of found) {
-      const checked = this.checkEligible(document);
+      const checked = this.checkEligible(document, true);
       if (checked) documents.push(checked);
     }
-    return { documents, excluded: found.length - documents.length, ...(trace ? { trace } : {}) };
+    return { documents, excluded: found.length - documents.length + withheld.length, ...(trace ? { trace } : {}) };
   }
 
-  private checkEligible(document: Document): Document | undefined {
-    if (this.caller === undefined) return document;
-    const decision = checkEligibility(document, this.caller, this.options.eligibilityPolicy);
-    return decision.eligible ? decision.document : undefined;
+  /**
+   * The document as the caller may see it (redacted where the rules say so), or undefined when it is withheld;
+   * without a caller, it is judged for a caller of no tenant and no role, as `RAG.answer` judges it. A document a
+   * search found and the rules withheld is counted (`found`), so a refusal can say that it exists.
+   */
+  private checkEligible(document: Document, found = false): Document | undefined {
+    const decision = checkEligibility(document, this.caller ?? {}, this.options.eligibilityPolicy);
+    if (decision.eligible) return decision.document;
+    if (found) this.withheld.set(document.id, decision.reason);
+    return undefined;
+  }
+
+  /** How many documents the run's searches found that the eligibility rules withheld, by reason. */
+  private withheldCounts(): { not_allowed: number; stale: number } {
+    const counts = { not_allowed: 0, stale: 0 };
+    for (const reason of this.withheld.values()) counts[reason]++;
+    return counts;
   }
 
   /** Add the documents of one search, after saying how many the caller may not see; returns the ids new to the run. */

@@ -603,8 +603,10 @@ describe('AgenticRetriever: userContext', () => {
       maxIterations: 1,
     }).run('zeta');
     expect(seen.length).toBeGreaterThan(0);
+    // The retriever's filter and the caller's tenant clause, in every search (the pipeline adds its own rules too).
     for (const filter of seen) {
-      expect(filter).toMatchObject({ $and: [{ lang: 'en' }, { $and: expect.arrayContaining([{ $or: [{ tenantId: 'a' }, expect.anything()] }]) }] });
+      expect(JSON.stringify(filter)).toContain('{"lang":"en"}');
+      expect(JSON.stringify(filter)).toContain('{"$or":[{"tenantId":"a"},');
     }
   });
 });

@@ -34,7 +34,7 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   if (options.agentic) {
     const search: RagSearchSettings = { topK, searchMode, ef, ...(options.exact ? { exact: true } : {}) };
     const conversation = history && conversationId ? { history, id: conversationId } : undefined;
-    return runAgenticAsk(question, rag, { filter, caller, search, traceStore, configHash, conversation }, options, io);
+    return runAgenticAsk(question, rag, { filter, caller, search, context, traceStore, configHash, conversation }, options, io);
   }
   const conversation = history && rag.conversation({ id: conversationId, history });
   const asked = {
@@ -155,6 +155,8 @@ async function runAgenticAsk(
     filter: Record<string, unknown> | undefined;
     caller: CallerContext | undefined;
     search: RagSearchSettings;
+    /** The context budget (`--max-tokens`, `--context`) a question must fit, as on the pipeline's path. */
+    context: ContextOptions | undefined;
     traceStore: JsonlTraceStore;
     configHash: string | undefined;
     /** Ask within this conversation: its turns are given as messages, and the run is recorded as a turn. */
@@ -172,6 +174,10 @@ async function runAgenticAsk(
   });
   let result: AgenticResult | undefined;
   try {
+    // Refused before any search, as on the pipeline's path: a question over the context budget of the model that
+    // answers (its tokens), or over the agentic answer's budget (its characters; the run checks it first too).
+    await rag.checkQuestion(question, run.context ? { context: run.context } : {});
+    agent.checkQuestion(question);
     const events = conversation
       ? agenticTurn(rag, conversation.history, conversation.id, question, run)
       : agent.stream(question, { traceStore: run.traceStore, pipelineVersion: { configHash: run.configHash } });

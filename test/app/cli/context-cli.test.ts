@@ -87,6 +87,39 @@ describe('axon ask and trace, context engineering', () => {
     expect((await axon('trace', '--last', '--json')).stdout).not.toContain('Why do refunds take so long?');
   });
 
+  it('refuses an agentic question over the context budget before searching, with exit code 1', async () => {
+    const result = await axon('ask', 'Why do agentic refunds take so long? '.repeat(4200), '--agentic', '--max-tokens', '4000');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^axon: \[context-builder\] The question takes \d+ tokens, over the (\d+) the context budget leaves for it \(maxTokens 4000, less 1000 reserved for the answer/,
+    );
+    expect((await axon('trace', '--last', '--json')).stdout).not.toContain('Why do agentic refunds take so long?');
+  });
+
+  it("refuses an agentic question over the agentic answer's budget of 12000 characters, with exit code 1", async () => {
+    const question = 'Why do agentic refunds take so long? '.repeat(400).trim();
+    const result = await axon('ask', question, '--agentic', '--max-tokens', '100000');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      `axon: [agentic-retriever] The question takes ${question.length} characters, over the 12000 of the agentic answer's budget (contextBudgetCharacters), so no search was run. ` +
+        "Shorten the question to at most 12000 characters, or raise contextBudgetCharacters if the chat model's context window allows.",
+    );
+  });
+
+  it('says how many matching documents were withheld in an agentic answer too, showing none', async () => {
+    const result = await axon('ask', 'How many days until refunds are processed?', '--agentic');
+    expect(result.code).toBe(0);
+    expect(result.stdout.split('\n')[0]).toBe(
+      'I cannot answer this: 2 matching documents were withheld by the eligibility rules as not allowed for this caller ' +
+        '(tenant, role, redaction or trust level), and they are not shown.',
+    );
+    expect(result.stdout).not.toMatch(/14 days|globex/);
+    const acme = await axon('ask', 'How many days until refunds are processed?', '--agentic', '--tenant', 'acme', '--role', 'support');
+    expect(acme.stdout).toContain('14 days');
+  });
+
   it.each([
     [['ask', 'x', '--now', 'someday'], 2, /--now takes an ISO date/],
     [['ask', 'x', '--tenant', ' '], 2, /--tenant takes a tenant id/],

@@ -79,4 +79,32 @@ describe('serve: questions the pipeline refuses', () => {
     expect(run.citations).toEqual([]);
     expect(run.chunks).toEqual({});
   });
+
+  it('answers 413 for an agentic question over the context budget too, before any search', async () => {
+    const search = vi.spyOn(rag.store, 'search');
+    const keywordSearch = vi.spyOn(rag.store, 'keywordSearch');
+    const response = await ask({ question: 'Why do refunds take so long? '.repeat(130), agentic: true });
+    expect(response.status).toBe(413);
+    const { error } = (await response.json()) as { error: string };
+    expect(error).toMatch(/^\[axon\] \[context-builder\] The question takes \d+ tokens, over the (\d+) the context budget leaves for it \(maxTokens 1200, /);
+    expect(search).not.toHaveBeenCalled();
+    expect(keywordSearch).not.toHaveBeenCalled();
+    search.mockRestore();
+    keywordSearch.mockRestore();
+  });
+
+  it('counts the withheld documents in an agentic answer too, naming none of them', async () => {
+    const response = await ask({ question: 'How many days until refunds are processed?', agentic: true });
+    expect(response.status).toBe(200);
+    const result = parseEvents(await response.text()).at(-1)!;
+    expect(result.event).toBe('agentic-result');
+    const run = result.data as { status: string; answer: string; citations: unknown[]; results: unknown[] };
+    expect(run.status).toBe('missing_evidence');
+    expect(run.answer).toBe(
+      'I cannot answer this: 2 matching documents were withheld by the eligibility rules as not allowed for this caller ' +
+        '(tenant, role, redaction or trust level), and they are not shown.',
+    );
+    expect(run.citations).toEqual([]);
+    expect(run.results).toEqual([]);
+  });
 });
