@@ -3,7 +3,7 @@
  * (file-store-checksum.ts), merged under the store's lock (file-store-format.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, lstat, open, readdir, rename, unlink } from 'node:fs/promises';
+import { type FileHandle, lstat, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { EmbeddingCache, EmbeddingCacheEntry } from '../../src/contracts/embedding-cache.ts';
@@ -67,6 +67,10 @@ interface Slot {
  *   the packs it merged. Entries that fail their checksum are left out of the merged pack; a pack whose header is
  *   damaged is never merged nor deleted.
  * - Files are created private (0600, the folder 0700) unless `fileMode` says otherwise.
+ * - A folder another user owns, or that every user may write to, is not used (`STORE_IO`, which
+ *   `CachedEmbeddings` reports as a warning and embeds without the cache): its vectors could have been written by
+ *   anyone, and a checksum anyone can recompute proves nothing about who wrote them (a default cache beside a
+ *   store made in the system's temporary folder lands in such a shared place).
  *
  * ```ts
  * import { CachedEmbeddings } from 'axon-rag';
@@ -135,6 +139,7 @@ export class FileEmbeddingCache implements EmbeddingCache {
       byLength.set(entry.vector.length, group);
     }
     await createStoreFolder(this.location, this.fileMode);
+    await this.assertTrusted();
     for (const [dimensions, group] of byLength) {
       const pack = encodePack(
         dimensions,
@@ -151,10 +156,28 @@ export class FileEmbeddingCache implements EmbeddingCache {
 
   // --- Internal helpers ---
 
+  /** Refuse a folder another user owns or every user may write to: neither its vectors nor ours belong there. */
+  private async assertTrusted(): Promise<void> {
+    const folder = await stat(this.location);
+    const user = process.getuid?.();
+    const foreign = user !== undefined && folder.uid !== user;
+    if (!foreign && (folder.mode & 0o002) === 0) return;
+    throw new AxonError(
+      'STORE_IO',
+      `The embedding cache in ${this.location} ${foreign ? `belongs to another user (uid ${folder.uid})` : 'may be written by every user'}, so its vectors cannot be trusted; it is not used.`,
+      {
+        component: NAME,
+        fix: 'Give the cache a folder of your own (`embeddingCache.directory`, `--embedding-cache DIR`), or remove this one.',
+        details: { path: this.location, code: foreign ? 'FOREIGN_OWNER' : 'WORLD_WRITABLE' },
+      },
+    );
+  }
+
   /** Read the packs added since the last look, and forget those gone. A missing folder is an empty cache. */
   private async refresh(): Promise<void> {
     let names: string[];
     try {
+      await this.assertTrusted();
       names = (await readdir(this.location)).filter((name) => PACK_FILE.test(name));
     } catch (error) {
       if (errorCode(error) === 'ENOENT') return;

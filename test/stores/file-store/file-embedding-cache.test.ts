@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, open, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, open, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -139,6 +139,28 @@ describe('FileEmbeddingCache', () => {
     await writeFile(join(directory, 'write.lock'), JSON.stringify({ pid: 1, hostname: (await import('node:os')).hostname(), token: 't', acquiredAt: '' }));
     for (let batch = 0; batch < 4; batch++) await cache.put(entries(batch * 10, 1));
     expect(await packsIn(directory)).toHaveLength(4);
+  });
+
+  it('uses no folder every user may write to: neither reads its vectors nor writes there', async () => {
+    const written = entries(0, 3);
+    await new FileEmbeddingCache({ directory }).put(written);
+    await chmod(directory, 0o777);
+    const cache = new FileEmbeddingCache({ directory });
+    await expect(cache.get([written[0].key])).rejects.toMatchObject({ code: 'STORE_IO', details: { path: directory, code: 'WORLD_WRITABLE' } });
+    await expect(cache.put(entries(10, 1))).rejects.toMatchObject({ code: 'STORE_IO' });
+    expect(await packsIn(directory)).toHaveLength(1);
+    await chmod(directory, 0o700);
+    expect((await new FileEmbeddingCache({ directory }).get([written[0].key])).vectors[0]).toBeDefined();
+  });
+
+  it.runIf(process.getuid?.() === 0)('uses no folder another user owns (run as root, which can give the folder away)', async () => {
+    const written = entries(0, 2);
+    await new FileEmbeddingCache({ directory }).put(written);
+    await chown(directory, 65534, 65534);
+    await expect(new FileEmbeddingCache({ directory }).get([written[0].key])).rejects.toMatchObject({
+      code: 'STORE_IO',
+      details: { code: 'FOREIGN_OWNER' },
+    });
   });
 
   it('refuses a key that is not a SHA-256 in hex', async () => {
