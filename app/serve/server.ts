@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { isAgenticTrace, type PipelineVersion, type TraceStore } from '../../src/context/trace-store.ts';
 import { AxonError } from '../../src/errors.ts';
 import type { ChatHistory } from '../../src/contracts/chat-history.ts';
-import { turnsToMessages } from '../../src/conversation/turns.ts';
+import { isConversationId, turnsToMessages } from '../../src/conversation/turns.ts';
 import { SEARCH_MODES, type RAG } from '../../src/rag.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { describeOptionIssues } from '../../src/runtime/closest-name.ts';
@@ -14,9 +14,6 @@ import { PAGE_SCRIPT, PAGE_SCRIPT_PATH, PAGE_STYLE, PAGE_STYLE_PATH, pageHtml } 
 import { AskWorkerPool, type QuestionRunner, type ServeWorkers } from './worker-pool.ts';
 
 const COMPONENT = 'serve';
-
-/** A conversation id: what every `ChatHistory` accepts. */
-const CONVERSATION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 export const serveOptionsSchema = z
   .object({
@@ -88,7 +85,7 @@ export const askRequestSchema = z
      * Ask within this conversation: the question follows its turns (a follow-up is searched rewritten to stand
      * alone) and the answer is recorded as its next turn. A new id starts a conversation.
      */
-    conversationId: z.string().regex(CONVERSATION_ID, 'must be 1 to 128 letters, digits, _ and -').optional(),
+    conversationId: z.string().refine(isConversationId, 'must be 1 to 128 letters, digits, _ and -, and not a device name').optional(),
   })
   .strict();
 
@@ -120,6 +117,8 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
   };
   const open = new Set<ServerResponse>();
   const controllers = new Set<AbortController>();
+  // Checks an agentic question's length: the agentic answer's budget is the same for every request.
+  let agenticChecker: ReturnType<typeof agenticRetriever> | undefined;
   let origin = '';
   let port = 0;
 
@@ -185,7 +184,7 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
     }
     const conversation = /^\/api\/conversations\/([^/]*)$/.exec(url.pathname);
     if (conversation) {
-      if (!CONVERSATION_ID.test(conversation[1])) return sendJson(response, 400, { error: 'A conversation id is 1 to 128 letters, digits, _ and -.' });
+      if (!isConversationId(conversation[1])) return sendJson(response, 400, { error: 'A conversation id is 1 to 128 letters, digits, _ and -.' });
       const turns = await history.load(conversation[1]);
       if (turns.length === 0) return sendJson(response, 404, { error: `There is no conversation ${conversation[1]}.` });
       return sendJson(response, 200, { id: conversation[1], turns });
@@ -224,7 +223,7 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
     // agentic one also when over the agentic answer's budget (in characters).
     try {
       await rag.checkQuestion(parsed.data.question);
-      if (parsed.data.agentic) (await agenticRetriever(rag, parsed.data)).checkQuestion(parsed.data.question);
+      if (parsed.data.agentic) (await (agenticChecker ??= agenticRetriever(rag, {}))).checkQuestion(parsed.data.question);
     } catch (error) {
       if (AxonError.hasCode(error, 'QUESTION_TOO_LONG')) return sendJson(response, 413, { error: describe(error) });
       throw error;

@@ -14,7 +14,7 @@ import { AxonError, ConfigError } from '../../src/errors.ts';
 
 const COMPONENT = 'serve';
 /** The most workers a pool takes: each holds a copy of the store. */
-const MAX_WORKERS = 64;
+export const MAX_WORKERS = 64;
 
 /** Where each worker's pipeline comes from. */
 export interface ServeWorkers {

@@ -97,6 +97,6 @@ export function checkPlan(plan: Plan, iteration: number, limits: PlanLimits, fai
 }
 
 /** A query as compared for repeats: trimmed, lower case, whitespace collapsed. */
-export function normalizeQuery(query: string): string {
+function normalizeQuery(query: string): string {
   return query.trim().toLowerCase().replace(/\s+/g, ' ');
 }

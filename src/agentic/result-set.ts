@@ -197,7 +197,7 @@ export class ResultSet {
 }
 
 /** The id of a whole document read back by source. */
-export function expandedId(document: Pick<Document, 'sourceType' | 'sourceName'>): string {
+function expandedId(document: Pick<Document, 'sourceType' | 'sourceName'>): string {
   return `source:${document.sourceType}:${document.sourceName}`;
 }
 

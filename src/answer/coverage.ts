@@ -16,7 +16,7 @@
 export const COVERAGE_THRESHOLD = 0.4;
 
 /** How many times a key term (a code, an acronym, a name) weighs as much as another term of the same rarity. */
-export const KEY_TERM_WEIGHT = 3;
+const KEY_TERM_WEIGHT = 3;
 
 /** One content term of a question, with the word it was read from (for messages). */
 export interface QuestionTerm {

@@ -21,6 +21,16 @@ const LONE_SURROGATE = /\p{Cs}/u;
 const TURN_KEYS = new Set(['question', 'searchedQuestion', 'answer', 'citations', 'runId', 'askedAt', 'answeredAt']);
 const CITATION_KEYS = new Set(['label', 'id', 'sourceType', 'sourceName', 'pageNumber', 'chunkIndex']);
 
+/** Whether `id` is a conversation id every `ChatHistory` accepts (see `assertConversationId`). */
+export function isConversationId(id: unknown): id is string {
+  try {
+    assertConversationId(id, 'conversation');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Check a conversation id: 1 to 128 letters, digits, `_` or `-`, and not a name Windows reserves for a device.
  * So no id is ever a path, a hidden file or `..`, whatever the history does with it.

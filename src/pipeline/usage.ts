@@ -90,7 +90,7 @@ export interface UsageSource {
 }
 
 /** The key a usage entry is priced by: `provider/model`, or the provider alone. */
-export function priceKey(entry: Pick<UsageEntry, 'provider' | 'model'>): string {
+function priceKey(entry: Pick<UsageEntry, 'provider' | 'model'>): string {
   return entry.model === undefined ? entry.provider : `${entry.provider}/${entry.model}`;
 }
 

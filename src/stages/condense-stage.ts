@@ -13,7 +13,7 @@ import type { ConversationOptions } from './types.ts';
 // alone (what retrieval searches), and the conversation windowed into the packet's own section.
 
 /** The name of the condense stage when the chat model rewrites, and when the rewrite is offline. */
-export const OFFLINE_CONDENSE_NAME = 'offline-condense';
+const OFFLINE_CONDENSE_NAME = 'offline-condense';
 
 /**
  * The condense stage, first in a pipeline's default retrieval stages. It runs only for a run given a conversation
@@ -39,7 +39,7 @@ export function condenseStage(): StageGroup<RagRunState> {
 }
 
 /** The packet's default room for the conversation: a quarter of what the prompt may take. */
-export function defaultConversationBudget(context: { maxTokens?: number; reservedForOutput?: number }): number {
+function defaultConversationBudget(context: { maxTokens?: number; reservedForOutput?: number }): number {
   const room = (context.maxTokens ?? 8000) - (context.reservedForOutput ?? 1000);
   return Math.max(1, Math.floor(room / 4));
 }

@@ -3,6 +3,7 @@ import type { HistorySummary } from '../conversation/history-window.ts';
 import { assertConversationId } from '../conversation/turns.ts';
 import type { Citation } from '../document.ts';
 import { AxonError } from '../errors.ts';
+import { finalEvent } from '../pipeline/runner.ts';
 import type { RunTrace } from '../pipeline/trace.ts';
 import type { Answer, AnswerOptions, ConversationOptions, RagEvent } from './types.ts';
 
@@ -78,11 +79,12 @@ export class Conversation {
 
   /** Answer `question` with the conversation so far, and record the turn. */
   async ask(question: string, options: AnswerOptions = {}): Promise<ConversationAnswer> {
-    for await (const event of this.stream(question, options)) if (event.type === 'result') return event.answer;
-    throw new AxonError('INTERNAL', 'The conversation ended without a result.', {
-      component: COMPONENT,
-      details: { invariant: 'conversation-ends-with-result' },
-    });
+    return finalEvent(
+      this.stream(question, options),
+      (event) => (event.type === 'result' ? event.answer : undefined),
+      COMPONENT,
+      'conversation-ends-with-result',
+    );
   }
 
   /** Like `ask`, as events (`RAG.stream`'s); the turn is recorded before the `result` event is yielded. */

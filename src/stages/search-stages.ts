@@ -149,7 +149,7 @@ export function dedupeStage<State extends SearchState>(): Stage<State> {
 }
 
 /** Unique queries by normalised text, first occurrence kept. */
-export function uniqueQueries(queries: SearchQuery[]): SearchQuery[] {
+function uniqueQueries(queries: SearchQuery[]): SearchQuery[] {
   const seen = new Set<string>();
   return queries.filter((query) => {
     const key = query.text.trim().toLowerCase().replace(/\s+/g, ' ');

@@ -227,7 +227,9 @@ describe('a run counts what its provider calls consumed', () => {
   it('a price table without its date is refused before any call', async () => {
     const rag = await filled({ chat: anthropicChat(), prices: { currency: 'USD', models: {} } as unknown as PriceTable });
     await expect(rag.answer('How do I reset my password?')).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+    // Not the answer's call, nor the query's embedding before it.
     expect(anthropic.requests).toHaveLength(0);
+    expect(openai.requests).toHaveLength(0);
   });
 
   it('the stored trace keeps the usage', async () => {

@@ -166,21 +166,19 @@ async function runAgenticAsk(
   io: CommandIO,
 ): Promise<number> {
   const { filter, caller, search, conversation } = run;
-  // Settings left unset are dropped by the retriever (each search then uses the pipeline's defaults).
-  const agent = new AgenticRetriever({
-    retrievers: [{ name: 'documents', description: 'The indexed documents', rag, filter, retrieve: search }],
-    chat: rag.components().chat,
-    ...(caller ? { userContext: caller } : {}),
-  });
   let result: AgenticResult | undefined;
   try {
     // Refused before any search, as on the pipeline's path: a question over the context budget of the model that
-    // answers (its tokens), or over the agentic answer's budget (its characters; the run checks it first too).
+    // answers (its tokens) here, and over the agentic answer's budget (its characters) by the run, first thing.
     await rag.checkQuestion(question, run.context ? { context: run.context } : {});
-    agent.checkQuestion(question);
     const events = conversation
       ? agenticTurn(rag, conversation.history, conversation.id, question, run)
-      : agent.stream(question, { traceStore: run.traceStore, pipelineVersion: { configHash: run.configHash } });
+      : // Settings left unset are dropped by the retriever (each search then uses the pipeline's defaults).
+        new AgenticRetriever({
+          retrievers: [{ name: 'documents', description: 'The indexed documents', rag, filter, retrieve: search }],
+          chat: rag.components().chat,
+          ...(caller ? { userContext: caller } : {}),
+        }).stream(question, { traceStore: run.traceStore, pipelineVersion: { configHash: run.configHash } });
     for await (const event of events) {
       if (event.type === 'trace' && event.status !== 'inProgress' && options.trace && !options.json) io.out(formatAgenticEvent(event));
       if (event.type === 'result') result = event.result;

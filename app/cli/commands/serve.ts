@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { JsonlTraceStore } from '../../../src/context/trace-store.ts';
 import { serve } from '../../serve/server.ts';
 import { commandHistory } from '../conversation-support.ts';
-import { packageModule } from '../../serve/worker-pool.ts';
+import { MAX_WORKERS, packageModule } from '../../serve/worker-pool.ts';
 import { describeMissingStore, loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 import type { ServePipelineArgument } from '../serve-pipeline.ts';
 
@@ -18,7 +18,7 @@ export async function runServe(positionals: string[], options: CommandOptions, i
   const port = options.port === '0' ? 0 : (parsePositiveInteger(options.port, '--port') ?? 7777);
   if (port > 65535) throw new UsageError(`--port takes a port number up to 65535, got "${options.port}".`);
   const workers = options.workers === '0' ? 0 : (parsePositiveInteger(options.workers, '--workers') ?? (availableParallelism() >= 2 ? 2 : 0));
-  if (workers > 64) throw new UsageError(`--workers takes at most 64, got "${options.workers}".`);
+  if (workers > MAX_WORKERS) throw new UsageError(`--workers takes at most ${MAX_WORKERS}, got "${options.workers}".`);
   const pipeline = await loadPipeline(options, io);
   const { rag, dataDirectory, storeDirectory, configHash, source } = pipeline;
   // The page's conversations are kept where `axon ask --conversation` and `axon chat` keep theirs (so do the workers').
