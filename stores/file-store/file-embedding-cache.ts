@@ -129,7 +129,8 @@ export class FileEmbeddingCache implements EmbeddingCache {
     const fresh = new Map<string, EmbeddingCacheEntry>();
     for (const entry of entries) {
       assertKey(entry.key);
-      if (!this.slots.has(entry.key)) fresh.set(entry.key, entry);
+      // A key held only with another length (a damaged or foreign copy, never served) gets this copy in front of it.
+      if (!this.slots.get(entry.key)?.some((slot) => slot.dimensions === entry.vector.length)) fresh.set(entry.key, entry);
     }
     if (fresh.size === 0) return;
     const byLength = new Map<number, EmbeddingCacheEntry[]>();

@@ -214,6 +214,9 @@ describe('CachedEmbeddings over a FileEmbeddingCache', () => {
     const [vector] = await cached.embed(['one'], { inputType: 'document' });
     expect(vector).toHaveLength(4);
     expect(cached.statistics()).toMatchObject({ damaged: 1, documentMisses: 1 });
+    // The right vector was kept in front of the damaged copy: the next run is served from the cache.
+    await cached.embed(['one'], { inputType: 'document' });
+    expect(cached.statistics()).toMatchObject({ damaged: 1, documentMisses: 1, documentHits: 1 });
   });
 
   it('takes name, model, dimensions and batch limits from the provider, so fingerprints and traces do not change', () => {
