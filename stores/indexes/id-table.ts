@@ -5,11 +5,11 @@
  * them in a `Map` was about a third of opening such a store (docs/performance.md, "Cold start").
  */
 
+import { ID_TABLE_MODULE_BASE64 } from './id-table-binary.ts';
+
 /** Why stored ids are unusable, for the caller to turn into its own error (a corrupt file, naming it). */
 export class IdTableError extends Error {}
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 /** FNV-1a, 32 bits: the ids' hash. */
 const FNV_OFFSET = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
@@ -34,57 +34,33 @@ export class IdTable {
   /** The ids as strings, when the table was made from strings. */
   private readonly strings: readonly string[] | undefined;
 
-  private constructor(bytes: Uint8Array, starts: Uint32Array, ends: Uint32Array, ascii: boolean, strings?: readonly string[]) {
-    this.bytes = bytes;
-    this.view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  private constructor(indexed: Indexed, strings?: readonly string[]) {
+    this.bytes = indexed.bytes;
+    this.view = Buffer.from(indexed.bytes.buffer, indexed.bytes.byteOffset, indexed.bytes.byteLength);
     this.strings = strings;
-    this.starts = starts;
-    this.ends = ends;
-    this.ascii = ascii;
-    this.count = starts.length;
-    this.hashes = new Uint32Array(this.count);
-    let size = 16;
-    while (size < this.count * 2) size *= 2;
-    this.slots = new Int32Array(size);
-    this.index();
+    this.starts = indexed.starts;
+    this.ends = indexed.ends;
+    this.hashes = indexed.hashes;
+    this.slots = indexed.slots;
+    this.ascii = indexed.ascii;
+    this.count = indexed.starts.length;
   }
 
   /**
    * The ids of a JSON array of `count` non-empty strings (what a segment stores), read in place: `bytes` is kept.
    * An array with an escaped string (a quote, a backslash, a control character in an id: rare) is parsed instead.
+   * The reading and hashing run in WebAssembly (id-table.wat): a load does this once per segment, in a process
+   * whose JavaScript is not optimised yet.
    * @throws IdTableError when it is not such an array, or holds an id twice
    */
   static fromJsonArray(bytes: Uint8Array, count: number): IdTable {
-    const starts = new Uint32Array(count);
-    const ends = new Uint32Array(count);
-    let ascii = true;
-    let at = skipSpace(bytes, 0);
-    if (bytes[at] !== 0x5b) throw new IdTableError(`its ids are not a list of ${count}`);
-    at = skipSpace(bytes, at + 1);
-    for (let position = 0; position < count; position++) {
-      if (position > 0) {
-        if (bytes[at] !== 0x2c) throw new IdTableError(`its ids are not a list of ${count}`);
-        at = skipSpace(bytes, at + 1);
-      }
-      if (bytes[at] !== QUOTE)
-        throw new IdTableError(at >= bytes.length || bytes[at] === 0x5d ? `its ids are not a list of ${count}` : 'an id is not a non-empty string');
-      const start = at + 1;
-      let end = start;
-      for (; end < bytes.length && bytes[end] !== QUOTE; end++) {
-        const byte = bytes[end];
-        if (byte === BACKSLASH) return IdTable.fromStrings(parseIds(bytes, count));
-        if (byte < 0x20) throw new IdTableError('its ids are not valid JSON');
-        if (byte >= 0x80) ascii = false;
-      }
-      if (end >= bytes.length) throw new IdTableError('its ids are not valid JSON');
-      if (end === start) throw new IdTableError('an id is not a non-empty string');
-      starts[position] = start;
-      ends[position] = end;
-      at = skipSpace(bytes, end + 1);
-    }
-    if (bytes[at] !== 0x5d) throw new IdTableError(`its ids are not a list of ${count}`);
-    if (skipSpace(bytes, at + 1) !== bytes.length) throw new IdTableError('its ids are not valid JSON');
-    return new IdTable(bytes, starts, ends, ascii);
+    const plan = planFor(bytes.length, count);
+    const kernel = kernelWithRoom(plan.total);
+    new Uint8Array(kernel.memory.buffer).set(bytes, 0);
+    const problem = kernel.exports.parse(bytes.length, count, plan.starts, plan.ends);
+    if (problem === PARSE_ESCAPED) return IdTable.fromStrings(parseIds(bytes, count));
+    if (problem !== 0) throw new IdTableError(PARSE_PROBLEMS[problem] === undefined ? 'its ids are not valid JSON' : PARSE_PROBLEMS[problem](count));
+    return new IdTable(indexPlaced(kernel, plan, bytes, kernel.exports.ascii.value === 1));
   }
 
   /**
@@ -93,19 +69,22 @@ export class IdTable {
    */
   static fromStrings(ids: readonly string[]): IdTable {
     const parts = ids.map(encodeId);
-    const bytes = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-    const starts = new Uint32Array(ids.length);
-    const ends = new Uint32Array(ids.length);
+    const length = parts.reduce((sum, part) => sum + part.length, 0);
+    const plan = planFor(length, ids.length);
+    const kernel = kernelWithRoom(plan.total);
+    const memory = new Uint8Array(kernel.memory.buffer);
+    const starts = new Uint32Array(kernel.memory.buffer, plan.starts, ids.length);
+    const ends = new Uint32Array(kernel.memory.buffer, plan.ends, ids.length);
     let at = 0;
     let ascii = true;
     parts.forEach((part, position) => {
-      bytes.set(part, at);
+      memory.set(part, at);
       starts[position] = at;
       at += part.length;
       ends[position] = at;
       if (part.length !== ids[position].length) ascii = false;
     });
-    return new IdTable(bytes, starts, ends, ascii, ids);
+    return new IdTable(indexPlaced(kernel, plan, memory.slice(0, length), ascii), ids);
   }
 
   /** The id at `position`. */
@@ -144,28 +123,6 @@ export class IdTable {
 
   // --- Internal helpers ---
 
-  /** Fill the hash slots; an id met twice is an error. */
-  private index(): void {
-    const { bytes, starts, ends, hashes, slots } = this;
-    const mask = slots.length - 1;
-    for (let position = 0; position < this.count; position++) {
-      const start = starts[position];
-      const end = ends[position];
-      const hash = hashBytes(bytes, start, end);
-      hashes[position] = hash;
-      for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-        const held = slots[slot];
-        if (held === 0) {
-          slots[slot] = position + 1;
-          break;
-        }
-        if (hashes[held - 1] === hash && this.holdsAt(held - 1, bytes, start, end)) {
-          throw new IdTableError(`it holds the id ${JSON.stringify(this.idAt(position))} twice`);
-        }
-      }
-    }
-  }
-
   private findBytes(hash: number, key: Uint8Array, start: number, end: number): number {
     const mask = this.slots.length - 1;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
@@ -192,6 +149,103 @@ export class IdTable {
     for (let offset = 0; offset < end - start; offset++) if (bytes[from + offset] !== key[start + offset]) return false;
     return true;
   }
+}
+
+/** A table's arrays, as the kernel left them. */
+interface Indexed {
+  bytes: Uint8Array;
+  starts: Uint32Array;
+  ends: Uint32Array;
+  hashes: Uint32Array;
+  slots: Int32Array;
+  ascii: boolean;
+}
+
+/** Where a table of `count` ids over `length` bytes lies in the kernel's memory: the ids' bytes from 0, then the tables. */
+interface Plan {
+  count: number;
+  length: number;
+  starts: number;
+  ends: number;
+  hashes: number;
+  slots: number;
+  slotCount: number;
+  total: number;
+}
+
+function planFor(length: number, count: number): Plan {
+  let slotCount = 16;
+  while (slotCount < count * 2) slotCount *= 2;
+  const starts = (length + 3) & ~3;
+  const ends = starts + 4 * count;
+  const hashes = ends + 4 * count;
+  const slots = hashes + 4 * count;
+  return { count, length, starts, ends, hashes, slots, slotCount, total: slots + 4 * slotCount };
+}
+
+/** Hash the placed ids into their slots and copy the table out of the kernel's memory (which the next table reuses). */
+function indexPlaced(kernel: Kernel, plan: Plan, bytes: Uint8Array, ascii: boolean): Indexed {
+  const { buffer } = kernel.memory;
+  new Uint8Array(buffer, plan.slots, 4 * plan.slotCount).fill(0);
+  const twice = kernel.exports.index(plan.count, plan.starts, plan.ends, plan.hashes, plan.slots, plan.slotCount - 1);
+  const starts = new Uint32Array(buffer, plan.starts, plan.count).slice();
+  const ends = new Uint32Array(buffer, plan.ends, plan.count).slice();
+  if (twice >= 0) {
+    const id = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(ascii ? 'latin1' : 'utf8', starts[twice], ends[twice]);
+    throw new IdTableError(`it holds the id ${JSON.stringify(id)} twice`);
+  }
+  return {
+    bytes,
+    starts,
+    ends,
+    hashes: new Uint32Array(buffer, plan.hashes, plan.count).slice(),
+    slots: new Int32Array(buffer, plan.slots, plan.slotCount).slice(),
+    ascii,
+  };
+}
+
+/** What id-table.wat's `parse` returns for an array with an escaped string. */
+const PARSE_ESCAPED = 4;
+const PARSE_PROBLEMS: Record<number, (count: number) => string> = {
+  1: (count) => `its ids are not a list of ${count}`,
+  2: () => 'an id is not a non-empty string',
+  3: () => 'its ids are not valid JSON',
+};
+
+/** id-table.wat's exports (addresses are byte offsets into its memory). */
+interface KernelExports {
+  parse(length: number, count: number, starts: number, ends: number): number;
+  index(count: number, starts: number, ends: number, hashes: number, slots: number, mask: number): number;
+  readonly ascii: { value: number };
+}
+
+interface Kernel {
+  memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
+  exports: KernelExports;
+}
+
+// The project's TypeScript libraries declare no WebAssembly global, so the few constructors used are typed by hand.
+interface Runtime {
+  Memory: new (descriptor: { initial: number; maximum: number }) => Kernel['memory'];
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: Record<string, Record<string, unknown>>) => { readonly exports: Record<string, unknown> };
+}
+
+const PAGE_BYTES = 65_536;
+/** One memory for the whole process, grown to the largest table yet: the tables are copied out of it. */
+let shared: Kernel | undefined;
+
+function kernelWithRoom(bytes: number): Kernel {
+  const pages = Math.max(1, Math.ceil(bytes / PAGE_BYTES));
+  if (shared === undefined) {
+    const runtime = (globalThis as unknown as { WebAssembly: Runtime }).WebAssembly;
+    const memory = new runtime.Memory({ initial: pages, maximum: 65_536 });
+    const module = new runtime.Module(Buffer.from(ID_TABLE_MODULE_BASE64, 'base64'));
+    shared = { memory, exports: new runtime.Instance(module, { env: { memory } }).exports as unknown as KernelExports };
+  }
+  const held = shared.memory.buffer.byteLength / PAGE_BYTES;
+  if (pages > held) shared.memory.grow(pages - held);
+  return shared;
 }
 
 /** Every id of a JSON array that holds escaped strings, parsed and checked. */
@@ -243,9 +297,4 @@ function hashBytes(bytes: Uint8Array, start: number, end: number): number {
   let hash = FNV_OFFSET;
   for (let at = start; at < end; at++) hash = Math.imul(hash ^ bytes[at], FNV_PRIME);
   return hash >>> 0;
-}
-
-function skipSpace(bytes: Uint8Array, at: number): number {
-  while (at < bytes.length && (bytes[at] === 0x20 || bytes[at] === 0x0a || bytes[at] === 0x0d || bytes[at] === 0x09)) at++;
-  return at;
 }

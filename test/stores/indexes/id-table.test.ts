@@ -1,7 +1,18 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { assembleKernel, ID_TABLE_BINARY, ID_TABLE_SOURCE, idTableModuleSource } from '../../../scripts/build-wasm.ts';
+import { ID_TABLE_MODULE_BASE64 } from '../../../stores/indexes/id-table-binary.ts';
 import { IdTable, IdTableError } from '../../../stores/indexes/id-table.ts';
 
 const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+
+describe('the committed id table module', () => {
+  it('is what scripts/build-wasm.ts assembles from id-table.wat', async () => {
+    const assembled = await assembleKernel(readFileSync(ID_TABLE_SOURCE, 'utf8'), 'id-table.wat');
+    expect(Buffer.from(ID_TABLE_MODULE_BASE64, 'base64').equals(Buffer.from(assembled))).toBe(true);
+    expect(readFileSync(ID_TABLE_BINARY, 'utf8')).toBe(idTableModuleSource(assembled));
+  });
+});
 
 describe('IdTable', () => {
   it('reads a JSON array of ids in place and finds each id at its position', () => {
@@ -56,6 +67,16 @@ describe('IdTable', () => {
       [3, 0],
       [1, 2],
     ]);
+  });
+
+  it('reads one table after a larger one (the reading memory is reused) and names a duplicate far into the array', () => {
+    const large = Array.from({ length: 5_000 }, (_, index) => `large-${index}`);
+    expect(IdTable.fromJsonArray(json(large), large.length).find('large-4999')).toBe(4999);
+    const small = IdTable.fromJsonArray(json(['x', 'y']), 2);
+    expect([small.find('x'), small.find('y'), small.find('large-1')]).toEqual([0, 1, -1]);
+    const twice = [...large, 'née', 'large-17'];
+    expect(() => IdTable.fromJsonArray(json(twice), twice.length)).toThrow(/the id "large-17" twice/);
+    expect(() => IdTable.fromJsonArray(json(['née', 'b', 'née']), 3)).toThrow(/the id "née" twice/);
   });
 
   it('finds every id of a large table (hash collisions resolved by the bytes)', () => {
