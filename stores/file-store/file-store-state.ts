@@ -21,6 +21,8 @@ import { loadSegment } from './file-store-segment.ts';
 import { loadDerivedIndex, SnapshotSuperseded, snapshotDue, type DerivedIndexKind, type LoadedDerivedIndex } from './file-store-snapshot.ts';
 
 const NAME = 'file-store';
+/** From this many rows on, a load has the scan's optimised code compiled before the first search (a few ms of it). */
+const WARM_UP_SIZE = 10_000;
 
 /** The store as loaded: the manifest it reflects, the index, and which segment holds each live id. */
 export interface LoadedState {
@@ -120,6 +122,7 @@ export async function loadState(directory: string, vectorOptions: VectorIndexOpt
         );
         releases.set(entry.file, release);
       }
+      if (index.size >= WARM_UP_SIZE) index.warmUp();
       return loadedState(manifest, index, runs, releases);
     } catch (error) {
       for (const release of releases.values()) release();

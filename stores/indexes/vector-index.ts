@@ -319,6 +319,14 @@ export class VectorIndex {
     }
   }
 
+  /**
+   * Have the scan's optimised code compiled now, in the background (see `SimdVectorSpace.warmUp`): for a store
+   * that has just loaded many rows and will search them next. Changes nothing.
+   */
+  warmUp(): void {
+    this.space?.warmUp();
+  }
+
   /** Validate and insert in one step. */
   add(documents: readonly Document[]): void {
     this.insert(this.prepare(documents));

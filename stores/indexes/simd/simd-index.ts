@@ -56,6 +56,8 @@ export interface SpaceTenant {
 
 /** Candidates kept beyond `topK` by the float32 kernel, so rounding cannot push a true top-K row out. */
 const EXACT_MARGIN = 16;
+/** Rows `warmUp` scans: a few milliseconds of baseline code at most, past V8's budget for tiering the scan up. */
+const WARM_UP_ROWS = 4096;
 
 /**
  * Vectors held in WebAssembly memory and searched by a SIMD kernel (stores/indexes/simd/search-kernel.wat): one
@@ -375,6 +377,19 @@ export class SimdVectorSpace {
       if (hits.scores[hits.scores.length - 1] > cutScore + errorBound) return hits;
       capacity = Math.min(capacity * 4, candidates);
     }
+  }
+
+  /**
+   * Run the exact scan once over the first rows (at most `WARM_UP_ROWS`), discarding what it finds: a fresh
+   * process's first scan otherwise runs all of its rows in WebAssembly's baseline code, while this short one is
+   * enough for V8 to compile the optimised scan in the background, ready for the first search. Changes nothing
+   * the space holds (the query and heap regions are scratch). A space of int8 codes is left as it is.
+   */
+  warmUp(): void {
+    const rows = Math.min(this.rowCount, WARM_UP_ROWS);
+    if (rows === 0 || this.quantization === 'int8') return;
+    const { vectors, floatStride, query, candidates, heapRows, heapScores } = this.layout;
+    this.kernel.search_f32(vectors, floatStride, query, candidates, 0, rows, heapRows, heapScores, 1);
   }
 
   /**

@@ -195,6 +195,26 @@ describe('SimdVectorSpace.search', () => {
     expect(space.capacity).toBeGreaterThanOrEqual(space.size);
   });
 
+  it('warms up without changing a result, the rows or a search under way with another query (warmUp)', () => {
+    const next = random(91);
+    const dimensions = 24;
+    const vectors = unitVectors(5000, dimensions, next);
+    for (const quantization of ['none', 'int8'] as const) {
+      const space = new SimdVectorSpace({ dimensions, quantization });
+      space.append(vectors);
+      const query = unitVectors(1, dimensions, next);
+      const before = space.search(query, 7);
+      const rowBefore = space.vectorAt(4321).slice();
+      space.warmUp();
+      expect(space.search(query, 7)).toEqual(before);
+      expect(space.vectorAt(4321)).toEqual(rowBefore);
+      expect(space.size).toBe(5000);
+    }
+    const empty = new SimdVectorSpace({ dimensions });
+    empty.warmUp();
+    expect(empty.search(unitVectors(1, dimensions, next), 3).rows.length).toBe(0);
+  });
+
   it('allocates once for a reserved bulk load', () => {
     const space = new SimdVectorSpace({ dimensions: 4, initialCapacity: 1 });
     space.reserve(1000);
