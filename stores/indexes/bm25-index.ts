@@ -204,9 +204,9 @@ export class Bm25Index {
   private settleTiesAtCut(hits: Bm25Hit[], numbers: Uint32Array, passedScores: Float64Array, passed: number): void {
     const floor = hits[hits.length - 1].score;
     const keptAtFloor = hits.filter((hit) => hit.score === floor).length;
+    if (countEqual(passedScores, passed, floor) === keptAtFloor) return;
     const atFloor: string[] = [];
     for (let at = 0; at < passed; at++) if (passedScores[at] === floor) atFloor.push(this.documentAt(numbers[at]).id);
-    if (atFloor.length === keptAtFloor) return;
     atFloor.sort(compareIds);
     const chosen = atFloor.slice(0, keptAtFloor);
     let next = 0;
@@ -407,4 +407,11 @@ function offerAll(touched: Uint32Array, touchedCount: number, scores: Float64Arr
 /** `norms[n] = k1 · (1 − b + b · lengths[n] / averageLength)` for the first `count` documents (small, as `accumulate`). */
 function fillLengthNorms(norms: Float64Array, lengths: Uint32Array, count: number, k1: number, b: number, averageLength: number): void {
   for (let number = 0; number < count; number++) norms[number] = k1 * (1 - b + (b * lengths[number]) / averageLength);
+}
+
+/** How many of the first `count` scores equal `score` (small, as `accumulate`). */
+function countEqual(scores: Float64Array, count: number, score: number): number {
+  let equal = 0;
+  for (let at = 0; at < count; at++) if (scores[at] === score) equal++;
+  return equal;
 }

@@ -84,12 +84,7 @@ export class RowDocuments {
     this.reserve(first + count);
     const index = this.runs.length;
     const rowOf = new Int32Array(count);
-    for (let position = 0; position < count; position++) {
-      this.documents.push(undefined);
-      this.runOf[first + position] = index;
-      this.positionOf[first + position] = position;
-      rowOf[position] = first + position;
-    }
+    placeRun(this.documents, this.runOf, this.positionOf, rowOf, first, index);
     this.runs.push({ run, rowOf });
     return first;
   }
@@ -144,5 +139,18 @@ export class RowDocuments {
     const positionOf = new Int32Array(capacity);
     positionOf.set(this.positionOf);
     this.positionOf = positionOf;
+  }
+}
+
+/**
+ * Rows `first` on hold the positions of run `index` in order (`rowOf.length` of them), their documents not made
+ * yet. A small function: V8 optimises its loop soon, in the fresh process a load runs in.
+ */
+function placeRun(documents: (Document | undefined)[], runOf: Int32Array, positionOf: Int32Array, rowOf: Int32Array, first: number, index: number): void {
+  runOf.fill(index, first, first + rowOf.length);
+  for (let position = 0; position < rowOf.length; position++) {
+    documents.push(undefined);
+    positionOf[first + position] = position;
+    rowOf[position] = first + position;
   }
 }
