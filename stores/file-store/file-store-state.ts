@@ -89,10 +89,11 @@ export async function loadState(directory: string, vectorOptions: VectorIndexOpt
     const runs: { file: string; end: number }[] = [];
     const releases = new Map<string, () => void>();
     const segmentOfRow = (row: number) => runs.find((run) => row < run.end)?.file;
-    if (manifest.dimensions !== null) index.setDimensions(manifest.dimensions);
     // A segment's rows are placed whole and its deleted ones dropped after, so leave room for the most of those.
+    // Reserved before the dimensions are set, so the vectors' memory is made once, at its full size.
     const live = liveDocuments(manifest);
     index.reserve(live + Math.max(0, ...manifest.segments.map((segment) => segment.tombstones.length)));
+    if (manifest.dimensions !== null) index.setDimensions(manifest.dimensions);
     try {
       for (const entry of manifest.segments) {
         const release = await loadSegment(
