@@ -27,13 +27,13 @@ for (let run = 0; run < Number(values.runs); run++) {
   }
 }
 console.log(`node ${process.version}, ${values.runs} fresh processes each, in turn (medians, wall ms)`);
-console.log('| | open | first keywordSearch | first search | open + first hybrid | warm (keyword / vector) | cold/warm | per process |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---|');
+console.log('| | open | first keywordSearch | first search | open + first hybrid | warm (keyword / vector) | cold/warm | per process | CPU of the cold part |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---|---:|');
 for (const { label, results } of configs) {
   const m = (pick: (result: ChildResult) => number) => median(results.map(pick));
   const cold = (result: ChildResult) => result.openMs + result.firstKeywordMs + result.firstVectorMs;
   const ratios = results.map((result) => `${(cold(result) / result.warmMs).toFixed(0)}×`).join(' ');
   console.log(
-    `| ${label} | ${m((r) => r.openMs).toFixed(0)} | ${m((r) => r.firstKeywordMs).toFixed(0)} | ${m((r) => r.firstVectorMs).toFixed(0)} | ${m(cold).toFixed(0)} | ${m((r) => r.warmMs).toFixed(1)} (${m((r) => r.warmKeywordMs).toFixed(1)} / ${m((r) => r.warmVectorMs).toFixed(1)}) | ${(m(cold) / m((r) => r.warmMs)).toFixed(0)}× | ${ratios} |`,
+    `| ${label} | ${m((r) => r.openMs).toFixed(0)} | ${m((r) => r.firstKeywordMs).toFixed(0)} | ${m((r) => r.firstVectorMs).toFixed(0)} | ${m(cold).toFixed(0)} | ${m((r) => r.warmMs).toFixed(1)} (${m((r) => r.warmKeywordMs).toFixed(1)} / ${m((r) => r.warmVectorMs).toFixed(1)}) | ${(m(cold) / m((r) => r.warmMs)).toFixed(0)}× | ${ratios} | ${m((r) => r.coldCpuMs ?? Number.NaN).toFixed(0)} |`,
   );
 }

@@ -5,7 +5,7 @@
  * them in a `Map` was about a third of opening such a store (docs/performance.md, "Cold start").
  */
 
-import { ID_TABLE_MODULE_BASE64 } from './id-table-binary.ts';
+import { type LoadKernel, loadKernelWithRoom } from './load-kernel.ts';
 
 /** Why stored ids are unusable, for the caller to turn into its own error (a corrupt file, naming it). */
 export class IdTableError extends Error {}
@@ -49,13 +49,13 @@ export class IdTable {
   /**
    * The ids of a JSON array of `count` non-empty strings (what a segment stores), read in place: `bytes` is kept.
    * An array with an escaped string (a quote, a backslash, a control character in an id: rare) is parsed instead.
-   * The reading and hashing run in WebAssembly (id-table.wat): a load does this once per segment, in a process
+   * The reading and hashing run in WebAssembly (load-kernel.wat): a load does this once per segment, in a process
    * whose JavaScript is not optimised yet.
    * @throws IdTableError when it is not such an array, or holds an id twice
    */
   static fromJsonArray(bytes: Uint8Array, count: number): IdTable {
     const plan = planFor(bytes.length, count);
-    const kernel = kernelWithRoom(plan.total);
+    const kernel = loadKernelWithRoom(plan.total);
     new Uint8Array(kernel.memory.buffer).set(bytes, 0);
     const problem = kernel.exports.parse(bytes.length, count, plan.starts, plan.ends);
     if (problem === PARSE_ESCAPED) return IdTable.fromStrings(parseIds(bytes, count));
@@ -71,7 +71,7 @@ export class IdTable {
     const parts = ids.map(encodeId);
     const length = parts.reduce((sum, part) => sum + part.length, 0);
     const plan = planFor(length, ids.length);
-    const kernel = kernelWithRoom(plan.total);
+    const kernel = loadKernelWithRoom(plan.total);
     const memory = new Uint8Array(kernel.memory.buffer);
     const starts = new Uint32Array(kernel.memory.buffer, plan.starts, ids.length);
     const ends = new Uint32Array(kernel.memory.buffer, plan.ends, ids.length);
@@ -184,7 +184,7 @@ function planFor(length: number, count: number): Plan {
 }
 
 /** Hash the placed ids into their slots and copy the table out of the kernel's memory (which the next table reuses). */
-function indexPlaced(kernel: Kernel, plan: Plan, bytes: Uint8Array, ascii: boolean): Indexed {
+function indexPlaced(kernel: LoadKernel, plan: Plan, bytes: Uint8Array, ascii: boolean): Indexed {
   const { buffer } = kernel.memory;
   new Uint8Array(buffer, plan.slots, 4 * plan.slotCount).fill(0);
   const twice = kernel.exports.index(plan.count, plan.starts, plan.ends, plan.hashes, plan.slots, plan.slotCount - 1);
@@ -204,49 +204,13 @@ function indexPlaced(kernel: Kernel, plan: Plan, bytes: Uint8Array, ascii: boole
   };
 }
 
-/** What id-table.wat's `parse` returns for an array with an escaped string. */
+/** What load-kernel.wat's `parse` returns for an array with an escaped string. */
 const PARSE_ESCAPED = 4;
 const PARSE_PROBLEMS: Record<number, (count: number) => string> = {
   1: (count) => `its ids are not a list of ${count}`,
   2: () => 'an id is not a non-empty string',
   3: () => 'its ids are not valid JSON',
 };
-
-/** id-table.wat's exports (addresses are byte offsets into its memory). */
-interface KernelExports {
-  parse(length: number, count: number, starts: number, ends: number): number;
-  index(count: number, starts: number, ends: number, hashes: number, slots: number, mask: number): number;
-  readonly ascii: { value: number };
-}
-
-interface Kernel {
-  memory: { readonly buffer: ArrayBuffer; grow(pages: number): number };
-  exports: KernelExports;
-}
-
-// The project's TypeScript libraries declare no WebAssembly global, so the few constructors used are typed by hand.
-interface Runtime {
-  Memory: new (descriptor: { initial: number; maximum: number }) => Kernel['memory'];
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: Record<string, Record<string, unknown>>) => { readonly exports: Record<string, unknown> };
-}
-
-const PAGE_BYTES = 65_536;
-/** One memory for the whole process, grown to the largest table yet: the tables are copied out of it. */
-let shared: Kernel | undefined;
-
-function kernelWithRoom(bytes: number): Kernel {
-  const pages = Math.max(1, Math.ceil(bytes / PAGE_BYTES));
-  if (shared === undefined) {
-    const runtime = (globalThis as unknown as { WebAssembly: Runtime }).WebAssembly;
-    const memory = new runtime.Memory({ initial: pages, maximum: 65_536 });
-    const module = new runtime.Module(Buffer.from(ID_TABLE_MODULE_BASE64, 'base64'));
-    shared = { memory, exports: new runtime.Instance(module, { env: { memory } }).exports as unknown as KernelExports };
-  }
-  const held = shared.memory.buffer.byteLength / PAGE_BYTES;
-  if (pages > held) shared.memory.grow(pages - held);
-  return shared;
-}
 
 /** Every id of a JSON array that holds escaped strings, parsed and checked. */
 function parseIds(bytes: Uint8Array, count: number): string[] {

@@ -550,6 +550,40 @@ describe('Bm25Index persistence', () => {
   });
 });
 
+describe('a snapshot vocabulary out of order', () => {
+  // An ASCII vocabulary is checked by the load kernel (WebAssembly), any other by JavaScript: both refuse the same.
+  const swapped = (words: [string, string], replace: string) => {
+    const index = new Bm25Index();
+    index.add([{ id: 'd1', content: words.join(' ') }]);
+    const bytes = index.serialize();
+    const at = Buffer.from(bytes).indexOf(Buffer.from(words.join(''), 'utf8'));
+    expect(at).toBeGreaterThan(0);
+    const damaged = bytes.slice();
+    damaged.set(new TextEncoder().encode(replace), at);
+    return () => Bm25Index.deserialize(damaged);
+  };
+
+  it('is refused, in ASCII and beyond, when two terms swap or repeat', () => {
+    expect(swapped(['zorb', 'zorc'], 'zorbzorc')).not.toThrow();
+    expect(swapped(['zorb', 'zorc'], 'zorczorb')).toThrow(/not sorted/);
+    expect(swapped(['zorb', 'zorc'], 'zorbzorb')).toThrow(/not sorted/);
+    expect(swapped(['zorb', 'zorc'], 'zorczorc')).toThrow(/not sorted/);
+    expect(swapped(['zörb', 'zörc'], 'zörczörb')).toThrow(/not sorted/);
+    expect(swapped(['zörb', 'zörc'], 'zörbzörb')).toThrow(/not sorted/);
+  });
+
+  it('is accepted when in order, a shorter prefix first, whatever the letters', () => {
+    const words = ['kayak', 'kayaking', 'zebra', 'zèbre', 'straße', 'ｆｕｌｌ', '𠀀字', 'aardvark', 'ab', 'abc'];
+    const index = new Bm25Index();
+    index.add(words.map((word, number) => ({ id: `d${number}`, content: word })));
+    const again = Bm25Index.deserialize(index.serialize());
+    for (const word of words) expect(again.search(word)).toEqual(index.search(word));
+    const ascii = new Bm25Index();
+    ascii.add([{ id: 'd1', content: 'ab abc abd b ba bb' }]);
+    expect(() => Bm25Index.deserialize(ascii.serialize())).not.toThrow();
+  });
+});
+
 describe('Bm25Index options', () => {
   it('rejects invalid parameters with a ConfigError', () => {
     expect(() => new Bm25Index({ b: 1.5 })).toThrow(ConfigError);

@@ -1,16 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { assembleKernel, ID_TABLE_BINARY, ID_TABLE_SOURCE, idTableModuleSource } from '../../../scripts/build-wasm.ts';
-import { ID_TABLE_MODULE_BASE64 } from '../../../stores/indexes/id-table-binary.ts';
+import { assembleKernel, LOAD_KERNEL_BINARY, LOAD_KERNEL_SOURCE, loadKernelModuleSource } from '../../../scripts/build-wasm.ts';
+import { LOAD_KERNEL_BASE64 } from '../../../stores/indexes/load-kernel-binary.ts';
 import { IdTable, IdTableError } from '../../../stores/indexes/id-table.ts';
 
 const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
 
-describe('the committed id table module', () => {
-  it('is what scripts/build-wasm.ts assembles from id-table.wat', async () => {
-    const assembled = await assembleKernel(readFileSync(ID_TABLE_SOURCE, 'utf8'), 'id-table.wat');
-    expect(Buffer.from(ID_TABLE_MODULE_BASE64, 'base64').equals(Buffer.from(assembled))).toBe(true);
-    expect(readFileSync(ID_TABLE_BINARY, 'utf8')).toBe(idTableModuleSource(assembled));
+describe('the committed load kernel', () => {
+  it('is what scripts/build-wasm.ts assembles from load-kernel.wat', async () => {
+    const assembled = await assembleKernel(readFileSync(LOAD_KERNEL_SOURCE, 'utf8'), 'load-kernel.wat');
+    expect(Buffer.from(LOAD_KERNEL_BASE64, 'base64').equals(Buffer.from(assembled))).toBe(true);
+    expect(readFileSync(LOAD_KERNEL_BINARY, 'utf8')).toBe(loadKernelModuleSource(assembled));
   });
 });
 

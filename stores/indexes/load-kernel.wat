@@ -1,9 +1,10 @@
-;; The id table's load-time work (stores/indexes/id-table.ts), assembled by scripts/build-wasm.ts: reading a
-;; segment's JSON array of ids in place and hashing every id into an open-addressing table. A fresh process runs
-;; this once per segment, before any JavaScript loop over the ids could be optimised; compiled WebAssembly does
-;; the same work several times faster from its first call.
+;; Work an index does once per load, over every id or term (stores/indexes/load-kernel.ts), assembled by
+;; scripts/build-wasm.ts: reading a segment's JSON array of ids in place and hashing every id into an
+;; open-addressing table (id-table.ts), and checking a keyword snapshot's vocabulary (bm25-snapshot.ts). A fresh
+;; process runs this before any JavaScript loop over the ids or terms could be optimised; compiled WebAssembly
+;; does the same work several times faster from its first call.
 ;;
-;; The memory holds the ids' bytes from address 0; the tables (uint32 each) lie where the caller says.
+;; The memory holds the bytes read from address 0; the tables (uint32 each) lie where the caller says.
 (module
   (import "env" "memory" (memory 0))
   ;; 1 while every byte of the ids read by `parse` is ASCII.
@@ -128,5 +129,50 @@
             (br $probe)))
         (local.set $position (i32.add (local.get $position) (i32.const 1)))
         (br $id)))
+    (i32.const -1))
+
+  ;; A sorted vocabulary of `count` terms, all ASCII: term t is the bytes [offsets[t], offsets[t + 1]) from
+  ;; address 0, and has the postings [postingStarts[t], postingStarts[t + 1]). Returns the first term that is
+  ;; empty, has no postings, or does not sort strictly after the term before it (bytes compared as unsigned,
+  ;; which for ASCII is the order of JavaScript's `<`), or -1 when there is none.
+  (func (export "first_malformed_term") (param $offsets i32) (param $postingStarts i32) (param $count i32) (result i32)
+    (local $term i32) (local $start i32) (local $end i32) (local $before i32) (local $at i32) (local $shared i32)
+    (local $left i32) (local $right i32) (local $sorted i32)
+    (block $done
+      (loop $next
+        (br_if $done (i32.ge_u (local.get $term) (local.get $count)))
+        (local.set $start (i32.load (i32.add (local.get $offsets) (i32.shl (local.get $term) (i32.const 2)))))
+        (local.set $end (i32.load (i32.add (local.get $offsets) (i32.shl (i32.add (local.get $term) (i32.const 1)) (i32.const 2)))))
+        (if (i32.le_u (local.get $end) (local.get $start)) (then (return (local.get $term))))
+        (if (i32.le_u
+              (i32.load (i32.add (local.get $postingStarts) (i32.shl (i32.add (local.get $term) (i32.const 1)) (i32.const 2))))
+              (i32.load (i32.add (local.get $postingStarts) (i32.shl (local.get $term) (i32.const 2)))))
+          (then (return (local.get $term))))
+        (if (i32.gt_u (local.get $term) (i32.const 0))
+          (then
+            ;; The term before is [before, start): compare over the shorter length, then the shorter sorts first.
+            (local.set $before (i32.load (i32.add (local.get $offsets) (i32.shl (i32.sub (local.get $term) (i32.const 1)) (i32.const 2)))))
+            (local.set $shared (i32.sub (local.get $start) (local.get $before)))
+            (if (i32.lt_u (i32.sub (local.get $end) (local.get $start)) (local.get $shared))
+              (then (local.set $shared (i32.sub (local.get $end) (local.get $start)))))
+            (local.set $sorted (i32.const -1))
+            (local.set $at (i32.const 0))
+            (block $compared
+              (loop $byte
+                (br_if $compared (i32.ge_u (local.get $at) (local.get $shared)))
+                (local.set $left (i32.load8_u (i32.add (local.get $before) (local.get $at))))
+                (local.set $right (i32.load8_u (i32.add (local.get $start) (local.get $at))))
+                (if (i32.ne (local.get $left) (local.get $right))
+                  (then
+                    (local.set $sorted (i32.lt_u (local.get $left) (local.get $right)))
+                    (br $compared)))
+                (local.set $at (i32.add (local.get $at) (i32.const 1)))
+                (br $byte)))
+            ;; Equal over the shared length: sorted when the term before is the shorter.
+            (if (i32.eq (local.get $sorted) (i32.const -1))
+              (then (local.set $sorted (i32.lt_u (i32.sub (local.get $start) (local.get $before)) (i32.sub (local.get $end) (local.get $start))))))
+            (if (i32.eqz (local.get $sorted)) (then (return (local.get $term))))))
+        (local.set $term (i32.add (local.get $term) (i32.const 1)))
+        (br $next)))
     (i32.const -1))
 )
