@@ -113,12 +113,44 @@ export class IdTable {
     }
   }
 
-  /** For each id of `other` that this table holds too: `each(positionHere, positionThere)`, comparing bytes, hashing nothing again. */
+  /**
+   * For each id of `other` that this table holds too: `each(positionHere, positionThere)`, comparing bytes, hashing
+   * nothing again. Run by the load kernel over copies of both tables (a load probes each segment's ids against
+   * the segments before it).
+   */
   forEachShared(other: IdTable, each: (here: number, there: number) => void): void {
-    for (let there = 0; there < other.count; there++) {
-      const here = this.findBytes(other.hashes[there], other.bytes, other.starts[there], other.ends[there]);
-      if (here >= 0) each(here, there);
+    if (other.count === 0 || this.count === 0) return;
+    const words = (array: Uint32Array | Int32Array) => 4 * array.length;
+    const theirBase = (this.bytes.length + 3) & ~3;
+    const ourStarts = (theirBase + other.bytes.length + 3) & ~3;
+    const ourEnds = ourStarts + words(this.starts);
+    const ourHashes = ourEnds + words(this.ends);
+    const slots = ourHashes + words(this.hashes);
+    const theirStarts = slots + words(this.slots);
+    const theirEnds = theirStarts + words(other.starts);
+    const theirHashes = theirEnds + words(other.ends);
+    const kernel = loadKernelWithRoom(theirHashes + words(other.hashes));
+    const { buffer } = kernel.memory;
+    const memory = new Uint8Array(buffer);
+    memory.set(this.bytes, 0);
+    memory.set(other.bytes, theirBase);
+    new Uint32Array(buffer, ourStarts, this.count).set(this.starts);
+    new Uint32Array(buffer, ourEnds, this.count).set(this.ends);
+    new Uint32Array(buffer, ourHashes, this.count).set(this.hashes);
+    new Int32Array(buffer, slots, this.slots.length).set(this.slots);
+    new Uint32Array(buffer, theirStarts, other.count).set(other.starts);
+    new Uint32Array(buffer, theirEnds, other.count).set(other.ends);
+    new Uint32Array(buffer, theirHashes, other.count).set(other.hashes);
+    const mask = this.slots.length - 1;
+    const shared: [number, number][] = [];
+    for (let from = 0; ; ) {
+      const there = kernel.exports.first_shared(other.count, theirHashes, theirStarts, theirEnds, theirBase, ourHashes, ourStarts, ourEnds, slots, mask, from);
+      if (there < 0) break;
+      shared.push([kernel.exports.shared.value, there]);
+      from = there + 1;
     }
+    // Called once the kernel is done: `each` may itself use the kernel (and its memory).
+    for (const [here, there] of shared) each(here, there);
   }
 
   // --- Internal helpers ---

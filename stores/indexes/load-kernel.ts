@@ -14,7 +14,22 @@ export interface LoadKernelExports {
   index(count: number, starts: number, ends: number, hashes: number, slots: number, mask: number): number;
   /** See load-kernel.wat: an ASCII vocabulary's first malformed or unsorted term, or -1. */
   first_malformed_term(offsets: number, postingStarts: number, count: number): number;
+  /** See load-kernel.wat: another table's first id from `from` on that this table holds too (its position here in `shared`), or -1. */
+  first_shared(
+    theirCount: number,
+    theirHashes: number,
+    theirStarts: number,
+    theirEnds: number,
+    theirBase: number,
+    ourHashes: number,
+    ourStarts: number,
+    ourEnds: number,
+    slots: number,
+    mask: number,
+    from: number,
+  ): number;
   readonly ascii: { value: number };
+  readonly shared: { value: number };
 }
 
 export interface LoadKernel {

@@ -175,4 +175,44 @@
         (local.set $term (i32.add (local.get $term) (i32.const 1)))
         (br $next)))
     (i32.const -1))
+
+  ;; For the ids of another table (`theirCount` of them: hashes, and starts and ends of their bytes, which lie
+  ;; from `theirBase`), from position `from` on: the first that this table holds too (its hashes, starts and ends
+  ;; of its bytes from address 0, and its `mask` + 1 slots). Returns that position, with this table's position of
+  ;; the id in `shared`, or -1 when there is none.
+  (global $shared (export "shared") (mut i32) (i32.const -1))
+  (func (export "first_shared")
+    (param $theirCount i32) (param $theirHashes i32) (param $theirStarts i32) (param $theirEnds i32) (param $theirBase i32)
+    (param $ourHashes i32) (param $ourStarts i32) (param $ourEnds i32) (param $slots i32) (param $mask i32) (param $from i32)
+    (result i32)
+    (local $there i32) (local $hash i32) (local $slot i32) (local $held i32) (local $start i32) (local $end i32) (local $at i32)
+    (local.set $there (local.get $from))
+    (block $done
+      (loop $id
+        (br_if $done (i32.ge_u (local.get $there) (local.get $theirCount)))
+        (local.set $hash (i32.load (i32.add (local.get $theirHashes) (i32.shl (local.get $there) (i32.const 2)))))
+        (local.set $start (i32.add (local.get $theirBase) (i32.load (i32.add (local.get $theirStarts) (i32.shl (local.get $there) (i32.const 2))))))
+        (local.set $end (i32.add (local.get $theirBase) (i32.load (i32.add (local.get $theirEnds) (i32.shl (local.get $there) (i32.const 2))))))
+        (local.set $slot (i32.and (local.get $hash) (local.get $mask)))
+        (block $absent
+          (loop $probe
+            (local.set $held (i32.load (i32.add (local.get $slots) (i32.shl (local.get $slot) (i32.const 2)))))
+            (br_if $absent (i32.eqz (local.get $held)))
+            (local.set $held (i32.sub (local.get $held) (i32.const 1)))
+            (if (i32.eq (i32.load (i32.add (local.get $ourHashes) (i32.shl (local.get $held) (i32.const 2)))) (local.get $hash))
+              (then
+                (local.set $at (i32.load (i32.add (local.get $ourStarts) (i32.shl (local.get $held) (i32.const 2)))))
+                (if (i32.eq
+                      (i32.sub (i32.load (i32.add (local.get $ourEnds) (i32.shl (local.get $held) (i32.const 2)))) (local.get $at))
+                      (i32.sub (local.get $end) (local.get $start)))
+                  (then
+                    (if (call $same (local.get $start) (local.get $end) (local.get $at))
+                      (then
+                        (global.set $shared (local.get $held))
+                        (return (local.get $there))))))))
+            (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (local.get $mask)))
+            (br $probe)))
+        (local.set $there (i32.add (local.get $there) (i32.const 1)))
+        (br $id)))
+    (i32.const -1))
 )

@@ -79,6 +79,24 @@ describe('IdTable', () => {
     expect(() => IdTable.fromJsonArray(json(['née', 'b', 'née']), 3)).toThrow(/the id "née" twice/);
   });
 
+  it("lists every shared id of two large tables, in the other table's order, whichever way they were made", () => {
+    const here = Array.from({ length: 3000 }, (_, index) => (index % 7 === 0 ? `dók-${index}` : `doc-${index}`));
+    const there = Array.from({ length: 1200 }, (_, index) => (index % 3 === 0 ? here[(index * 11) % here.length] : `other-${index}`));
+    const expected = there.flatMap((id, position) => (here.includes(id) ? [[here.indexOf(id), position]] : []));
+    expect(expected.length).toBe(400);
+    for (const [left, right] of [
+      [IdTable.fromJsonArray(json(here), here.length), IdTable.fromStrings(there)],
+      [IdTable.fromStrings(here), IdTable.fromJsonArray(json(there), there.length)],
+    ]) {
+      const shared: number[][] = [];
+      left.forEachShared(right, (position, other) => shared.push([position, other]));
+      expect(shared).toEqual(expected);
+    }
+    const none: number[][] = [];
+    IdTable.fromStrings(['a']).forEachShared(IdTable.fromStrings(['b', 'ab', 'a ']), (position, other) => none.push([position, other]));
+    expect(none).toEqual([]);
+  });
+
   it('finds every id of a large table (hash collisions resolved by the bytes)', () => {
     const ids = Array.from({ length: 20_000 }, (_, index) => `doc-${index}`);
     const table = IdTable.fromJsonArray(json(ids), ids.length);
