@@ -46,8 +46,8 @@ export interface Bm25SnapshotReader {
  * search first needs them. Version 2 (no checksums, written before) is read from memory only.
  */
 export class Bm25SearchableSnapshot {
-  /** A term's postings, once read and checked: `undefined` until then. */
-  private readonly postingsRead: (Uint32Array | undefined)[];
+  /** Each term's postings, once read and checked (a map: a search reads a few of the vocabulary's terms, and an array of one entry per term cost a load 2–3 ms). */
+  private readonly postingsRead = new Map<number, Uint32Array>();
 
   /** Use `Bm25SearchableSnapshot.decode`. */
   constructor(
@@ -66,9 +66,7 @@ export class Bm25SearchableSnapshot {
     /** Document `d`'s fields are the UTF-8 JSON bytes `fieldOffsets[d] .. fieldOffsets[d + 1]` of the fields. */
     readonly fieldOffsets: Uint32Array<ArrayBuffer>,
     private readonly body: Bm25SnapshotBody,
-  ) {
-    this.postingsRead = new Array(termOffsets.length - 1);
-  }
+  ) {}
 
   /**
    * Read a version 2 or 3 snapshot. Without `reader`, `bytes` is the whole snapshot: views onto it (onto a copy,
@@ -93,7 +91,7 @@ export class Bm25SearchableSnapshot {
 
   /** The (document number, frequency) pairs of term `term`, read and checked the first time. @throws AxonError `STORE_CORRUPT`, `STORE_IO` */
   termPostings(term: number): Uint32Array {
-    const read = this.postingsRead[term];
+    const read = this.postingsRead.get(term);
     if (read !== undefined) return read;
     const pairs = this.postingStarts[term];
     return this.checked(term, this.body.postings(pairs, this.postingStarts[term + 1] - pairs));
@@ -104,7 +102,7 @@ export class Bm25SearchableSnapshot {
     const termCount = this.termOffsets.length - 1;
     const all = this.body.postings(0, this.postingStarts[termCount]);
     for (let term = 0; term < termCount; term++) {
-      if (this.postingsRead[term] === undefined) this.checked(term, all.subarray(this.postingStarts[term] * 2, this.postingStarts[term + 1] * 2));
+      if (!this.postingsRead.has(term)) this.checked(term, all.subarray(this.postingStarts[term] * 2, this.postingStarts[term + 1] * 2));
     }
     return all;
   }
@@ -115,7 +113,7 @@ export class Bm25SearchableSnapshot {
       throw corrupt(`the postings of term ${term} do not match their checksum`);
     }
     if (!postingsInOrder(postings, this.documentCount)) throw corrupt('a posting names an unknown document');
-    this.postingsRead[term] = postings;
+    this.postingsRead.set(term, postings);
     return postings;
   }
 
