@@ -35,6 +35,15 @@ const GENERATION_IN_HEAD = /^\{\s*"format":\s*"axon-file-store",\s*"version":\s*
  * `null` when its head does not say (a manifest written by hand, say): then read it whole.
  */
 export async function manifestGeneration(directory: string): Promise<number | null | undefined> {
+  return (await manifestHead(directory))?.generation;
+}
+
+/**
+ * `manifestGeneration`, with a stamp of the file read (device, inode, size, change times): a manifest is only ever
+ * replaced by a rename, so while the stamp stays, so does the manifest, which a head that does not state its
+ * generation needs to be read whole only once. `undefined` when there is no manifest.
+ */
+export async function manifestHead(directory: string): Promise<{ generation: number | null; stamp: string } | undefined> {
   let handle;
   try {
     handle = await open(join(directory, MANIFEST_FILE), 'r');
@@ -46,7 +55,9 @@ export async function manifestGeneration(directory: string): Promise<number | nu
     const head = Buffer.alloc(HEAD_BYTES);
     const { bytesRead } = await handle.read(head, 0, HEAD_BYTES, 0);
     const match = GENERATION_IN_HEAD.exec(head.toString('latin1', 0, bytesRead));
-    return match === null ? null : Number(match[1]);
+    if (match !== null) return { generation: Number(match[1]), stamp: '' };
+    const file = await handle.stat({ bigint: true });
+    return { generation: null, stamp: `${file.dev}:${file.ino}:${file.size}:${file.mtimeNs}:${file.ctimeNs}` };
   } finally {
     await handle.close();
   }

@@ -5,7 +5,7 @@
  */
 import { AxonError } from '../../src/errors.ts';
 import type { VectorIndexOptions } from '../indexes/vector-index.ts';
-import { applyCatchUp, manifestGeneration, prepareCatchUp, settledDerived } from './file-store-follow.ts';
+import { applyCatchUp, manifestHead, prepareCatchUp, settledDerived } from './file-store-follow.ts';
 import { emptyManifest, readManifest, type Manifest } from './file-store-format.ts';
 import type { DerivedIndexKind } from './file-store-snapshot.ts';
 import { ioError, loadState, type LoadedState } from './file-store-state.ts';
@@ -18,6 +18,8 @@ export class StateHolder {
   state: LoadedState | undefined;
   private loading: Promise<LoadedState> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  /** A manifest whose head does not state its generation, by its stamp, and the state that took it in: not read whole again while both stay. */
+  private headless: { stamp: string; state: LoadedState } | undefined;
 
   constructor(
     private readonly directory: string,
@@ -43,10 +45,16 @@ export class StateHolder {
   async current(): Promise<LoadedState> {
     let state = await this.ready();
     if (this.follows) {
-      const generation = await manifestGeneration(this.directory).catch((error) => {
+      const head = await manifestHead(this.directory).catch((error) => {
         throw ioError(this.directory, error);
       });
-      if (generation === null || (generation ?? 0) !== state.manifest.generation) state = await this.catchUp();
+      if (head?.generation === null) {
+        // The manifest read whole after this head was read is at least as new as the file the stamp names.
+        if (this.headless?.stamp !== head.stamp || this.headless.state !== state) {
+          state = await this.catchUp();
+          this.headless = { stamp: head.stamp, state };
+        }
+      } else if ((head?.generation ?? 0) !== state.manifest.generation) state = await this.catchUp();
     }
     while (state.changing !== undefined) {
       await state.changing;

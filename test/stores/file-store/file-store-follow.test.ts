@@ -1,9 +1,12 @@
-import { readdir } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Document } from '../../../src/document.ts';
 import { Bm25Index } from '../../../stores/indexes/bm25-index.ts';
 import { FileStore, type FileStoreOptions } from '../../../stores/file-store/file-store.ts';
 import { manifestGeneration } from '../../../stores/file-store/file-store-follow.ts';
+import { StateHolder } from '../../../stores/file-store/file-store-holder.ts';
 import { doc } from '../../../testing/vector-store.ts';
 import { temporaryDirectories } from '../support.ts';
 
@@ -186,6 +189,39 @@ describe('FileStore follows writes of other processes', () => {
     expect((await reader.search([1, 1, 1], { topK: 10 })).map((found) => found.id)).not.toContain('b1-0');
     expect((await reader.search([1, 1, 1], { topK: 10 })).length).toBe(7);
     await writer.close();
+    await reader.close();
+  });
+
+  it('reads a manifest whose head does not state its generation whole once, not on every operation, until it is replaced', async () => {
+    const directory = await temporaryDirectory();
+    // The same manifest with its keys in another order (its checksum recomputed): valid, but its first bytes name no generation.
+    const withoutGenerationInHead = async () => {
+      const { checksum: _checksum, generation, ...rest } = JSON.parse(await readFile(join(directory, 'manifest.json'), 'utf8'));
+      const body = { ...rest, generation };
+      const text = JSON.stringify({ ...body, checksum: createHash('sha256').update(JSON.stringify(body)).digest('hex') });
+      await writeFile(join(directory, 'manifest.json.edit'), text);
+      await rename(join(directory, 'manifest.json.edit'), join(directory, 'manifest.json'));
+    };
+    const writer = await open(directory);
+    await writer.add(batchOf(1, 2));
+    await writer.close();
+    await withoutGenerationInHead();
+    expect(await manifestGeneration(directory)).toBeNull();
+    const catchUps = vi.spyOn(StateHolder.prototype, 'catchUp');
+    const reader = await open(directory);
+    const holder = (reader as unknown as { holder: StateHolder }).holder;
+    const readerCatchUps = () => catchUps.mock.contexts.filter((context) => context === holder).length;
+    for (let round = 0; round < 4; round++) expect(await reader.count()).toBe(2);
+    // The load, then its first operation (`open`'s), read it whole; the next four operations did not.
+    expect(readerCatchUps()).toBe(1);
+    // Another process writes: the reader sees it; the manifest is replaced without a generation again: read once more.
+    const second = await open(directory);
+    await second.add(batchOf(2, 3));
+    await second.close();
+    expect(await reader.count()).toBe(5);
+    await withoutGenerationInHead();
+    for (let round = 0; round < 3; round++) expect(await reader.count()).toBe(5);
+    expect(readerCatchUps()).toBe(3);
     await reader.close();
   });
 
