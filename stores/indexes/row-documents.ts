@@ -18,6 +18,8 @@ interface HeldRun {
   readonly run: StoredRun;
   /** The row of each position of the run, or -1 once it left the run (deleted, replaced). */
   readonly rowOf: Int32Array;
+  /** How many of its positions still hold a row: at 0 the run is let go (its ids, and the file its documents read). */
+  live: number;
 }
 
 /** Row → document and id → row, for rows added one by one and for runs loaded from storage. */
@@ -26,7 +28,8 @@ export class RowDocuments {
   private readonly documents: (Document | undefined)[] = [];
   /** The rows not reached through a run. */
   private readonly rowById = new Map<string, number>();
-  private readonly runs: HeldRun[] = [];
+  /** The runs, by index (`runOf`); `undefined` once every row of a run left it. */
+  private readonly runs: (HeldRun | undefined)[] = [];
   /** For each row, its run (an index into `runs`), or -1 for a row of `rowById`; and its position in that run. */
   private runOf = new Int32Array(0);
   private positionOf = new Int32Array(0);
@@ -39,6 +42,7 @@ export class RowDocuments {
     const row = this.rowById.get(id);
     if (row !== undefined || this.runs.length === 0) return row;
     for (const held of this.runs) {
+      if (held === undefined) continue;
       const position = held.run.ids.find(id);
       if (position >= 0 && held.rowOf[position] >= 0) return held.rowOf[position];
     }
@@ -49,14 +53,14 @@ export class RowDocuments {
   documentAt(row: number): Document {
     const held = this.documents[row];
     if (held !== undefined) return held;
-    const made = this.runs[this.runOf[row]].run.document(this.positionOf[row]);
+    const made = this.runs[this.runOf[row]]!.run.document(this.positionOf[row]);
     this.documents[row] = made;
     return made;
   }
 
   /** The id at `row`, without making its document. */
   idAt(row: number): string {
-    return this.documents[row]?.id ?? this.runs[this.runOf[row]].run.ids.idAt(this.positionOf[row]);
+    return this.documents[row]?.id ?? this.runs[this.runOf[row]]!.run.ids.idAt(this.positionOf[row]);
   }
 
   /** Add a row for `document` (its id must be new); returns the row. */
@@ -85,7 +89,7 @@ export class RowDocuments {
     const index = this.runs.length;
     const rowOf = new Int32Array(count);
     placeRun(this.documents, this.runOf, this.positionOf, rowOf, first, index);
-    this.runs.push({ run, rowOf });
+    this.runs.push({ run, rowOf, live: count });
     return first;
   }
 
@@ -97,6 +101,7 @@ export class RowDocuments {
     }
     let shared: string | undefined;
     for (const held of this.runs) {
+      if (held === undefined) continue;
       held.run.ids.forEachShared(run.ids, (here, there) => {
         if (shared === undefined && held.rowOf[here] >= 0 && !ignored.has(there)) shared = run.ids.idAt(there);
       });
@@ -114,7 +119,7 @@ export class RowDocuments {
       const run = this.runOf[last];
       this.runOf[row] = run;
       this.positionOf[row] = this.positionOf[last];
-      if (run >= 0) this.runs[run].rowOf[this.positionOf[last]] = row;
+      if (run >= 0) this.runs[run]!.rowOf[this.positionOf[last]] = row;
       else this.rowById.set(this.documents[row]!.id, row);
     }
     this.documents.pop();
@@ -126,8 +131,11 @@ export class RowDocuments {
   /** Forget how `row` is found (its run position, or its map entry). */
   private detach(row: number): void {
     const run = this.runOf[row];
-    if (run >= 0) this.runs[run].rowOf[this.positionOf[row]] = -1;
-    else this.rowById.delete(this.documents[row]!.id);
+    if (run >= 0) {
+      const held = this.runs[run]!;
+      held.rowOf[this.positionOf[row]] = -1;
+      if (--held.live === 0) this.runs[run] = undefined;
+    } else this.rowById.delete(this.documents[row]!.id);
   }
 
   private reserve(rows: number): void {

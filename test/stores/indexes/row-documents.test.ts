@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Document } from '../../../src/document.ts';
 import { IdTable } from '../../../stores/indexes/id-table.ts';
 import { RowDocuments, type StoredRun } from '../../../stores/indexes/row-documents.ts';
@@ -55,6 +55,26 @@ describe('RowDocuments', () => {
     expect(rows.removeRow(0)).toBe(5);
     expect(rows.rowOf('x')).toBeUndefined();
     expect(rows.rowOf('a')).toBe(0);
+  });
+
+  it('lets a run go once every row left it: lookups and the shared-id check no longer read its ids', () => {
+    const rows = new RowDocuments();
+    const gone = run(['a', 'b']);
+    rows.appendRun(gone);
+    rows.appendRun(run(['c']));
+    const find = vi.spyOn(gone.ids, 'find');
+    const shared = vi.spyOn(gone.ids, 'forEachShared');
+    rows.removeRow(rows.rowOf('a')!);
+    expect(rows.rowOf('zz')).toBeUndefined();
+    expect(find).toHaveBeenCalled();
+    rows.replace(rows.rowOf('b')!, doc('b'));
+    find.mockClear();
+    expect(rows.rowOf('zz')).toBeUndefined();
+    expect(rows.idAt(rows.rowOf('b')!)).toBe('b');
+    expect(rows.firstShared(run(['b', 'q']), new Set())).toBe('b');
+    expect(find).not.toHaveBeenCalled();
+    expect(shared).not.toHaveBeenCalled();
+    expect(Array.from({ length: rows.size }, (_, row) => rows.idAt(row)).sort()).toEqual(['b', 'c']);
   });
 
   it('names an id a new run shares with the rows held, leaving out the positions ignored', () => {
