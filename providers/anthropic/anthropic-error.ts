@@ -1,5 +1,5 @@
 import { ProviderError } from '../../src/errors.ts';
-import { providerCodeOfStatus, type StatusErrorDetails, statusError } from '../../src/runtime/http.ts';
+import { cleanServerMessage, providerCodeOfStatus, type StatusErrorDetails, statusError } from '../../src/runtime/http.ts';
 import type { Secret } from '../../src/runtime/secret.ts';
 
 /** Anthropic's error types and the HTTP status each stands for (its API reference, "Errors"). */
@@ -39,7 +39,7 @@ export function anthropicError(provider: string, failure: { status?: number; bod
   const equivalent = type === undefined ? undefined : STATUS_OF_ERROR_TYPE[type];
   if (type === 'overloaded_error') return overloaded(provider, undefined, undefined);
   const retryable = equivalent === 429 || equivalent === 500 || equivalent === 504;
-  const said = serverMessage ? `: ${failure.secret ? failure.secret.redact(serverMessage) : serverMessage}` : '.';
+  const said = serverMessage ? `: ${cleanServerMessage(serverMessage, failure.details?.secret ?? failure.secret)}` : '.';
   return new ProviderError(`The service reported an error in the stream${said}`, {
     provider,
     code: equivalent === undefined ? 'PROVIDER_ERROR' : providerCodeOfStatus(equivalent),

@@ -1,5 +1,5 @@
 import { ProviderError } from '../../src/errors.ts';
-import { isRetryableStatus, providerCodeOfStatus, type StatusErrorDetails, statusError } from '../../src/runtime/http.ts';
+import { cleanServerMessage, isRetryableStatus, providerCodeOfStatus, type StatusErrorDetails, statusError } from '../../src/runtime/http.ts';
 import type { Secret } from '../../src/runtime/secret.ts';
 
 /**
@@ -14,9 +14,9 @@ export function geminiError(provider: string, failure: { status?: number; body: 
   const message = typeof error?.message === 'string' ? error.message : undefined;
   const serverMessage = message === undefined ? failure.details?.serverMessage : statusName ? `${message} (${statusName})` : message;
   const retryAfterMs = failure.details?.retryAfterMs ?? retryDelayOf(error);
+  const said = serverMessage ? `: ${cleanServerMessage(serverMessage, failure.details?.secret ?? failure.secret)}` : '.';
   if (failure.status !== undefined && reasonOf(error) === 'API_KEY_INVALID') {
     // The API answers a wrong key with 400 INVALID_ARGUMENT, not 401: say what it means.
-    const said = serverMessage ? `: ${failure.details?.secret ? failure.details.secret.redact(serverMessage) : serverMessage}` : '.';
     return new ProviderError(`The service rejected the API key${said}`, {
       provider,
       code: 'PROVIDER_AUTH_FAILED',
@@ -28,7 +28,6 @@ export function geminiError(provider: string, failure: { status?: number; body: 
   // A streamed error chunk: the HTTP status was 200, `code` says which status the same failure would have had.
   const code = typeof error?.code === 'number' ? error.code : undefined;
   const retryable = code !== undefined && isRetryableStatus(code);
-  const said = serverMessage ? `: ${failure.secret ? failure.secret.redact(serverMessage) : serverMessage}` : '.';
   return new ProviderError(`The service reported an error in the stream${said}`, {
     provider,
     code: code === undefined ? 'PROVIDER_ERROR' : providerCodeOfStatus(code),

@@ -213,13 +213,18 @@ export function networkReason(cause: unknown): string | undefined {
   return innermost;
 }
 
-// --- Internal helpers ---
-
-function cleanServerMessage(message: string, secret: Secret | undefined): string {
+/**
+ * A service's own words as an error may show them: the key redacted (a service may echo what it was sent), on one
+ * line, at most 300 characters. Every message built from a server's reply goes through it; `statusError` and
+ * `streamedServiceError` already do.
+ */
+export function cleanServerMessage(message: string, secret: Secret | undefined): string {
   const redacted = secret ? secret.redact(message) : message;
   const oneLine = redacted.replace(/\s+/g, ' ').trim();
   return oneLine.length <= 300 ? oneLine : `${oneLine.slice(0, 299)}…`;
 }
+
+// --- Internal helpers ---
 
 /** The target without credentials or a query string, which may carry keys. */
 function safeTarget(target: string): string {

@@ -24,6 +24,7 @@ import { readServerSentEvents, type ServerSentEvent } from './server-sent-events
 export { fetchFunctionSchema, retryPolicyFrom, transportOptionsShape } from './transport-options.ts';
 export type { ServerSentEvent } from './server-sent-events.ts';
 export {
+  cleanServerMessage,
   invalidResponseError,
   isRetryableStatus,
   messageFromErrorBody,
