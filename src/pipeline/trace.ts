@@ -79,6 +79,8 @@ export class TraceRecorder {
   private readonly openSpans = new Set<Span>();
   private readonly pending = new Set<StageHandle>();
   private finished = false;
+  /** The last summary of `usage`, and the tally's version it was made at. */
+  private summarised: { version: number; usage: RunUsage } | undefined;
 
   /**
    * @param options.telemetry `false` reports no span for this run (a search run inside another component's step,
@@ -144,9 +146,14 @@ export class TraceRecorder {
     this.openSpans.delete(span);
   }
 
-  /** What the run's provider calls consumed so far, costed by the run's prices. */
+  /**
+   * What the run's provider calls consumed so far, costed by the run's prices. Summed once per change: until another
+   * call is counted, every caller (the trace, the result, the answer) gets the same object, to read, not to change.
+   */
   usageSummary(): RunUsage {
-    return this.usage.summary(this.prices);
+    const { version } = this.usage;
+    if (this.summarised?.version !== version) this.summarised = { version, usage: this.usage.summary(this.prices) };
+    return this.summarised.usage;
   }
 
   /** @internal An optional record was kept or discarded: it no longer waits for a span. */
