@@ -174,6 +174,29 @@ export function streamedServiceError(provider: string, details: Pick<StatusError
   });
 }
 
+/**
+ * An error a service reported inside a stream with a status of its own (Anthropic's `error` event, a Gemini error
+ * chunk, whose HTTP status was a success): the code that status stands for, and retryable as that status is (a
+ * stream is retried only before its first text). Without a status it is a `PROVIDER_ERROR`.
+ */
+export function streamedStatusError(
+  provider: string,
+  status: number | undefined,
+  details: Pick<StatusErrorDetails, 'serverMessage' | 'secret' | 'retryAfterMs'> = {},
+): ProviderError {
+  const said = details.serverMessage ? cleanServerMessage(details.serverMessage, details.secret) : undefined;
+  const retryable = status !== undefined && isRetryableStatus(status);
+  return new ProviderError(`The service reported an error in the stream${said ? `: ${said}` : '.'}`, {
+    provider,
+    code: status === undefined ? 'PROVIDER_ERROR' : providerCodeOfStatus(status),
+    retryable,
+    retryAfterMs: details.retryAfterMs,
+    fix: retryable
+      ? 'Axon retries a stream that fails before its first text; this one failed later. Ask again.'
+      : 'Check the model name and the options sent; if the error repeats, check the service status.',
+  });
+}
+
 /** Milliseconds to wait according to `retry-after-ms` (OpenAI) or `Retry-After` (seconds or HTTP-date). */
 export function retryAfterFromHeaders(headers: { get(name: string): string | null } | undefined | null): number | undefined {
   if (!headers || typeof headers.get !== 'function') return undefined;

@@ -35,6 +35,7 @@ export {
   retryAfterFromHeaders,
   statusError,
   streamedServiceError,
+  streamedStatusError,
   streamInterruptedError,
   timeoutError,
   type StatusErrorDetails,
