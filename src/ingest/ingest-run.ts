@@ -516,7 +516,7 @@ async function listSourceNames(store: IngestTarget['store'], sourceType: string,
  * server that refuses the key, lacks the table or cannot be reached. Any other failure (a document the store
  * refuses, a transient overload) is the file's own: it is reported and the run goes on.
  */
-export const STORE_WIDE_CODES: ReadonlySet<AxonErrorCode> = new Set<AxonErrorCode>([
+const STORE_WIDE_CODES: ReadonlySet<AxonErrorCode> = new Set<AxonErrorCode>([
   'DEPENDENCY_MISSING',
   'DIMENSION_MISMATCH',
   'STORE_CLOSED',
