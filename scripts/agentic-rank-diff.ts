@@ -76,7 +76,9 @@ try {
     agenticTotal += after;
     count++;
     if (before !== after) {
-      console.log(`${query.id}\t${before.toFixed(3)} → ${after.toFixed(3)}\t${run.stopReason}\t${query.text.slice(0, 90)}\n\tone pass: ${onePass.slice(0, 5).join(' ')}\n\tagentic:  ${agentic.slice(0, 5).join(' ')}\n\trelevant: ${[...relevant].join(' ')}\tplanned: ${planned.join(' ')}`);
+      console.log(
+        `${query.id}\t${before.toFixed(3)} → ${after.toFixed(3)}\t${run.stopReason}\t${query.text.slice(0, 90)}\n\tone pass: ${onePass.slice(0, 5).join(' ')}\n\tagentic:  ${agentic.slice(0, 5).join(' ')}\n\trelevant: ${[...relevant].join(' ')}\tplanned: ${planned.join(' ')}`,
+      );
     }
   }
   console.log(`MRR@10 one pass ${(onePassTotal / count).toFixed(4)}, agentic ${(agenticTotal / count).toFixed(4)} over ${count} queries`);

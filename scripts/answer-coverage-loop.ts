@@ -94,9 +94,12 @@ async function score(input: string, list: boolean): Promise<void> {
   let goldQuestions = 0;
   let goldFound = 0;
   const refused: string[] = [];
+  let answerMs = 0;
   for (const query of saved) {
+    const started = performance.now();
     const withGold = extractiveAnswer(query.text, query.withGold);
     const withoutGold = extractiveAnswer(query.text, query.withoutGold);
+    answerMs += performance.now() - started;
     const isAnswered = withGold.text !== '' && withGold.coverage.sufficient;
     if (isAnswered) answered++;
     else
@@ -111,7 +114,7 @@ async function score(input: string, list: boolean): Promise<void> {
   }
   const share = (count: number, total: number) => (total === 0 ? '-' : (count / total).toFixed(4));
   console.log(
-    `${input}: ${saved.length} queries; answered ${share(answered, saved.length)}, without gold ${share(answeredWithoutGold, saved.length)}, gold in answer ${share(goldFound, goldQuestions)} (${goldQuestions})`,
+    `${input}: ${saved.length} queries; answered ${share(answered, saved.length)}, without gold ${share(answeredWithoutGold, saved.length)}, gold in answer ${share(goldFound, goldQuestions)} (${goldQuestions}); ${(answerMs / (2 * saved.length)).toFixed(1)} ms an answer`,
   );
   if (list) console.log(refused.join('\n'));
 }

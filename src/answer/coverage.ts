@@ -121,16 +121,20 @@ export function followUpTerms(asked: string, searched: string): QuestionTerm[] {
  * two words the question writes apart holds both: "TNFα" holds `tnf` and `alpha` for "TNF-alpha".
  */
 export function contentTermSet(text: string, joins?: ReadonlyMap<string, readonly string[]>): Set<string> {
-  const { entries, joined } = analyze(text);
-  const terms = new Set(entries.map((entry) => entry.term));
-  for (const { term } of joined) terms.add(term);
-  if (joins !== undefined && joins.size > 0) for (const term of [...terms]) for (const part of joins.get(term) ?? []) terms.add(part);
-  return terms;
+  return sentenceTerms(text, joins).terms;
 }
 
-/** How many distinct content terms a text has, its joined spellings not counted (how long a sentence is). */
-export function contentTermCount(text: string): number {
-  return new Set(analyze(text).entries.map((entry) => entry.term)).size;
+/**
+ * `contentTermSet(text, joins)` as `terms`, and how many distinct content terms the text has as `size`, its joined
+ * spellings not counted (how long a sentence is), read in one pass.
+ */
+export function sentenceTerms(text: string, joins?: ReadonlyMap<string, readonly string[]>): { terms: Set<string>; size: number } {
+  const { entries, joined } = analyze(text);
+  const terms = new Set(entries.map((entry) => entry.term));
+  const size = terms.size;
+  for (const { term } of joined) terms.add(term);
+  if (joins !== undefined && joins.size > 0) for (const term of [...terms]) for (const part of joins.get(term) ?? []) terms.add(part);
+  return { terms, size };
 }
 
 /**

@@ -1,13 +1,13 @@
 import type { Evidence } from '../context/evidence.ts';
 import { splitSentences as splitProseSentences } from '../text/sentences.ts';
 import {
-  contentTermCount,
   contentTermSet,
   contextOf,
   COVERAGE_THRESHOLD,
   coverageOf,
   followUpTerms,
   questionTerms,
+  sentenceTerms,
   sharesContent,
   stem,
   termJoins,
@@ -120,8 +120,7 @@ function quoteSentences(
   evidence.forEach((item, rank) => {
     const headingTerms = contextTermsOf(item, joins);
     splitSentences(item.document.content).forEach((text, position) => {
-      if (wordCount(text) >= 4 && isProse(text))
-        sentences.push({ text, label: item.label, rank, position, terms: contentTermSet(text, joins), size: contentTermCount(text), headingTerms });
+      if (wordCount(text) >= 4 && isProse(text)) sentences.push({ text, label: item.label, rank, position, ...sentenceTerms(text, joins), headingTerms });
     });
   });
   const weights = termWeights(
