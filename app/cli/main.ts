@@ -27,10 +27,11 @@ Usage:
 Options:
   --store DIR       Where the embedded file store lives (default .axon)
   --config FILE     Pipeline configuration (default: axon.config.json when present)
-  --top-k N         Documents fetched per search (ask, chat; default 50)
+  --top-k N         Documents fetched per search (ask, chat; default 50); with --agentic, also the length
+                    of the run's list: past the ranked results, the question's own search goes on
   --filter JSON     Metadata filter (ask, chat), e.g. '{"sourceName":{"$contains":"guide"}}'
-  --ef N            Candidates of an approximate search, for a store with an ANN index (ask)
-  --exact           Scan every vector even where the store would use its ANN index (ask)
+  --ef N            Candidates of an approximate search, for a store with an ANN index (ask, chat)
+  --exact           Scan every vector even where the store would use its ANN index (ask, chat)
   --trace           Print every pipeline stage: counts, scores, what was dropped and why (ask)
   --explain         Print the context packet: sections, trust levels, tokens, omitted refs and why (ask)
   --tenant T        The caller's tenant: only its documents and shared ones are eligible (ask, chat)

@@ -5,10 +5,12 @@ import { z } from 'zod';
 import { isAgenticTrace, type PipelineVersion, type TraceStore } from '../../src/context/trace-store.ts';
 import { AxonError } from '../../src/errors.ts';
 import type { ChatHistory } from '../../src/contracts/chat-history.ts';
-import { isConversationId, turnsToMessages } from '../../src/conversation/turns.ts';
+import type { AgenticRetriever } from '../../src/agentic/agentic-retriever.ts';
+import { isConversationId } from '../../src/conversation/turns.ts';
 import { SEARCH_MODES, type RAG } from '../../src/rag.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { describeOptionIssues } from '../../src/runtime/closest-name.ts';
+import { listConversations } from './conversation-list.ts';
 import { agenticView, answerView, storedRunView } from './run-views.ts';
 import { PAGE_SCRIPT, PAGE_SCRIPT_PATH, PAGE_STYLE, PAGE_STYLE_PATH, pageHtml } from './page.ts';
 import { AskWorkerPool, type QuestionRunner, type ServeWorkers } from './worker-pool.ts';
@@ -118,7 +120,7 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
   const open = new Set<ServerResponse>();
   const controllers = new Set<AbortController>();
   // Checks an agentic question's length: the agentic answer's budget is the same for every request.
-  let agenticChecker: ReturnType<typeof agenticRetriever> | undefined;
+  let agenticChecker: Promise<AgenticRetriever> | undefined;
   let origin = '';
   let port = 0;
 
@@ -176,12 +178,7 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
         })),
       });
     }
-    if (url.pathname === '/api/conversations') {
-      const conversations = await history.list();
-      // The first question names a conversation for a person.
-      const named = await Promise.all(conversations.map(async (info) => ({ ...info, firstQuestion: (await history.load(info.id))[0]?.question ?? '' })));
-      return sendJson(response, 200, { conversations: named });
-    }
+    if (url.pathname === '/api/conversations') return sendJson(response, 200, { conversations: await listConversations(history) });
     const conversation = /^\/api\/conversations\/([^/]*)$/.exec(url.pathname);
     if (conversation) {
       if (!isConversationId(conversation[1])) return sendJson(response, 400, { error: 'A conversation id is 1 to 128 letters, digits, _ and -.' });
@@ -223,7 +220,10 @@ export async function serve(rag: RAG, options: ServeOptions = {}): Promise<Runni
     // agentic one also when over the agentic answer's budget (in characters).
     try {
       await rag.checkQuestion(parsed.data.question);
-      if (parsed.data.agentic) (await (agenticChecker ??= agenticRetriever(rag, {}))).checkQuestion(parsed.data.question);
+      if (parsed.data.agentic)
+        (await (agenticChecker ??= import('./agentic-turn.ts').then(({ documentsAgent }) => documentsAgent(rag, { search: {} })))).checkQuestion(
+          parsed.data.question,
+        );
     } catch (error) {
       if (AxonError.hasCode(error, 'QUESTION_TOO_LONG')) return sendJson(response, 413, { error: describe(error) });
       throw error;
@@ -310,7 +310,7 @@ export async function streamQuestion(
   }
 }
 
-// The agentic retriever is loaded only when a run asks for it. Its searches take the request's topK and search mode.
+// The agentic retriever is loaded only when a run asks for it. Its searches take the request's filter, topK and search mode.
 async function askAgentic(
   rag: RAG,
   question: string,
@@ -319,18 +319,13 @@ async function askAgentic(
   context: { signal: AbortSignal; traceStore?: TraceStore; pipelineVersion?: Partial<PipelineVersion> },
   send: (event: string, data: unknown) => void,
 ) {
-  const { agenticConversationTurn } = await import('../../src/agentic/conversation-turn.ts');
-  const agent = await agenticRetriever(rag, retrieval);
-  // Within a conversation the run is given its turns as messages, and its answer is recorded as the next turn.
-  const askedAt = new Date().toISOString();
-  const input = conversation
-    ? [...turnsToMessages(await conversation.history.load(conversation.id, { signal: context.signal })), { role: 'user' as const, content: question }]
-    : question;
-  for await (const event of agent.stream(input, { ...context, searchStages: true })) {
+  const { agenticTurn, documentsAgent } = await import('./agentic-turn.ts');
+  const { filter, topK, searchMode } = retrieval;
+  const agent = documentsAgent(rag, { filter, search: { topK, searchMode } });
+  for await (const event of agenticTurn(agent, question, conversation, { ...context, searchStages: true })) {
     if (event.type === 'trace') send('agentic', event);
     else if (event.type === 'response') send('delta', { text: event.text });
     else {
-      if (conversation) await conversation.history.append(conversation.id, agenticConversationTurn(event.result, askedAt), { signal: context.signal });
       const { searchedQuestion } = event.result;
       send('agentic-result', {
         ...agenticView(event.result),
@@ -339,17 +334,6 @@ async function askAgentic(
       });
     }
   }
-}
-
-/** The agentic retriever of a request over `rag`: its searches take the request's filter, topK and search mode. */
-async function agenticRetriever(rag: RAG, retrieval: Pick<AskRequest, 'filter' | 'topK' | 'searchMode'>) {
-  const { AgenticRetriever } = await import('../../src/agentic/agentic-retriever.ts');
-  const { filter, topK, searchMode } = retrieval;
-  // Settings left unset are dropped by the retriever (each search then uses the pipeline's defaults).
-  return new AgenticRetriever({
-    retrievers: [{ name: 'documents', description: 'The indexed documents', rag, filter, retrieve: { topK, searchMode } }],
-    chat: rag.components().chat,
-  });
 }
 
 /**

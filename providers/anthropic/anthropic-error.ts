@@ -1,5 +1,5 @@
 import { ProviderError } from '../../src/errors.ts';
-import { providerCodeOfStatus, type StatusErrorDetails, statusError } from '../../src/runtime/http.ts';
+import { type StatusErrorDetails, statusError, streamedStatusError } from '../../src/runtime/http.ts';
 import type { Secret } from '../../src/runtime/secret.ts';
 
 /** Anthropic's error types and the HTTP status each stands for (its API reference, "Errors"). */
@@ -35,19 +35,11 @@ export function anthropicError(provider: string, failure: { status?: number; bod
       return overloaded(provider, failure.status, failure.details?.retryAfterMs);
     return statusError(provider, failure.status, { ...failure.details, serverMessage });
   }
-  // An error event: the HTTP status was 200; the type says which status the same failure would have had.
-  const equivalent = type === undefined ? undefined : STATUS_OF_ERROR_TYPE[type];
+  // An error event: the HTTP status was 200; the type says which status the same failure would have had (of
+  // those, rate_limit_error, api_error and timeout_error are retryable).
   if (type === 'overloaded_error') return overloaded(provider, undefined, undefined);
-  const retryable = equivalent === 429 || equivalent === 500 || equivalent === 504;
-  const said = serverMessage ? `: ${failure.secret ? failure.secret.redact(serverMessage) : serverMessage}` : '.';
-  return new ProviderError(`The service reported an error in the stream${said}`, {
-    provider,
-    code: equivalent === undefined ? 'PROVIDER_ERROR' : providerCodeOfStatus(equivalent),
-    retryable,
-    fix: retryable
-      ? 'Axon retries a stream that fails before its first text; this one failed later. Ask again.'
-      : 'Check the model name and the options sent; if the error repeats, check the service status.',
-  });
+  const equivalent = type === undefined ? undefined : STATUS_OF_ERROR_TYPE[type];
+  return streamedStatusError(provider, equivalent, { serverMessage, secret: failure.details?.secret ?? failure.secret });
 }
 
 // --- Internal helpers ---

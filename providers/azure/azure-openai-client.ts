@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigError, ProviderError } from '../../src/errors.ts';
 import {
+  cleanServerMessage,
   HttpClient,
   httpUrlProblem,
   httpUrlSchema,
@@ -10,7 +11,7 @@ import {
   streamedServiceError,
   transportOptionsShape,
 } from '../../src/runtime/http.ts';
-import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
+import { apiKeySchema, resolveApiKey } from '../../src/runtime/secret.ts';
 
 /** The API version sent when none is given: the latest generally available one of the data-plane API. */
 export const AZURE_OPENAI_API_VERSION = '2024-10-21';
@@ -79,7 +80,7 @@ export function connectAzureOpenAI(component: string, options: ConnectionOptions
     retry: retryPolicyFrom(options),
     fetch: options.fetch,
   });
-  return { http, deploymentURL, streamedError: (chunk) => streamedServiceError(component, { serverMessage: messageOf(chunk, apiKey), secret: apiKey }) };
+  return { http, deploymentURL, streamedError: (chunk) => streamedServiceError(component, { serverMessage: messageOf(chunk), secret: apiKey }) };
 }
 
 /**
@@ -89,9 +90,10 @@ export function connectAzureOpenAI(component: string, options: ConnectionOptions
  */
 export function azureOpenAIError(provider: string, status: number, body: unknown, details: StatusErrorDetails): ProviderError {
   const code = codeOf(body);
-  const serverMessage = messageOf(body, details.secret) ?? details.serverMessage;
+  const serverMessage = messageOf(body) ?? details.serverMessage;
+  const said = serverMessage === undefined ? undefined : cleanServerMessage(serverMessage, details.secret);
   if (code === 'content_filter') {
-    return new ProviderError(`The prompt was refused by the resource's content filter: ${serverMessage ?? 'no detail'}`, {
+    return new ProviderError(`The prompt was refused by the resource's content filter: ${said ?? 'no detail'}`, {
       provider,
       code: 'PROVIDER_CONTENT_BLOCKED',
       status,
@@ -99,7 +101,7 @@ export function azureOpenAIError(provider: string, status: number, body: unknown
     });
   }
   if (code === 'DeploymentNotFound') {
-    return new ProviderError(`No such deployment: ${serverMessage ?? ''}`, {
+    return new ProviderError(`No such deployment: ${said ?? ''}`, {
       provider,
       code: 'PROVIDER_NOT_FOUND',
       status,
@@ -121,10 +123,10 @@ function codeOf(body: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-function messageOf(body: unknown, secret: Secret | undefined): string | undefined {
+/** The service's message in an error body, with its code, as it was sent (redacted where it is shown). */
+function messageOf(body: unknown): string | undefined {
   const error = errorOf(body);
   if (typeof error?.message !== 'string') return undefined;
   const code = typeof error.code === 'string' ? ` (${error.code})` : '';
-  const message = `${error.message}${code}`;
-  return secret ? secret.redact(message) : message;
+  return `${error.message}${code}`;
 }

@@ -1,5 +1,5 @@
 import { ProviderError } from '../../src/errors.ts';
-import { isRetryableStatus, providerCodeOfStatus, type StatusErrorDetails, statusError } from '../../src/runtime/http.ts';
+import { cleanServerMessage, type StatusErrorDetails, statusError, streamedStatusError } from '../../src/runtime/http.ts';
 import type { Secret } from '../../src/runtime/secret.ts';
 
 /**
@@ -14,9 +14,10 @@ export function geminiError(provider: string, failure: { status?: number; body: 
   const message = typeof error?.message === 'string' ? error.message : undefined;
   const serverMessage = message === undefined ? failure.details?.serverMessage : statusName ? `${message} (${statusName})` : message;
   const retryAfterMs = failure.details?.retryAfterMs ?? retryDelayOf(error);
+  const secret = failure.details?.secret ?? failure.secret;
   if (failure.status !== undefined && reasonOf(error) === 'API_KEY_INVALID') {
     // The API answers a wrong key with 400 INVALID_ARGUMENT, not 401: say what it means.
-    const said = serverMessage ? `: ${failure.details?.secret ? failure.details.secret.redact(serverMessage) : serverMessage}` : '.';
+    const said = serverMessage ? `: ${cleanServerMessage(serverMessage, secret)}` : '.';
     return new ProviderError(`The service rejected the API key${said}`, {
       provider,
       code: 'PROVIDER_AUTH_FAILED',
@@ -27,17 +28,7 @@ export function geminiError(provider: string, failure: { status?: number; body: 
   if (failure.status !== undefined) return statusError(provider, failure.status, { ...failure.details, serverMessage, retryAfterMs });
   // A streamed error chunk: the HTTP status was 200, `code` says which status the same failure would have had.
   const code = typeof error?.code === 'number' ? error.code : undefined;
-  const retryable = code !== undefined && isRetryableStatus(code);
-  const said = serverMessage ? `: ${failure.secret ? failure.secret.redact(serverMessage) : serverMessage}` : '.';
-  return new ProviderError(`The service reported an error in the stream${said}`, {
-    provider,
-    code: code === undefined ? 'PROVIDER_ERROR' : providerCodeOfStatus(code),
-    retryable,
-    retryAfterMs,
-    fix: retryable
-      ? 'Axon retries a stream that fails before its first text; this one failed later. Ask again.'
-      : 'Check the model name and the options sent; if the error repeats, check the service status.',
-  });
+  return streamedStatusError(provider, code, { serverMessage, secret, retryAfterMs });
 }
 
 /**

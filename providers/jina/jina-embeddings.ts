@@ -3,10 +3,9 @@ import type { EmbedOptions, EmbeddingsIdentity, EmbeddingsProvider } from '../..
 import type { Vector } from '../../src/document.ts';
 import { type HttpClient, httpUrlSchema, transportOptionsShape } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
-import { vectorsFromIndexedData } from '../../src/runtime/provider-responses.ts';
 import { apiKeySchema } from '../../src/runtime/secret.ts';
 import { assertTexts } from '../shared/chat-input.ts';
-import { openAIEmbeddingsUsage } from '../shared/openai-format.ts';
+import { embedOpenAIFormat } from '../shared/openai-format.ts';
 import { connectJina } from './jina-client.ts';
 
 export const jinaEmbeddingsOptionsSchema = z
@@ -108,11 +107,14 @@ export class JinaEmbeddings implements EmbeddingsProvider {
       ...(task === null ? {} : { task }),
       ...(this.#requestedDimensions === undefined ? {} : { dimensions: this.#requestedDimensions }),
     };
-    const response = await this.#http.postJson('embeddings', body, { signal: options.signal });
-    const data = (response.body as { data?: unknown } | null)?.data;
-    const vectors = vectorsFromIndexedData(NAME, response.status, data, { count: texts.length, dimensions: this.#dimensions });
-    // Jina's usage is OpenAI's shape: `{total_tokens, prompt_tokens}`.
-    options.onUsage?.(openAIEmbeddingsUsage(NAME, response.status, (response.body as { usage?: unknown } | null)?.usage));
+    // Jina answers in OpenAI's embeddings format, usage included (`{total_tokens, prompt_tokens}`).
+    const { vectors, usage } = await embedOpenAIFormat(this.#http, 'embeddings', body, {
+      provider: NAME,
+      count: texts.length,
+      dimensions: this.#dimensions,
+      signal: options.signal,
+    });
+    options.onUsage?.(usage);
     this.#dimensions ??= vectors[0]?.length;
     return vectors;
   }

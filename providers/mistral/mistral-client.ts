@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ProviderError } from '../../src/errors.ts';
 import {
+  cleanServerMessage,
   HttpClient,
   httpUrlSchema,
   retryPolicyFrom,
@@ -9,7 +10,7 @@ import {
   streamedServiceError,
   transportOptionsShape,
 } from '../../src/runtime/http.ts';
-import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
+import { apiKeySchema, resolveApiKey } from '../../src/runtime/secret.ts';
 
 /** Mistral AI's API ("La Plateforme"). */
 export const MISTRAL_BASE_URL = 'https://api.mistral.ai/v1';
@@ -53,7 +54,7 @@ export function connectMistral(component: string, options: ConnectionOptions): M
     retry: retryPolicyFrom(options),
     fetch: options.fetch,
   });
-  return { http, baseURL, streamedError: (chunk) => streamedServiceError(component, { serverMessage: messageOf(chunk, apiKey), secret: apiKey }) };
+  return { http, baseURL, streamedError: (chunk) => streamedServiceError(component, { serverMessage: messageOf(chunk), secret: apiKey }) };
 }
 
 /**
@@ -62,9 +63,9 @@ export function connectMistral(component: string, options: ConnectionOptions): M
  * message, and "Too many inputs" (an embeddings batch over its limit) gets the fix that cures it.
  */
 export function mistralError(provider: string, status: number, body: unknown, details: StatusErrorDetails): ProviderError {
-  const serverMessage = messageOf(body, details.secret) ?? details.serverMessage;
+  const serverMessage = messageOf(body) ?? details.serverMessage;
   if (status === 400 && serverMessage !== undefined && /too many (inputs|tokens)/i.test(serverMessage)) {
-    return new ProviderError(`The request is over the service's limits: ${serverMessage.slice(0, 300)}`, {
+    return new ProviderError(`The request is over the service's limits: ${cleanServerMessage(serverMessage, details.secret)}`, {
       provider,
       code: 'PROVIDER_REQUEST_TOO_LARGE',
       status,
@@ -76,7 +77,8 @@ export function mistralError(provider: string, status: number, body: unknown, de
 
 // --- Internal helpers ---
 
-function messageOf(body: unknown, secret: Secret | undefined): string | undefined {
+/** The service's message in an error body, as it was sent (redacted where it is shown). */
+function messageOf(body: unknown): string | undefined {
   if (!body || typeof body !== 'object') return undefined;
   const record = body as Record<string, unknown>;
   const nested = record.error && typeof record.error === 'object' ? (record.error as Record<string, unknown>) : record;
@@ -88,5 +90,5 @@ function messageOf(body: unknown, secret: Secret | undefined): string | undefine
       .map((issue: { loc?: unknown; msg?: unknown }) => `${Array.isArray(issue?.loc) ? `${issue.loc.join('.')}: ` : ''}${String(issue?.msg ?? '')}`)
       .join('; ');
   }
-  return message !== undefined && secret ? secret.redact(message) : message;
+  return message;
 }

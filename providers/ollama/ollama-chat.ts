@@ -3,6 +3,7 @@ import type { ChatMessage, ChatOptions, ChatProvider } from '../../src/contracts
 import type { Usage } from '../../src/contracts/usage.ts';
 import { type HttpClient, invalidResponseError } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
+import type { Secret } from '../../src/runtime/secret.ts';
 import { parseEventObject } from '../../src/runtime/server-sent-events.ts';
 import { StreamFinish } from '../shared/chat-finish.ts';
 import { assertChatMessages } from '../shared/chat-input.ts';
@@ -43,13 +44,15 @@ export class OllamaChat implements ChatProvider {
   readonly model: string;
   readonly host: string;
   readonly #http: HttpClient;
+  /** The key a proxy in front of the server expects, redacted from the errors it reports. */
+  readonly #apiKey: Secret | undefined;
   readonly #temperature: number | undefined;
   readonly #maxTokens: number | undefined;
   readonly #keepAlive: string | number | undefined;
 
   constructor(options: OllamaChatOptions = {}) {
     const parsed = parseOptions(ollamaChatOptionsSchema, options, NAME);
-    ({ http: this.#http, host: this.host } = connectOllama(NAME, parsed));
+    ({ http: this.#http, host: this.host, apiKey: this.#apiKey } = connectOllama(NAME, parsed));
     this.model = parsed.model;
     this.#temperature = parsed.temperature;
     this.#maxTokens = parsed.maxTokens;
@@ -79,7 +82,7 @@ export class OllamaChat implements ChatProvider {
     for await (const line of lines) {
       finish.event();
       const chunk = parseEventObject(line, NAME, 'line');
-      if (chunk.error !== undefined) throw ollamaError(NAME, undefined, chunk);
+      if (chunk.error !== undefined) throw ollamaError(NAME, undefined, chunk, { secret: this.#apiKey });
       if (chunk.message === undefined && chunk.done !== true) throw invalidResponseError(NAME, 200, 'a streamed line has neither a message nor done: true.');
       const content = (chunk.message as { content?: unknown } | undefined)?.content;
       if (content !== undefined && typeof content !== 'string')

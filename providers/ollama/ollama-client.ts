@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { ProviderError } from '../../src/errors.ts';
-import { HttpClient, httpUrlProblem, retryPolicyFrom, type StatusErrorDetails, statusError, transportOptionsShape } from '../../src/runtime/http.ts';
-import { apiKeySchema, resolveApiKey } from '../../src/runtime/secret.ts';
+import {
+  cleanServerMessage,
+  HttpClient,
+  httpUrlProblem,
+  retryPolicyFrom,
+  type StatusErrorDetails,
+  statusError,
+  transportOptionsShape,
+} from '../../src/runtime/http.ts';
+import { apiKeySchema, resolveApiKey, type Secret } from '../../src/runtime/secret.ts';
 
 /** Connection options shared by the Ollama chat and embeddings providers. */
 export const ollamaConnectionOptionsShape = {
@@ -31,19 +39,20 @@ type ConnectionOptions = z.output<typeof connectionSchema>;
  * The HTTP client of one Ollama provider. `OLLAMA_HOST` is read as Ollama reads it: a bare `host:port` (as
  * `ollama serve` is often configured) gets `http://`.
  */
-export function connectOllama(component: string, options: ConnectionOptions): { http: HttpClient; host: string } {
+export function connectOllama(component: string, options: ConnectionOptions): { http: HttpClient; host: string; apiKey: Secret | undefined } {
   const host = normaliseHost(options.host ?? process.env.OLLAMA_HOST ?? 'http://localhost:11434');
+  const apiKey = resolveApiKey(options.apiKey, { component, required: false });
   const http = new HttpClient({
     provider: component,
     baseURL: host,
-    apiKey: resolveApiKey(options.apiKey, { component, required: false }),
+    apiKey,
     keyFix: 'Ollama has no keys: a proxy in front of it refused the request. Check the apiKey it expects.',
     describeStatus: (status, body, details) => ollamaError(component, status, body, details),
     timeoutMs: options.timeoutMs,
     retry: retryPolicyFrom(options),
     fetch: options.fetch,
   });
-  return { http, host };
+  return { http, host, apiKey };
 }
 
 /**
@@ -51,7 +60,8 @@ export function connectOllama(component: string, options: ConnectionOptions): { 
  * a stream; a model that is not pulled (404 `model "x" not found, try pulling it first`) gets the command that fixes it.
  */
 export function ollamaError(provider: string, status: number | undefined, body: unknown, details: StatusErrorDetails = {}): ProviderError {
-  const said = typeof (body as { error?: unknown } | null)?.error === 'string' ? (body as { error: string }).error : details.serverMessage;
+  const serverMessage = typeof (body as { error?: unknown } | null)?.error === 'string' ? (body as { error: string }).error : details.serverMessage;
+  const said = serverMessage === undefined ? undefined : cleanServerMessage(serverMessage, details.secret);
   const missingModel = said === undefined ? undefined : /model "([^"]+)" not found/i.exec(said)?.[1];
   if (missingModel !== undefined) {
     return new ProviderError(`The model is not on this Ollama server: ${said}`, {
@@ -67,7 +77,7 @@ export function ollamaError(provider: string, status: number | undefined, body: 
       fix: 'Ask again; if the error repeats, check the server log (`ollama serve`) and its memory.',
     });
   }
-  return statusError(provider, status, { ...details, serverMessage: said });
+  return statusError(provider, status, { ...details, serverMessage });
 }
 
 // --- Internal helpers ---

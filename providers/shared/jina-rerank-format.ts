@@ -2,7 +2,7 @@ import type { RerankResult } from '../../src/contracts/reranker.ts';
 import type { UsageListener } from '../../src/contracts/usage.ts';
 import type { HttpClient } from '../../src/runtime/http.ts';
 import { rerankResultsFromResponse } from '../../src/runtime/provider-responses.ts';
-import { usageFromCounts, usageObject } from './usage.ts';
+import { totalTokensUsage } from './usage.ts';
 
 /**
  * The Jina rerank wire format, also spoken by LocalAI (and other self-hosted servers):
@@ -23,7 +23,6 @@ export async function rerankJinaFormat(
     topN: request.topN,
     scoreField: 'relevance_score',
   });
-  const usage = usageObject(provider, response.status, reply.usage, 'usage');
-  request.onUsage?.(usageFromCounts(provider, response.status, { inputTokens: { value: usage?.total_tokens, path: 'usage.total_tokens' } }));
+  request.onUsage?.(totalTokensUsage(provider, response.status, reply.usage));
   return ranked;
 }

@@ -31,6 +31,12 @@ export function usageFromCounts(provider: string, status: number | undefined, co
   return Object.keys(usage).length === 0 ? 'unknown' : usage;
 }
 
+/** A reply's `usage.total_tokens` (Voyage's and Jina's rerankers), or `'unknown'` when the server leaves it out. */
+export function totalTokensUsage(provider: string, status: number | undefined, value: unknown): Usage {
+  const usage = usageObject(provider, status, value, 'usage');
+  return usageFromCounts(provider, status, { inputTokens: { value: usage?.total_tokens, path: 'usage.total_tokens' } });
+}
+
 /** The `usage` object of a response, when it is one (`undefined` for a missing or `null` field). */
 export function usageObject(provider: string, status: number | undefined, value: unknown, path: string): Record<string, unknown> | undefined {
   if (value === undefined || value === null) return undefined;

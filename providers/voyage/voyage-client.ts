@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { ProviderError } from '../../src/errors.ts';
-import { HttpClient, httpUrlSchema, type StatusErrorDetails, retryPolicyFrom, statusError, transportOptionsShape } from '../../src/runtime/http.ts';
+import {
+  cleanServerMessage,
+  HttpClient,
+  httpUrlSchema,
+  type StatusErrorDetails,
+  retryPolicyFrom,
+  statusError,
+  transportOptionsShape,
+} from '../../src/runtime/http.ts';
 import { apiKeySchema, resolveApiKey } from '../../src/runtime/secret.ts';
 
 /** Voyage AI's API. */
@@ -46,8 +54,7 @@ export function connectVoyage(component: string, options: ConnectionOptions): { 
 export function voyageError(provider: string, status: number, body: unknown, details: StatusErrorDetails): ProviderError {
   const detail = (body as { detail?: unknown } | null)?.detail;
   if (status === 400 && typeof detail === 'string' && /\b(max|maximum|limit|exceeds?|too (long|many))\b/i.test(detail)) {
-    const said = (details.secret ? details.secret.redact(detail) : detail).replace(/\s+/g, ' ').slice(0, 300);
-    return new ProviderError(`The request is over the service's limits: ${said}`, {
+    return new ProviderError(`The request is over the service's limits: ${cleanServerMessage(detail, details.secret)}`, {
       provider,
       code: 'PROVIDER_REQUEST_TOO_LARGE',
       status,

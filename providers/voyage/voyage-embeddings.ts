@@ -3,9 +3,8 @@ import type { EmbedOptions, EmbeddingsIdentity, EmbeddingsProvider } from '../..
 import type { Vector } from '../../src/document.ts';
 import type { HttpClient } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
-import { vectorsFromIndexedData } from '../../src/runtime/provider-responses.ts';
 import { assertTexts } from '../shared/chat-input.ts';
-import { usageFromCounts, usageObject } from '../shared/usage.ts';
+import { embedOpenAIFormat } from '../shared/openai-format.ts';
 import { connectVoyage, voyageConnectionOptionsShape } from './voyage-client.ts';
 
 export const voyageEmbeddingsOptionsSchema = z
@@ -102,11 +101,14 @@ export class VoyageEmbeddings implements EmbeddingsProvider {
       truncation: this.#truncation,
       ...(this.#requestedDimensions === undefined ? {} : { output_dimension: this.#requestedDimensions }),
     };
-    const response = await this.#http.postJson('embeddings', body, { signal: options.signal });
-    const reply = (response.body ?? {}) as { data?: unknown; usage?: unknown };
-    const vectors = vectorsFromIndexedData(NAME, response.status, reply.data, { count: texts.length, dimensions: this.#dimensions });
-    const usage = usageObject(NAME, response.status, reply.usage, 'usage');
-    options.onUsage?.(usageFromCounts(NAME, response.status, { inputTokens: { value: usage?.total_tokens, path: 'usage.total_tokens' } }));
+    // Voyage answers in OpenAI's embeddings format: `data[{index, embedding}]`, and `usage.total_tokens` alone.
+    const { vectors, usage } = await embedOpenAIFormat(this.#http, 'embeddings', body, {
+      provider: NAME,
+      count: texts.length,
+      dimensions: this.#dimensions,
+      signal: options.signal,
+    });
+    options.onUsage?.(usage);
     this.#dimensions ??= vectors[0]?.length;
     return vectors;
   }

@@ -4,7 +4,7 @@ import type { HttpClient } from '../../src/runtime/http.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { rerankResultsFromResponse } from '../../src/runtime/provider-responses.ts';
 import { assertTexts, clampTopN } from '../shared/chat-input.ts';
-import { usageFromCounts, usageObject } from '../shared/usage.ts';
+import { totalTokensUsage } from '../shared/usage.ts';
 import { connectVoyage, voyageConnectionOptionsShape } from './voyage-client.ts';
 
 export const voyageRerankModelOptionsSchema = z
@@ -68,8 +68,7 @@ export class VoyageRerankModel implements Reranker {
       scoreField: 'relevance_score',
       path: 'data',
     });
-    const usage = usageObject(NAME, response.status, reply.usage, 'usage');
-    options.onUsage?.(usageFromCounts(NAME, response.status, { inputTokens: { value: usage?.total_tokens, path: 'usage.total_tokens' } }));
+    options.onUsage?.(totalTokensUsage(NAME, response.status, reply.usage));
     return results;
   }
 }

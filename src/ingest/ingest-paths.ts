@@ -124,12 +124,16 @@ export type IngestOptions = z.input<typeof ingestOptionsSchema> & {
  * directory by default), `/`-separated. Re-running is incremental: a file whose bytes and settings did not
  * change is left alone; a changed one has exactly its old chunks replaced (the new chunks are embedded before
  * the old ones are deleted, so a failed embedding loses nothing). Problems with single files are reported in
- * the summary, never thrown; only invalid arguments and cancellation throw.
+ * the summary, never thrown; only invalid arguments, cancellation and a store that refuses every write (a store
+ * of another dimension, a closed, locked or unwritable one: the codes are listed in docs/ingestion.md) throw: the
+ * run then stops at once, nothing half written, and the `done` progress event carries the summary of what was
+ * stored before.
  *
  * @example
  * const summary = await ingestPaths(['docs'], { embeddings, store }, { include: ['*.md', '*.pdf'] });
  * if (!summary.ok) console.error(summary.failed);
- * @throws ConfigError for invalid options; AxonError `INVALID_INPUT` for invalid paths or target; `ABORTED` when `signal` fires.
+ * @throws ConfigError for invalid options; AxonError `INVALID_INPUT` for invalid paths or target; `ABORTED` when `signal` fires;
+ *   the store's own error (`DIMENSION_MISMATCH`, `STORE_IO`, …) when it refuses every write.
  */
 export async function ingestPaths(paths: readonly string[], target: IngestTarget, options: IngestOptions = {}): Promise<IngestSummary> {
   const { signal, onProgress, loaders, embeddingCache, ...rest } = options;

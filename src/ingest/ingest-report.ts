@@ -133,9 +133,15 @@ export class IngestReport {
     this.emit({ type: 'pruned', stats: this.snapshot(), sourceName, chunks });
   }
 
+  /** The run ends on a refusal of the whole store: the summary says what was done before it (see `IngestSummary.stopped`). */
+  stopped(stopped: NonNullable<IngestSummary['stopped']>): IngestSummary {
+    this.summary.stopped = stopped;
+    return this.done();
+  }
+
   done(): IngestSummary {
     this.summary.ms = Math.round(performance.now() - this.started);
-    this.summary.ok = this.summary.filesFailed === 0;
+    this.summary.ok = this.summary.filesFailed === 0 && this.summary.stopped === undefined;
     this.emit({ type: 'done', stats: this.snapshot(), summary: this.summary });
     return this.summary;
   }

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import type { Document, JsonValue } from '../document.ts';
-import { AxonError, throwIfAborted } from '../errors.ts';
+import { AxonError, throwIfAborted, type AxonErrorCode } from '../errors.ts';
 import { isCachedEmbeddings } from '../runtime/cached-embeddings.ts';
 import { embedAll } from '../runtime/embed.ts';
 import { buildChunkDocument, Chunker, ingestFingerprint, isUnchanged, type ChunkDraft } from './chunking.ts';
@@ -102,7 +102,15 @@ export class IngestRun {
       if (this.pendingChunks >= this.settings.chunksPerCommit) await this.flush();
     }
     await this.flush();
-    if (this.settings.pruneMissing) await this.prune(roots);
+    if (this.settings.pruneMissing) {
+      try {
+        await this.prune(roots);
+      } catch (error) {
+        this.rethrowIfAborted(error);
+        if (isStoreWideRefusal(error)) await this.stop(error, undefined, []);
+        throw error;
+      }
+    }
     const cacheErrors = cached?.statistics();
     // A cache that failed never fails the run (its vectors came from the provider instead); the summary says so.
     if (cached && cacheErrors && cacheErrors.cacheErrors > cacheErrorsBefore)
@@ -230,14 +238,25 @@ export class IngestRun {
       group = await this.embedEach(group);
     }
     if (group.length === 0) return;
+    const replaced: PreparedFile[] = [];
     try {
-      for (const prepared of group) if (prepared.stored.length > 0) await this.deleteSource(prepared.file);
+      for (const prepared of group) {
+        if (prepared.stored.length === 0) continue;
+        await this.deleteSource(prepared.file);
+        replaced.push(prepared);
+      }
       const documents = group.flatMap((prepared) => prepared.documents!);
       await this.target.store.add(documents, { signal: this.signal });
       this.report.stored(documents.length);
     } catch (error) {
       this.rethrowIfAborted(error);
-      this.rethrowIfStoreUnusable(error);
+      // `add` is all or nothing: of the group, only the old chunks deleted before it need putting back.
+      if (isStoreWideRefusal(error))
+        await this.stop(
+          error,
+          group[0].file,
+          replaced.map((prepared) => ({ prepared, written: false })),
+        );
       for (const prepared of group)
         this.fail(prepared.file, 'store-failed', `could not be written to ${this.target.store.name} (run again to restore it): ${describeError(error)}`);
       return;
@@ -266,13 +285,17 @@ export class IngestRun {
     let chunkIndex = 0;
     let committed = 0;
     let phase: IngestIssueCode = 'parse-error';
+    let deleted = false;
     const commitWindow = async () => {
       prepared.embeddingsReused += this.reuseEmbeddings(window, prepared);
       phase = 'embed-failed';
       await this.embed(window);
       phase = 'store-failed';
       // The old chunks go only once the first window is embedded, so a provider failing at once loses nothing.
-      if (committed === 0 && prepared.stored.length > 0) await this.deleteSource(prepared.file);
+      if (committed === 0 && prepared.stored.length > 0) {
+        await this.deleteSource(prepared.file);
+        deleted = true;
+      }
       await this.target.store.add(window, { signal: this.signal });
       committed += window.length;
       this.report.stored(window.length);
@@ -288,7 +311,10 @@ export class IngestRun {
     } catch (error) {
       this.rethrowIfAborted(error);
       // `phase` is set inside `commitWindow`, which the compiler does not follow.
-      if ((phase as IngestIssueCode) === 'store-failed') this.rethrowIfStoreUnusable(error);
+      if ((phase as IngestIssueCode) === 'store-failed' && isStoreWideRefusal(error)) {
+        const touched = deleted || committed > 0 ? [{ prepared, written: committed > 0 }] : [];
+        await this.stop(error, prepared.file, touched);
+      }
       const partial = committed > 0 ? ` ${committed} chunks were stored; run again to complete the file.` : '';
       this.fail(prepared.file, phase, `failed at chunk ${chunkIndex} of ${prepared.chunkCount}: ${describeError(error)}${partial}`);
       return;
@@ -378,7 +404,7 @@ export class IngestRun {
       return await this.target.store.getBySource(this.settings.sourceType, file.sourceName, { signal: this.signal });
     } catch (error) {
       this.rethrowIfAborted(error);
-      this.rethrowIfStoreUnusable(error);
+      if (isStoreWideRefusal(error)) await this.stop(error, file, []);
       return this.fail(file, 'store-failed', `could not be compared with ${this.target.store.name}: ${describeError(error)}`);
     }
   }
@@ -413,6 +439,7 @@ export class IngestRun {
         await this.deleteSource(file);
       } catch (error) {
         this.rethrowIfAborted(error);
+        if (isStoreWideRefusal(error)) await this.stop(error, file, []);
         return this.fail(file, 'store-failed', `${reason.replace(/\.$/, '')}, and its old chunks could not be removed: ${describeError(error)}`);
       }
     }
@@ -433,11 +460,30 @@ export class IngestRun {
   }
 
   /**
-   * A store that lacks something it depends on (a server extension, a package) fails every file the same way
-   * and no file is the cause: the run ends with that error, said once, instead of a failure per file.
+   * End the run on a refusal that holds for the whole store (see `STORE_WIDE_CODES`): every file would fail the same
+   * way and none is the cause, so the error is thrown once instead of a failure per file. The files whose old chunks
+   * were deleted (or whose first windows were written) before the refusal get their old chunks back, so the store
+   * holds what it held before for them; the summary, in the `done` event, says what was stored before the stop.
+   * @throws the refusal, always
    */
-  private rethrowIfStoreUnusable(error: unknown): void {
-    if (AxonError.hasCode(error, 'DEPENDENCY_MISSING')) throw error;
+  private async stop(error: unknown, file: DiscoveredFile | undefined, touched: Array<{ prepared: PreparedFile; written: boolean }>): Promise<never> {
+    for (const { prepared, written } of touched) {
+      try {
+        // Chunks of the new version written before the refusal go first, then the old version goes back whole.
+        if (written) await this.target.store.deleteBySource(this.settings.sourceType, prepared.file.sourceName, { signal: this.signal });
+        if (prepared.stored.length > 0) await this.target.store.add(prepared.stored, { signal: this.signal });
+        this.report.removed(-prepared.stored.length);
+      } catch (restoreError) {
+        this.fail(
+          prepared.file,
+          'store-failed',
+          `could not be written to ${this.target.store.name}, and its old chunks could not be put back (${describeError(restoreError)}); run again once the store accepts writes to restore it.`,
+        );
+      }
+    }
+    const code = AxonError.isInstance(error) ? error.code : 'STORE_IO';
+    this.report.stopped({ code, message: describeError(error), ...(file === undefined ? {} : { path: file.sourceName }) });
+    throw error;
   }
 
   private rethrowIfAborted(error: unknown): void {
@@ -461,6 +507,32 @@ async function listSourceNames(store: IngestTarget['store'], sourceType: string,
   if (typeof listing.listSources === 'function') return (await listing.listSources(sourceType, { signal })).map((source) => source.sourceName);
   const documents = await store.getBySource(sourceType, undefined, { signal });
   return [...new Set(documents.map((document) => document.sourceName))];
+}
+
+/**
+ * The codes of a store's refusal that holds for the whole store, whichever file is written: a missing dependency
+ * (pgvector not installed), vectors of another length than the store's, a closed, locked, corrupt or unwritable
+ * store (disk full, permission denied), a store whose table or collection differs from its options, or a store
+ * server that refuses the key, lacks the table or cannot be reached. Any other failure (a document the store
+ * refuses, a transient overload) is the file's own: it is reported and the run goes on.
+ */
+const STORE_WIDE_CODES: ReadonlySet<AxonErrorCode> = new Set<AxonErrorCode>([
+  'DEPENDENCY_MISSING',
+  'DIMENSION_MISMATCH',
+  'STORE_CLOSED',
+  'STORE_LOCKED',
+  'STORE_CORRUPT',
+  'STORE_IO',
+  'CONFIG_INVALID',
+  'CAPABILITY_MISSING',
+  'MISSING_API_KEY',
+  'PROVIDER_AUTH_FAILED',
+  'PROVIDER_NOT_FOUND',
+  'PROVIDER_UNREACHABLE',
+]);
+
+function isStoreWideRefusal(error: unknown): boolean {
+  return AxonError.isInstance(error) && STORE_WIDE_CODES.has(error.code);
 }
 
 /** A loader's refusal of a file that decompresses to more than `maxExtractedBytes`. */

@@ -92,7 +92,11 @@ export function formatSummary(summary: IngestSummary): string {
   if (summary.chunksRemoved > 0) parts.push(`${summary.chunksRemoved} old chunk${summary.chunksRemoved === 1 ? '' : 's'} removed`);
   if (summary.pruned.length > 0) parts.push(`${summary.pruned.length} missing file${summary.pruned.length === 1 ? '' : 's'} pruned`);
   const embedding = describeEmbedding(summary);
-  const lines = [`${summary.ok ? 'Done' : 'Done with failures'} in ${formatDuration(summary.ms)}: ${parts.join(', ')}${embedding ? `; ${embedding}` : ''}.`];
+  const { stopped } = summary;
+  const outcome = stopped
+    ? `Stopped in ${formatDuration(summary.ms)}${stopped.path ? ` at ${stopped.path}` : ''} (${stopped.code}: the store refuses every write); before it`
+    : `${summary.ok ? 'Done' : 'Done with failures'} in ${formatDuration(summary.ms)}`;
+  const lines = [`${outcome}: ${parts.join(', ')}${embedding ? `; ${embedding}` : ''}.`];
   for (const warning of summary.warnings) lines.push(`  warning ${warning.path}: ${warning.message}`);
   for (const failure of summary.failed) lines.push(`  failed  ${failure.path}: ${failure.reason}`);
   return lines.join('\n');

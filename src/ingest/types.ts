@@ -83,6 +83,13 @@ export interface IngestSummary {
   /** How the embedding cache served this run; absent when it ran without one. */
   embeddingCache?: IngestCacheSummary;
   ms: number;
+  /**
+   * Set when the run stopped on a refusal that holds for the whole store (a store of another dimension, a closed,
+   * locked or unwritable one: see docs/ingestion.md). `ingestPaths` then throws that error instead of returning, and
+   * this summary reaches only the `done` progress event: what was ingested before the stop is stored; the file being
+   * written (`path`) was not, and any of its old chunks were put back.
+   */
+  stopped?: { code: string; message: string; path?: string };
 }
 
 /** What the embedding cache did during one ingestion. */

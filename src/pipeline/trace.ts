@@ -79,6 +79,8 @@ export class TraceRecorder {
   private readonly openSpans = new Set<Span>();
   private readonly pending = new Set<StageHandle>();
   private finished = false;
+  /** The last summary of `usage`, and the tally's version it was made at. */
+  private summarised: { version: number; usage: RunUsage } | undefined;
 
   /**
    * @param options.telemetry `false` reports no span for this run (a search run inside another component's step,
@@ -144,9 +146,14 @@ export class TraceRecorder {
     this.openSpans.delete(span);
   }
 
-  /** What the run's provider calls consumed so far, costed by the run's prices. */
+  /**
+   * What the run's provider calls consumed so far, costed by the run's prices. Summed once per change: until another
+   * call is counted, every caller (the trace, the result, the answer) gets the same object, to read, not to change.
+   */
   usageSummary(): RunUsage {
-    return this.usage.summary(this.prices);
+    const { version } = this.usage;
+    if (this.summarised?.version !== version) this.summarised = { version, usage: this.usage.summary(this.prices) };
+    return this.summarised.usage;
   }
 
   /** @internal An optional record was kept or discarded: it no longer waits for a span. */
@@ -187,11 +194,14 @@ export class TraceRecorder {
   finish(attributes: Attributes = {}): void {
     if (this.finished) return;
     this.finished = true;
-    this.runSpan.setAttributes({
-      'axon.stage_count': this.trace.stages.length,
-      ...usageSpanAttributes(this.usage.empty ? undefined : this.usageSummary()),
-      ...attributes,
-    });
+    // Without telemetry the span is a no-op: its attributes are not worth making.
+    if (this.runSpan !== NO_SPAN) {
+      this.runSpan.setAttributes({
+        'axon.stage_count': this.trace.stages.length,
+        ...usageSpanAttributes(this.usage.empty ? undefined : this.usageSummary()),
+        ...attributes,
+      });
+    }
     this.runSpan.end();
   }
 
@@ -232,26 +242,15 @@ export class StageHandle {
     this.inputIds = input.documents?.map((document) => document.id) ?? [];
     if (!optional) this.openSpan(false);
     const { runId, question } = recorder.trace;
-    const spans: CallSpans = {
-      start: (name, attributes) => {
-        const span = this.recorder.startCallSpan(this.openSpan(), name, attributes);
-        return {
-          end: (ended: CallAttributes) => this.recorder.endSpan(span, ended),
-          fail: (error: unknown) => this.recorder.failSpan(span, error),
-        };
-      },
-    };
+    // Made for every stage of every run, so without closures of its own: bound methods and a small class (the
+    // built package names each closure it creates, which costs more than the rest of the stage's bookkeeping).
     this.context = {
       runId,
       question,
       signal,
-      usage: new RunUsageMeter([this.usage, recorder.usage], spans),
-      warn: (message) => {
-        this.warnings.push(String(message));
-      },
-      drop: (id, reason, related) => {
-        this.drop(String(id), String(reason), related);
-      },
+      usage: new RunUsageMeter([this.usage, recorder.usage], new StageCallSpans(recorder, this)),
+      warn: this.warnFromStage.bind(this),
+      drop: this.dropFromStage.bind(this),
     };
   }
 
@@ -262,6 +261,16 @@ export class StageHandle {
   drop(id: string, reason: string, related?: { keptId?: string }): void {
     const keptId = related?.keptId;
     this.dropReasons.set(id, typeof keptId === 'string' && keptId !== '' ? { reason, keptId } : { reason });
+  }
+
+  /** `RunContext.warn` of the stage: whatever a stage passes is kept as text. */
+  private warnFromStage(message: unknown): void {
+    this.warnings.push(String(message));
+  }
+
+  /** `RunContext.drop` of the stage. */
+  private dropFromStage(id: unknown, reason: unknown, related?: { keptId?: string }): void {
+    this.drop(String(id), String(reason), related);
   }
 
   /** @internal Start this stage's span unless it has one; `late` backdates it to when the stage began. */
@@ -316,14 +325,36 @@ export class StageHandle {
     if (output.detail) record.detail = output.detail;
     if (!this.usage.empty) record.usage = this.usage.summary(this.recorder.prices);
     this.recorder.settle(this);
-    this.recorder.endSpan(this.openSpan(), {
-      'axon.output_count': outputIds.length,
-      'axon.dropped_count': dropped.length,
-      'axon.warning_count': this.warnings.length,
-      ...(queries ? { 'axon.query_count': queries.length } : {}),
-      ...usageSpanAttributes(record.usage),
-    });
+    const span = this.openSpan();
+    this.recorder.endSpan(
+      span,
+      span === NO_SPAN
+        ? {}
+        : {
+            'axon.output_count': outputIds.length,
+            'axon.dropped_count': dropped.length,
+            'axon.warning_count': this.warnings.length,
+            ...(queries ? { 'axon.query_count': queries.length } : {}),
+            ...usageSpanAttributes(record.usage),
+          },
+    );
     return this.recorder.commit(record);
+  }
+}
+
+/** Each provider call of a stage as a client span, child of the stage's span (opened for it if it was not yet). */
+class StageCallSpans implements CallSpans {
+  constructor(
+    private readonly recorder: TraceRecorder,
+    private readonly stage: StageHandle,
+  ) {}
+
+  start(name: string, attributes: CallAttributes): { end(attributes: CallAttributes): void; fail(error: unknown): void } {
+    const span = this.recorder.startCallSpan(this.stage.openSpan(), name, attributes);
+    return {
+      end: (ended) => this.recorder.endSpan(span, ended),
+      fail: (error) => this.recorder.failSpan(span, error),
+    };
   }
 }
 
@@ -331,13 +362,18 @@ export class StageHandle {
 function usageSpanAttributes(usage: RunUsage | undefined): Attributes {
   if (usage === undefined) return {};
   const attributes: Attributes = { 'axon.usage.calls': usage.calls, 'axon.usage.unknown_calls': usage.unknownCalls };
-  const sum = (field: 'inputTokens' | 'outputTokens' | 'searchUnits') => usage.entries.reduce((total, entry) => total + (entry[field] ?? 0), 0);
-  attributes['axon.usage.input_tokens'] = sum('inputTokens');
-  attributes['axon.usage.output_tokens'] = sum('outputTokens');
-  const searchUnits = sum('searchUnits');
+  attributes['axon.usage.input_tokens'] = sumOf(usage, 'inputTokens');
+  attributes['axon.usage.output_tokens'] = sumOf(usage, 'outputTokens');
+  const searchUnits = sumOf(usage, 'searchUnits');
   if (searchUnits > 0) attributes['axon.usage.search_units'] = searchUnits;
   if (usage.cost !== undefined) attributes['axon.usage.cost'] = usage.cost;
   return attributes;
+}
+
+function sumOf(usage: RunUsage, field: 'inputTokens' | 'outputTokens' | 'searchUnits'): number {
+  let total = 0;
+  for (const entry of usage.entries) total += entry[field] ?? 0;
+  return total;
 }
 
 function round(value: number, digits = 3): number {

@@ -111,6 +111,12 @@ export function usageSource(kind: UsageKind, provider: { readonly name: string; 
 /** Sums calls into entries; `summary` gives the `RunUsage`, priced by a table when one is given. */
 export class UsageTally {
   private readonly entries = new Map<string, Mutable<UsageEntry>>();
+  private changes = 0;
+
+  /** Changes with every call counted (or tally added): a summary made at one version stays true while it does not. */
+  get version(): number {
+    return this.changes;
+  }
 
   /** Nothing was counted. */
   get empty(): boolean {
@@ -120,6 +126,7 @@ export class UsageTally {
   /** One call that returned, with what its service reported (`'unknown'`, or nothing at all, counts it as unknown). */
   record(source: UsageSource, reports: readonly Usage[]): void {
     const entry = this.entry(source.kind, source.provider, source.model);
+    this.changes++;
     entry.calls++;
     const counts = reports.filter((usage): usage is Exclude<Usage, 'unknown'> => usage !== 'unknown' && typeof usage === 'object' && usage !== null);
     if (counts.length === 0) {
@@ -138,6 +145,7 @@ export class UsageTally {
   add(usage: RunUsage | undefined): void {
     for (const other of usage?.entries ?? []) {
       const entry = this.entry(other.kind, other.provider, other.model);
+      this.changes++;
       entry.calls += other.calls;
       entry.unknownCalls += other.unknownCalls;
       for (const field of COUNT_FIELDS) if (other[field] !== undefined) entry[field] = (entry[field] ?? 0) + other[field];

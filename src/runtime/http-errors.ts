@@ -174,6 +174,29 @@ export function streamedServiceError(provider: string, details: Pick<StatusError
   });
 }
 
+/**
+ * An error a service reported inside a stream with a status of its own (Anthropic's `error` event, a Gemini error
+ * chunk, whose HTTP status was a success): the code that status stands for, and retryable as that status is (a
+ * stream is retried only before its first text). Without a status it is a `PROVIDER_ERROR`.
+ */
+export function streamedStatusError(
+  provider: string,
+  status: number | undefined,
+  details: Pick<StatusErrorDetails, 'serverMessage' | 'secret' | 'retryAfterMs'> = {},
+): ProviderError {
+  const said = details.serverMessage ? cleanServerMessage(details.serverMessage, details.secret) : undefined;
+  const retryable = status !== undefined && isRetryableStatus(status);
+  return new ProviderError(`The service reported an error in the stream${said ? `: ${said}` : '.'}`, {
+    provider,
+    code: status === undefined ? 'PROVIDER_ERROR' : providerCodeOfStatus(status),
+    retryable,
+    retryAfterMs: details.retryAfterMs,
+    fix: retryable
+      ? 'Axon retries a stream that fails before its first text; this one failed later. Ask again.'
+      : 'Check the model name and the options sent; if the error repeats, check the service status.',
+  });
+}
+
 /** Milliseconds to wait according to `retry-after-ms` (OpenAI) or `Retry-After` (seconds or HTTP-date). */
 export function retryAfterFromHeaders(headers: { get(name: string): string | null } | undefined | null): number | undefined {
   if (!headers || typeof headers.get !== 'function') return undefined;
@@ -213,13 +236,18 @@ export function networkReason(cause: unknown): string | undefined {
   return innermost;
 }
 
-// --- Internal helpers ---
-
-function cleanServerMessage(message: string, secret: Secret | undefined): string {
+/**
+ * A service's own words as an error may show them: the key redacted (a service may echo what it was sent), on one
+ * line, at most 300 characters. Every message built from a server's reply goes through it; `statusError` and
+ * `streamedServiceError` already do.
+ */
+export function cleanServerMessage(message: string, secret: Secret | undefined): string {
   const redacted = secret ? secret.redact(message) : message;
   const oneLine = redacted.replace(/\s+/g, ' ').trim();
   return oneLine.length <= 300 ? oneLine : `${oneLine.slice(0, 299)}…`;
 }
+
+// --- Internal helpers ---
 
 /** The target without credentials or a query string, which may carry keys. */
 function safeTarget(target: string): string {

@@ -24,6 +24,7 @@ import { readServerSentEvents, type ServerSentEvent } from './server-sent-events
 export { fetchFunctionSchema, retryPolicyFrom, transportOptionsShape } from './transport-options.ts';
 export type { ServerSentEvent } from './server-sent-events.ts';
 export {
+  cleanServerMessage,
   invalidResponseError,
   isRetryableStatus,
   messageFromErrorBody,
@@ -34,6 +35,7 @@ export {
   retryAfterFromHeaders,
   statusError,
   streamedServiceError,
+  streamedStatusError,
   streamInterruptedError,
   timeoutError,
   type StatusErrorDetails,

@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LLMReranker } from '../../processors/post/llm-reranker.ts';
 import { RerankerPostProcessor } from '../../processors/post/reranker-post-processor.ts';
 import { QueryTransformation } from '../../processors/pre/query-transformation.ts';
@@ -20,7 +20,7 @@ import type { PreProcessor } from '../../src/contracts/pre-processor.ts';
 import { AgenticRetriever } from '../../src/agentic/agentic-retriever.ts';
 import { JsonlTraceStore } from '../../src/context/trace-store.ts';
 import type { DocumentInput } from '../../src/document.ts';
-import type { PriceTable } from '../../src/pipeline/usage.ts';
+import { type PriceTable, UsageTally } from '../../src/pipeline/usage.ts';
 import { RAG, type SearchMode } from '../../src/rag.ts';
 import { MemoryStore } from '../../stores/memory/memory-store.ts';
 import { TEST_KEY } from '../helpers/provider-test-helpers.ts';
@@ -268,6 +268,24 @@ describe('a run counts what its provider calls consumed', () => {
       expect(stored && 'usage' in stored ? stored.usage : undefined).toEqual(result.usage.services);
     } finally {
       await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('sums the run once per call counted, not once per stage: the trace, the result and the answer share that sum', async () => {
+    const passThrough = (index: number): PostProcessor => ({ name: `pass-${index}`, process: async (_question, documents) => documents });
+    const rag = await filled({ post: [1, 2, 3, 4, 5, 6].map(passThrough) });
+    const summaries = vi.spyOn(UsageTally.prototype, 'summary');
+    try {
+      const result = await rag.retrieve('How do I reset my password?');
+      // One for the embed stage's own record, one for the run: the eight stages after it count nothing more.
+      expect(summaries).toHaveBeenCalledTimes(2);
+      expect(result.trace.stages.length).toBeGreaterThan(6);
+      expect(result.usage).toEqual(result.trace.usage);
+      expect(result.usage?.entries).toEqual([
+        { kind: 'embeddings', provider: 'openai-embeddings', model: 'text-embedding-3-small', calls: 1, unknownCalls: 0, inputTokens: 1 },
+      ]);
+    } finally {
+      summaries.mockRestore();
     }
   });
 });

@@ -32,6 +32,11 @@ export type FailureMode =
   | { kind: 'slow'; delayMs: number }
   /** Read the request, then destroy the socket without answering. */
   | { kind: 'reset' }
+  /**
+   * Answer with this status and a body made from the key the request presented, as a service that echoes it (to
+   * test redaction on every path); a string is sent as plain text, anything else as JSON.
+   */
+  | { kind: 'echo-key'; status: number; body: (key: string) => unknown }
   /** Answer with this status and JSON body (wrong shapes, bad indices…). */
   | { kind: 'respond'; status?: number; body: unknown }
   /** Answer with this status, content type and raw body (HTML from a proxy, `{}` where a stream was asked for…). */
@@ -113,6 +118,10 @@ export class LoopbackServer {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
+  #presentedKey(incoming: IncomingMessage): string {
+    return this.#options.presentedKey?.(incoming.headers) ?? String(incoming.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
+  }
+
   async #handle(incoming: IncomingMessage, response: ServerResponse): Promise<void> {
     const text = await readBody(incoming);
     const [path, search = ''] = (incoming.url ?? '/').split('?');
@@ -124,9 +133,14 @@ export class LoopbackServer {
     const failure = this.#failures.shift();
     if (this.#options.latencyMs) await delay(this.#options.latencyMs);
     switch (failure?.kind) {
-      case 'unauthorized': {
-        const presented = this.#options.presentedKey?.(incoming.headers) ?? String(incoming.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
-        reply.json(401, errorBody(401, `Incorrect API key provided: ${presented}.`));
+      case 'unauthorized':
+        reply.json(401, errorBody(401, `Incorrect API key provided: ${this.#presentedKey(incoming)}.`));
+        return;
+      case 'echo-key': {
+        const body = failure.body(this.#presentedKey(incoming));
+        if (typeof body !== 'string') return reply.json(failure.status, body);
+        response.writeHead(failure.status, { 'content-type': 'text/plain' });
+        response.end(body);
         return;
       }
       case 'rate-limited':

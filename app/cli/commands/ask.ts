@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { AgenticRetriever } from '../../../src/agentic/agentic-retriever.ts';
 import type { AgenticResult, RagSearchSettings } from '../../../src/agentic/types.ts';
 import type { ChatHistory } from '../../../src/contracts/chat-history.ts';
 import type { CallerContext } from '../../../src/context/eligibility.ts';
 import { JsonlTraceStore } from '../../../src/context/trace-store.ts';
 import { SEARCH_MODES, type ContextOptions, type SearchMode } from '../../../src/rag.ts';
 import { formatAgenticEvent, formatAgenticResult } from '../agentic-format.ts';
-import { agenticTurn, commandHistory, conversationIdOption, searchedLine } from '../conversation-support.ts';
+import { agenticTurn, documentsAgent } from '../../serve/agentic-turn.ts';
+import { commandHistory, conversationIdOption, searchedLine } from '../conversation-support.ts';
 import { documentNamer, formatAnswer, formatPacket, formatTrace, isMetered, summarizeUsage } from '../format.ts';
 import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
@@ -20,11 +20,8 @@ import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type Co
 export async function runAsk(positionals: string[], options: CommandOptions, io: CommandIO): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('ask takes exactly one question, in quotes: axon ask "How do I reset my password?"');
   const question = positionals[0];
-  const topK = parsePositiveInteger(options['top-k'], '--top-k');
-  const filter = parseFilterOption(options.filter);
-  const searchMode = parseModeOption(options.mode);
-  const ef = parsePositiveInteger(options.ef, '--ef');
-  const caller = parseCaller(options);
+  const asked = parseAskOptions(options);
+  const { filter, caller } = asked;
   const context = await readContextOption(options, io);
   const conversationId = conversationIdOption(options.conversation);
   const pipeline = await loadPipeline(options, io);
@@ -32,25 +29,14 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   const traceStore = new JsonlTraceStore(dataDirectory);
   const history = conversationId === undefined ? undefined : commandHistory(pipeline);
   if (options.agentic) {
-    const search: RagSearchSettings = { topK, searchMode, ef, ...(options.exact ? { exact: true } : {}) };
     const conversation = history && conversationId ? { history, id: conversationId } : undefined;
-    return runAgenticAsk(question, rag, { filter, caller, search, context, traceStore, configHash, conversation }, options, io);
+    return runAgenticAsk(question, rag, { filter, caller, search: agenticSearch(asked), context, traceStore, configHash, conversation }, options, io);
   }
   const conversation = history && rag.conversation({ id: conversationId, history });
-  const asked = {
-    topK,
-    filter,
-    searchMode,
-    ef,
-    exact: options.exact,
-    caller,
-    context,
-    traceStore,
-    pipelineVersion: { configHash },
-  };
+  const answerOptions = { ...asked, context, traceStore, pipelineVersion: { configHash } };
   let answer: Awaited<ReturnType<typeof rag.answer>>;
   try {
-    answer = conversation ? await conversation.ask(question, asked) : await rag.answer(question, asked);
+    answer = conversation ? await conversation.ask(question, answerOptions) : await rag.answer(question, answerOptions);
   } finally {
     await rag.close();
     await history?.close?.();
@@ -102,6 +88,34 @@ export async function runAsk(positionals: string[], options: CommandOptions, io:
   return 0;
 }
 
+/** The options `ask` and `chat` take alike for each question: how it is searched, and who asks. */
+export interface AskOptions {
+  topK: number | undefined;
+  filter: Record<string, unknown> | undefined;
+  searchMode: SearchMode | undefined;
+  ef: number | undefined;
+  exact: boolean | undefined;
+  caller: CallerContext | undefined;
+}
+
+/** `--top-k`, `--filter`, `--mode`, `--ef`, `--exact`, `--tenant`, `--role` and `--now`, checked before anything runs. */
+export function parseAskOptions(options: CommandOptions): AskOptions {
+  return {
+    topK: parsePositiveInteger(options['top-k'], '--top-k'),
+    filter: parseFilterOption(options.filter),
+    searchMode: parseModeOption(options.mode),
+    ef: parsePositiveInteger(options.ef, '--ef'),
+    exact: options.exact,
+    caller: parseCaller(options),
+  };
+}
+
+/** The settings of every search of an agentic run, from the same options (settings left unset are dropped). */
+export function agenticSearch(asked: AskOptions): RagSearchSettings {
+  const { topK, searchMode, ef } = asked;
+  return { topK, searchMode, ef, ...(asked.exact ? { exact: true } : {}) };
+}
+
 export function parseCaller(options: CommandOptions): CallerContext | undefined {
   const roles = options.role
     ?.flatMap((role) => role.split(','))
@@ -145,8 +159,8 @@ async function readContextOption(options: CommandOptions, io: CommandIO): Promis
 /**
  * `axon ask --agentic`: the agentic retriever over the configured pipeline (its chat model plans and answers;
  * without one the offline planner plans and the answer is extractive). Every search runs with `--top-k`, `--mode`,
- * `--ef` and `--exact` as a plain `axon ask` would; the run is saved for `axon trace`. `--trace` prints each step
- * as it ends.
+ * `--ef` and `--exact` as a plain `axon ask` would, and `--top-k` past the ranked results lengthens the list with
+ * the question's own search; the run is saved for `axon trace`. `--trace` prints each step as it ends.
  */
 async function runAgenticAsk(
   question: string,
@@ -171,14 +185,8 @@ async function runAgenticAsk(
     // Refused before any search, as on the pipeline's path: a question over the context budget of the model that
     // answers (its tokens) here, and over the agentic answer's budget (its characters) by the run, first thing.
     await rag.checkQuestion(question, run.context ? { context: run.context } : {});
-    const events = conversation
-      ? agenticTurn(rag, conversation.history, conversation.id, question, run)
-      : // Settings left unset are dropped by the retriever (each search then uses the pipeline's defaults).
-        new AgenticRetriever({
-          retrievers: [{ name: 'documents', description: 'The indexed documents', rag, filter, retrieve: search }],
-          chat: rag.components().chat,
-          ...(caller ? { userContext: caller } : {}),
-        }).stream(question, { traceStore: run.traceStore, pipelineVersion: { configHash: run.configHash } });
+    const agent = documentsAgent(rag, { filter, search, caller });
+    const events = agenticTurn(agent, question, conversation, { traceStore: run.traceStore, pipelineVersion: { configHash: run.configHash } });
     for await (const event of events) {
       if (event.type === 'trace' && event.status !== 'inProgress' && options.trace && !options.json) io.out(formatAgenticEvent(event));
       if (event.type === 'result') result = event.result;

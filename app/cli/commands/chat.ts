@@ -7,10 +7,11 @@ import { formatCitation } from '../../../src/context/evidence.ts';
 import { JsonlTraceStore } from '../../../src/context/trace-store.ts';
 import type { Citation } from '../../../src/document.ts';
 import type { ConversationAnswer } from '../../../src/rag.ts';
-import { agenticTurn, commandHistory, conversationIdOption, newConversationId } from '../conversation-support.ts';
+import { agenticTurn, documentsAgent } from '../../serve/agentic-turn.ts';
+import { commandHistory, conversationIdOption, newConversationId } from '../conversation-support.ts';
 import { formatTrace } from '../format.ts';
-import { loadPipeline, parsePositiveInteger, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
-import { parseCaller, parseFilterOption, parseModeOption } from './ask.ts';
+import { loadPipeline, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
+import { agenticSearch, parseAskOptions } from './ask.ts';
 
 const HELP = [
   'Ask a question and press Enter; a follow-up is read with the questions and answers before it.',
@@ -36,10 +37,7 @@ export async function runChat(positionals: string[], options: CommandOptions, io
   if (options.json) throw new UsageError('chat is interactive and has no --json; axon ask --conversation <id> --json answers one question as JSON.');
   const continued = conversationIdOption(options.conversation);
   // Each question is asked as `axon ask` would be, with the same search options and caller.
-  const topK = parsePositiveInteger(options['top-k'], '--top-k');
-  const filter = parseFilterOption(options.filter);
-  const searchMode = parseModeOption(options.mode);
-  const caller = parseCaller(options);
+  const asked = parseAskOptions(options);
   const pipeline = await loadPipeline(options, io);
   const { rag, dataDirectory, configHash } = pipeline;
   const history = commandHistory(pipeline);
@@ -47,6 +45,8 @@ export async function runChat(positionals: string[], options: CommandOptions, io
   const input = io.input ?? process.stdin;
   const write = io.write ?? ((text: string) => void process.stdout.write(text));
   const terminal = input.isTTY === true;
+  // One agent for the whole session: it keeps nothing between runs.
+  const agent = options.agentic ? documentsAgent(rag, { filter: asked.filter, search: agenticSearch(asked), caller: asked.caller }) : undefined;
   let conversation = rag.conversation({ id: continued ?? newConversationId(), history });
   const earlier = continued === undefined ? 0 : (await conversation.turns()).length;
   io.err(
@@ -91,10 +91,10 @@ export async function runChat(positionals: string[], options: CommandOptions, io
     running = controller;
     let streamed = false;
     try {
-      if (options.agentic) {
+      if (agent) {
         const steps: AgenticTraceEvent[] = [];
-        const run = { filter, caller, search: { topK, searchMode }, traceStore, configHash, signal: controller.signal };
-        for await (const event of agenticTurn(rag, history, conversation.id, question, run)) {
+        const run = { traceStore, pipelineVersion: { configHash }, signal: controller.signal };
+        for await (const event of agenticTurn(agent, question, { history, id: conversation.id }, run)) {
           if (event.type === 'trace' && event.status !== 'inProgress') {
             steps.push(event);
             if (event.step === 'condense') searchedAs(write, question, event.output?.searchedQuestion);
@@ -110,15 +110,7 @@ export async function runChat(positionals: string[], options: CommandOptions, io
         }
         return;
       }
-      for await (const event of conversation.stream(question, {
-        topK,
-        filter,
-        searchMode,
-        caller,
-        signal: controller.signal,
-        traceStore,
-        pipelineVersion: { configHash },
-      })) {
+      for await (const event of conversation.stream(question, { ...asked, signal: controller.signal, traceStore, pipelineVersion: { configHash } })) {
         if (event.type === 'stage' && event.record.stage === 'condense') searchedAs(write, question, event.record.detail?.output);
         else if (event.type === 'delta') {
           write(event.text);

@@ -1,5 +1,6 @@
 import { formatCitation } from '../../../src/context/evidence.ts';
 import type { ChatHistory } from '../../../src/contracts/chat-history.ts';
+import { listConversations } from '../../serve/conversation-list.ts';
 import { commandHistory, conversationIdOption } from '../conversation-support.ts';
 import { loadPipeline, UsageError, type CommandIO, type CommandOptions } from '../io.ts';
 
@@ -41,9 +42,7 @@ export async function runConversations(positionals: string[], options: CommandOp
 // --- Internal helpers ---
 
 async function list(history: ChatHistory, options: CommandOptions, io: CommandIO): Promise<number> {
-  const conversations = await history.list();
-  // The first question names a conversation for a person; reading it costs one load per conversation listed.
-  const named = await Promise.all(conversations.map(async (info) => ({ ...info, firstQuestion: (await history.load(info.id))[0]?.question ?? '' })));
+  const named = await listConversations(history);
   if (options.json) {
     io.out(JSON.stringify({ conversations: named }, null, 2));
     return 0;

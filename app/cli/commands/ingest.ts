@@ -14,12 +14,21 @@ export async function runIngest(paths: string[], options: CommandOptions, io: Co
     embeddingCache !== false && embeddings.identity !== undefined && !(isCachedEmbeddings(embeddings) && embeddings.cache !== undefined)
       ? new FileEmbeddingCache({ directory: embeddingCache })
       : undefined;
+  let last: IngestSummary | undefined;
   const summary = await ingestPaths(paths, rag.components(), {
     ...(cacheForRun ? { embeddingCache: cacheForRun } : {}),
     baseDirectory: io.cwd,
     pruneMissing: options.prune ?? false,
     include: options.include,
-    onProgress: progress,
+    onProgress: (event) => {
+      if (event.type === 'done') last = event.summary;
+      progress?.(event);
+    },
+  }).catch(async (error: unknown) => {
+    await rag.close().catch(() => undefined);
+    // A store that refuses every write stops the run: what was stored before is said, then the error, once.
+    if (last?.stopped) io.out(options.json ? JSON.stringify(last, null, 2) : formatSummary(last));
+    throw error;
   });
   await rag.close();
   if (embeddingCache !== false && summary.embeddingCache === undefined && embeddings.identity === undefined) {

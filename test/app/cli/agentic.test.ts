@@ -154,6 +154,27 @@ describe('axon ask --agentic: search settings and the saved run', () => {
     expect(stored.answer).toBe(JSON.parse((await axon('trace', runId.slice(0, 8), '--json')).stdout).answer);
   });
 
+  it("lengthens its list to --top-k with the rest of the question's own search, past its ranked results (20 at most)", async () => {
+    const many = await mkdtemp(join(tmpdir(), 'axon-agentic-top-k-'));
+    try {
+      await mkdir(join(many, 'notes'));
+      for (let index = 0; index < 40; index++)
+        await writeFile(join(many, 'notes', `note-${index}.md`), `# Refunds ${index}\n\nRefund rule ${index} about invoices.\n`);
+      expect((await runAxon(many, ['ingest', 'notes'])).code).toBe(0);
+      const listed = async (...flags: string[]) => {
+        const asked = await runAxon(many, ['ask', '--agentic', '--json', 'How do refunds on invoices work?', ...flags]);
+        expect(asked.code, asked.stderr).toBe(0);
+        return (JSON.parse(asked.stdout) as AgenticResult).results.length;
+      };
+      expect(await listed()).toBeLessThanOrEqual(20);
+      expect(await listed('--top-k', '30')).toBe(30);
+      // Under the ranked results' number it only narrows each search, as before.
+      expect(await listed('--top-k', '5')).toBeLessThanOrEqual(20);
+    } finally {
+      await rm(many, { recursive: true, force: true });
+    }
+  });
+
   it('prints a saved agentic run with its steps, and diffs two of them', async () => {
     const first = await axon('ask', '--agentic', 'Who played Corliss Archer in Kiss and Tell?');
     const second = await axon('ask', '--agentic', '--top-k', '1', 'Who played Corliss Archer in Kiss and Tell?');

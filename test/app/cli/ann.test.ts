@@ -1,8 +1,10 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredAgenticTrace } from '../../../src/context/trace-store.ts';
+import { main } from '../../../app/cli/main.ts';
 import type { StageRecord } from '../../../src/pipeline/trace.ts';
 import { runAxon } from '../../helpers/cli.ts';
 
@@ -58,6 +60,40 @@ describe('axon with a store that keeps an ANN index', () => {
     };
     expect(await methods('--ef', '64')).toEqual({ method: 'ann', ef: 64 });
     expect(await methods('--exact')).toEqual({ method: 'exact', ef: undefined });
+  });
+
+  it('gives --ef and --exact to every question of axon chat, as axon ask does, with --agentic too', async () => {
+    /** The search stage of the last run, when `chat` with `flags` answered one question. */
+    const chatSearch = async (...flags: string[]) => {
+      const input = Object.assign(new PassThrough(), { isTTY: false });
+      const written: string[] = [];
+      const running = main(['chat', '--mode', 'vector', ...flags], {
+        out: (text) => written.push(`${text}\n`),
+        err: () => {},
+        errorStream: Object.assign(new PassThrough(), { isTTY: false }),
+        cwd: directory,
+        input,
+        write: (text) => written.push(text),
+      });
+      input.end('How long do refunds take?\n');
+      expect(await running).toBe(0);
+      expect(written.join('')).toMatch(/Sources:/);
+      const stored = JSON.parse((await runAxon(directory, ['trace', '--last', '--json'])).stdout);
+      const stages: StageRecord[] =
+        'steps' in stored
+          ? (
+              (stored as StoredAgenticTrace).steps.find((step) => step.step === 'speculativeRetrieval')!.output!.searches as {
+                pipeline: { stages: StageRecord[] };
+              }[]
+            )[0].pipeline.stages
+          : stored.stages;
+      const search = stages.find((stage) => stage.stage === 'search')!;
+      return { method: search.detail?.method, ef: search.detail?.ef };
+    };
+    expect(await chatSearch('--ef', '64')).toEqual({ method: 'ann', ef: 64 });
+    expect(await chatSearch('--exact')).toEqual({ method: 'exact', ef: undefined });
+    expect(await chatSearch('--agentic', '--ef', '48')).toEqual({ method: 'ann', ef: 48 });
+    expect(await chatSearch('--agentic', '--exact')).toEqual({ method: 'exact', ef: undefined });
   });
 
   it('rejects a bad --ef as a usage error', async () => {

@@ -6,7 +6,7 @@ import { describeChatConformance } from '../../../testing/chat.ts';
 import { describeEmbeddingsConformance } from '../../../testing/embeddings.ts';
 import { describeStreamFaults } from '../../conformance/stream-faults.ts';
 import { describeTransportBehaviour } from '../../conformance/transport.ts';
-import { rejectionOf, streamText, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
+import { expectNoSecret, rejectionOf, streamText, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import { startAzureOpenAIServer } from '../../servers/azure-openai-server.ts';
 import type { LoopbackServer } from '../../servers/loopback-server.ts';
 
@@ -77,6 +77,20 @@ describe('AzureOpenAIChat against a loopback Azure OpenAI resource', () => {
     expect(filtered.message).toContain("refused by the resource's content filter");
     const missing = await rejectionOf(chat({ deployment: 'nope' }).complete(question));
     expect(missing).toMatchObject({ status: 404, fix: expect.stringContaining('deployment name') });
+  });
+
+  it('never shows the key a server echoes in a content_filter or deployment refusal', async () => {
+    for (const code of ['content_filter', 'DeploymentNotFound']) {
+      // The message beside the error object rather than in it: read from the body as a whole.
+      server.failNext({
+        kind: 'echo-key',
+        status: code === 'content_filter' ? 400 : 404,
+        body: (key) => ({ error: { code }, message: `Refused for ${key}.` }),
+      });
+      const error = await rejectionOf(chat({ maxRetries: 0 }).complete(question));
+      expect(error.message).toContain('Refused for');
+      expectNoSecret(error);
+    }
   });
 
   it('needs an endpoint and a key, and says where to put them', () => {

@@ -6,7 +6,7 @@ import { describeChatConformance } from '../../../testing/chat.ts';
 import { describeEmbeddingsConformance } from '../../../testing/embeddings.ts';
 import { describeStreamFaults } from '../../conformance/stream-faults.ts';
 import { describeTransportBehaviour } from '../../conformance/transport.ts';
-import { rejectionOf, streamText, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
+import { expectNoSecret, rejectionOf, streamText, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import type { LoopbackServer } from '../../servers/loopback-server.ts';
 import { startMistralServer } from '../../servers/mistral-server.ts';
 
@@ -117,5 +117,20 @@ describe('MistralEmbeddings against a loopback Mistral API', () => {
     });
     const error = await rejectionOf(new MistralEmbeddings({ apiKey: TEST_KEY, baseURL: baseURL() }).embed(['a'], { inputType: 'document' }));
     expect(error).toMatchObject({ status: 400, fix: 'Lower maxBatchSize, or shorten the texts.' });
+  });
+
+  it('never shows the key a server echoes in a "too many inputs" refusal, whatever the shape of its body', async () => {
+    const embedder = new MistralEmbeddings({ apiKey: TEST_KEY, baseURL: baseURL(), maxRetries: 0 });
+    const bodies: Array<(key: string) => unknown> = [
+      (key) => ({ object: 'error', message: `Too many inputs for key ${key}.`, type: 'invalid_request_error' }),
+      (key) => ({ error: `Too many inputs for key ${key}.` }),
+      (key) => `Too many inputs for key ${key}.`,
+    ];
+    for (const body of bodies) {
+      server.failNext({ kind: 'echo-key', status: 400, body });
+      const error = await rejectionOf(embedder.embed(['a'], { inputType: 'document' }));
+      expect(error).toMatchObject({ code: 'PROVIDER_REQUEST_TOO_LARGE', message: expect.stringContaining('Too many inputs for key') });
+      expectNoSecret(error);
+    }
   });
 });

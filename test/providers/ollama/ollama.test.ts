@@ -6,7 +6,7 @@ import { describeChatConformance } from '../../../testing/chat.ts';
 import { describeEmbeddingsConformance } from '../../../testing/embeddings.ts';
 import { describeStreamFaults } from '../../conformance/stream-faults.ts';
 import { describeTransportBehaviour } from '../../conformance/transport.ts';
-import { rejectionOf, streamText, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
+import { expectNoSecret, rejectionOf, streamText, TEST_KEY } from '../../helpers/provider-test-helpers.ts';
 import type { LoopbackServer } from '../../servers/loopback-server.ts';
 import { ollamaLine, startOllamaServer } from '../../servers/ollama-server.ts';
 
@@ -72,6 +72,23 @@ describe('OllamaChat against a loopback Ollama server', () => {
     server.failNext({ kind: 'chunks', contentType: 'application/x-ndjson', chunks: [line('The'), '{"error":"an unexpected error occurred"}\n'], end: 'close' });
     const streamed = await rejectionOf(streamText(new OllamaChat({ host: server.url }).stream(question)));
     expect(streamed.message).toContain('an unexpected error occurred');
+  });
+
+  it('never shows the key of a proxy in front of the server, should its errors echo it', async () => {
+    const chat = new OllamaChat({ host: server.url, apiKey: TEST_KEY, maxRetries: 0 });
+    server.failNext({ kind: 'echo-key', status: 404, body: (key) => ({ error: `model "phi4" not found, try pulling it first (key ${key})` }) });
+    const missing = await rejectionOf(chat.complete(question));
+    expect(missing).toMatchObject({ code: 'PROVIDER_NOT_FOUND', fix: expect.stringContaining('ollama pull phi4') });
+    expectNoSecret(missing);
+    server.failNext({
+      kind: 'chunks',
+      contentType: 'application/x-ndjson',
+      chunks: [line('The'), `{"error":"proxy refused key ${TEST_KEY}"}\n`],
+      end: 'close',
+    });
+    const streamed = await rejectionOf(streamText(chat.stream(question)));
+    expect(streamed.message).toContain('proxy refused key');
+    expectNoSecret(streamed);
   });
 });
 
