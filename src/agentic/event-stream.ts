@@ -69,3 +69,25 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, compon
     );
   });
 }
+
+/**
+ * The events of `concurrently`, each start as it happens but each end (or failure) only once every task before it
+ * has ended: what the tasks found is then used in the order the tasks were given, whichever finished first, so a
+ * run's fused ranking (ties go to the result first seen) does not depend on timing and runs repeat exactly.
+ */
+export async function* endsInOrder<R>(events: AsyncIterable<TaskEvent<R>>): AsyncGenerator<TaskEvent<R>> {
+  const ended = new Map<number, TaskEvent<R>>();
+  let next = 0;
+  for await (const event of events) {
+    if (event.phase === 'start') {
+      yield event;
+      continue;
+    }
+    ended.set(event.index, event);
+    while (ended.has(next)) {
+      const inTurn = ended.get(next)!;
+      ended.delete(next++);
+      yield inTurn;
+    }
+  }
+}

@@ -18,7 +18,7 @@ import type { AgenticFailure, AgenticStatus, AgenticStep, AgenticTraceEvent, Pro
 import type { RunTrace, StageRecord } from '../pipeline/trace.ts';
 import { continuesFrom } from './chained-ranking.ts';
 import { MarkerStripper, parseCitedAnswer, type ParsedAnswer } from './citations.ts';
-import { concurrently, untilAborted } from './event-stream.ts';
+import { concurrently, endsInOrder, untilAborted } from './event-stream.ts';
 import { OfflinePlanner } from './offline-planner.ts';
 import type { ParsedAgenticOptions } from './options.ts';
 import { checkPlan, type SubQuery, type ValidPlan } from './plan-check.ts';
@@ -154,13 +154,15 @@ export class Run {
     yield step.event;
     const found: Record<string, unknown>[] = [];
     const errors: unknown[] = [];
-    for await (const task of concurrently(
-      this.retrievers,
-      this.options.concurrency,
-      // Each retrieves as many results as the run lists, the first `maxResults` of them ranked with the rounds'.
-      (retriever) => this.search(retriever, this.searchQuestion, this.options.topK),
-      this.signal,
-      this.component,
+    for await (const task of endsInOrder(
+      concurrently(
+        this.retrievers,
+        this.options.concurrency,
+        // Each retrieves as many results as the run lists, the first `maxResults` of them ranked with the rounds'.
+        (retriever) => this.search(retriever, this.searchQuestion, this.options.topK),
+        this.signal,
+        this.component,
+      ),
     )) {
       const retriever = this.retrievers[task.index];
       if (task.phase === 'start') continue;
@@ -218,7 +220,8 @@ export class Run {
   private async *retrieval(iteration: number, subQueries: SubQuery[]): AsyncGenerator<AgenticEvent, void, undefined> {
     const steps = new Map<number, StepHandle>();
     const search = (subQuery: SubQuery) => this.search(subQuery.retriever, subQuery.query);
-    for await (const task of concurrently(subQueries, this.options.concurrency, search, this.signal, this.component)) {
+    // Each search's results are fused in sub-query order, not as they arrive, so ties fall the same way every run.
+    for await (const task of endsInOrder(concurrently(subQueries, this.options.concurrency, search, this.signal, this.component))) {
       const { query, retriever } = subQueries[task.index];
       if (task.phase === 'start') {
         const step = this.begin('retrieval', iteration, { query, retriever: retriever.name });

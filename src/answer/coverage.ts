@@ -4,7 +4,10 @@
  *
  * A question's content terms are its words without stop words, lower-cased, diacritics folded and lightly
  * stemmed. Letter–digit tokens stay whole (`L5` → `l5`, `p16INK4a` → `p16ink4a`, and `SHA-256`, `IL-6` join to
- * `sha256`, `il6`), so a sentence that shares only the `5` of `L5` does not cover it. Each term weighs by how rare
+ * `sha256`, `il6`), so a sentence that shares only the `5` of `L5` does not cover it. The same spelling is read
+ * the same on both sides: Greek letters spelled out (`Aβ` → `abeta`, `TNF-α` → `tnf`, `alpha`), two adjacent words
+ * also as one (`ADMP/chordin`, `ADMP-chordin` → `admpchordin` as well), Latin plurals and `-tion` nouns of long
+ * words stemmed (`Galliformes` → `galliform`, `phosphorylation` → `phosphorylat`). Each term weighs by how rare
  * it is among the evidence sentences (inverse sentence frequency), and a term no sentence of the evidence holds
  * weighs most: the evidence lacking a question's rare words is the surest sign that it does not answer it.
  */
@@ -27,6 +30,8 @@ export interface QuestionTerm {
   /**
    * A word that picks out what the question is about: a code (`L5`, `APOE4`), an acronym (`AIRE`, `UK`) or a
    * capitalised word inside the question (a name: `Corliss Archer`). It weighs `KEY_TERM_WEIGHT` times as much.
+   * An abbreviation the question spells out itself ("Epigenetic modulating agents (EMAs)") is not one: the words
+   * it stands for are the question's terms already, and evidence may write either.
    */
   key: boolean;
   /**
@@ -54,14 +59,44 @@ export interface Coverage {
 /** The content terms of a question, in order, each once. */
 export function questionTerms(question: string): QuestionTerm[] {
   const seen = new Map<string, QuestionTerm>();
-  analyze(question).forEach(({ term, word, start }, index) => {
+  const spelledOut = definedAbbreviations(question);
+  analyze(question).entries.forEach(({ term, word, start }, index) => {
     const numeric = /^\p{N}+$/u.test(term);
-    const key = !numeric && (/\p{N}/u.test(term) || /^\p{Lu}{2,}$/u.test(word) || (/^\p{Lu}/u.test(word) && index > 0 && !start));
+    const key = !numeric && !spelledOut.has(word) && (/\p{N}/u.test(term) || /^\p{Lu}{2,}$/u.test(word) || (/^\p{Lu}/u.test(word) && index > 0 && !start));
     const existing = seen.get(term);
     if (existing) existing.key ||= key;
     else seen.set(term, { term, word, numeric, key });
   });
   return [...seen.values()];
+}
+
+/**
+ * The abbreviations a text spells out itself, as written: "Epigenetic modulating agents (EMAs)", "Immunoglobulin G
+ * (IgG)", "thiopurine methyltransferase (TPMT)". The capitals of the parenthesised word, in order, must be letters
+ * of the words just before it, the first of them starting the first word, over at most two words more than there
+ * are capitals.
+ */
+export function definedAbbreviations(text: string): Set<string> {
+  const defined = new Set<string>();
+  for (const match of text.matchAll(/([\p{L}\p{N}'’ /-]+?)\s*\(([\p{L}\p{N}/-]{2,12})\)/gu)) {
+    const capitals = (match[2].match(/\p{Lu}/gu) ?? []).map((letter) => letter.toLowerCase());
+    if (capitals.length < 2) continue;
+    const words = match[1]
+      .toLowerCase()
+      .split(/[\s/-]+/)
+      .filter(Boolean);
+    for (let first = Math.max(0, words.length - capitals.length - 2); first < words.length; first++) {
+      if (words[first][0] !== capitals[0]) continue;
+      const letters = words.slice(first).join('');
+      let at = 0;
+      for (const capital of capitals) at = at < 0 ? at : letters.indexOf(capital, at) < 0 ? -1 : letters.indexOf(capital, at) + 1;
+      if (at > 0) {
+        for (const word of match[2].split(/[/-]/)) defined.add(word);
+        break;
+      }
+    }
+  }
+  return defined;
 }
 
 /**
@@ -79,9 +114,37 @@ export function followUpTerms(asked: string, searched: string): QuestionTerm[] {
   return [...own, ...added.map((term) => ({ ...term, key: false, context: true }))];
 }
 
-/** The content terms of a text, as a set (what a sentence can cover). */
-export function contentTermSet(text: string): Set<string> {
-  return new Set(analyze(text).map((entry) => entry.term));
+/**
+ * The content terms of a text, as a set (what a sentence can cover), with the spellings of a term that joins two
+ * adjacent words: "ADMP/chordin", "ADMP-chordin" and "ADMP chordin" also hold `admpchordin`, so a question that
+ * writes "Admpchordin" finds them. With `joins` (a question's, see `termJoins`), a text that writes as one word
+ * two words the question writes apart holds both: "TNFα" holds `tnf` and `alpha` for "TNF-alpha".
+ */
+export function contentTermSet(text: string, joins?: ReadonlyMap<string, readonly string[]>): Set<string> {
+  return sentenceTerms(text, joins).terms;
+}
+
+/**
+ * `contentTermSet(text, joins)` as `terms`, and how many distinct content terms the text has as `size`, its joined
+ * spellings not counted (how long a sentence is), read in one pass.
+ */
+export function sentenceTerms(text: string, joins?: ReadonlyMap<string, readonly string[]>): { terms: Set<string>; size: number } {
+  const { entries, joined } = analyze(text);
+  const terms = new Set(entries.map((entry) => entry.term));
+  const size = terms.size;
+  for (const { term } of joined) terms.add(term);
+  if (joins !== undefined && joins.size > 0) for (const term of [...terms]) for (const part of joins.get(term) ?? []) terms.add(part);
+  return { terms, size };
+}
+
+/**
+ * The joined spellings of a question's adjacent words, each with the question's content terms it joins: for
+ * "ADMP-chordin", `admpchordin` → `admp`, `chordin`. Pass it to `contentTermSet` for the evidence of that question.
+ */
+export function termJoins(question: string): Map<string, string[]> {
+  const joins = new Map<string, string[]>();
+  for (const { term, parts } of analyze(question).joined) if (parts.length > 0) joins.set(term, [...new Set([...(joins.get(term) ?? []), ...parts])]);
+  return joins;
 }
 
 /**
@@ -189,12 +252,17 @@ const STOPWORDS = new Set(
 
 /**
  * Words of a text with their content terms, in order, stop words and one-letter words left out; `start` says the
- * word opens a sentence (after a stop word or not), where a capital says nothing.
+ * word opens a sentence (after a stop word or not), where a capital says nothing. `joined` holds the term of each
+ * pair of adjacent words written with only a space, a hyphen or a slash between them ("ADMP/chordin" →
+ * `admpchordin`, "B cell" → `bcell`; not two bare numbers, nor with a stop word), with the content terms of the pair
+ * (`parts`).
  */
-function analyze(text: string): { term: string; word: string; start: boolean }[] {
+function analyze(text: string): { entries: { term: string; word: string; start: boolean }[]; joined: { term: string; parts: string[] }[] } {
   const prepared = text
     .normalize('NFKD')
     .replace(/\p{M}+/gu, '')
+    // Greek letters are spelled out, as they are written in plain text: "Aβ" → Abeta, "TNF-α" → TNF-alpha, "NF-κB" → NF-kappaB.
+    .replace(GREEK_LETTERS, (letter) => GREEK_NAMES.get(letter.toLowerCase()) ?? letter)
     // A possessive is its noun: "Arthur's" → Arthur.
     .replace(/(\p{L})['’]s(?![\p{L}\p{N}])/gu, '$1')
     // camelCase and PascalCase identifiers are their words ("AdaptiveThreshold" → Adaptive Threshold), but not
@@ -204,17 +272,59 @@ function analyze(text: string): { term: string; word: string; start: boolean }[]
     // A letter run and a number joined by a hyphen are one code: "SHA-256", "IL-6", "COVID-19", "miR-7a".
     .replace(/(?<![\p{L}\p{N}])(\p{L}{1,6})-(\p{N}+\p{L}{0,3})(?![\p{L}\p{N}-])/gu, '$1$2');
   const entries: { term: string; word: string; start: boolean }[] = [];
+  const joined: { term: string; parts: string[] }[] = [];
   let previousEnd = 0;
+  let previous: { lower: string; term: string | undefined; end: number } | undefined;
   for (const match of prepared.matchAll(/[\p{L}\p{N}]+/gu)) {
     const word = match[0];
     const lower = word.toLowerCase();
     const start = previousEnd === 0 ? prepared.slice(0, match.index).trim() === '' : /[.!?]["”')\]]*\s+$/.test(prepared.slice(previousEnd, match.index));
     previousEnd = match.index + word.length;
-    if (STOPWORDS.has(lower) || (lower.length === 1 && !/\p{N}/u.test(lower))) continue;
-    entries.push({ term: stem(lower), word, start });
+    const content = !(STOPWORDS.has(lower) || (lower.length === 1 && !/\p{N}/u.test(lower)));
+    const term = content ? stem(lower) : undefined;
+    if (previous !== undefined && /^[ \t/-]{1,2}$/.test(prepared.slice(previous.end, match.index))) {
+      const bothNumbers = /^\p{N}+$/u.test(previous.lower) && /^\p{N}+$/u.test(lower);
+      if (!bothNumbers && !STOPWORDS.has(previous.lower) && !STOPWORDS.has(lower)) {
+        joined.push({ term: stem(previous.lower + lower), parts: [previous.term, term].filter((part): part is string => part !== undefined) });
+      }
+    }
+    previous = { lower, term, end: previousEnd };
+    if (term !== undefined) entries.push({ term, word, start });
   }
-  return entries;
+  return { entries, joined };
 }
+
+/** Greek letters, capital and small, and the names they are spelled out as. */
+const GREEK_LETTERS = /[\u0391-\u03A9\u03B1-\u03C9\u03C2]/gu;
+const GREEK_NAMES = new Map(
+  Object.entries({
+    α: 'alpha',
+    β: 'beta',
+    γ: 'gamma',
+    δ: 'delta',
+    ε: 'epsilon',
+    ζ: 'zeta',
+    η: 'eta',
+    θ: 'theta',
+    ι: 'iota',
+    κ: 'kappa',
+    λ: 'lambda',
+    μ: 'mu',
+    ν: 'nu',
+    ξ: 'xi',
+    ο: 'omicron',
+    π: 'pi',
+    ρ: 'rho',
+    σ: 'sigma',
+    ς: 'sigma',
+    τ: 'tau',
+    υ: 'upsilon',
+    φ: 'phi',
+    χ: 'chi',
+    ψ: 'psi',
+    ω: 'omega',
+  }),
+);
 
 /**
  * A crude English stemmer: plural and `-ed`/`-ing` endings off, a final `e` off and a final `y` as `i`, so
@@ -224,6 +334,15 @@ function analyze(text: string): { term: string; word: string; start: boolean }[]
 export function stem(word: string): string {
   if (word.length <= 3 || /\p{N}/u.test(word)) return word;
   let result = word;
+  // Long words: Latin number endings off, so singular and plural meet ("Galliformes"/galliform, "bacteria"/
+  // "bacterium", "larvae"/"larva", "fungi"/"fungus", "analyses"/"analysis", "molecules"/"molecule"), and "-tion"
+  // and "-sion" meet their verbs ("phosphorylation"/"phosphorylated", "expression"/"expressed").
+  if (result.length >= 7) {
+    const latin = /(?:ae|um|us|is|es|a|i)$/.exec(result);
+    if (latin) return result.slice(0, -latin[0].length);
+    const noun = /([ts])ions?$/.exec(result);
+    if (noun && result.length >= 8) return result.slice(0, noun.index + 1);
+  }
   if (result.endsWith('ies')) result = `${result.slice(0, -3)}i`;
   else if (/(?:s|x|z|ch|sh)es$/.test(result)) result = result.slice(0, -2);
   else if (result.endsWith('s') && !/(?:ss|us|is)$/.test(result)) result = result.slice(0, -1);

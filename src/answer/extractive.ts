@@ -7,8 +7,10 @@ import {
   coverageOf,
   followUpTerms,
   questionTerms,
+  sentenceTerms,
   sharesContent,
   stem,
+  termJoins,
   termWeights,
   type Coverage,
   type QuestionTerm,
@@ -73,9 +75,11 @@ export function extractiveAnswer(question: string, evidence: Evidence[], options
   const terms = options.asked === undefined ? questionTerms(question) : followUpTerms(options.asked, question);
   const codeQuestionTerms = new Set(codeTermsOf(question));
   const code = evidence.length > 0 && codeQuestionTerms.size > 0 ? quotableCode(evidence[0], codeQuestionTerms) : undefined;
-  const quoted = quoteSentences(question, terms, evidence, maxSentences, options.maxChained ?? 2);
+  // The question's words joined as the evidence may write them ("TNF-alpha" as "TNFα"), read as the question's terms.
+  const joins = termJoins(options.asked === undefined ? question : `${options.asked}\n${question}`);
+  const quoted = quoteSentences(question, terms, evidence, maxSentences, options.maxChained ?? 2, joins);
   const covered = new Set(quoted.covered);
-  if (code) for (const term of contentTermSet(code.text)) covered.add(term);
+  if (code) for (const term of contentTermSet(code.text, joins)) covered.add(term);
   const coverage = coverageOf(terms, quoted.weights, covered, options.threshold ?? COVERAGE_THRESHOLD);
   if (!code) return { text: quoted.text, labels: quoted.labels, coverage };
   // The best-ranked document's code comes first: it is what that document answers with.
@@ -91,6 +95,8 @@ interface Sentence {
   rank: number;
   position: number;
   terms: Set<string>;
+  /** How many content terms it has (its joined spellings not counted). */
+  size: number;
   headingTerms: Set<string>;
 }
 
@@ -102,12 +108,19 @@ interface Quoted {
   weights: Map<string, number>;
 }
 
-function quoteSentences(question: string, terms: QuestionTerm[], evidence: Evidence[], maxSentences: number, maxChained: number): Quoted {
+function quoteSentences(
+  question: string,
+  terms: QuestionTerm[],
+  evidence: Evidence[],
+  maxSentences: number,
+  maxChained: number,
+  joins: ReadonlyMap<string, readonly string[]>,
+): Quoted {
   const sentences: Sentence[] = [];
   evidence.forEach((item, rank) => {
-    const headingTerms = contextTermsOf(item);
+    const headingTerms = contextTermsOf(item, joins);
     splitSentences(item.document.content).forEach((text, position) => {
-      if (wordCount(text) >= 4 && isProse(text)) sentences.push({ text, label: item.label, rank, position, terms: contentTermSet(text), headingTerms });
+      if (wordCount(text) >= 4 && isProse(text)) sentences.push({ text, label: item.label, rank, position, ...sentenceTerms(text, joins), headingTerms });
     });
   });
   const weights = termWeights(
@@ -129,7 +142,7 @@ function quoteSentences(question: string, terms: QuestionTerm[], evidence: Evide
       }
       const coverage = covered / questionInformation;
       // Long sentences cover more by chance; the penalty only starts past 25 terms.
-      const lengthPenalty = 1 / Math.sqrt(Math.max(1, sentence.terms.size / 25));
+      const lengthPenalty = 1 / Math.sqrt(Math.max(1, sentence.size / 25));
       const rankBoost = 1 / (1 + 0.05 * sentence.rank);
       return { sentence, coverage, score: coverage * lengthPenalty * rankBoost };
     })
@@ -259,8 +272,8 @@ function chainHops(
 // --- Internal helpers ---
 
 /** The terms of what a chunk sits under: its headings and its document's title (see `contextOf`). */
-function contextTermsOf(item: Evidence): Set<string> {
-  return new Set(contextOf(item.document.metadata).flatMap((text) => [...contentTermSet(text)]));
+function contextTermsOf(item: Evidence, joins: ReadonlyMap<string, readonly string[]>): Set<string> {
+  return new Set(contextOf(item.document.metadata).flatMap((text) => [...contentTermSet(text, joins)]));
 }
 
 /** Most lines of code quoted. */

@@ -1,7 +1,7 @@
 import { NO_ANSWER, type EvidenceConflict } from '../context/contract.ts';
 import type { Evidence } from '../context/evidence.ts';
 import { splitSentences } from '../text/sentences.ts';
-import { contentTermSet, contextOf, coverageOf, followUpTerms, termWeights, type Coverage } from './coverage.ts';
+import { contentTermSet, contextOf, coverageOf, followUpTerms, termJoins, termWeights, type Coverage } from './coverage.ts';
 
 /** What a model's answer amounts to under the contract, from its text and what it cites. */
 export interface ModelAnswerJudgement {
@@ -52,12 +52,13 @@ export function judgeModelAnswer(
     };
   }
   const terms = followUpTerms(asked, question);
-  const sentencesOf = (item: Evidence) => splitSentences(item.document.content).map(contentTermSet);
+  const joins = termJoins(`${asked}\n${question}`);
+  const sentencesOf = (item: Evidence) => splitSentences(item.document.content).map((sentence) => contentTermSet(sentence, joins));
   const weights = termWeights(terms, evidence.flatMap(sentencesOf));
   const covered = new Set<string>();
   for (const item of evidence) {
     if (!cited.has(item.label)) continue;
-    for (const term of contentTermSet([item.document.content, ...contextOf(item.document.metadata)].join('\n'))) covered.add(term);
+    for (const term of contentTermSet([item.document.content, ...contextOf(item.document.metadata)].join('\n'), joins)) covered.add(term);
   }
   const coverage = coverageOf(terms, weights, covered);
   return coverage.sufficient ? { status: 'answered', reason: 'answered', coverage } : { status: 'missing_evidence', reason: 'insufficient_coverage', coverage };
