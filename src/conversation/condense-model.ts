@@ -6,8 +6,8 @@ import type { ChatMessage, ChatProvider } from '../contracts/chat.ts';
 import { CONVERSATION_RULES, formatConversation } from '../context/conversation-format.ts';
 import { neutralizeTagLookAlikes } from '../context/evidence.ts';
 import { AxonError, abortError, throwIfAborted } from '../errors.ts';
-import { type CondenseResult, condenseQuestion, type ConversationHistory, type OfflineCondenseOptions } from './condense.ts';
-import { toExchanges } from './turns.ts';
+import { type CondenseResult, type ConversationHistory, condenseExchanges, type OfflineCondenseOptions } from './condense.ts';
+import { type Exchange, toExchanges } from './turns.ts';
 
 /** The version of the condense prompt, recorded in traces. */
 export const CONDENSE_PROMPT_VERSION = 'condense@1';
@@ -55,8 +55,18 @@ export async function condenseWithModel(
   chat: ChatProvider,
   options: ModelCondenseOptions = {},
 ): Promise<CondenseResult> {
-  const offline = condenseQuestion(question, history, options);
-  const exchanges = toExchanges(history, COMPONENT).filter((exchange) => exchange.question.trim() !== '' || exchange.answer.trim() !== '');
+  return condenseExchangesWithModel(question, toExchanges(history, COMPONENT), chat, options);
+}
+
+/** `condenseWithModel` over a history already converted to its exchanges (`toExchanges`), so a caller converts it once. */
+export async function condenseExchangesWithModel(
+  question: string,
+  history: readonly Exchange[],
+  chat: ChatProvider,
+  options: ModelCondenseOptions = {},
+): Promise<CondenseResult> {
+  const offline = condenseExchanges(question, history, options);
+  const exchanges = history.filter((exchange) => exchange.question.trim() !== '' || exchange.answer.trim() !== '');
   if (exchanges.length === 0) return offline;
   throwIfAborted(options.signal, COMPONENT);
   const shown = options.turns ?? 3;

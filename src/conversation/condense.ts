@@ -90,10 +90,15 @@ export function followUpReason(question: string): string | undefined {
  * @throws AxonError `INVALID_HISTORY` for a history that is neither turns nor messages.
  */
 export function condenseQuestion(question: string, history: ConversationHistory, options: OfflineCondenseOptions = {}): CondenseResult {
+  return condenseExchanges(question, toExchanges(history, COMPONENT), options);
+}
+
+/** `condenseQuestion` over a history already converted to its exchanges (`toExchanges`), so a caller converts it once. */
+export function condenseExchanges(question: string, exchanges: readonly Exchange[], options: OfflineCondenseOptions = {}): CondenseResult {
   assertQuestion(question);
   const maxNames = count(options.maxNames, 3, 'maxNames');
   const maxTerms = count(options.maxTerms, 4, 'maxTerms');
-  const previous = lastExchange(toExchanges(history, COMPONENT));
+  const previous = lastExchange(exchanges);
   const unchanged = (reason: string): CondenseResult => ({ input: question, output: question, method: 'unchanged', reason, added: [], warnings: [] });
   if (previous === undefined) return unchanged('no earlier turn');
   const dependence = followUpReason(question);
@@ -174,7 +179,7 @@ function firstMention(text: string, names: Mention[]): number {
 }
 
 /** The last exchange that says something: the turn a follow-up follows. */
-function lastExchange(exchanges: Exchange[]): Exchange | undefined {
+function lastExchange(exchanges: readonly Exchange[]): Exchange | undefined {
   for (let index = exchanges.length - 1; index >= 0; index--) {
     const exchange = exchanges[index];
     if (exchange.question.trim() !== '' || exchange.answer.trim() !== '') return exchange;

@@ -1,9 +1,9 @@
 import type { ConversationTurn } from '../contracts/chat-history.ts';
 import type { ChatProvider } from '../contracts/chat.ts';
-import { condenseQuestion, type CondenseResult, type ConversationHistory } from '../conversation/condense.ts';
-import { condenseWithModel } from '../conversation/condense-model.ts';
+import { condenseExchanges, type CondenseResult, type ConversationHistory } from '../conversation/condense.ts';
+import { condenseExchangesWithModel } from '../conversation/condense-model.ts';
 import { windowHistory, type HistoryWindow } from '../conversation/history-window.ts';
-import { toExchanges } from '../conversation/turns.ts';
+import { type Exchange, toExchanges } from '../conversation/turns.ts';
 import { AxonError } from '../errors.ts';
 import type { Stage, StageGroup, StageStep } from '../pipeline/stage.ts';
 import type { RagRunState } from './state.ts';
@@ -91,13 +91,15 @@ function condenseStep(model: ChatProvider | undefined): Stage<RagRunState> {
       // The rewrite and the summary are model calls of this run: metered like the answer's.
       const chat = model === undefined ? undefined : (step.context.usage?.chat(model) ?? model);
       const history = conversation.history;
-      const turns = toExchanges(history, 'condense').filter((exchange) => exchange.question.trim() !== '' || exchange.answer.trim() !== '').length;
+      // Converted once here and handed to the rewrite and the window, which would otherwise each convert it again.
+      const exchanges = toExchanges(history, 'condense');
+      const turns = exchanges.filter((exchange) => exchange.question.trim() !== '' || exchange.answer.trim() !== '').length;
       const result: CondenseResult =
         conversation.condense === 'none'
           ? { input: state.question, output: state.question, method: 'unchanged', reason: 'condensing is off for this conversation', added: [], warnings: [] }
           : chat
-            ? await condenseWithModel(state.question, history, chat, { signal: step.signal, summary: conversation.summary?.text })
-            : condenseQuestion(state.question, history);
+            ? await condenseExchangesWithModel(state.question, exchanges, chat, { signal: step.signal, summary: conversation.summary?.text })
+            : condenseExchanges(state.question, exchanges);
       for (const warning of result.warnings) step.warn(warning);
       state.searchQuestion = result.output;
       const facts: Record<string, unknown> = {
@@ -110,7 +112,7 @@ function condenseStep(model: ChatProvider | undefined): Stage<RagRunState> {
       };
       if (state.answering !== undefined) {
         const maxTokens = conversation.maxTokens ?? defaultConversationBudget(state.answering.context);
-        const window = await fitHistory(history, maxTokens, conversation, chat, state, step);
+        const window = await fitHistory(history, exchanges, maxTokens, conversation, chat, state, step);
         // A first turn has nothing to show: the packet stays exactly as a run without a conversation builds it.
         if (window.turns.length > 0 || window.summary) {
           state.conversation = { history: window.turns, maxTokens, ...(window.summary ? { summary: window.summary.text } : {}) };
@@ -131,9 +133,10 @@ function condenseStep(model: ChatProvider | undefined): Stage<RagRunState> {
   };
 }
 
-/** The history windowed to `maxTokens`; messages are windowed as the turns they pair into. */
+/** The history windowed to `maxTokens`; messages are windowed as the turns they pair into (`exchanges`). */
 async function fitHistory(
   history: ConversationHistory,
+  exchanges: readonly Exchange[],
   maxTokens: number,
   conversation: ConversationOptions,
   chat: ChatProvider | undefined,
@@ -142,7 +145,7 @@ async function fitHistory(
 ): Promise<HistoryWindow> {
   const turns: ConversationTurn[] = isTurns(history)
     ? [...history]
-    : toExchanges(history, 'condense').map((exchange) => ({
+    : exchanges.map((exchange) => ({
         question: exchange.question,
         searchedQuestion: exchange.question,
         answer: exchange.answer,

@@ -312,3 +312,27 @@ describe('RAG.conversation: bad input', () => {
     await expect(rag.answer(FIRST, { conversation: { history: [{ role: 'robot' }] as never } })).rejects.toMatchObject({ code: 'INVALID_HISTORY' });
   });
 });
+
+describe('the condense stage reads the history once', () => {
+  it('converts a follow-up’s history once for the rewrite, the turn count and the window (after the check at the door)', async () => {
+    const chat = new ScriptedChat((call) => (call.index === 0 ? 'When did Hanne Lund retire?' : 'Hanne Lund retired in 2021 [1].'));
+    const rag = await filled(chat);
+    const messages = [
+      { role: 'user' as const, content: FIRST },
+      { role: 'assistant' as const, content: 'Dr. Hanne Lund led it [1].' },
+    ];
+    let walks = 0;
+    // Every conversion of a history walks it with forEach: counting the walks counts the conversions.
+    const history = new Proxy(messages, {
+      get(target, key, receiver) {
+        if (key === 'forEach') walks++;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    const answer = await rag.answer(FOLLOW_UP, { topK: 1, conversation: { history } });
+    expect(answer.searchedQuestion).toBe('When did Hanne Lund retire?');
+    expect(answer.trace.stages.find((stage) => stage.stage === 'condense')?.detail).toMatchObject({ turns: 1, window: { kept: 1 } });
+    // One walk checks the options before any work, one converts the history for the stage.
+    expect(walks).toBe(2);
+  });
+});
