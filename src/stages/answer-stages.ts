@@ -58,14 +58,11 @@ export function contextStage(): Stage<RagRunState> {
 }
 
 /**
- * Write the answer with `chat` (extractive without one): `steps` run in order and share the stage's one
- * record (`generate`, named after the chat model).
- * @default [guardrailStep, conflictStep, respondStep, citeStep]
+ * Write the answer with `chat` (extractive without one): the guardrail, the conflict check, the answer and its
+ * citations run in order and share the stage's one record (`generate`, named after the chat model).
  */
-export function generateStage(
-  chat: ChatProvider | undefined,
-  steps: StageStepFunction<RagRunState, RagStageEvent>[] = [guardrailStep, conflictStep, respondStep, citeStep],
-): Stage<RagRunState, RagStageEvent> {
+export function generateStage(chat: ChatProvider | undefined): Stage<RagRunState, RagStageEvent> {
+  const steps: StageStepFunction<RagRunState, RagStageEvent>[] = [guardrailStep, conflictStep, respondStep, citeStep];
   return {
     kind: 'generate',
     name: chat?.name ?? 'extractive-answer',
