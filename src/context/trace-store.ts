@@ -7,6 +7,7 @@ import { AxonError } from '../errors.ts';
 import type { Filter } from '../filter/types.ts';
 import type { RunTrace } from '../pipeline/trace.ts';
 import type { RunUsage } from '../pipeline/usage.ts';
+import { canonicalJson } from '../runtime/canonical-json.ts';
 import type { ContractStatus, EvidenceConflict } from './contract.ts';
 import type { CallerContext } from './eligibility.ts';
 import type { ContextPacket } from './packet.ts';
@@ -269,7 +270,7 @@ export interface TraceDifference {
 export function diffTraces(a: StoredRun, b: StoredRun): TraceDifference[] {
   const differences: TraceDifference[] = [];
   const compare = (path: string, left: unknown, right: unknown) => {
-    if (stableStringify(left) !== stableStringify(right)) differences.push({ path, a: left, b: right });
+    if (storedJson(left) !== storedJson(right)) differences.push({ path, a: left, b: right });
   };
   const keys = new Set([...Object.keys(a.version ?? {}), ...Object.keys(b.version ?? {})]);
   for (const key of [...keys].sort())
@@ -334,14 +335,14 @@ const SECRET_KEY = /key|token|secret|password|authorization|credential/i;
 /** A short, stable hash of a configuration: key order does not matter and secret fields are left out. */
 export function hashConfiguration(config: unknown): string {
   return createHash('sha256')
-    .update(stableStringify(withoutSecrets(config)))
+    .update(storedJson(withoutSecrets(config)))
     .digest('hex')
     .slice(0, 16);
 }
 
 /** A short hash of any JSON-like value, stable under key order. */
 export function stableHash(value: unknown): string {
-  return createHash('sha256').update(stableStringify(value)).digest('hex').slice(0, 16);
+  return createHash('sha256').update(storedJson(value)).digest('hex').slice(0, 16);
 }
 
 function withoutSecrets(value: unknown): unknown {
@@ -354,12 +355,7 @@ function withoutSecrets(value: unknown): unknown {
   );
 }
 
-function stableStringify(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'undefined';
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
-  const entries = Object.entries(value)
-    .filter(([, item]) => item !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stableStringify(item)}`).join(',')}}`;
+/** Canonical JSON as the stored hashes were computed: `undefined` written out, so those hashes stay valid. */
+function storedJson(value: unknown): string {
+  return canonicalJson(value, { absent: 'undefined' });
 }

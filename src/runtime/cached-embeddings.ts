@@ -11,6 +11,7 @@ import type {
 import type { Usage } from '../contracts/usage.ts';
 import type { Vector } from '../document.ts';
 import { AxonError } from '../errors.ts';
+import { canonicalJson } from './canonical-json.ts';
 import { assertVector } from './embed.ts';
 
 /** Options of `CachedEmbeddings`. */
@@ -320,14 +321,4 @@ function assertIdentity(identity: EmbeddingsIdentity): void {
     fix: "Declare { provider: 'openai', model: 'text-embedding-3-small', dimensions: null } with every setting that changes the vectors.",
     details: { option: 'identity' },
   });
-}
-
-/** JSON with object keys sorted and undefined fields left out, so equal identities give equal keys. */
-function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const fields = Object.entries(value)
-    .filter(([, item]) => item !== undefined)
-    .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
-  return `{${fields.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
 }

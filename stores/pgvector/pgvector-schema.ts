@@ -8,6 +8,7 @@
  * keyword tokenizer options.
  */
 import { type AxonError, ConfigError } from '../../src/errors.ts';
+import { canonicalJson } from '../../src/runtime/canonical-json.ts';
 import { MISSING_EXTENSION_STATES, missingExtensionError, PGVECTOR_COMPONENT } from './pgvector-errors.ts';
 
 /** Version of the table layout this code writes and reads, kept in `axon_pgvector_tables`. */
@@ -186,14 +187,4 @@ async function ensureVectorExtension(run: RunTransaction, signal: AbortSignal | 
     }).catch(() => Number.NaN);
     throw missingExtensionError(sqlState, Number.isFinite(version) ? version : undefined, error);
   }
-}
-
-/** JSON with object keys sorted (jsonb does not keep key order), for comparing stored options. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
