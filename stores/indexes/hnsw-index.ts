@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { AxonError } from '../../src/errors.ts';
-import { assertGraphLinks, corruptGraph, decodeHnsw, encodeHnsw } from './hnsw-index-format.ts';
+import { assertGraphLinks, corruptGraph, decodeHnsw } from './hnsw-index-format.ts';
+import { encodeGraph } from './hnsw-index-save.ts';
 import { FREE, HnswGraphMemory, LIVE, STAGED } from './hnsw-graph-memory.ts';
 import { type HnswHits, type HnswIndexOptions, hnswIndexOptionsSchema, type HnswLoadOptions } from './hnsw-index-options.ts';
 import type { SimdVectorSpace } from './simd/simd-index.ts';
@@ -341,43 +342,20 @@ export class HnswIndex implements RowObserver {
         details: { option: 'vectors' },
       });
     }
-    const memory = this.memory;
-    memory.bind();
-    const nodes = memory.nodes;
-    const deleted = new Uint8Array(nodes);
-    for (let node = 0; node < nodes; node++) deleted[node] = memory.flagOf(node) === FREE ? 1 : 0;
-    const order = new Int32Array(nodes);
-    let position = 0;
-    if (this.host === undefined) for (const node of this.nodeById.values()) order[position++] = node;
-    else for (let node = 0; node < nodes; node++) if (!deleted[node]) order[position++] = node;
-    for (const node of this.freeSlots) order[position++] = node;
-    const ids = this.nodeIds.slice(0, nodes);
-    for (const node of this.freeSlots) ids[node] = '';
-    const rows = new Int32Array(nodes).fill(-1);
-    if (this.host !== undefined) for (let node = 0; node < nodes; node++) if (!deleted[node]) rows[node] = memory.rowOf(node);
-    const { dimensions, m, efConstruction, ef, seed } = this.options;
-    const header = {
-      vectors: form,
-      dimensions,
-      m,
-      efConstruction,
-      ef,
-      seed,
-      randomState: this.randomState,
-      nodes,
-      entryPoint: this.entryPoint,
-      maxLevel: this.maxLevel,
-      ids,
-    };
-    return encodeHnsw(header, {
-      levels: memory.levels.subarray(0, nodes),
-      deleted,
-      vectors: form === 'all' ? memory.liveVectors(deleted, this.size) : new Float32Array(0),
-      layerZero: memory.layerZeroLists(),
-      upperLayers: memory.upperLayers(),
-      order,
-      rows,
-    });
+    return encodeGraph(
+      {
+        memory: this.memory,
+        options: this.options,
+        nodeById: this.host === undefined ? this.nodeById : undefined,
+        freeSlots: this.freeSlots,
+        nodeIds: this.nodeIds,
+        randomState: this.randomState,
+        entryPoint: this.entryPoint,
+        maxLevel: this.maxLevel,
+        size: this.size,
+      },
+      form,
+    );
   }
 
   /**
