@@ -1,5 +1,5 @@
 import type { Evidence } from '../context/evidence.ts';
-import { splitSentences as splitProseSentences } from '../text/sentences.ts';
+import { markdownSentences } from '../text/sentences.ts';
 import {
   contentTermSet,
   contextOf,
@@ -119,7 +119,7 @@ function quoteSentences(
   const sentences: Sentence[] = [];
   evidence.forEach((item, rank) => {
     const headingTerms = contextTermsOf(item, joins);
-    splitSentences(item.document.content).forEach((text, position) => {
+    markdownSentences(item.document.content).forEach((text, position) => {
       if (wordCount(text) >= 4 && isProse(text)) sentences.push({ text, label: item.label, rank, position, ...sentenceTerms(text, joins), headingTerms });
     });
   });
@@ -354,22 +354,4 @@ function isProse(text: string): boolean {
 
 function wordCount(text: string): number {
   return text.split(/\s+/).filter((word) => /[\p{L}\p{N}]/u.test(word)).length;
-}
-
-/** Sentences of a text; Markdown structure (headings, list markers, code fences) is flattened first. */
-function splitSentences(text: string): string[] {
-  const flattened = text
-    .replace(/```[\s\S]*?```/g, ' ')
-    // Headings are context (see headingPath), and table rows are not sentences.
-    .replace(/^\s{0,3}(#{1,6}\s.*|\|.*\|\s*)$/gm, '')
-    .split(/\n\s*\n/)
-    .map((paragraph) =>
-      paragraph
-        .replace(/^\s{0,3}(#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)/gm, '')
-        .replace(/\s+/g, ' ')
-        .trim(),
-    )
-    .filter(Boolean);
-  // Sentence boundaries are the ingestion splitter's (abbreviations, initials, closing quotes), so both agree.
-  return flattened.flatMap(splitProseSentences).filter((sentence) => sentence.length >= 3);
 }

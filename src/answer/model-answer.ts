@@ -1,6 +1,6 @@
 import { NO_ANSWER, type EvidenceConflict } from '../context/contract.ts';
 import type { Evidence } from '../context/evidence.ts';
-import { splitSentences } from '../text/sentences.ts';
+import { markdownSentences, splitSentences } from '../text/sentences.ts';
 import { contentTermSet, contextOf, coverageOf, followUpTerms, termJoins, termWeights, type Coverage } from './coverage.ts';
 
 /** What a model's answer amounts to under the contract, from its text and what it cites. */
@@ -53,7 +53,7 @@ export function judgeModelAnswer(
   }
   const terms = followUpTerms(asked, question);
   const joins = termJoins(`${asked}\n${question}`);
-  const sentencesOf = (item: Evidence) => splitSentences(item.document.content).map((sentence) => contentTermSet(sentence, joins));
+  const sentencesOf = (item: Evidence) => markdownSentences(item.document.content).map((sentence) => contentTermSet(sentence, joins));
   const weights = termWeights(terms, evidence.flatMap(sentencesOf));
   const covered = new Set<string>();
   for (const item of evidence) {

@@ -103,6 +103,26 @@ export function sentencePieces(text: string): string[] {
   return pieces;
 }
 
+/**
+ * The sentences of a Markdown text, as the answers read evidence: code fences, headings (context, not
+ * sentences) and table rows left out; list markers and block quotes dropped; each paragraph's lines joined;
+ * then `splitSentences`. Fragments shorter than three characters are dropped.
+ */
+export function markdownSentences(text: string): string[] {
+  const flattened = text
+    .replace(/```[\s\S]*?```/g, ' ')
+    .replace(/^\s{0,3}(#{1,6}\s.*|\|.*\|\s*)$/gm, '')
+    .split(/\n\s*\n/)
+    .map((paragraph) =>
+      paragraph
+        .replace(/^\s{0,3}(#{1,6}\s+|[-*+]\s+|\d+[.)]\s+|>\s*)/gm, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
+    .filter(Boolean);
+  return flattened.flatMap(splitSentences).filter((sentence) => sentence.length >= 3);
+}
+
 // --- Internal helpers ---
 
 function isBoundary(text: string, terminatorIndex: number, matched: string, whitespace: string, nextIndex: number): boolean {
