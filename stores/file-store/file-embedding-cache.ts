@@ -3,14 +3,14 @@
  * (file-store-checksum.ts), merged under the store's lock (file-store-format.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, lstat, open, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, lstat, open, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { EmbeddingCache, EmbeddingCacheEntry } from '../../src/contracts/embedding-cache.ts';
 import { AxonError } from '../../src/errors.ts';
 import { parseOptions } from '../../src/runtime/options.ts';
 import { checksumOf } from './file-store-checksum.ts';
-import { acquireWriteLock, createStoreFolder, errorCode, fileModeSchema, syncDirectory } from './file-store-format.ts';
+import { acquireWriteLock, createStoreFolder, errorCode, fileModeSchema, removeFileInFolder, writeFileDurably } from './file-store-format.ts';
 
 export const fileEmbeddingCacheOptionsSchema = z
   .object({
@@ -119,7 +119,7 @@ export class FileEmbeddingCache implements EmbeddingCache {
       if (vanished && !refreshed) {
         // A pack merged away by another process since it was listed: read the folder again, once.
         refreshed = true;
-        await this.refresh();
+        await this.refresh(true);
       } else if (damagedNow === 0) break;
     }
     return { vectors, damaged };
@@ -174,11 +174,14 @@ export class FileEmbeddingCache implements EmbeddingCache {
     );
   }
 
-  /** Read the packs added since the last look, and forget those gone. A missing folder is an empty cache. */
-  private async refresh(): Promise<void> {
+  /**
+   * Read the packs added since the last look, and forget those gone. A missing folder is an empty cache. `trusted`
+   * when this operation (one `get` or `put`) has already checked the folder: it is checked once per operation.
+   */
+  private async refresh(trusted = false): Promise<void> {
     let names: string[];
     try {
-      await this.assertTrusted();
+      if (!trusted) await this.assertTrusted();
       names = (await readdir(this.location)).filter((name) => PACK_FILE.test(name));
     } catch (error) {
       if (errorCode(error) === 'ENOENT') return;
@@ -260,17 +263,18 @@ export class FileEmbeddingCache implements EmbeddingCache {
    */
   private async publish(pack: Buffer, durable: boolean): Promise<string> {
     const file = `pack-${Date.now().toString(36)}-${randomBytes(8).toString('hex')}.vectors`;
-    const temporary = join(this.location, `${file}.tmp`);
     try {
-      const handle = await open(temporary, 'wx', this.fileMode);
-      try {
-        await handle.writeFile(pack);
-        if (durable) await handle.sync();
-      } finally {
-        await handle.close();
+      if (durable) await writeFileDurably(this.location, file, pack, this.fileMode, removeCacheFile);
+      else {
+        const temporary = join(this.location, `${file}.tmp`);
+        const handle = await open(temporary, 'wx', this.fileMode);
+        try {
+          await handle.writeFile(pack);
+        } finally {
+          await handle.close();
+        }
+        await rename(temporary, join(this.location, file));
       }
-      await rename(temporary, join(this.location, file));
-      if (durable) await syncDirectory(this.location);
     } catch (error) {
       await removeCacheFile(this.location, `${file}.tmp`).catch(() => undefined);
       throw error;
@@ -323,7 +327,8 @@ export class FileEmbeddingCache implements EmbeddingCache {
       throw error;
     }
     try {
-      await this.refresh();
+      // Only `put` merges, and it has checked the folder.
+      await this.refresh(true);
       await removeStaleTemporaryFiles(this.location);
       // Oldest first (the names start with the time), in groups that fit one merged pack.
       const small = this.smallPacks().sort((left, right) => (left.name < right.name ? -1 : 1));
@@ -355,23 +360,25 @@ export class FileEmbeddingCache implements EmbeddingCache {
     const merged = new Map<number, Map<string, { key: Buffer; vector: Float32Array }>>();
     const read: string[] = [];
     for (const name of names) {
-      const path = join(this.location, name);
-      const index = await readPackIndex(path).catch(() => null);
-      if (index === null) continue;
-      const wanted = index.slots.map((slot, position) => ({ position, slot: { ...slot, pack: name } }));
-      const vectors: Float32Array[] = [];
-      await this.readSlots(
-        wanted,
-        (position, vector) => (vectors[position] = vector),
-        () => undefined,
-      );
-      index.slots.forEach((slot, position) => {
-        const vector = vectors[position];
-        if (vector === undefined) return;
-        const group = merged.get(vector.length) ?? new Map();
-        group.set(slot.key.toString('hex'), { key: slot.key, vector });
-        merged.set(vector.length, group);
-      });
+      // A small pack is read whole, once: its index and its vectors from the same bytes.
+      const bytes = await readFile(join(this.location, name)).catch(() => undefined);
+      const index = bytes === undefined ? null : parsePackIndex(bytes, bytes.length);
+      if (bytes === undefined || index === null) continue;
+      for (const slot of index.slots) {
+        const vector = bytes.subarray(slot.offset, slot.offset + slot.dimensions * 4);
+        if (!sameChecksum({ ...slot, pack: name }, vector)) {
+          // Left out of the merged pack, and forgotten, as a read would.
+          this.removeSlot({ ...slot, pack: name });
+          continue;
+        }
+        const group = merged.get(slot.dimensions) ?? new Map();
+        // Copied out of the pack's bytes, so the vector owns aligned memory of its own.
+        group.set(slot.key.toString('hex'), {
+          key: slot.key,
+          vector: new Float32Array(vector.buffer.slice(vector.byteOffset, vector.byteOffset + vector.length)),
+        });
+        merged.set(slot.dimensions, group);
+      }
       read.push(name);
     }
     for (const [dimensions, entries] of merged) {
@@ -474,14 +481,7 @@ async function removeCacheFile(directory: string, name: string): Promise<void> {
       details: { invariant: 'delete-own-files-only' },
     });
   }
-  const path = join(directory, name);
-  try {
-    const found = await lstat(path);
-    if (!found.isFile() && !found.isSymbolicLink()) return;
-    await unlink(path);
-  } catch (error) {
-    if (errorCode(error) !== 'ENOENT') throw error;
-  }
+  await removeFileInFolder(directory, name);
 }
 
 async function removeStaleTemporaryFiles(directory: string): Promise<void> {

@@ -321,10 +321,17 @@ function manifestChecksum(body: Record<string, unknown>): string {
  * The temporary file is created afresh (whatever was left under its name, a link included, is removed first,
  * never written through), with `mode`.
  */
-export async function writeFileDurably(directory: string, file: string, data: Buffer | string, mode = PRIVATE_FILE_MODE): Promise<void> {
+export async function writeFileDurably(
+  directory: string,
+  file: string,
+  data: Buffer | string,
+  mode = PRIVATE_FILE_MODE,
+  /** How a leftover temporary file is removed: the owner's remover, which checks the name is one of its own. */
+  removeOwnFile: (directory: string, name: string) => Promise<void> = removeStoreFile,
+): Promise<void> {
   const target = join(directory, file);
   const temporary = `${target}.tmp`;
-  await removeStoreFile(directory, `${file}.tmp`);
+  await removeOwnFile(directory, `${file}.tmp`);
   const handle = await open(temporary, 'wx', mode);
   try {
     await handle.writeFile(data);
@@ -396,6 +403,14 @@ export async function removeStoreFile(directory: string, name: string): Promise<
       details: { invariant: 'delete-own-files-only' },
     });
   }
+  await removeFileInFolder(directory, name);
+}
+
+/**
+ * Delete the file `name` in `directory`: a link is removed, never what it points to; a folder or anything else that
+ * is not a file is left alone; a file already gone is fine. The caller has checked that `name` is one of its own.
+ */
+export async function removeFileInFolder(directory: string, name: string): Promise<void> {
   const path = join(directory, name);
   try {
     const found = await lstat(path);
