@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -11,6 +10,9 @@ import type { CommandIO } from '../../../app/cli/io.ts';
 import { FileStore } from '../../../stores/file-store/file-store.ts';
 import { runAxon } from '../../helpers/cli.ts';
 import { parseEvents } from '../serve/fixture.ts';
+import { temporaryDirectories } from '../../stores/support.ts';
+
+const temporaryDirectory = temporaryDirectories('axon-serve-follow-');
 
 const run = promisify(execFile);
 const MAIN = resolve('app/cli/main.ts');
@@ -84,7 +86,7 @@ async function startServe(directory: string, workers: string) {
 
 describe('axon serve follows the store', () => {
   it('answers from what axon ingest stored in another process, in every search mode, also after newer snapshots and a merge replaced the files it loaded', async () => {
-    const directory = await mkdtemp(join(tmpdir(), 'axon-serve-follow-'));
+    const directory = await temporaryDirectory();
     await mkdir(join(directory, 'notes'));
     await writeFile(join(directory, 'notes', 'account.txt'), note('password', 3));
     expect((await runAxon(directory, ['ingest', 'notes/account.txt', '--store', 'data'])).code).toBe(0);
@@ -125,7 +127,7 @@ describe('axon serve follows the store', () => {
   }, 180_000);
 
   it('answering in the server’s own thread (--workers 0) follows the store too', async () => {
-    const directory = await mkdtemp(join(tmpdir(), 'axon-serve-follow-'));
+    const directory = await temporaryDirectory();
     await mkdir(join(directory, 'notes'));
     await writeFile(join(directory, 'notes', 'account.txt'), note('password', 2));
     expect((await runAxon(directory, ['ingest', 'notes/account.txt', '--store', 'data'])).code).toBe(0);

@@ -1,15 +1,17 @@
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runServe } from '../../../app/cli/commands/serve.ts';
 import type { CommandIO } from '../../../app/cli/io.ts';
 import { runAxon } from '../../helpers/cli.ts';
 import { parseEvents } from '../serve/fixture.ts';
+import { temporaryDirectories } from '../../stores/support.ts';
+
+const temporaryDirectory = temporaryDirectories('axon-serve-cli-');
 
 describe('axon serve', () => {
   it('serves the ingested store, saves runs where axon trace reads them, and stops cleanly', async () => {
-    const directory = await mkdtemp(join(tmpdir(), 'axon-serve-cli-'));
+    const directory = await temporaryDirectory();
     await mkdir(join(directory, 'notes'));
     await writeFile(join(directory, 'notes', 'account.txt'), 'To reset your password, open Settings and choose Security.\n');
     expect((await runAxon(directory, ['ingest', 'notes', '--store', 'data'])).code).toBe(0);
@@ -47,7 +49,7 @@ describe('axon serve', () => {
   });
 
   it('refuses a non-loopback host without --allow-remote, and a bad port', async () => {
-    const directory = await mkdtemp(join(tmpdir(), 'axon-serve-cli-'));
+    const directory = await temporaryDirectory();
     const remote = await runAxon(directory, ['serve', '--host', '0.0.0.0']);
     expect(remote.code).not.toBe(0);
     expect(remote.stderr).toMatch(/not a loopback address[\s\S]*allow-remote/);

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfigFile } from '../../../app/config/config-file.ts';
 import { createRag } from '../../../app/config/create-rag.ts';
 import { ConfigError } from '../../../src/errors.ts';
@@ -164,11 +164,14 @@ describe('TypeScript plugins', () => {
   // The runtime's own import, not the test runner's (which compiles TypeScript): what `axon` does under plain Node.
   // A CommonJS module loaded by Node's require keeps Node's own dynamic import.
   let nativeImport: (url: string) => Promise<unknown>;
+  let helperDirectory: string;
   beforeAll(async () => {
-    const helper = join(await mkdtemp(join(tmpdir(), 'axon-native-import-')), 'native-import.cjs');
+    helperDirectory = await mkdtemp(join(tmpdir(), 'axon-native-import-'));
+    const helper = join(helperDirectory, 'native-import.cjs');
     await writeFile(helper, 'module.exports = (url) => import(url);\n');
     nativeImport = createRequire(import.meta.url)(helper);
   });
+  afterAll(() => rm(helperDirectory, { recursive: true, force: true }));
   const stripsTypes = Boolean((process.features as { typescript?: unknown }).typescript);
   let directory: string;
   beforeEach(async () => {

@@ -53,8 +53,8 @@ function stageLists(run: RunView): Map<string, string[]> {
 
 const chromium = findChromium();
 const suite = chromium ? describe : describe.skip;
-/** Where the screenshots go: $AXON_SCREENSHOTS, else a fresh temporary folder (printed). */
-const shots = process.env.AXON_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'axon-serve-shots-'));
+/** Where the screenshots go: $AXON_SCREENSHOTS, else a fresh temporary folder (printed); none when the suite is skipped. */
+const shots = process.env.AXON_SCREENSHOTS ?? (chromium ? mkdtempSync(join(tmpdir(), 'axon-serve-shots-')) : '');
 
 suite(chromium ? 'axon serve in Chromium' : 'axon serve in Chromium — SKIPPED: no Chromium found (apt-get install chromium, or set AXON_CHROMIUM)', () => {
   let browser: Browser;

@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdaptiveThreshold } from '../../../processors/post/adaptive-threshold.ts';
@@ -8,6 +8,7 @@ import { JsonlTraceStore } from '../../../src/context/trace-store.ts';
 import type { DocumentInput } from '../../../src/document.ts';
 import { RAG, type SearchMode } from '../../../src/rag.ts';
 import { MemoryStore } from '../../../stores/memory/memory-store.ts';
+import { afterAll } from 'vitest';
 import { callKind } from '../../agentic/fixtures.ts';
 import { ScriptedChat } from '../../helpers/scripted-chat.ts';
 
@@ -94,6 +95,12 @@ class FixtureRAG extends RAG {
   }
 }
 
+/** The trace folders the fixtures made, removed once the test file that imported this module has run. */
+const traceDirectories: string[] = [];
+afterAll(async () => {
+  for (const directory of traceDirectories.splice(0)) await rm(directory, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+});
+
 /** The fixture pipeline, filled, with a trace store in a fresh temporary folder. */
 export async function fixturePipeline(): Promise<{ rag: RAG; traceStore: JsonlTraceStore; directory: string; chat: ScriptedChat }> {
   // One model for both kinds of run: the agentic retriever's planning and sufficiency calls get JSON, answers get ANSWER.
@@ -114,6 +121,7 @@ export async function fixturePipeline(): Promise<{ rag: RAG; traceStore: JsonlTr
   const rag = new FixtureRAG(chat);
   await rag.addDocuments(CORPUS);
   const directory = await mkdtemp(join(tmpdir(), 'axon-serve-'));
+  traceDirectories.push(directory);
   return { rag, traceStore: new JsonlTraceStore(directory), directory, chat };
 }
 
