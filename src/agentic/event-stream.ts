@@ -1,7 +1,14 @@
 import { abortError } from '../errors.ts';
 
-/** A task's start or end, as `concurrently` reports them. */
-export type TaskEvent<R> = { phase: 'start'; index: number } | { phase: 'end'; index: number; value: R } | { phase: 'fail'; index: number; error: unknown };
+/**
+ * A task's start or end, as `concurrently` reports them. `at` is when it happened (`performance.now()`), stamped by
+ * `concurrently` itself: an event can be handed on later than it happened (`endsInOrder` holds an end back until the
+ * tasks before it have ended), and a step's duration must not include that wait.
+ */
+export type TaskEvent<R> =
+  | { phase: 'start'; index: number; at: number }
+  | { phase: 'end'; index: number; value: R; at: number }
+  | { phase: 'fail'; index: number; error: unknown; at: number };
 
 /**
  * Run `task` over `items` with at most `limit` in flight and report each start and end as it happens, so a
@@ -29,12 +36,12 @@ export async function* concurrently<T, R>(
     while (running < limit && next < items.length && !signal.aborted) {
       const index = next++;
       running++;
-      queue.push({ phase: 'start', index });
+      queue.push({ phase: 'start', index, at: performance.now() });
       Promise.resolve()
         .then(() => task(items[index], index))
         .then(
-          (value) => queue.push({ phase: 'end', index, value }),
-          (error: unknown) => queue.push({ phase: 'fail', index, error }),
+          (value) => queue.push({ phase: 'end', index, value, at: performance.now() }),
+          (error: unknown) => queue.push({ phase: 'fail', index, error, at: performance.now() }),
         )
         .finally(() => {
           running--;
@@ -73,7 +80,8 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, compon
 /**
  * The events of `concurrently`, each start as it happens but each end (or failure) only once every task before it
  * has ended: what the tasks found is then used in the order the tasks were given, whichever finished first, so a
- * run's fused ranking (ties go to the result first seen) does not depend on timing and runs repeat exactly.
+ * run's fused ranking (ties go to the result first seen) does not depend on timing and runs repeat exactly. Each
+ * event keeps the `at` of when it happened, not of when it is handed on.
  */
 export async function* endsInOrder<R>(events: AsyncIterable<TaskEvent<R>>): AsyncGenerator<TaskEvent<R>> {
   const ended = new Map<number, TaskEvent<R>>();

@@ -224,7 +224,7 @@ export class Run {
     for await (const task of endsInOrder(concurrently(subQueries, this.options.concurrency, search, this.signal, this.component))) {
       const { query, retriever } = subQueries[task.index];
       if (task.phase === 'start') {
-        const step = this.begin('retrieval', iteration, { query, retriever: retriever.name });
+        const step = this.begin('retrieval', iteration, { query, retriever: retriever.name }, task.at);
         steps.set(task.index, step);
         yield step.event;
         continue;
@@ -232,7 +232,7 @@ export class Run {
       const step = steps.get(task.index)!;
       if (task.phase === 'fail') {
         this.failures.push({ step: 'retrieval', iteration, reason: messageOf(task.error), detail: { query, retriever: retriever.name } });
-        yield step.end('failed', { error: messageOf(task.error) });
+        yield step.end('failed', { error: messageOf(task.error) }, task.at);
         continue;
       }
       // A round weighs `roundWeight` of the question's own search however many sub-queries it has, so documents
@@ -245,12 +245,16 @@ export class Run {
       const keys: string[] = [];
       const added = this.collect(task.value.documents, origin, retriever, task.value.excluded, weight, step.warnings, keys);
       if (follows) this.chainHop(follows.key, keys);
-      yield step.end('succeeded', {
-        found: task.value.documents.length,
-        new: added.length,
-        ids: task.value.documents.map((document) => document.id),
-        ...pipelineOf(task.value.trace),
-      });
+      yield step.end(
+        'succeeded',
+        {
+          found: task.value.documents.length,
+          new: added.length,
+          ids: task.value.documents.map((document) => document.id),
+          ...pipelineOf(task.value.trace),
+        },
+        task.at,
+      );
     }
   }
 
@@ -497,16 +501,20 @@ export class Run {
 
   // --- Events ---
 
-  private begin(step: AgenticStep, iteration: number, input: Record<string, unknown>): StepHandle {
+  /**
+   * A step's opening event and the handle that closes it. `startedAt` and the `endedAt` given to `end` are when the
+   * step's work began and finished (`performance.now()`), when they differ from when the events are made: a search
+   * whose end waits for a slower one planned before it took its own time, not its sibling's.
+   */
+  private begin(step: AgenticStep, iteration: number, input: Record<string, unknown>, startedAt = performance.now()): StepHandle {
     const stepId = this.nextStepId++;
-    const startedAt = performance.now();
     const warnings: string[] = [];
     const event: AgenticTraceEvent = { type: 'trace', stepId, step, status: 'inProgress', iteration, input, warnings: [], atMs: this.elapsed() };
     return {
       event,
       warnings,
-      end: (status, output) => {
-        const ms = round(performance.now() - startedAt);
+      end: (status, output, endedAt = performance.now()) => {
+        const ms = round(Math.max(0, endedAt - startedAt));
         return { type: 'trace', stepId, step, status, iteration, input, output, warnings: [...warnings], atMs: this.elapsed(), ms };
       },
     };
@@ -566,7 +574,8 @@ function pipelineOf(trace: RunTrace | undefined): { pipeline?: { runId: string; 
 interface StepHandle {
   event: AgenticTraceEvent;
   warnings: string[];
-  end(status: 'succeeded' | 'failed', output: Record<string, unknown>): AgenticTraceEvent;
+  /** The closing event; `endedAt` is when the step's work finished (`performance.now()`), now by default. */
+  end(status: 'succeeded' | 'failed', output: Record<string, unknown>, endedAt?: number): AgenticTraceEvent;
 }
 
 function toDocument(item: AgenticResultItem): Document {
