@@ -5,9 +5,11 @@
  * A question's content terms are its words without stop words, lower-cased, diacritics folded and lightly
  * stemmed. Letter–digit tokens stay whole (`L5` → `l5`, `p16INK4a` → `p16ink4a`, and `SHA-256`, `IL-6` join to
  * `sha256`, `il6`), so a sentence that shares only the `5` of `L5` does not cover it. The same spelling is read
- * the same on both sides: Greek letters spelled out (`Aβ` → `abeta`, `TNF-α` → `tnf`, `alpha`), two adjacent words
- * also as one (`ADMP/chordin`, `ADMP-chordin` → `admpchordin` as well), Latin plurals and `-tion` nouns of long
- * words stemmed (`Galliformes` → `galliform`, `phosphorylation` → `phosphorylat`). Each term weighs by how rare
+ * the same on both sides: Greek letters spelled out (`Aβ` → `abeta`, `TNF-α` → `tnf`, `alpha`; the micro sign of
+ * `µg` as `u`), two adjacent words joined by a hyphen or a slash, or a space next to a number or an acronym, also
+ * as one (`ADMP/chordin`, `ADMP-chordin` → `admpchordin` as well; never digits to digits, so `CD4-5` is not
+ * `cd45`; see `joinable`), the two numbers of Latin words and long `-ation`/`-ession` nouns and their verbs read
+ * alike (`bacterium`/`bacteria`, `phosphorylation`/`phosphorylated`; see `stem`). Each term weighs by how rare
  * it is among the evidence sentences (inverse sentence frequency), and a term no sentence of the evidence holds
  * weighs most: the evidence lacking a question's rare words is the surest sign that it does not answer it.
  */
@@ -72,31 +74,39 @@ export function questionTerms(question: string): QuestionTerm[] {
 
 /**
  * The abbreviations a text spells out itself, as written: "Epigenetic modulating agents (EMAs)", "Immunoglobulin G
- * (IgG)", "thiopurine methyltransferase (TPMT)". The capitals of the parenthesised word, in order, must be letters
- * of the words just before it, the first of them starting the first word, over at most two words more than there
- * are capitals.
+ * (IgG)", "Cancer-associated fibroblasts (CAFs)". The capitals of the parenthesised word must be the initials, in
+ * order, of the words right before it (a hyphenated word's parts count as words; a stop word may be skipped, as in
+ * "Department of Energy (DOE)"), the first capital the initial of the first of those words. A parenthesised word
+ * with a digit is never one: "the L5 segment (L5S1)", "Apolipoprotein E4 (APOE4)" name a code the evidence must hold.
  */
 export function definedAbbreviations(text: string): Set<string> {
   const defined = new Set<string>();
   for (const match of text.matchAll(/([\p{L}\p{N}'’ /-]+?)\s*\(([\p{L}\p{N}/-]{2,12})\)/gu)) {
-    const capitals = (match[2].match(/\p{Lu}/gu) ?? []).map((letter) => letter.toLowerCase());
+    const abbreviation = match[2];
+    if (/\p{N}/u.test(abbreviation)) continue;
+    const capitals = (abbreviation.match(/\p{Lu}/gu) ?? []).map((letter) => letter.toLowerCase());
     if (capitals.length < 2) continue;
     const words = match[1]
       .toLowerCase()
       .split(/[\s/-]+/)
       .filter(Boolean);
-    for (let first = Math.max(0, words.length - capitals.length - 2); first < words.length; first++) {
-      if (words[first][0] !== capitals[0]) continue;
-      const letters = words.slice(first).join('');
-      let at = 0;
-      for (const capital of capitals) at = at < 0 ? at : letters.indexOf(capital, at) < 0 ? -1 : letters.indexOf(capital, at) + 1;
-      if (at > 0) {
-        for (const word of match[2].split(/[/-]/)) defined.add(word);
-        break;
-      }
-    }
+    if (spellsOut(capitals, words)) for (const word of abbreviation.split(/[/-]/)) defined.add(word);
   }
   return defined;
+}
+
+/**
+ * Whether `capitals` are the initials of the last words of `words` (a stop word may give none): each capital,
+ * read from the last, is the initial of the next word back, and the first capital starts a word.
+ */
+function spellsOut(capitals: readonly string[], words: readonly string[]): boolean {
+  const matches = (capital: number, word: number): boolean => {
+    if (capital < 0) return true;
+    if (word < 0) return false;
+    if (words[word][0] === capitals[capital] && matches(capital - 1, word - 1)) return true;
+    return capital < capitals.length - 1 && STOPWORDS.has(words[word]) && matches(capital, word - 1);
+  };
+  return matches(capitals.length - 1, words.length - 1);
 }
 
 /**
@@ -253,12 +263,13 @@ const STOPWORDS = new Set(
 /**
  * Words of a text with their content terms, in order, stop words and one-letter words left out; `start` says the
  * word opens a sentence (after a stop word or not), where a capital says nothing. `joined` holds the term of each
- * pair of adjacent words written with only a space, a hyphen or a slash between them ("ADMP/chordin" →
- * `admpchordin`, "B cell" → `bcell`; not two bare numbers, nor with a stop word), with the content terms of the pair
- * (`parts`).
+ * pair of adjacent words `joinable` reads as one ("ADMP/chordin" → `admpchordin`, "400 mg" → `400mg`), with the
+ * content terms of the pair (`parts`).
  */
 function analyze(text: string): { entries: { term: string; word: string; start: boolean }[]; joined: { term: string; parts: string[] }[] } {
   const prepared = text
+    // The micro sign, and a mu before a unit, is a prefix ("µg", "μM"), written "u" in plain text, not the letter mu.
+    .replace(/\u00B5|\u03BC(?=(?:g|l|L|m|M|mol|s)(?!\p{L}))/gu, 'u')
     .normalize('NFKD')
     .replace(/\p{M}+/gu, '')
     // Greek letters are spelled out, as they are written in plain text: "Aβ" → Abeta, "TNF-α" → TNF-alpha, "NF-κB" → NF-kappaB.
@@ -274,7 +285,7 @@ function analyze(text: string): { entries: { term: string; word: string; start: 
   const entries: { term: string; word: string; start: boolean }[] = [];
   const joined: { term: string; parts: string[] }[] = [];
   let previousEnd = 0;
-  let previous: { lower: string; term: string | undefined; end: number } | undefined;
+  let previous: { word: string; lower: string; term: string | undefined; end: number } | undefined;
   for (const match of prepared.matchAll(/[\p{L}\p{N}]+/gu)) {
     const word = match[0];
     const lower = word.toLowerCase();
@@ -282,16 +293,28 @@ function analyze(text: string): { entries: { term: string; word: string; start: 
     previousEnd = match.index + word.length;
     const content = !(STOPWORDS.has(lower) || (lower.length === 1 && !/\p{N}/u.test(lower)));
     const term = content ? stem(lower) : undefined;
-    if (previous !== undefined && /^[ \t/-]{1,2}$/.test(prepared.slice(previous.end, match.index))) {
-      const bothNumbers = /^\p{N}+$/u.test(previous.lower) && /^\p{N}+$/u.test(lower);
-      if (!bothNumbers && !STOPWORDS.has(previous.lower) && !STOPWORDS.has(lower)) {
-        joined.push({ term: stem(previous.lower + lower), parts: [previous.term, term].filter((part): part is string => part !== undefined) });
-      }
+    if (previous !== undefined && joinable(previous.word, prepared.slice(previous.end, match.index), word)) {
+      joined.push({ term: stem(previous.lower + lower), parts: [previous.term, term].filter((part): part is string => part !== undefined) });
     }
-    previous = { lower, term, end: previousEnd };
+    previous = { word, lower, term, end: previousEnd };
     if (term !== undefined) entries.push({ term, word, start });
   }
   return { entries, joined };
+}
+
+/**
+ * Whether two adjacent words, `between` apart, are also read as one word. A hyphen or a slash joins them
+ * ("ADMP-chordin", "ADMP/chordin"); a space only when one of them is a bare number or an acronym or code ("400 mg",
+ * "top 20", "ADMP chordin", "SHA256 hash"), since two plain words apart are two words ("car pet" is not "carpet", "man date" not
+ * "mandate"). Digits never join digits: "CD4 5 days" and "CD4-5" are not `cd45`, "L5 0 mm" is not `l50`. A stop
+ * word joins nothing.
+ */
+function joinable(first: string, between: string, second: string): boolean {
+  if (!/^[ \t/-]{1,2}$/.test(between)) return false;
+  if (/\p{N}$/u.test(first) && /^\p{N}/u.test(second)) return false;
+  if (STOPWORDS.has(first.toLowerCase()) || STOPWORDS.has(second.toLowerCase())) return false;
+  const numberOrAcronym = (word: string) => /^(?:\p{N}+|\p{Lu}[\p{Lu}\p{N}]+)$/u.test(word);
+  return /[/-]/.test(between) || numberOrAcronym(first) || numberOrAcronym(second);
 }
 
 /** Greek letters, capital and small, and the names they are spelled out as. */
@@ -328,24 +351,27 @@ const GREEK_NAMES = new Map(
 
 /**
  * A crude English stemmer: plural and `-ed`/`-ing` endings off, a final `e` off and a final `y` as `i`, so
- * "magazine"/"magazines", "study"/"studies"/"studied", "play"/"played"/"playing" meet. Only agreement between
- * word forms matters (both sides go through it); codes and short words are left whole.
+ * "magazine"/"magazines", "study"/"studies"/"studied", "play"/"played"/"playing" meet. Latin number endings are
+ * read as one ending rather than cut off, so only the two numbers of one word meet: "-um" as "-a" ("bacterium"/
+ * "bacteria", "serum"/"sera"), "-us" as "-i" ("fungus"/"fungi", "nucleus"/"nuclei"), "-is" as "-es" ("analysis"/
+ * "analyses"), "-ae" as "-a" ("larvae"/"larva"), "-on" of "criterion", "phenomenon", "ganglion" as "-a"; a word
+ * ending in "-a" keeps it, and meets its plural in "-s" ("formula"/"formulas"). Long "-ation" and "-ession" nouns
+ * meet their verbs ("phosphorylation"/"phosphorylated", "expression"/"expressed"), no other "-tion"/"-sion" word:
+ * "mission" is not "miss", "station" not "state", "version" not "verse", "momentum" not "moment". Only agreement
+ * between word forms matters (both sides go through it); codes and short words are left whole.
  */
 export function stem(word: string): string {
   if (word.length <= 3 || /\p{N}/u.test(word)) return word;
   let result = word;
-  // Long words: Latin number endings off, so singular and plural meet ("Galliformes"/galliform, "bacteria"/
-  // "bacterium", "larvae"/"larva", "fungi"/"fungus", "analyses"/"analysis", "molecules"/"molecule"), and "-tion"
-  // and "-sion" meet their verbs ("phosphorylation"/"phosphorylated", "expression"/"expressed").
-  if (result.length >= 7) {
-    const latin = /(?:ae|um|us|is|es|a|i)$/.exec(result);
-    if (latin) return result.slice(0, -latin[0].length);
-    const noun = /([ts])ions?$/.exec(result);
-    if (noun && result.length >= 8) return result.slice(0, noun.index + 1);
-  }
+  if (result.length >= 6 && result.endsWith('is')) result = `${result.slice(0, -2)}es`;
+  else if (result.length >= 5 && result.endsWith('ae')) result = result.slice(0, -1);
   if (result.endsWith('ies')) result = `${result.slice(0, -3)}i`;
   else if (/(?:s|x|z|ch|sh)es$/.test(result)) result = result.slice(0, -2);
   else if (result.endsWith('s') && !/(?:ss|us|is)$/.test(result)) result = result.slice(0, -1);
+  if (result.length >= 5 && /(?:um|us)$/.test(result)) return `${result.slice(0, -2)}${result.endsWith('um') ? 'a' : 'i'}`;
+  if (/(?:rion|enon|glion)$/.test(result)) return `${result.slice(0, -2)}a`;
+  if (result.length >= 8 && result.endsWith('ation')) return result.slice(0, -3);
+  if (result.length >= 9 && result.endsWith('ession')) return result.slice(0, -3);
   const base = (ending: string) => result.slice(0, -ending.length);
   const keepsVowel = (text: string) => text.length >= 3 && /[aeiouy]/.test(text);
   if (result.endsWith('ied')) result = `${result.slice(0, -3)}i`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contentTermSet, definedAbbreviations, questionTerms, termJoins } from '../../src/answer/coverage.ts';
+import { contentTermSet, definedAbbreviations, questionTerms, stem, termJoins } from '../../src/answer/coverage.ts';
 import { extractiveAnswer } from '../../src/answer/extractive.ts';
 import type { Evidence } from '../../src/context/evidence.ts';
 
@@ -25,11 +25,13 @@ describe('spelling variants of a term', () => {
     expect(covers('the TGF-β1 pathway', 'TGF-beta1 pathway')).toBe(true);
   });
 
-  it('reads two adjacent words joined by a hyphen, a slash or a space as one, either way round', () => {
-    for (const written of ['ADMP-chordin', 'ADMP/chordin', 'ADMP chordin', 'Admp chordin']) {
+  it('reads two adjacent words joined by a hyphen, a slash or (next to an acronym) a space as one, either way round', () => {
+    for (const written of ['ADMP-chordin', 'ADMP/chordin', 'ADMP chordin', 'Admp-chordin']) {
       expect(covers(`${written} pairs act dorsally`, 'Admpchordin pairs')).toBe(true);
       expect(covers('Admpchordin pairs act dorsally', `${written} pairs`)).toBe(true);
     }
+    // Two plain words a space apart stay two words.
+    expect(covers('Admp chordin pairs act dorsally', 'Admpchordin pairs')).toBe(false);
     expect(covers('TNFα levels rose', 'TNF-alpha levels')).toBe(true);
     expect(covers('alpha beta T cells', 'AlphaBeta T cells')).toBe(true);
     expect(covers('alphabeta T cells', 'alpha-beta T cells')).toBe(true);
@@ -57,14 +59,85 @@ describe('spelling variants of a term', () => {
     expect(covers('TNF-β levels', 'TNF-alpha levels')).toBe(false);
     expect(covers('he cancelled the study', 'cancer study')).toBe(false);
   });
+
+  it('does not join a code and a number next to it into another code', () => {
+    expect(covers('CD45 is expressed on T cells', 'Is CD45 expressed?')).toBe(true);
+    expect(covers('CD4 5 days later it is expressed', 'Is CD45 expressed?')).toBe(false);
+    expect(covers('CD4-5 is expressed', 'Is CD45 expressed?')).toBe(false);
+    expect(covers('the L5 0 mm band', 'band L50')).toBe(false);
+    // A number and a word next to it are still one: "400 mg" is what "400mg" asks, "top20" what "top 20" does.
+    expect(covers('taking 400 mg of vitamin E', 'Taking 400mg of vitamin E')).toBe(true);
+    expect(covers('seven top20 albums', 'how many top 20 albums')).toBe(true);
+  });
+
+  it('does not join two plain words a space apart', () => {
+    expect(covers('the car pet shop', 'carpet shop')).toBe(false);
+    expect(covers('a man date at noon', 'mandate noon')).toBe(false);
+    // A hyphen or a slash still joins them.
+    expect(covers('a man-date at noon', 'mandate noon')).toBe(true);
+  });
+
+  it('reads the micro sign before a unit as "u", not as the letter mu', () => {
+    expect(covers('a 5 µg dose', 'mug dose')).toBe(false);
+    expect(covers('a 5 μg dose', 'mug dose')).toBe(false);
+    expect(covers('a 5 µg/ml dose', '5 ug/ml dose')).toBe(true);
+    // Mu as a letter is still spelled out.
+    expect(covers('the μ opioid receptor', 'mu opioid receptor')).toBe(true);
+  });
+});
+
+describe('word forms of long words', () => {
+  it('meets the two numbers of a Latin or English word', () => {
+    for (const [left, right] of [
+      ['formula', 'formulas'],
+      ['umbrella', 'umbrellas'],
+      ['dilemma', 'dilemmas'],
+      ['fungus', 'fungi'],
+      ['nucleus', 'nuclei'],
+      ['bacterium', 'bacteria'],
+      ['serum', 'sera'],
+      ['analysis', 'analyses'],
+      ['larva', 'larvae'],
+      ['criterion', 'criteria'],
+      ['galliformes', 'galliform'],
+      ['phosphorylation', 'phosphorylated'],
+      ['expression', 'expressed'],
+    ]) {
+      expect(stem(left), `${left} / ${right}`).toBe(stem(right));
+    }
+  });
+
+  it('does not make a word a shorter unrelated one', () => {
+    for (const [left, right] of [
+      ['momentum', 'moment'],
+      ['missions', 'miss'],
+      ['portions', 'port'],
+      ['stations', 'state'],
+      ['versions', 'verse'],
+      ['prospectus', 'prospect'],
+    ]) {
+      expect(stem(left), `${left} / ${right}`).not.toBe(stem(right));
+    }
+  });
 });
 
 describe('abbreviations a question spells out', () => {
-  it('finds them when their capitals are the initials or letters of the words before', () => {
+  it('finds them when their capitals are the initials of the words before', () => {
     expect(definedAbbreviations('Epigenetic modulating agents (EMAs) modulate antitumor immune response.')).toEqual(new Set(['EMAs']));
     expect(definedAbbreviations('patients produce Immunoglobulin G (IgG) antibodies')).toEqual(new Set(['IgG']));
     expect(definedAbbreviations('High-sensitivity cardiac troponin T (HSCT-T) dosage')).toEqual(new Set(['HSCT', 'T']));
-    expect(definedAbbreviations('by thiopurine methyltransferase (TPMT).')).toEqual(new Set(['TPMT']));
+    expect(definedAbbreviations('Cancer-associated fibroblasts (CAFs) are constituents of tumors')).toEqual(new Set(['CAFs']));
+    expect(definedAbbreviations('oral potentially malignant lesions (OPMLs) progress')).toEqual(new Set(['OPMLs']));
+    expect(definedAbbreviations('funded by the Department of Energy (DOE)')).toEqual(new Set(['DOE']));
+  });
+
+  it('does not take a code, or capitals found inside the words, for one', () => {
+    expect(definedAbbreviations('Does APOE in the brain (APOE4) raise the risk?')).toEqual(new Set());
+    expect(definedAbbreviations('a low dose (LD50) of the toxin')).toEqual(new Set());
+    expect(definedAbbreviations('the L5 segment (L5S1) of the spine')).toEqual(new Set());
+    expect(definedAbbreviations('by thiopurine methyltransferase (TPMT).')).toEqual(new Set());
+    const question = 'Does APOE in the brain (APOE4) raise the risk?';
+    expect(questionTerms(question).find((term) => term.word === 'APOE4')?.key).toBe(true);
   });
 
   it('does not take an alias or an unrelated parenthesis for one', () => {
