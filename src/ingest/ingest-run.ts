@@ -239,6 +239,7 @@ export class IngestRun {
     }
     if (group.length === 0) return;
     const replaced: PreparedFile[] = [];
+    let adding = false;
     try {
       for (const prepared of group) {
         if (prepared.stored.length === 0) continue;
@@ -246,16 +247,19 @@ export class IngestRun {
         replaced.push(prepared);
       }
       const documents = group.flatMap((prepared) => prepared.documents!);
+      adding = true;
       await this.target.store.add(documents, { signal: this.signal });
       this.report.stored(documents.length);
     } catch (error) {
       this.rethrowIfAborted(error);
-      // `add` is all or nothing: of the group, only the old chunks deleted before it need putting back.
+      // A refused `add` may still have written part of the group (a store that writes in batches, such as Qdrant,
+      // is not all or nothing), so every file of the group is cleared before the old chunks go back; a refusal
+      // while deleting wrote nothing new, and only the files already cleared need their old chunks back.
       if (isStoreWideRefusal(error))
         await this.stop(
           error,
           group[0].file,
-          replaced.map((prepared) => ({ prepared, written: false })),
+          (adding ? group : replaced).map((prepared) => ({ prepared, written: adding })),
         );
       for (const prepared of group)
         this.fail(prepared.file, 'store-failed', `could not be written to ${this.target.store.name} (run again to restore it): ${describeError(error)}`);
@@ -286,6 +290,7 @@ export class IngestRun {
     let committed = 0;
     let phase: IngestIssueCode = 'parse-error';
     let deleted = false;
+    let adding = false;
     const commitWindow = async () => {
       prepared.embeddingsReused += this.reuseEmbeddings(window, prepared);
       phase = 'embed-failed';
@@ -296,6 +301,7 @@ export class IngestRun {
         await this.deleteSource(prepared.file);
         deleted = true;
       }
+      adding = true;
       await this.target.store.add(window, { signal: this.signal });
       committed += window.length;
       this.report.stored(window.length);
@@ -312,7 +318,8 @@ export class IngestRun {
       this.rethrowIfAborted(error);
       // `phase` is set inside `commitWindow`, which the compiler does not follow.
       if ((phase as IngestIssueCode) === 'store-failed' && isStoreWideRefusal(error)) {
-        const touched = deleted || committed > 0 ? [{ prepared, written: committed > 0 }] : [];
+        // A refused window may have been written in part (batched stores), so any add tried counts as written.
+        const touched = deleted || adding ? [{ prepared, written: adding }] : [];
         await this.stop(error, prepared.file, touched);
       }
       const partial = committed > 0 ? ` ${committed} chunks were stored; run again to complete the file.` : '';

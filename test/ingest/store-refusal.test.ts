@@ -16,6 +16,8 @@ class RefusingStore extends MemoryStore {
   /** How many writes are refused before writes are taken again (a lock released, space freed). */
   refusalsLeft = Number.POSITIVE_INFINITY;
   refuseReads = false;
+  /** Documents a refused `add` still writes before it throws, as a store that writes in batches (Qdrant) does. */
+  writtenBeforeRefusal = 0;
   refusal: () => Error = () =>
     new AxonError('STORE_IO', 'Writing the store failed: no space left on device.', {
       component: 'refusing-store',
@@ -27,6 +29,7 @@ class RefusingStore extends MemoryStore {
     if (this.addsLeft !== undefined) {
       if (this.addsLeft === 0 && this.refusalsLeft > 0) {
         this.refusalsLeft -= 1;
+        if (this.writtenBeforeRefusal > 0) await super.add(documents.slice(0, this.writtenBeforeRefusal), options);
         throw this.refusal();
       }
       if (this.addsLeft > 0) this.addsLeft -= 1;
@@ -97,6 +100,22 @@ describe('a store that refuses every write stops the run', () => {
     expect(done.stopped).toEqual({ code: 'DIMENSION_MISMATCH', path: 'docs/a.md', message: expect.stringMatching(/64 dimensions; expected 27/) });
   });
 
+  it('after a refused write that stored part of its batch: the changed and the new files hold what they held before', async () => {
+    await write('docs/a.md', '# A\n\nAlpha version one.');
+    expect((await ingest(new FakeEmbeddings())).summary?.filesIngested).toBe(1);
+    const before = await everything();
+    await write('docs/a.md', '# A\n\nAlpha version two.\n\n## More\n\nA second part.');
+    await write('docs/b.md', '# B\n\nA new file.');
+    // The one write of the run (both files in one commit) stores its first chunk, then the store refuses.
+    store.addsLeft = 0;
+    store.refusalsLeft = 1;
+    store.writtenBeforeRefusal = 1;
+    const { error, done } = await ingest(new FakeEmbeddings());
+    expect(AxonError.hasCode(error, 'STORE_IO')).toBe(true);
+    expect(await everything()).toEqual(before);
+    expect(done).toMatchObject({ filesIngested: 0, failed: [], chunksRemoved: 0, stopped: { code: 'STORE_IO' } });
+  });
+
   it('part way: what was stored before stays and is reported, the rest is not attempted', async () => {
     for (const name of ['a', 'b', 'c']) await write(`docs/${name}.md`, `# ${name}\n\nText of ${name}.`);
     store.addsLeft = 1;
@@ -123,6 +142,21 @@ describe('a store that refuses every write stops the run', () => {
     expect(AxonError.hasCode(error, 'STORE_IO')).toBe(true);
     expect(await everything()).toEqual(before);
     expect(done).toMatchObject({ filesIngested: 0, failed: [], chunksRemoved: 0, stopped: { path: 'docs/big.jsonl' } });
+  });
+
+  it('when the first window of a file is refused after storing part of it: the old chunks alone come back', async () => {
+    const records = (version: string) => Array.from({ length: 7 }, (_, index) => JSON.stringify({ text: `Record ${index} ${version}.` })).join('\n');
+    await write('docs/big.jsonl', records('one'));
+    const windowed = { chunksPerCommit: 3, streamThresholdBytes: 50 };
+    await ingest(new FakeEmbeddings(), windowed);
+    const before = await everything();
+    await write('docs/big.jsonl', records('two'));
+    store.addsLeft = 0;
+    store.refusalsLeft = 1;
+    store.writtenBeforeRefusal = 2;
+    const { error } = await ingest(new FakeEmbeddings(), windowed);
+    expect(AxonError.hasCode(error, 'STORE_IO')).toBe(true);
+    expect(await everything()).toEqual(before);
   });
 
   it('says so in the summary when the old chunks cannot be put back either', async () => {
