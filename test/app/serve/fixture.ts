@@ -97,9 +97,14 @@ class FixtureRAG extends RAG {
 
 /** The trace folders the fixtures made, removed once the test file that imported this module has run. */
 const traceDirectories: string[] = [];
-afterAll(async () => {
-  for (const directory of traceDirectories.splice(0)) await rm(directory, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
-});
+try {
+  afterAll(async () => {
+    for (const directory of traceDirectories.splice(0)) await rm(directory, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+  });
+} catch {
+  // Imported outside a test file's collection (a serve worker thread builds its pipeline from this module): the
+  // test that started the worker owns the folders it uses.
+}
 
 /** The fixture pipeline, filled, with a trace store in a fresh temporary folder. */
 export async function fixturePipeline(): Promise<{ rag: RAG; traceStore: JsonlTraceStore; directory: string; chat: ScriptedChat }> {
