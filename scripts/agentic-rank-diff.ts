@@ -1,46 +1,9 @@
-/**
- * Which queries the agentic retriever ranks worse than one pass, and why: indexes a BEIR set as `axon eval` does
- * (embedded default), runs each judged query once in one pass and once through the agentic retriever as `axon eval
- * --agentic` runs it (10 results a search, 20 ranked, 100 listed), and prints every query whose first relevant
- * result moves, with its reciprocal rank both ways, the sub-queries planned and how the run stopped.
- *
- *   npx tsx scripts/agentic-rank-diff.ts ../shared/eval/scifact
- */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { z } from 'zod';
-import { createRegistry } from '../app/config/built-ins.ts';
-import { createRag } from '../app/config/create-rag.ts';
-import { defineComponent } from '../app/config/registry.ts';
+import { withBeirIndex } from './beir-index.ts';
 import { relevantIds } from '../app/cli/commands/eval-answers.ts';
 import { AgenticRetriever } from '../src/agentic/agentic-retriever.ts';
 import type { AgenticResult } from '../src/agentic/types.ts';
-import type { DocumentInput } from '../src/document.ts';
-import { beirDocumentText, loadBeir } from '../src/eval/beir.ts';
 
-const folder = process.argv[2];
-const dataset = await loadBeir(resolve(folder), { split: 'test' });
-const directory = await mkdtemp(join(tmpdir(), 'axon-rank-diff-'));
-try {
-  const registry = createRegistry();
-  const definition = (await registry.get('store', 'file'))!;
-  const store = await definition.create(definition.options.parse({ directory, topK: 100 }), {
-    chat: undefined,
-    embeddings: undefined,
-    store: undefined,
-    baseDirectory: directory,
-  });
-  registry.register(defineComponent({ kind: 'store', name: 'diff-store', options: z.object({}).loose(), create: () => store }), { replace: true });
-  const rag = await createRag({ store: { type: 'diff-store' } }, { registry, baseDirectory: directory });
-  const documents: DocumentInput[] = [];
-  for (const document of dataset.corpus) {
-    const content = beirDocumentText(document);
-    if (content.trim() === '') continue;
-    const metadata = document.title ? { ...document.metadata, title: document.title } : document.metadata;
-    documents.push({ id: document.id, content, sourceType: 'beir', sourceName: dataset.name, metadata });
-  }
-  for (let start = 0; start < documents.length; start += 1000) await rag.addDocuments(documents.slice(start, start + 1000));
+await withBeirIndex(process.argv[2], async (rag, dataset) => {
   let mode: Awaited<ReturnType<typeof rag.retrieve>>['searchMode'] | undefined;
   const agent = () =>
     new AgenticRetriever({
@@ -82,7 +45,4 @@ try {
     }
   }
   console.log(`MRR@10 one pass ${(onePassTotal / count).toFixed(4)}, agentic ${(agenticTotal / count).toFixed(4)} over ${count} queries`);
-  await (store as { close?: () => Promise<void> }).close?.();
-} finally {
-  await rm(directory, { recursive: true, force: true });
-}
+});

@@ -12,18 +12,11 @@
  * The figures match `axon eval --answers`'s one-pass row as long as retrieval is unchanged (the dump holds the
  * evidence after the context budget, as the answer step sees it).
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { z } from 'zod';
-import { createRegistry } from '../app/config/built-ins.ts';
-import { createRag } from '../app/config/create-rag.ts';
-import { defineComponent } from '../app/config/registry.ts';
+import { readFile, writeFile } from 'node:fs/promises';
+import { withBeirIndex } from './beir-index.ts';
 import { relevantIds, withoutDocuments } from '../app/cli/commands/eval-answers.ts';
 import { extractiveAnswer } from '../src/answer/extractive.ts';
 import type { Evidence } from '../src/context/evidence.ts';
-import type { DocumentInput } from '../src/document.ts';
-import { beirDocumentText, loadBeir } from '../src/eval/beir.ts';
 import { containsGold, goldAnswers, isYesNo } from '../src/eval/answers.ts';
 
 interface SavedQuery {
@@ -38,27 +31,7 @@ interface SavedQuery {
 }
 
 async function dump(folder: string, output: string): Promise<void> {
-  const dataset = await loadBeir(resolve(folder), { split: 'test' });
-  const directory = await mkdtemp(join(tmpdir(), 'axon-coverage-loop-'));
-  try {
-    const registry = createRegistry();
-    const definition = (await registry.get('store', 'file'))!;
-    const store = await definition.create(definition.options.parse({ directory, topK: 100 }), {
-      chat: undefined,
-      embeddings: undefined,
-      store: undefined,
-      baseDirectory: directory,
-    });
-    registry.register(defineComponent({ kind: 'store', name: 'loop-store', options: z.object({}).loose(), create: () => store }), { replace: true });
-    const rag = await createRag({ store: { type: 'loop-store' } }, { registry, baseDirectory: directory });
-    const documents: DocumentInput[] = [];
-    for (const document of dataset.corpus) {
-      const content = beirDocumentText(document);
-      if (content.trim() === '') continue;
-      const metadata = document.title ? { ...document.metadata, title: document.title } : document.metadata;
-      documents.push({ id: document.id, content, sourceType: 'beir', sourceName: dataset.name, metadata });
-    }
-    for (let start = 0; start < documents.length; start += 1000) await rag.addDocuments(documents.slice(start, start + 1000));
+  await withBeirIndex(folder, async (rag, dataset) => {
     const saved: SavedQuery[] = [];
     for (const query of dataset.queries) {
       const relevant = relevantIds(dataset, query.id);
@@ -81,10 +54,7 @@ async function dump(folder: string, output: string): Promise<void> {
       if (saved.length % 50 === 0) process.stderr.write(`${saved.length} queries\n`);
     }
     await writeFile(output, JSON.stringify(saved));
-    await (store as { close?: () => Promise<void> }).close?.();
-  } finally {
-    await rm(directory, { recursive: true, force: true });
-  }
+  });
 }
 
 async function score(input: string, list: boolean): Promise<void> {

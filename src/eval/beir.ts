@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { JsonValue } from '../document.ts';
+import type { DocumentInput, JsonValue } from '../document.ts';
 import { AxonError, throwIfAborted } from '../errors.ts';
 import type { Qrels } from './metrics.ts';
 
@@ -110,6 +110,26 @@ export async function loadBeir(folder: string, options: LoadBeirOptions = {}): P
 /** The text a retriever indexes for a BEIR passage: `title + " " + text`, as the published baselines do. */
 export function beirDocumentText(document: Pick<BeirDocument, 'title' | 'text'>): string {
   return document.title ? `${document.title} ${document.text}` : document.text;
+}
+
+/**
+ * The documents a retriever indexes for a BEIR corpus: each passage's `beirDocumentText`, its id, and its title kept
+ * in metadata too (the agentic offline planner reads bridge entities from it). Passages with neither title nor
+ * text are left out and counted in `empty`.
+ */
+export function beirDocuments(dataset: Pick<BeirDataset, 'name' | 'corpus'>): { documents: DocumentInput[]; empty: number } {
+  const documents: DocumentInput[] = [];
+  let empty = 0;
+  for (const document of dataset.corpus) {
+    const content = beirDocumentText(document);
+    if (content.trim() === '') {
+      empty++;
+      continue;
+    }
+    const metadata = document.title ? { ...document.metadata, title: document.title } : document.metadata;
+    documents.push({ id: document.id, content, sourceType: 'beir', sourceName: dataset.name, metadata });
+  }
+  return { documents, empty };
 }
 
 // --- Internal helpers ---

@@ -1,4 +1,4 @@
-export { loadBeir, beirDocumentText, type BeirDataset, type BeirDocument, type BeirQuery, type LoadBeirOptions } from './beir.ts';
+export { loadBeir, beirDocumentText, beirDocuments, type BeirDataset, type BeirDocument, type BeirQuery, type LoadBeirOptions } from './beir.ts';
 export {
   averagePrecision,
   evaluateRanking,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AgenticRetriever, type AgenticEvent, type AgenticResult, type AgenticTraceEvent } from '../../src/agentic/index.ts';
+import { AgenticRetriever, type AgenticEvent, type AgenticTraceEvent } from '../../src/agentic/index.ts';
 import type { RagSearchSettings } from '../../src/agentic/types.ts';
 import type { StoredAgenticTrace, StoredRun } from '../../src/context/trace-store.ts';
 import type { VectorSearchOptions } from '../../src/contracts/vector-store.ts';
@@ -7,15 +7,7 @@ import type { Document, DocumentInput, Vector } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
 import { MemoryStore } from '../../stores/memory/memory-store.ts';
 import { ScriptedChat, type ScriptedCall } from '../helpers/scripted-chat.ts';
-import { callKind, CorpusRAG, corpusRag, json, KISS_AND_TELL, labelOf, twoHopCorpus } from './fixtures.ts';
-
-async function collect(stream: AsyncIterable<AgenticEvent>): Promise<{ events: AgenticEvent[]; result: AgenticResult }> {
-  const events: AgenticEvent[] = [];
-  for await (const event of stream) events.push(event);
-  const last = events.at(-1);
-  if (last?.type !== 'result') throw new Error('the stream did not end with a result');
-  return { events, result: last.result };
-}
+import { callKind, collect, CorpusRAG, corpusRag, json, KISS_AND_TELL, labelOf, twoHopCorpus } from './fixtures.ts';
 
 const traces = (events: AgenticEvent[]) => events.filter((event): event is AgenticTraceEvent => event.type === 'trace');
 const closed = (events: AgenticEvent[], step: AgenticTraceEvent['step']) =>

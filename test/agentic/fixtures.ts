@@ -1,3 +1,4 @@
+import type { AgenticEvent, AgenticResult } from '../../src/agentic/index.ts';
 import type { ChatMessage } from '../../src/contracts/chat.ts';
 import type { DocumentInput } from '../../src/document.ts';
 import { RAG, type SearchMode } from '../../src/rag.ts';
@@ -105,3 +106,12 @@ export function labelOf(prompt: string, needle: string): number {
 }
 
 export const json = (value: unknown) => JSON.stringify(value);
+
+/** Every event of an agentic stream, and the result it ends with (a stream that ends otherwise fails the test). */
+export async function collect(stream: AsyncIterable<AgenticEvent>): Promise<{ events: AgenticEvent[]; result: AgenticResult }> {
+  const events: AgenticEvent[] = [];
+  for await (const event of stream) events.push(event);
+  const last = events.at(-1);
+  if (last?.type !== 'result') throw new Error('the stream did not end with a result');
+  return { events, result: last.result };
+}

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { AgenticRetriever, type AgenticEvent, type AgenticResult, type AgenticTraceEvent } from '../../src/agentic/index.ts';
+import { AgenticRetriever, type AgenticResult, type AgenticTraceEvent } from '../../src/agentic/index.ts';
 import { ResultSet } from '../../src/agentic/result-set.ts';
 import type { Document, DocumentInput } from '../../src/document.ts';
 import { ScriptedChat } from '../helpers/scripted-chat.ts';
-import { callKind, corpusRag, json } from './fixtures.ts';
+import { callKind, collect, corpusRag, json } from './fixtures.ts';
 
 /** Twelve notes the question finds, best first by how often they name it, and three only a round finds. */
 function lanternCorpus(): DocumentInput[] {
@@ -34,14 +34,6 @@ function oneRoundChat(answerPrompts: string[]): ScriptedChat {
     }
     throw new Error(`unexpected ${kind} call`);
   });
-}
-
-async function collect(stream: AsyncIterable<AgenticEvent>): Promise<{ events: AgenticEvent[]; result: AgenticResult }> {
-  const events: AgenticEvent[] = [];
-  for await (const event of stream) events.push(event);
-  const last = events.at(-1);
-  if (last?.type !== 'result') throw new Error('the stream did not end with a result');
-  return { events, result: last.result };
 }
 
 const QUESTION = 'Where is the lantern?';

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { beirDocumentText, loadBeir } from '../../src/eval/beir.ts';
+import { beirDocuments, beirDocumentText, loadBeir } from '../../src/eval/beir.ts';
 
 const folders: string[] = [];
 afterEach(async () => {
@@ -56,6 +56,22 @@ describe('loadBeir', () => {
   it('joins title and text as the baselines index them', () => {
     expect(beirDocumentText({ title: 'Aspirin', text: 'Reduces fever.' })).toBe('Aspirin Reduces fever.');
     expect(beirDocumentText({ title: '', text: 'Reduces fever.' })).toBe('Reduces fever.');
+  });
+
+  it('makes the documents a retriever indexes: the joined text, the title kept in metadata, empty passages counted and left out', () => {
+    const { documents, empty } = beirDocuments({
+      name: 'tiny',
+      corpus: [
+        { id: 'd1', title: 'Aspirin', text: 'Reduces fever.', metadata: { year: 1899 } },
+        { id: 'd2', title: '', text: 'No title here.', metadata: {} },
+        { id: 'd3', title: '', text: '  ', metadata: {} },
+      ],
+    });
+    expect(documents).toEqual([
+      { id: 'd1', content: 'Aspirin Reduces fever.', sourceType: 'beir', sourceName: 'tiny', metadata: { year: 1899, title: 'Aspirin' } },
+      { id: 'd2', content: 'No title here.', sourceType: 'beir', sourceName: 'tiny', metadata: {} },
+    ]);
+    expect(empty).toBe(1);
   });
 
   it('warns about judged documents missing from the corpus', async () => {

@@ -6,8 +6,7 @@ import { createRegistry } from '../../config/built-ins.ts';
 import { createRag } from '../../config/create-rag.ts';
 import { defineComponent } from '../../config/registry.ts';
 import type { VectorStore } from '../../../src/contracts/vector-store.ts';
-import type { DocumentInput } from '../../../src/document.ts';
-import { beirDocumentText, loadBeir, type BeirDataset } from '../../../src/eval/beir.ts';
+import { beirDocuments, loadBeir, type BeirDataset } from '../../../src/eval/beir.ts';
 import type { AnswerFigures } from '../../../src/eval/answers.ts';
 import { evaluateRetrieval, type RetrievalEvaluation } from '../../../src/eval/runner.ts';
 import { SEARCH_MODES, type RAG, type SearchMode } from '../../../src/rag.ts';
@@ -355,17 +354,7 @@ async function temporaryFileStore(pipeline: EvalConfiguration, directory: string
 
 async function indexCorpus(rag: RAG, dataset: BeirDataset, io: CommandIO): Promise<{ documents: number; ms: number; warnings: string[] }> {
   const started = performance.now();
-  const documents: DocumentInput[] = [];
-  let empty = 0;
-  for (const document of dataset.corpus) {
-    const content = beirDocumentText(document);
-    if (content.trim() === '') empty++;
-    // The title is kept in metadata too: the agentic offline planner reads bridge entities from it.
-    else {
-      const metadata = document.title ? { ...document.metadata, title: document.title } : document.metadata;
-      documents.push({ id: document.id, content, sourceType: 'beir', sourceName: dataset.name, metadata });
-    }
-  }
+  const { documents, empty } = beirDocuments(dataset);
   const report = progressReporter(io, `indexing ${dataset.name}`, 'documents');
   let done = 0;
   for (const batch of chunk(documents, INDEX_BATCH)) {
