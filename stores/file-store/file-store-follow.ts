@@ -173,6 +173,8 @@ export function applyCatchUp(
   kinds: readonly DerivedIndexKind<unknown>[],
   loaded: ReadonlyMap<string, LoadedDerivedIndex<unknown> | undefined>,
 ): void {
+  // Vectors still in their files come in first (a segment this leaves behind closes below): a failed check changes nothing.
+  state.index.makeResident();
   const before = state.manifest;
   const next = catchUp.manifest;
   const replaced = catchUp.added.documents.map((document) => document.id).filter((id) => state.index.has(id));

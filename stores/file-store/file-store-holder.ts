@@ -60,6 +60,8 @@ export class StateHolder {
       await state.changing;
       state = await this.ready();
     }
+    // Damage found in rows a load left in their files (see `VectorIndex.makeResident`) fails every operation, as a load that found it would.
+    if (state.index.damage !== undefined) throw state.index.damage;
     return state;
   }
 

@@ -22,6 +22,8 @@ import type { LoadedState } from './file-store-state.ts';
 export async function setAsideDamaged(state: LoadedState, error: unknown, kinds: readonly DerivedIndexKind<unknown>[]): Promise<DamagedDocument[] | undefined> {
   const named = damagedDocumentOf(error);
   if (named === undefined) return undefined;
+  // Rows a load left in their files are checked first: a damaged table (not the document) is the segment's damage.
+  state.index.makeResident();
   // Already set aside (by a call that ran meanwhile): the caller can try again.
   if (state.damaged.has(named.id) && !state.index.has(named.id)) return [];
   const segmentOfId = state.segmentOfId;

@@ -31,6 +31,8 @@ import {
 } from './file-store-format.ts';
 import { contentChecksum } from './file-store-checksum.ts';
 import { KeptFile } from './kept-file.ts';
+import { deferredSegment } from './file-store-deferred.ts';
+import type { DeferredSegment } from '../indexes/vector-index.ts';
 import { partChecksum } from '../indexes/part-checksum.ts';
 import {
   align4,
@@ -72,6 +74,12 @@ export interface SegmentRows {
    * checksumming them there. Call it once.
    */
   readonly fill: (target: Uint8Array) => Promise<void>;
+  /**
+   * Instead of `fill`, leave the vectors in the file and check them when they are read (see file-store-deferred.ts):
+   * offered for a version 3 segment whose entry records its head's checksum. The head's checksum is then not
+   * checked by the load. Call one of `fill` and `defer`, once.
+   */
+  readonly defer?: () => DeferredSegment;
 }
 
 /** A whole segment decoded from its bytes (recovery, tests): documents and vectors. */
@@ -186,8 +194,9 @@ export async function loadSegment(
     };
     let filled = false;
     let hashed = false;
+    let deferred = false;
     const fill = async (target: Uint8Array) => {
-      if (filled || target.length !== shape.vectorBytes) throw fillMisuse(component);
+      if (filled || deferred || target.length !== shape.vectorBytes) throw fillMisuse(component);
       filled = true;
       checksum.update(header);
       // Every chunk queued at once: the thread pool reads them while this thread parses the ids.
@@ -211,16 +220,29 @@ export async function loadSegment(
       }
       checksum.verify('its checksum does not match the manifest');
     };
+    // Only a version 3 segment keeps a checksum per row, which checks a vector read alone (a document returned before
+    // the first search); only a head's checksum can be checked without reading the documents.
+    const defer =
+      shape.version === 3 && headOnly
+        ? () => {
+            if (filled || deferred) throw fillMisuse(component);
+            deferred = true;
+            return deferredSegment({ file, header, tables, shape, entry, directory, component, owner: texts });
+          }
+        : undefined;
     try {
-      await place({ count: shape.count, documents: parseDocuments, dimensions: shape.dimensions, largestNorm: shape.largestNorm, fill });
-      if (!filled) throw fillMisuse(component);
+      await place({ count: shape.count, documents: parseDocuments, dimensions: shape.dimensions, largestNorm: shape.largestNorm, fill, defer });
+      if (!filled && !deferred) throw fillMisuse(component);
     } catch (error) {
       // What `place` refused (an id live twice, say) may be damage in this file: then say so, naming the file.
-      if (!filled && errorCode(error) !== 'ENOENT') await fill(new Uint8Array(shape.vectorBytes)).catch(() => undefined);
+      if (!filled && errorCode(error) !== 'ENOENT') {
+        deferred = false;
+        await fill(new Uint8Array(shape.vectorBytes)).catch(() => undefined);
+      }
       if (hashed) await verifyRest();
       throw error;
     }
-    await verifyRest();
+    if (!deferred) await verifyRest();
     kept = file;
     file.keepOpen(texts);
     return () => file.close();

@@ -116,7 +116,9 @@ export async function loadState(directory: string, vectorOptions: VectorIndexOpt
                 `id ${JSON.stringify(id)} is live in more than one segment (${other} and ${entry.file})`,
               );
             };
-            await index.appendStored(rows.documents, rows.dimensions, rows.largestNorm, rows.fill, { count: rows.count, dropped, duplicate });
+            // The vectors stay in the file until a search needs them, where the index can (see deferred-vectors.ts).
+            if (rows.defer !== undefined && index.defersVectors) index.appendDeferred(rows.documents(), rows.dimensions, rows.defer(), { dropped, duplicate });
+            else await index.appendStored(rows.documents, rows.dimensions, rows.largestNorm, rows.fill, { count: rows.count, dropped, duplicate });
             runs.push({ file: entry.file, end: index.size });
           },
           manifest.version,

@@ -508,6 +508,8 @@ export class FileStore implements VectorStore, KeywordSearchable {
         else if (onDisk.generation !== this.holder.state.manifest.generation) await this.holder.takeIn(onDisk);
         // Built now, while the index is still as loaded (see `loadedState`).
         void this.holder.state.segmentOfId;
+        // Vectors a load left in their files come in before anything is written (a write changes the rows).
+        this.holder.state.index.makeResident();
         if (!this.orphansRemoved) {
           await removeOrphans(this.directory, this.holder.state.manifest);
           this.orphansRemoved = true;

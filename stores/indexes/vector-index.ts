@@ -4,6 +4,7 @@ import { AxonError } from '../../src/errors.ts';
 import { compileFilter, parseFilter, type Filter } from '../../src/filter/index.ts';
 import { assertVector } from '../../src/runtime/embed.ts';
 import { assertTopK } from './arguments.ts';
+import { type DeferredSegment, DeferredVectors } from './deferred-vectors.ts';
 import { RowDocuments, type StoredRun } from './row-documents.ts';
 import { SimdVectorSpace } from './simd/simd-index.ts';
 import { graphRegionBytes } from './simd/space-layout.ts';
@@ -11,6 +12,7 @@ import { vectorIndexOptionsSchema, type VectorIndexOptions, type VectorPrecision
 import type { SearchHits } from './vector-scan.ts';
 
 export { scanTopK, type SearchHits } from './vector-scan.ts';
+export type { DeferredSegment } from './deferred-vectors.ts';
 export type { StoredRun } from './row-documents.ts';
 
 export { vectorIndexOptionsSchema, vectorPrecisionSchema, type VectorIndexOptions, type VectorPrecision } from './vector-index-options.ts';
@@ -71,6 +73,8 @@ export class VectorIndex {
   /** Matching rows per filter (keyed by its JSON), valid for the current contents only. */
   private readonly filterCache = new Map<string, Int32Array>();
   private observer: RowObserver | undefined;
+  /** Rows whose vectors are still in their files (`appendDeferred`), until `makeResident`. */
+  private deferred: DeferredVectors | undefined;
 
   constructor(options: VectorIndexOptions = {}) {
     const parsed = parseOptions(vectorIndexOptionsSchema, options, 'vector-index');
@@ -116,6 +120,7 @@ export class VectorIndex {
   /** The space holding the unit vectors (created for `dimensions` if the index has none yet), for an index that reads them in place. */
   sharedVectors(dimensions: number): SimdVectorSpace {
     this.setDimensions(dimensions);
+    this.makeResident();
     return this.space!;
   }
 
@@ -179,6 +184,7 @@ export class VectorIndex {
   /** Insert a prepared batch; an id already present is replaced in place (upsert). */
   insert(batch: PreparedBatch): void {
     if (batch.documents.length === 0) return;
+    this.makeResident();
     this.filterCache.clear();
     this.setDimensions(batch.dimensions);
     const dimensions = batch.dimensions;
@@ -230,6 +236,7 @@ export class VectorIndex {
         details: { invariant: 'append-stored-count' },
       });
     }
+    this.makeResident();
     this.filterCache.clear();
     this.setDimensions(dimensions);
     const space = this.space!;
@@ -285,6 +292,62 @@ export class VectorIndex {
   }
 
   /**
+   * Whether `appendDeferred` can take rows now: exact float32 search, no graph sharing the vectors' memory, and no
+   * row resident yet (deferred rows are placed from row 0 on).
+   */
+  get defersVectors(): boolean {
+    return this.precision === 'exact' && this.reserveGraph === undefined && (this.space === undefined || this.space.rowsHeld === 0);
+  }
+
+  /**
+   * Bulk load, like `appendStored`, but the vectors stay in their file (`source`) until needed: the first search
+   * streams them (see deferred-vectors.ts), a document returned before that has its vector read and checked alone,
+   * and the next search, or anything that changes the rows or reads them in place, makes them resident first
+   * (`makeResident`). Needs `defersVectors`. The rows `dropped` (deleted documents) are removed again; every kept id
+   * must be new to the index, else `duplicate(id)` is thrown and nothing changes.
+   */
+  appendDeferred(
+    run: StoredRun,
+    dimensions: number,
+    source: DeferredSegment,
+    options: { dropped?: (run: StoredRun) => readonly number[]; duplicate?: (id: string) => Error } = {},
+  ): void {
+    const { duplicate = duplicateStoredId(this.component) } = options;
+    if (!this.defersVectors || run.ids.count !== source.rows) {
+      throw new AxonError('INTERNAL', 'appendDeferred() was called on an index that cannot defer its rows, or with a run and rows that differ.', {
+        component: this.component,
+        details: { invariant: 'append-deferred' },
+      });
+    }
+    this.setDimensions(dimensions);
+    const dropped = [...(options.dropped?.(run) ?? [])].sort((left, right) => right - left);
+    const shared = this.rows.firstShared(run, new Set(dropped));
+    if (shared !== undefined) throw duplicate(shared);
+    this.filterCache.clear();
+    this.deferred ??= new DeferredVectors(this.space!, this.component);
+    const first = this.rows.appendRun(run);
+    for (const row of dropped) this.rows.removeRow(first + row);
+    this.deferred.place(source, first, dropped);
+  }
+
+  /**
+   * Read the rows `appendDeferred` left in their files into the scan's memory now (checked as a load checks them);
+   * nothing to do when none are deferred. Synchronous, so a caller can do it before a change it makes in one step.
+   * @throws AxonError `STORE_CORRUPT` when the rows do not match their checksum (then every later use of the vectors
+   *   fails the same way), `STORE_IO`
+   */
+  makeResident(): void {
+    if (this.deferred === undefined) return;
+    this.deferred.makeResident();
+    this.deferred = undefined;
+  }
+
+  /** The `STORE_CORRUPT` error a check of rows left in their files raised (see `makeResident`): the index cannot be used. */
+  get damage(): unknown {
+    return this.deferred?.failure;
+  }
+
+  /**
    * Have the scan's optimised code compiled now, in the background (see `SimdVectorSpace.warmUp`): for a store
    * that has just loaded many rows and will search them next. Changes nothing.
    */
@@ -299,6 +362,7 @@ export class VectorIndex {
 
   /** Remove documents by id; unknown ids are ignored. Returns how many were removed. */
   delete(ids: Iterable<string>): number {
+    this.makeResident();
     let removed = 0;
     for (const id of ids) {
       const row = this.rows.rowOf(id);
@@ -332,6 +396,8 @@ export class VectorIndex {
   /** A copy of the document with this id (with its unit `embedding`), or `undefined`. */
   get(id: string): Document | undefined {
     const row = this.rows.rowOf(id);
+    // An id not found among rows not checked yet may be a damaged one: check them before saying it is not there.
+    if (row === undefined) this.deferred?.verify();
     return row === undefined ? undefined : this.materialise(row, 0);
   }
 
@@ -376,6 +442,12 @@ export class VectorIndex {
     const dimensions = this.fixedDimensions;
     const count = candidates === null ? this.rows.size : candidates.length;
     if (dimensions === undefined || count === 0) return { rows: new Int32Array(0), scores: new Float64Array(0) };
+    if (this.deferred !== undefined) {
+      // The first search streams the rows from their files; the next makes them resident (see deferred-vectors.ts).
+      const hits = this.deferred.streamed || options.rows !== undefined ? undefined : this.deferred.search(query, options.topK, candidates, count);
+      if (hits !== undefined) return hits;
+      this.makeResident();
+    }
     if (this.precision === 'int8') return this.space!.searchApproximate(query, options.topK, { rows: candidates, count });
     return this.space!.search(query, options.topK, candidates, count);
   }
@@ -399,6 +471,7 @@ export class VectorIndex {
 
   /** The stored unit vector at a row, as a view: for stores that persist the index. */
   vectorAt(row: number): Float32Array {
+    this.makeResident();
     return this.space!.vectorAt(row);
   }
 
@@ -467,7 +540,7 @@ export class VectorIndex {
       sourceName: document.sourceName,
       score,
       metadata: cloneJson(document.metadata),
-      embedding: this.space!.vectorAt(row).slice(),
+      embedding: this.deferred === undefined ? this.space!.vectorAt(row).slice() : this.deferred.vector(row, this.rows.idAt(row)),
     };
   }
 }

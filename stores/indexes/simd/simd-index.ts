@@ -256,20 +256,14 @@ export class SimdVectorSpace {
    * @throws AxonError `CAPACITY_EXCEEDED` past the memory limit, `INTERNAL` when the rows are not packed
    */
   async appendFilled(rows: number, largestNorm: number, fill: (target: Uint8Array) => Promise<void>): Promise<number> {
-    if (!this.packedRows || !Number.isSafeInteger(rows) || rows < 0 || !(largestNorm >= 0)) {
-      throw new AxonError('INTERNAL', `appendFilled() needs packed rows, a row count and a norm (got ${rows} rows, norm ${largestNorm}).`, {
-        component: this.component,
-        details: { invariant: 'append-filled-arguments' },
-      });
-    }
-    const first = this.rowCount;
-    if (first + rows > this.layout.capacity) this.resize(this.planFor(first + rows, Math.max(first + rows, 2 * this.layout.capacity)));
-    const { vectors, floatStride } = this.layout;
-    await fill(new Uint8Array(this.memory.buffer, vectors + first * floatStride, rows * floatStride));
-    if (this.quantization === 'int8') for (let row = first; row < first + rows; row++) this.writeCodes(row, this.vectorAtUnchecked(row));
-    if (largestNorm > this.largestNorm) this.largestNorm = largestNorm;
-    this.rowCount += rows;
-    return first;
+    await fill(this.fillTarget(rows, largestNorm));
+    return this.commitFilled(rows, largestNorm);
+  }
+
+  /** `appendFilled` with a `fill` that writes the rows before it returns (a synchronous read). */
+  appendFilledNow(rows: number, largestNorm: number, fill: (target: Uint8Array) => void): number {
+    fill(this.fillTarget(rows, largestNorm));
+    return this.commitFilled(rows, largestNorm);
   }
 
   /** Overwrite one stored row (an upsert of an existing id). */
@@ -410,6 +404,29 @@ export class SimdVectorSpace {
   }
 
   // --- Internal helpers ---
+
+  /** Where `appendFilled` has `rows` rows written: room made for them past the last row (checked as it documents). */
+  private fillTarget(rows: number, largestNorm: number): Uint8Array {
+    if (!this.packedRows || !Number.isSafeInteger(rows) || rows < 0 || !(largestNorm >= 0)) {
+      throw new AxonError('INTERNAL', `appendFilled() needs packed rows, a row count and a norm (got ${rows} rows, norm ${largestNorm}).`, {
+        component: this.component,
+        details: { invariant: 'append-filled-arguments' },
+      });
+    }
+    const first = this.rowCount;
+    if (first + rows > this.layout.capacity) this.resize(this.planFor(first + rows, Math.max(first + rows, 2 * this.layout.capacity)));
+    const { vectors, floatStride } = this.layout;
+    return new Uint8Array(this.memory.buffer, vectors + first * floatStride, rows * floatStride);
+  }
+
+  /** Store the rows `fillTarget` had written (their int8 codes too); returns the first. */
+  private commitFilled(rows: number, largestNorm: number): number {
+    const first = this.rowCount;
+    if (this.quantization === 'int8') for (let row = first; row < first + rows; row++) this.writeCodes(row, this.vectorAtUnchecked(row));
+    if (largestNorm > this.largestNorm) this.largestNorm = largestNorm;
+    this.rowCount += rows;
+    return first;
+  }
 
   private planFor(rows: number, preferredRows: number): SpaceLayout {
     const int8 = this.quantization === 'int8';

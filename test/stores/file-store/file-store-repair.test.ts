@@ -132,9 +132,11 @@ describe('FileStore.recover keeps every sound document', () => {
     const bytes = await readFile(join(directory, big));
     bytes.writeFloatLE(7.8e36, victim.vector[0] + 8);
     await writeFile(join(directory, big), bytes);
-    // The load checks the segment's head against the manifest: the store refuses to open, naming the segment and the repair.
-    await expect(FileStore.open({ directory })).rejects.toMatchObject({ code: 'STORE_CORRUPT', message: expect.stringContaining(big) });
-    await expect(FileStore.open({ directory })).rejects.toMatchObject({ fix: expect.stringContaining('axon store repair') });
+    // The first search checks the segment's head against the manifest (a load leaves the vectors in the file): it fails,
+    // naming the segment and the repair, and returns nothing.
+    const firstSearch = () => FileStore.open({ directory }).then((store) => store.search(documents[0].embedding as number[], { topK: 5 }));
+    await expect(firstSearch()).rejects.toMatchObject({ code: 'STORE_CORRUPT', message: expect.stringContaining(big) });
+    await expect(firstSearch()).rejects.toMatchObject({ fix: expect.stringContaining('axon store repair') });
     // With the manifest lost as well, the repair cannot compare the file with anything: the row's own checks find it.
     await rm(join(directory, 'manifest.json'));
     const report = await FileStore.recover({ directory });
@@ -274,7 +276,9 @@ describe('FileStore.recover keeps every sound document', () => {
     const { directory, documents, big } = await storeOf400();
     // Damage in bytes no document depends on (an unused header byte): the file fails its checksum, no document fails.
     await flip(directory, big, 44, 0);
-    await expect(FileStore.open({ directory })).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+    await expect(FileStore.open({ directory }).then((store) => store.search(documents[0].embedding as number[]))).rejects.toMatchObject({
+      code: 'STORE_CORRUPT',
+    });
     const report = await FileStore.recover({ directory });
     expect(report).toMatchObject({ recovered: true, lost: 0, damaged: [], salvaged: [{ file: big, kept: 400, damaged: 0 }] });
     await expectHeld(directory, documents);

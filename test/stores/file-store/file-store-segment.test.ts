@@ -225,7 +225,7 @@ describe('FileStore segments', () => {
     await expectSameAs(compacted, reference, ids);
   });
 
-  it('a flipped bit anywhere in a segment is found: in its head on load (STORE_CORRUPT naming the segment), in a document when read (that one document is set aside), and nothing is written', async () => {
+  it('a flipped bit anywhere in a segment is found and never returned: in its head by the read that depends on it or the first search (STORE_CORRUPT naming the segment), in a document when read (that one document is set aside), and nothing is written', async () => {
     const directory = await temporaryDirectory();
     const store = new FileStore({ directory, autoCompact: false });
     const written = documents(3, 8);
@@ -237,8 +237,8 @@ describe('FileStore segments', () => {
     const before = (await readdir(directory)).sort();
     const next = mulberry32(9);
     vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
-    // The head (header, vectors, ids, tables) is checked on load; each document's fields and content by their own
-    // checksum when the document is read (here: every document).
+    // The head (header, vectors, ids, tables) is checked whole by the first search; each document's fields and content
+    // by their own checksum, its id and vector by its row's, when the document is read (here: every document).
     expect(entry.head?.bytes).toBeGreaterThan(64 + 3 * DIMENSIONS * 4);
     const headBytes = entry.head!.bytes;
     // One random bit of every header byte, then of one byte in every three: vectors, ids, tables, fields and contents.
@@ -247,15 +247,32 @@ describe('FileStore segments', () => {
       const bytes = Buffer.from(original);
       bytes[position] ^= 1 << bit;
       await writeFile(path, bytes);
-      const outcome = await FileStore.open({ directory }).then(
-        async (opened) => {
+      const failure = (caught: unknown) => ({ code: (caught as { code?: string }).code, names: String((caught as Error).message).includes(path) });
+      let searched: unknown;
+      const outcome = await FileStore.open({ directory })
+        .then(async (opened) => {
           const found = await opened.getByIds(['d0', 'd1', 'd2']);
-          return { found: found.map(shape), damaged: (await opened.damagedDocuments()).map((damaged) => damaged.segment) };
-        },
-        (caught: unknown) => ({ code: (caught as { code?: string }).code, names: String((caught as Error).message).includes(path) }),
-      );
+          const damaged = (await opened.damagedDocuments()).map((document) => document.segment);
+          searched = await opened.search(written[0].embedding as number[]).then(() => 'found', failure);
+          return { found: found.map(shape), damaged };
+        })
+        .catch(failure);
       if (position < headBytes) {
-        expect({ position, bit, outcome }).toEqual({ position, bit, outcome: { code: 'STORE_CORRUPT', names: true } });
+        // Nothing damaged is returned: what a read returns is checked first (a document's id and vector by its row's
+        // checksum), so the read fails naming the segment, or, when the damage is in bytes nothing it returned depends
+        // on (an unused header byte), returns the documents as written; the first search, which checks the whole head,
+        // then fails.
+        if ('code' in outcome) expect({ position, bit, outcome }).toEqual({ position, bit, outcome: { code: 'STORE_CORRUPT', names: true } });
+        else {
+          const reference = new MemoryStore();
+          await reference.add(written);
+          expect({ position, found: outcome.found, damaged: outcome.damaged }).toEqual({
+            position,
+            found: (await reference.getByIds(['d0', 'd1', 'd2'])).map(shape),
+            damaged: [],
+          });
+          expect({ position, bit, searched }).toEqual({ position, bit, searched: { code: 'STORE_CORRUPT', names: true } });
+        }
       } else {
         // Exactly one document is set aside; the two others read back exactly as written.
         expect({ position, damaged: (outcome as { damaged: string[] }).damaged }).toEqual({ position, damaged: [entry.file] });
