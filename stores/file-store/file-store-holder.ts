@@ -80,6 +80,11 @@ export class StateHolder {
     for (;;) {
       const state = this.state ?? (await this.ready());
       if (state.manifest.generation === next.generation) return state;
+      // A state whose vectors were found damaged is not brought up to date but loaded again (after a repair, say).
+      if (state.index.damage !== undefined) {
+        this.state = await loadState(this.directory, this.vectorOptions, next);
+        return this.state;
+      }
       const prepared = await prepareCatchUp(state, next, this.directory).catch((error) => {
         throw AxonError.isInstance(error) ? error : ioError(this.directory, error);
       });

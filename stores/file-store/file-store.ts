@@ -96,7 +96,9 @@ export class FileStore implements VectorStore, KeywordSearchable {
   }
 
   /**
-   * Create a store and load it now, so a corrupt directory fails here rather than on first use.
+   * Create a store and load it now, so a damaged manifest, or a segment whose size, header, ids or tables do not
+   * check out, fails here rather than on first use. A format 3 segment's vectors stay in its file: their checksum
+   * is checked by the first search (see docs/stores.md, "Segment files"); `FileStore.verify` checks every byte.
    * @throws AxonError `STORE_CORRUPT` naming the file
    */
   static async open(options: FileStoreOptions): Promise<FileStore> {

@@ -1,13 +1,13 @@
 import { parseOptions } from '../../src/runtime/options.ts';
-import { assertJsonMetadata, type Document, type JsonValue, type Vector } from '../../src/document.ts';
+import type { Document, JsonValue, Vector } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
 import { compileFilter, parseFilter, type Filter } from '../../src/filter/index.ts';
-import { assertVector } from '../../src/runtime/embed.ts';
 import { assertTopK } from './arguments.ts';
 import { type DeferredSegment, DeferredVectors } from './deferred-vectors.ts';
 import { RowDocuments, type StoredRun } from './row-documents.ts';
 import { SimdVectorSpace } from './simd/simd-index.ts';
 import { graphRegionBytes } from './simd/space-layout.ts';
+import { assertStorable, firstEmbeddingLength, isArrayLike, writeUnitVector } from './vector-validation.ts';
 import { vectorIndexOptionsSchema, type VectorIndexOptions, type VectorPrecision } from './vector-index-options.ts';
 import type { SearchHits } from './vector-scan.ts';
 
@@ -569,75 +569,6 @@ export function cloneJson<T extends JsonValue | Record<string, JsonValue>>(value
     else copy[key] = item;
   }
   return copy as T;
-}
-
-// --- Internal helpers ---
-
-/** Validate `vector` and write it, scaled to unit length, at row `row` of `target`. */
-function writeUnitVector(vector: unknown, dimensions: number | undefined, target: Float32Array, row: number, component: string, label: string): void {
-  assertVector(vector, dimensions, component, label);
-  const length = vector.length;
-  // Scaling by the largest component first keeps the sum of squares finite for huge values.
-  let largest = 0;
-  for (let index = 0; index < length; index++) largest = Math.max(largest, Math.abs(vector[index]));
-  if (largest === 0) {
-    throw new AxonError('INVALID_VECTOR', `${label} is all zeros; cosine similarity is undefined for it.`, {
-      component,
-      fix: 'Skip empty texts before embedding, or check the embeddings provider.',
-    });
-  }
-  let sumOfSquares = 0;
-  for (let index = 0; index < length; index++) {
-    const scaled = vector[index] / largest;
-    sumOfSquares += scaled * scaled;
-  }
-  const inverse = 1 / (Math.sqrt(sumOfSquares) * largest);
-  const base = row * length;
-  for (let index = 0; index < length; index++) target[base + index] = vector[index] * inverse;
-}
-
-function firstEmbeddingLength(documents: readonly Document[]): number | undefined {
-  for (const document of documents) {
-    const embedding = document?.embedding;
-    if (isArrayLike(embedding) && embedding.length > 0) return embedding.length;
-  }
-  return undefined;
-}
-
-function isArrayLike(value: unknown): value is Vector {
-  return Array.isArray(value) || value instanceof Float32Array;
-}
-
-function assertStorable(document: Document, position: number, component: string): void {
-  const where = `documents[${position}]`;
-  if (document === null || typeof document !== 'object') {
-    throw new AxonError('INVALID_DOCUMENT', `${where} is not an object.`, {
-      component,
-      fix: 'Pass Document objects ({ id, content, sourceType, sourceName, metadata, embedding }).',
-    });
-  }
-  if (typeof document.id !== 'string' || document.id === '') {
-    throw new AxonError('INVALID_DOCUMENT', `${where}.id must be a non-empty string.`, {
-      component,
-      fix: 'Normalise inputs with normalizeDocument() to get stable ids.',
-    });
-  }
-  for (const field of ['content', 'sourceType', 'sourceName'] as const) {
-    if (typeof document[field] !== 'string') {
-      throw new AxonError('INVALID_DOCUMENT', `${where}.${field} must be a string.`, {
-        component,
-        fix: `Give ${field} as a string ('' when empty), or add through rag.addDocuments, which fills in sourceType and sourceName.`,
-      });
-    }
-  }
-  const metadata: unknown = document.metadata;
-  if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) {
-    throw new AxonError('INVALID_DOCUMENT', `${where}.metadata must be a plain object of JSON values.`, {
-      component,
-      fix: 'Give every document a metadata object ({} when it has none), or add through rag.addDocuments, which fills it in.',
-    });
-  }
-  assertJsonMetadata(metadata, `${where}.metadata`, component);
 }
 
 /** The order of `getBySource` results: source name, then `metadata.chunkIndex` (documents without one last), then id. */
