@@ -108,6 +108,23 @@ describe('FileStore leaves the vectors in the segment files until a search needs
     await expect(store.add(documents(900, 1, random(1)))).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
   });
 
+  it('a store that found its vectors damaged loads again once another process wrote (a repair), and answers from the sound files', async () => {
+    const directory = await storeOfThreeSegments();
+    const store = await open(directory);
+    const [first] = (await store.manifest()).segments;
+    const original = await readFile(join(directory, first.file));
+    await damage(directory, first.file, 64 + 3 * DIMENSIONS * 4);
+    const vector = Array.from({ length: DIMENSIONS }, (_, index) => index - 7);
+    await expect(store.search(vector)).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+    await expect(store.count()).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+    // The file put right, and another process writes: the next operation loads the store again.
+    await writeFile(join(directory, first.file), original);
+    const writer = await open(directory);
+    await writer.add(documents(3000, 1, random(2)));
+    expect(await store.count()).toBe(797);
+    expect(returned(await store.search(vector))).toEqual(returned(await writer.search(vector)));
+  });
+
   it('a document returned before any search (keyword search, read by id) has its own row checked: a damaged vector fails the read', async () => {
     const directory = await storeOfThreeSegments();
     const store = await open(directory);
