@@ -92,8 +92,8 @@ export async function loadState(directory: string, vectorOptions: VectorIndexOpt
     // A segment's rows are placed whole and its deleted ones dropped after, so leave room for the most of those.
     // Reserved before the dimensions are set, so the vectors' memory is made once, at its full size.
     const live = liveDocuments(manifest);
+    // A load that leaves the vectors in their files makes a small memory only (see `VectorIndex.appendDeferred`).
     index.reserve(live + Math.max(0, ...manifest.segments.map((segment) => segment.tombstones.length)));
-    if (manifest.dimensions !== null) index.setDimensions(manifest.dimensions);
     try {
       for (const entry of manifest.segments) {
         const release = await loadSegment(
@@ -125,6 +125,7 @@ export async function loadState(directory: string, vectorOptions: VectorIndexOpt
         );
         releases.set(entry.file, release);
       }
+      if (manifest.dimensions !== null) index.setDimensions(manifest.dimensions);
       if (index.size >= WARM_UP_SIZE) index.warmUp();
       return loadedState(manifest, index, runs, releases);
     } catch (error) {

@@ -19,10 +19,24 @@ import type { SearchHits } from './vector-scan.ts';
 
 /** Bytes of rows a streamed search reads at a time: a few MiB keeps the faulted pages few and the reads few. */
 const STREAM_BYTES = 4 * 1024 * 1024;
+/** Scratch bytes besides the rows: the alignment of its four tables (see `scratch`). */
+const SCRATCH_HEAD_BYTES = 64;
+/** Scratch bytes per row of a chunk besides the row: a float64 score, an offset, a heap entry (row and score). */
+const SCRATCH_ROW_BYTES = 20;
 /** Candidates kept beyond `topK` per chunk by the float32 scan, as `SimdVectorSpace.search` keeps them. */
 const EXACT_MARGIN = 16;
 /** Rows a resident copy reads at a time (straight into their place), so their checksum runs while the pages are warm. */
 const FILL_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Rows a space needs room for so that a streamed search reads up to `rows` rows of `dimensions` dimensions at a
+ * time (at most `STREAM_BYTES` of them): see `scratch`.
+ */
+export function streamingRows(dimensions: number, rows: number): number {
+  const rowBytes = dimensions * 4;
+  const chunkRows = Math.max(1, Math.min(rows, Math.floor(STREAM_BYTES / rowBytes)));
+  return Math.ceil((SCRATCH_HEAD_BYTES + chunkRows * (rowBytes + SCRATCH_ROW_BYTES)) / align16(rowBytes)) + 1;
+}
 
 /**
  * One segment's vectors, left in its file: what a store hands `VectorIndex.appendDeferred`. Reads are synchronous
@@ -237,6 +251,8 @@ export class DeferredVectors {
     this.throwIfFailed();
     const space = this.space;
     if (space.rowsHeld !== 0) throw misuse(this.component, 'a resident copy needs the space free of rows');
+    // Room for the most rows held at once (a segment's rows are placed whole, then its deleted ones dropped).
+    space.reserve(Math.max(...this.segments.map((segment) => segment.first + segment.source.rows)));
     try {
       this.checked(() => {
         for (const { source, first, dropped } of this.segments) {
@@ -279,8 +295,9 @@ export class DeferredVectors {
     if (this.space.rowsHeld !== 0) throw misuse(this.component, 'a streamed read needs the space free of rows');
     const { buffer, vectors, stride, capacity } = this.space.shared;
     const rowBytes = this.space.dimensions * 4;
-    const free = (capacity - 1) * stride - 64;
-    const chunkRows = Math.max(1, Math.min(Math.floor(STREAM_BYTES / rowBytes), Math.floor(free / (rowBytes + 20))));
+    const free = (capacity - 1) * stride - SCRATCH_HEAD_BYTES;
+    const chunkRows = Math.min(Math.floor(STREAM_BYTES / rowBytes), Math.floor(free / (rowBytes + SCRATCH_ROW_BYTES)));
+    if (chunkRows < 1) throw misuse(this.component, 'the space has no room for a row to stream');
     const scoresAt = vectors + stride;
     const listAt = scoresAt + align16(chunkRows * 8);
     const heapRowsAt = listAt + align16(chunkRows * 4);

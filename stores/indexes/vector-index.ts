@@ -3,7 +3,7 @@ import type { Document, JsonValue, Vector } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
 import { compileFilter, parseFilter, type Filter } from '../../src/filter/index.ts';
 import { assertTopK } from './arguments.ts';
-import { type DeferredSegment, DeferredVectors } from './deferred-vectors.ts';
+import { type DeferredSegment, DeferredVectors, streamingRows } from './deferred-vectors.ts';
 import { RowDocuments, type StoredRun } from './row-documents.ts';
 import { SimdVectorSpace } from './simd/simd-index.ts';
 import { graphRegionBytes } from './simd/space-layout.ts';
@@ -105,11 +105,16 @@ export class VectorIndex {
       });
     }
     this.fixedDimensions = dimensions;
+    this.createSpace(dimensions, this.capacity);
+  }
+
+  /** The space for `dimensions`, made now for `capacity` rows unless there is one. */
+  private createSpace(dimensions: number, capacity: number): void {
     if (this.space === undefined) {
       this.space = new SimdVectorSpace({
         dimensions,
         component: this.component,
-        initialCapacity: this.capacity,
+        initialCapacity: capacity,
         quantization: this.precision === 'int8' ? 'int8' : 'none',
       });
       const graph = this.reserveGraph;
@@ -319,6 +324,9 @@ export class VectorIndex {
         details: { invariant: 'append-deferred' },
       });
     }
+    // Only the rows a streamed search reads at a time are made room for: the memory for all of them is made (and
+    // faulted in) with the resident copy, if it ever is.
+    this.createSpace(dimensions, streamingRows(dimensions, Math.max(this.capacity, source.rows)));
     this.setDimensions(dimensions);
     const dropped = [...(options.dropped?.(run) ?? [])].sort((left, right) => right - left);
     const shared = this.rows.firstShared(run, new Set(dropped));
@@ -338,6 +346,7 @@ export class VectorIndex {
    */
   makeResident(): void {
     if (this.deferred === undefined) return;
+    this.space!.reserve(this.capacity);
     this.deferred.makeResident();
     this.deferred = undefined;
   }
