@@ -361,7 +361,8 @@ export class VectorIndex {
    * that has just loaded many rows and will search them next. Changes nothing.
    */
   warmUp(): void {
-    this.space?.warmUp();
+    if (this.deferred !== undefined) this.deferred.warmUp();
+    else this.space?.warmUp();
   }
 
   /** Validate and insert in one step. */
