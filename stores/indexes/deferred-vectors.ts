@@ -23,8 +23,6 @@ const STREAM_BYTES = 4 * 1024 * 1024;
 const SCRATCH_HEAD_BYTES = 64;
 /** Scratch bytes per row of a chunk besides the row: a float64 score, an offset, a heap entry (row and score). */
 const SCRATCH_ROW_BYTES = 20;
-/** Rows `warmUp` scans, as `SimdVectorSpace.warmUp` does. */
-const WARM_UP_ROWS = 4096;
 /** Candidates kept beyond `topK` per chunk by the float32 scan, as `SimdVectorSpace.search` keeps them. */
 const EXACT_MARGIN = 16;
 /** Rows a resident copy reads at a time (straight into their place), so their checksum runs while the pages are warm. */
@@ -243,18 +241,6 @@ export class DeferredVectors {
       hits.scores[rank] = best[rank].score;
     }
     return hits;
-  }
-
-  /**
-   * Run the kernel's scan and re-score once over a chunk's worth of the scratch, discarding what they find (see
-   * `SimdVectorSpace.warmUp`): V8 then compiles their optimised code in the background, ready for the first search.
-   */
-  warmUp(): void {
-    const { kernel } = this.space.shared;
-    const { queryAt, scoresAt, heapRowsAt, heapScoresAt, rows, chunkRows } = this.scratch();
-    const rowBytes = this.space.dimensions * 4;
-    if (rowBytes % 16 === 0) kernel.search_f32(rows.byteOffset, rowBytes, queryAt, 0, 0, Math.min(chunkRows, WARM_UP_ROWS), heapRowsAt, heapScoresAt, 1);
-    kernel.score_f64(rows.byteOffset, rowBytes, this.space.dimensions, queryAt, 0, 0, Math.min(chunkRows, WARM_UP_ROWS / 16), scoresAt);
   }
 
   /**

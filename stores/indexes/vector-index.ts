@@ -361,8 +361,7 @@ export class VectorIndex {
    * that has just loaded many rows and will search them next. Changes nothing.
    */
   warmUp(): void {
-    if (this.deferred !== undefined) this.deferred.warmUp();
-    else this.space?.warmUp();
+    this.space?.warmUp();
   }
 
   /** Validate and insert in one step. */
