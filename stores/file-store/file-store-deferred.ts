@@ -51,7 +51,11 @@ class SegmentVectors implements DeferredSegment {
     this.rowChecksums = uint32Table(source.tables, shape.layout.rowChecksums - shape.layout.ids, shape.count);
   }
 
-  read(into: (first: number, count: number) => Uint8Array, chunkRows: number, visit?: (first: number, count: number) => void): void {
+  *reading(
+    into: (first: number, count: number) => Uint8Array,
+    chunkRows: number,
+    visit?: (first: number, count: number) => void,
+  ): Generator<void, void, undefined> {
     const { header, tables, entry } = this.source;
     const checksum = contentChecksum(entry.head!, (problem) => this.corrupt(problem));
     checksum.update(header);
@@ -61,6 +65,7 @@ class SegmentVectors implements DeferredSegment {
       this.readAt(HEADER_BYTES_V2 + first * this.rowBytes, target);
       checksum.update(target);
       visit?.(first, count);
+      yield;
     }
     checksum.update(tables);
     checksum.verify('the checksum of its head does not match the manifest');

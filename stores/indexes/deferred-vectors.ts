@@ -13,7 +13,7 @@
  * them in place (a write, another process's write taken in, a graph over the rows): `makeResident`.
  */
 import { AxonError } from '../../src/errors.ts';
-import type { SimdVectorSpace } from './simd/simd-index.ts';
+import { SimdVectorSpace } from './simd/simd-index.ts';
 import { TopKHeap } from './top-k-heap.ts';
 import type { SearchHits } from './vector-scan.ts';
 
@@ -25,6 +25,8 @@ const SCRATCH_HEAD_BYTES = 64;
 const SCRATCH_ROW_BYTES = 20;
 /** Candidates kept beyond `topK` per chunk by the float32 scan, as `SimdVectorSpace.search` keeps them. */
 const EXACT_MARGIN = 16;
+/** Searches that stream the rows before the rest of the resident copy is made in one step. */
+const STREAMED_SEARCHES = 2;
 /** Rows a resident copy reads at a time (straight into their place), so their checksum runs while the pages are warm. */
 const FILL_BYTES = 8 * 1024 * 1024;
 
@@ -51,12 +53,17 @@ export interface DeferredSegment {
   readonly largestNorm: number;
   /**
    * Read every row in file order, `chunkRows` at a time, into the bytes `into(first, count)` returns (float32,
-   * row after row, `count × dimensions × 4` bytes), calling `visit(first, count)` after each chunk; then check
-   * everything read, with the rest of what the checksum covers, against the checksum the store recorded.
+   * row after row, `count × dimensions × 4` bytes), calling `visit(first, count)` after each chunk and yielding
+   * after it (so a reader can spread the chunks over turns of the event loop); then check everything read, with
+   * the rest of what the checksum covers, against the checksum the store recorded.
    * @throws AxonError `STORE_CORRUPT` when it does not match (after the last `visit`: discard what the visits
    *   found), `STORE_IO` when the file cannot be read
    */
-  read(into: (first: number, count: number) => Uint8Array, chunkRows: number, visit?: (first: number, count: number) => void): void;
+  reading(
+    into: (first: number, count: number) => Uint8Array,
+    chunkRows: number,
+    visit?: (first: number, count: number) => void,
+  ): Generator<void, void, undefined>;
   /**
    * Row `row`'s vector into `target`, checked against that row's own checksum (over its id and its vector).
    * @throws AxonError `STORE_CORRUPT` when it does not match, `STORE_IO`
@@ -86,8 +93,13 @@ export class DeferredVectors {
   private failed: unknown;
   /** Whether every segment was checked whole. */
   private verified = false;
-  /** Whether a search streamed the rows (the next one makes the resident copy). */
-  streamed = false;
+  /** How many searches streamed the rows. */
+  private streamed = 0;
+  /** The resident copy being made behind the first searches (`copyBehind`). */
+  private copying: ResidentCopy | undefined;
+  /** Whether `copyBehind` is to start the copy at the next turn; whether the rows were made resident (nothing more to copy). */
+  private scheduled = false;
+  private resided = false;
 
   constructor(
     private readonly space: SimdVectorSpace,
@@ -151,7 +163,7 @@ export class DeferredVectors {
     if (this.verified) return;
     const { rows, chunkRows } = this.scratch();
     this.checked(() => {
-      for (const { source } of this.segments) source.read((_first, count) => rows.subarray(0, count * source.rowBytes), chunkRows);
+      for (const { source } of this.segments) drain(source.reading((_first, count) => rows.subarray(0, count * source.rowBytes), chunkRows));
     });
     this.verified = true;
   }
@@ -187,7 +199,7 @@ export class DeferredVectors {
       for (const { source, first: base, rowOf } of this.segments) {
         largestNorm = Math.max(largestNorm, source.largestNorm);
         const everyRow = wanted === null && rowOf === null;
-        source.read(
+        const reading = source.reading(
           (_first, rows) => scratch.rows.subarray(0, rows * source.rowBytes),
           scratch.chunkRows,
           (first, rows) => {
@@ -227,10 +239,11 @@ export class DeferredVectors {
             }
           },
         );
+        drain(reading);
       }
     });
     this.verified = true;
-    this.streamed = true;
+    this.streamed++;
     const best = heap.drain();
     // The rounding bound of `SimdVectorSpace.search` for these rows (their stride is the dimensions, unpadded).
     const errorBound = ((dimensions * 4) / 64 + 8) * 2 ** -23 * Math.hypot(...query) * largestNorm;
@@ -243,42 +256,98 @@ export class DeferredVectors {
     return hits;
   }
 
+  /** Whether the next search streams the rows (the first `STREAMED_SEARCHES`; then the resident copy is finished). */
+  get streams(): boolean {
+    return this.streamed < STREAMED_SEARCHES;
+  }
+
   /**
-   * Read every row into the space, checked, in the rows the index gave them: the space then holds what
-   * `VectorIndex.appendStored` would have put there.
+   * After a search streamed the rows: make the resident copy in the background, a chunk of a few MiB per turn of the
+   * event loop behind an unref'd timer, into a memory of its own, and hand it to `done` once every row is in and
+   * checked (once; later calls do nothing). A one-shot process (`axon ask`) exits without waiting for it; a
+   * long-lived one searches its resident rows a few turns later, without a search paying for the copy (faulting in
+   * fresh memory costs several times a streamed search here). `resident` finishes it at once when needed sooner.
    */
-  makeResident(): void {
+  copyBehind(capacity: number, done: (space: SimdVectorSpace) => void): void {
+    if (this.copying !== undefined || this.scheduled || this.failed !== undefined) return;
+    this.scheduled = true;
+    let copying: ResidentCopy | undefined;
+    const step = () => {
+      // The memory is made at the first step, not by the search (making 160 MB sets off a garbage collection).
+      if (copying === undefined) {
+        this.scheduled = false;
+        if (this.copying !== undefined || this.failed !== undefined || this.resided) return;
+        const space = new SimdVectorSpace({ dimensions: this.space.dimensions, component: this.component, initialCapacity: capacity });
+        copying = { space, steps: this.copyInto(space) };
+        this.copying = copying;
+      }
+      const current = copying;
+      if (this.copying !== current) return;
+      const { space } = current;
+      try {
+        if (this.checked(() => current.steps.next().done !== true)) setTimeout(step, 0).unref();
+        else {
+          this.copying = undefined;
+          done(space);
+        }
+      } catch {
+        // Damage is kept (every later use reports it); after a failure to read, a later search tries again.
+        this.copying = undefined;
+      }
+    };
+    setTimeout(step, 0).unref();
+  }
+
+  /**
+   * Every row in memory now, checked, in the rows the index gave them: the space the copy behind the searches
+   * fills (finished in one step), or else the index's space (made room for `capacity` rows), which then holds what
+   * `VectorIndex.appendStored` would have put there.
+   * @throws AxonError `STORE_CORRUPT` (then every later use of the rows fails the same way), `STORE_IO`
+   */
+  resident(capacity: number): SimdVectorSpace {
     this.throwIfFailed();
+    this.resided = true;
+    const copying = this.copying;
+    if (copying !== undefined) {
+      this.copying = undefined;
+      this.checked(() => drain(copying.steps));
+      return copying.space;
+    }
     const space = this.space;
     if (space.rowsHeld !== 0) throw misuse(this.component, 'a resident copy needs the space free of rows');
-    // Room for the most rows held at once (a segment's rows are placed whole, then its deleted ones dropped).
-    space.reserve(Math.max(...this.segments.map((segment) => segment.first + segment.source.rows)));
+    space.reserve(capacity);
     try {
-      this.checked(() => {
-        for (const { source, first, dropped } of this.segments) {
-          const rowBytes = source.rowBytes;
-          const chunkRows = Math.max(1, Math.floor(FILL_BYTES / rowBytes));
-          if (space.packedRows) {
-            space.appendFilledNow(source.rows, source.largestNorm, (target) =>
-              source.read((start, rows) => target.subarray(start * rowBytes, (start + rows) * rowBytes), chunkRows),
-            );
-          } else {
-            const values = new Float32Array(source.rows * space.dimensions);
-            const bytes = new Uint8Array(values.buffer);
-            source.read((start, rows) => bytes.subarray(start * rowBytes, (start + rows) * rowBytes), chunkRows);
-            space.append(values);
-          }
-          for (const row of dropped) space.swapRemove(first + row);
-        }
-      });
+      this.checked(() => drain(this.copyInto(space)));
     } catch (error) {
       // Rows read before the failure go again (removing the last row moves nothing), so a later try starts afresh.
       while (space.size > 0) space.swapRemove(space.size - 1);
       throw error;
     }
+    return space;
   }
 
   // --- Internal helpers ---
+
+  /** Copy every row into `space` (which holds none), checked; a step per chunk read. */
+  private *copyInto(space: SimdVectorSpace): Generator<void, void, undefined> {
+    // Room for the most rows held at once (a segment's rows are placed whole, then its deleted ones dropped).
+    space.reserve(Math.max(...this.segments.map((segment) => segment.first + segment.source.rows)));
+    for (const { source, first, dropped } of this.segments) {
+      const rowBytes = source.rowBytes;
+      const chunkRows = Math.max(1, Math.floor(FILL_BYTES / rowBytes));
+      if (space.packedRows) {
+        const target = space.fillTarget(source.rows, source.largestNorm);
+        yield* source.reading((start, rows) => target.subarray(start * rowBytes, (start + rows) * rowBytes), chunkRows);
+        space.commitFilled(source.rows, source.largestNorm);
+      } else {
+        const values = new Float32Array(source.rows * space.dimensions);
+        const bytes = new Uint8Array(values.buffer);
+        yield* source.reading((start, rows) => bytes.subarray(start * rowBytes, (start + rows) * rowBytes), chunkRows);
+        space.append(values);
+      }
+      for (const row of dropped) space.swapRemove(first + row);
+    }
+  }
 
   /** Rows the index holds from these segments. */
   private get rowCount(): number {
@@ -312,9 +381,9 @@ export class DeferredVectors {
   }
 
   /** Run a read of the rows; damage it finds is kept (a failure to read, IO, may pass, so it is not). */
-  private checked(read: () => void): void {
+  private checked<T>(read: () => T): T {
     try {
-      read();
+      return read();
     } catch (error) {
       if (AxonError.isInstance(error) && error.code === 'STORE_CORRUPT') this.failed = error;
       throw error;
@@ -324,6 +393,17 @@ export class DeferredVectors {
   private throwIfFailed(): void {
     if (this.failed !== undefined) throw this.failed;
   }
+}
+
+/** A resident copy being made behind the first searches: its memory, and its steps (a chunk each). */
+interface ResidentCopy {
+  readonly space: SimdVectorSpace;
+  readonly steps: Generator<void, void, undefined>;
+}
+
+/** Run a generator to its end. */
+function drain(steps: Generator<void, void, undefined>): void {
+  for (let step = steps.next(); step.done !== true; step = steps.next());
 }
 
 function align16(value: number): number {

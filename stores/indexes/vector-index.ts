@@ -73,7 +73,7 @@ export class VectorIndex {
   /** Matching rows per filter (keyed by its JSON), valid for the current contents only. */
   private readonly filterCache = new Map<string, Int32Array>();
   private observer: RowObserver | undefined;
-  /** Rows whose vectors are still in their files (`appendDeferred`), until `makeResident`. */
+  /** Rows whose vectors are still in their files (`appendDeferred`), until they are made resident. */
   private deferred: DeferredVectors | undefined;
 
   constructor(options: VectorIndexOptions = {}) {
@@ -346,8 +346,7 @@ export class VectorIndex {
    */
   makeResident(): void {
     if (this.deferred === undefined) return;
-    this.space!.reserve(this.capacity);
-    this.deferred.makeResident();
+    this.space = this.deferred.resident(this.capacity);
     this.deferred = undefined;
   }
 
@@ -452,9 +451,18 @@ export class VectorIndex {
     const count = candidates === null ? this.rows.size : candidates.length;
     if (dimensions === undefined || count === 0) return { rows: new Int32Array(0), scores: new Float64Array(0) };
     if (this.deferred !== undefined) {
-      // The first search streams the rows from their files; the next makes them resident (see deferred-vectors.ts).
-      const hits = this.deferred.streamed || options.rows !== undefined ? undefined : this.deferred.search(query, options.topK, candidates, count);
-      if (hits !== undefined) return hits;
+      // The first searches stream the rows from their files while the resident copy is made behind them; from the
+      // third on, what is left of the copy is finished first (see `DeferredVectors.copyBehind`).
+      const deferred = this.deferred;
+      const hits = deferred.streams && options.rows === undefined ? deferred.search(query, options.topK, candidates, count) : undefined;
+      if (hits !== undefined) {
+        deferred.copyBehind(this.capacity, (space) => {
+          if (this.deferred !== deferred) return;
+          this.space = space;
+          this.deferred = undefined;
+        });
+        return hits;
+      }
       this.makeResident();
     }
     if (this.precision === 'int8') return this.space!.searchApproximate(query, options.topK, { rows: candidates, count });

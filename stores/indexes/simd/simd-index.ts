@@ -260,10 +260,30 @@ export class SimdVectorSpace {
     return this.commitFilled(rows, largestNorm);
   }
 
-  /** `appendFilled` with a `fill` that writes the rows before it returns (a synchronous read). */
-  appendFilledNow(rows: number, largestNorm: number, fill: (target: Uint8Array) => void): number {
-    fill(this.fillTarget(rows, largestNorm));
-    return this.commitFilled(rows, largestNorm);
+  /**
+   * `appendFilled` in two steps, for rows written over several turns of the event loop: where to write `rows` rows
+   * (room made past the last row), then `commitFilled` once they are written. Nothing else may use the space between.
+   */
+  fillTarget(rows: number, largestNorm: number): Uint8Array {
+    if (!this.packedRows || !Number.isSafeInteger(rows) || rows < 0 || !(largestNorm >= 0)) {
+      throw new AxonError('INTERNAL', `appendFilled() needs packed rows, a row count and a norm (got ${rows} rows, norm ${largestNorm}).`, {
+        component: this.component,
+        details: { invariant: 'append-filled-arguments' },
+      });
+    }
+    const first = this.rowCount;
+    if (first + rows > this.layout.capacity) this.resize(this.planFor(first + rows, Math.max(first + rows, 2 * this.layout.capacity)));
+    const { vectors, floatStride } = this.layout;
+    return new Uint8Array(this.memory.buffer, vectors + first * floatStride, rows * floatStride);
+  }
+
+  /** Store the rows `fillTarget` had written (their int8 codes too); returns the first. */
+  commitFilled(rows: number, largestNorm: number): number {
+    const first = this.rowCount;
+    if (this.quantization === 'int8') for (let row = first; row < first + rows; row++) this.writeCodes(row, this.vectorAtUnchecked(row));
+    if (largestNorm > this.largestNorm) this.largestNorm = largestNorm;
+    this.rowCount += rows;
+    return first;
   }
 
   /** Overwrite one stored row (an upsert of an existing id). */
@@ -404,29 +424,6 @@ export class SimdVectorSpace {
   }
 
   // --- Internal helpers ---
-
-  /** Where `appendFilled` has `rows` rows written: room made for them past the last row (checked as it documents). */
-  private fillTarget(rows: number, largestNorm: number): Uint8Array {
-    if (!this.packedRows || !Number.isSafeInteger(rows) || rows < 0 || !(largestNorm >= 0)) {
-      throw new AxonError('INTERNAL', `appendFilled() needs packed rows, a row count and a norm (got ${rows} rows, norm ${largestNorm}).`, {
-        component: this.component,
-        details: { invariant: 'append-filled-arguments' },
-      });
-    }
-    const first = this.rowCount;
-    if (first + rows > this.layout.capacity) this.resize(this.planFor(first + rows, Math.max(first + rows, 2 * this.layout.capacity)));
-    const { vectors, floatStride } = this.layout;
-    return new Uint8Array(this.memory.buffer, vectors + first * floatStride, rows * floatStride);
-  }
-
-  /** Store the rows `fillTarget` had written (their int8 codes too); returns the first. */
-  private commitFilled(rows: number, largestNorm: number): number {
-    const first = this.rowCount;
-    if (this.quantization === 'int8') for (let row = first; row < first + rows; row++) this.writeCodes(row, this.vectorAtUnchecked(row));
-    if (largestNorm > this.largestNorm) this.largestNorm = largestNorm;
-    this.rowCount += rows;
-    return first;
-  }
 
   private planFor(rows: number, preferredRows: number): SpaceLayout {
     const int8 = this.quantization === 'int8';
