@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Document } from '../../../src/document.ts';
 import { FileStore, type FileStoreOptions } from '../../../stores/file-store/file-store.ts';
@@ -90,6 +92,25 @@ describe('FileStore leaves the vectors in the segment files until a search needs
       }
     }
     expect(await resident.count()).toBe(850 - 54 + 1 - 1);
+  });
+
+  it('a process that searched once exits without waiting for the copy behind its search, and found what a resident store finds', async () => {
+    const directory = await storeOfThreeSegments();
+    const script = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'file-store-one-search.ts');
+    const run = spawnSync(process.execPath, ['--import', 'tsx', script, directory, String(DIMENSIONS)], { encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    const { ids, resident } = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { ids: string[]; resident: boolean };
+    expect(resident).toBe(false);
+    const store = await open(directory);
+    await store.search(Array.from({ length: DIMENSIONS }, () => 1));
+    expect(ids).toEqual(
+      (
+        await store.search(
+          Array.from({ length: DIMENSIONS }, (_, index) => Math.sin(index)),
+          { topK: 5 },
+        )
+      ).map((document) => document.id),
+    );
   });
 
   it('damage in the vectors after open is found by the first search, which returns nothing, and fails every later operation', async () => {
