@@ -7,13 +7,16 @@
  */
 
 import { contentTermSet, questionTerms } from '../answer/coverage.ts';
-import { mentions, namesIn } from '../answer/names.ts';
+import { foldedWords, mentions, namesIn, titleName } from '../answer/names.ts';
 
 /**
- * Whether a result found by a sub-query planned from `parent` is its second hop: it mentions a name of several
- * words that the parent names and the question does not (the entity the parent bridges to), its title included, or
- * it holds a key term of the question the parent lacks. A sub-query's result that does neither found something
- * else.
+ * Whether a result found by a sub-query planned from `parent` is its second hop. A bridge is a name of several words
+ * that the parent names and the question does not (the entity the parent bridges to). The result is the second hop
+ * when it is the bridge's own page (titled with the name, or opening with it), whatever words it uses; when it
+ * mentions a bridge and holds some of the question's terms the parent lacks; or when it holds a key term of the
+ * question the parent lacks. A result that only mentions the bridge adds nothing the question asks: ranked directly
+ * below the parent, it would only push the question's own next result down. A sub-query's result that does none of
+ * these found something else.
  */
 export function continuesFrom(question: string, parent: { content: string }, child: { content: string; title?: string }): boolean {
   const asked = namesIn(question).map((name) => name.words.join(' '));
@@ -21,11 +24,20 @@ export function continuesFrom(question: string, parent: { content: string }, chi
   // Names of one word ("American", "DNA") are too common to tie two results together.
   const bridges = namesIn(parent.content).filter((name) => name.words.length > 1 && !asked.includes(name.words.join(' ')) && !mentions(questionText, name));
   const text = child.title === undefined ? child.content : `${child.title}\n${child.content}`;
-  if (bridges.some((name) => mentions(text, name))) return true;
-  // Or it holds a key term of the question (a code, an acronym, a name) the parent lacks: the rest of the question.
   const parentTerms = contentTermSet(parent.content);
   const childTerms = contentTermSet(text);
-  return questionTerms(question).some((term) => term.key && !parentTerms.has(term.term) && childTerms.has(term.term));
+  const adds = questionTerms(question).filter((term) => !parentTerms.has(term.term) && childTerms.has(term.term));
+  // The bridge entity's own page is the second hop, whatever words it uses: titled with the name, or opening with it
+  // as a page about it does ("Shirley Temple Black (1928–2014) was an American actress…").
+  const ownName = child.title === undefined ? undefined : titleName(child.title, child.content);
+  const ownWords = ownName === undefined ? '' : foldedWords(ownName).join(' ');
+  const opening = foldedWords(child.content.slice(0, 200));
+  const opensWith = (name: { words: string[] }) => name.words.every((word, index) => opening[index] === word);
+  if (bridges.some((name) => name.words.join(' ') === ownWords || opensWith(name))) return true;
+  // Another result naming the bridge is one only when it also holds some of the question the parent lacks.
+  if (adds.length > 0 && bridges.some((name) => mentions(text, name))) return true;
+  // Or it holds a key term of the question (a code, an acronym, a name) the parent lacks: the rest of the question.
+  return adds.some((term) => term.key);
 }
 
 /** The results of one sub-query planned from a result: keys of the results, best first. */

@@ -1,6 +1,6 @@
-import { contentTermSet, contextOf, describeUncovered, questionTerms } from '../answer/coverage.ts';
+import { contentTermSet, contextOf, describeUncovered, questionTerms, type QuestionTerm } from '../answer/coverage.ts';
 import { extractiveAnswer } from '../answer/extractive.ts';
-import { lowercaseVocabulary, namesIn, titleName } from '../answer/names.ts';
+import { foldedWords, lowercaseVocabulary, mentions, namesIn, titleName } from '../answer/names.ts';
 import type { Evidence } from '../context/evidence.ts';
 import type { Decision, Planner, PlanningState } from './planner.ts';
 import type { Plan, Sufficiency } from './prompts.ts';
@@ -51,7 +51,7 @@ export class OfflinePlanner implements Planner {
       return { ok: true, value: { subQueries: [], expandDocuments: [] }, attempts: 0, warnings: [warning] };
     }
     const terms = questionTerms(state.question);
-    const questionWords = new Set(terms.map((term) => term.term));
+    const questionNames = namedTerms(terms);
     const asked = new Set(state.previousQueries.map((entry) => `${entry.retriever}\u0000${normalize(entry.query)}`));
     const subQueries: Plan['subQueries'] = [];
     const add = (query: string, retriever: string, follows: number) => {
@@ -67,7 +67,7 @@ export class OfflinePlanner implements Planner {
       const covered = contentTermSet([result.content, ...contextOf(result.metadata)].join('\n'));
       // What the question asks that this result does not say: the part the bridge entity's own page holds.
       const uncovered = terms.filter((term) => (missing ? missing.has(term.term) : !covered.has(term.term))).map((term) => term.word.toLowerCase());
-      for (const entity of bridgeEntities(result, questionWords, this.bridgesPerResult, commonWords))
+      for (const entity of bridgeEntities(result, state.question, questionNames, this.bridgesPerResult, commonWords))
         add(`${entity} ${uncovered.join(' ')}`.trim(), result.retriever, index + 1);
     });
     return { ok: true, value: { subQueries, expandDocuments: [] }, attempts: 0, warnings: [] };
@@ -110,18 +110,37 @@ function normalize(query: string): string {
 }
 
 /**
+ * The question's terms that name something: those it writes with a capital or as a code ("Ralph Hefferline",
+ * "Wigan Athletic", "L5"). A word the question writes in lower case ("at a university", "the league cup", "the
+ * production company") is a common noun there, so a name sharing it ("Columbia University", "Football League") is
+ * another entity, often the very one asked for. A question written all in lower case says nothing by its capitals:
+ * then all its terms count.
+ */
+function namedTerms(terms: readonly QuestionTerm[]): Set<string> {
+  const named = terms.filter((term) => term.key || /^\p{Lu}/u.test(term.word));
+  return new Set((named.length > 0 ? named : terms).map((term) => term.term));
+}
+
+/**
  * The entities a result names that the question does not: its title first when it is a name (`titleName`), then the names in its text, the ones
  * of several words first (a lone capitalised word is as often an adjective, "American", as a name), then by how
- * often they occur, earlier first on ties. A name mostly made of the question's own words is the first hop, not a
- * bridge to the second.
+ * often they occur, earlier first on ties. A name the question writes out ("Le roi malgré lui"), or one mostly made
+ * of what the question names (`namedTerms`), is the first hop, not a bridge to the second.
  */
-function bridgeEntities(result: AgenticResultItem, questionWords: ReadonlySet<string>, limit: number, commonWords: ReadonlySet<string>): string[] {
+function bridgeEntities(
+  result: AgenticResultItem,
+  question: string,
+  questionNames: ReadonlySet<string>,
+  limit: number,
+  commonWords: ReadonlySet<string>,
+): string[] {
   const entities: string[] = [];
   const seen = new Set<string>();
   const consider = (name: string) => {
     const terms = [...contentTermSet(name)];
     const key = terms.join(' ');
-    if (terms.length === 0 || seen.has(key) || terms.filter((term) => questionWords.has(term)).length * 2 >= terms.length) return;
+    if (terms.length === 0 || seen.has(key) || terms.filter((term) => questionNames.has(term)).length * 2 >= terms.length) return;
+    if (mentions(question, { words: foldedWords(name) })) return;
     seen.add(key);
     entities.push(name.trim());
   };

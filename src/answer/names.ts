@@ -159,13 +159,18 @@ function capitalisedSpans(text: string): Span[] {
 
 /**
  * A span as a name: leading openers ("The", "In") dropped, the sentence-initial word dropped when it is written in
- * lower case elsewhere in the text, boilerplate words and shouting (all-capital words of five or more letters)
+ * lower case elsewhere in the text (the connectors after it too), boilerplate words and shouting (all-capital words of five or more letters)
  * cut, and trailing connectors removed.
  */
 function trimSpan(words: string[], sentenceStart: boolean, lowercaseWords: ReadonlySet<string>): string[] {
+  const opener = (word: string) => COMMON_OPENERS.has(word.toLowerCase()) || CONNECTORS.has(word.toLowerCase());
   let start = 0;
-  while (start < words.length && (COMMON_OPENERS.has(words[start].toLowerCase()) || CONNECTORS.has(words[start].toLowerCase()))) start++;
-  if (start === 0 && sentenceStart && words.length > 0 && lowercaseWords.has(words[0].toLowerCase())) start = 1;
+  while (start < words.length && opener(words[start])) start++;
+  if (start === 0 && sentenceStart && words.length > 0 && lowercaseWords.has(words[0].toLowerCase())) {
+    // The connectors after a dropped ordinary word go with it: "Role of AMP-activated" is `AMP-activated`, not "of AMP-activated".
+    start = 1;
+    while (start < words.length && opener(words[start])) start++;
+  }
   let result = words.slice(start);
   if (result.some((word) => BOILERPLATE.has(word.toLowerCase()) || isShouting(word))) return [];
   while (result.length > 0 && CONNECTORS.has(result[result.length - 1].toLowerCase())) result = result.slice(0, -1);
@@ -190,6 +195,7 @@ function fold(word: string): string {
     .replace(/['’].*$/, '');
 }
 
-function foldedWords(text: string): string[] {
+/** The words of a text as a name's `words` are written: lower-cased and folded, a trailing possessive or dot off. */
+export function foldedWords(text: string): string[] {
   return (text.match(WORD) ?? []).map((word) => fold(word.replace(/['’.–-]+$/, '')));
 }

@@ -65,6 +65,16 @@ describe('continuesFrom', () => {
     expect(continuesFrom(question, film, { content: 'She served as Chief of Protocol.', title: 'Shirley Temple' })).toBe(true);
   });
 
+  it('is true for another result naming the bridge only when it holds some of the question the parent lacks', () => {
+    // A result about the bridge entity that adds nothing the question asks is not its second hop: ranked directly
+    // below the parent, it would push the question's own next result down.
+    expect(continuesFrom(question, film, { content: 'Critics compared Shirley Temple with other child stars of the decade.' })).toBe(false);
+    expect(continuesFrom(question, film, { content: 'Critics wrote that Shirley Temple held a government position.' })).toBe(true);
+    // The bridge entity's own page is, whatever words it uses: titled with the name, or opening with it.
+    expect(continuesFrom(question, film, { content: 'Child stars of the decade were compared with her.', title: 'Shirley Temple' })).toBe(true);
+    expect(continuesFrom(question, film, { content: 'Shirley Temple Black was compared with other child stars of the decade.' })).toBe(true);
+  });
+
   it('is false for a result naming only what the question names, or nothing of the parent', () => {
     expect(continuesFrom(question, film, { content: 'Meet Corliss Archer was a radio program.' })).toBe(false);
     expect(continuesFrom(question, film, { content: 'The Chief of Protocol advises on diplomatic protocol.' })).toBe(false);

@@ -61,6 +61,25 @@ describe('OfflinePlanner', () => {
     }
   });
 
+  it('bridges to a name that shares only a common noun with the question, never to a name the question writes out', async () => {
+    // "a university" is a common noun in the question: Veldon University is another entity, the one asked for.
+    const question = 'Mara Quell taught chemistry at a university located in which city?';
+    const page = item('Mara Quell (born 3 February 1950) is a chemist. Mara Quell taught at Veldon University for thirty years.', { title: 'Mara Quell' });
+    const decision = await new OfflinePlanner().plan({ ...state([page]), question });
+    expect(decision.ok && decision.value.subQueries.map((subQuery) => subQuery.query)).toEqual([expect.stringMatching(/^Veldon University /)]);
+    // A question written in lower case says nothing by its capitals: every word of it counts, so "Mara Quell" is
+    // still the first hop (and "Veldon University", sharing "university", is taken for one as well).
+    const lower = await new OfflinePlanner().plan({ ...state([page]), question: question.toLowerCase() });
+    expect(lower.ok && lower.value.subQueries.map((subQuery) => subQuery.query)).toEqual([expect.not.stringMatching(/^(Mara Quell|Veldon University)/)]);
+    // A title the question writes out whole, its lower-case words included, is the first hop too.
+    const opera = item('Le roi malgré lui is an opéra comique by Emmanuel Chabrier.', { title: 'Le roi malgré lui' });
+    const operas = await new OfflinePlanner().plan({
+      ...state([opera]),
+      question: 'Do the operas Vanessa and Le roi malgré lui have the same number of acts?',
+    });
+    expect(operas.ok && operas.value.subQueries.map((subQuery) => subQuery.query)).toEqual([expect.stringMatching(/^Emmanuel Chabrier/)]);
+  });
+
   it('plans no second hop when the best results name none of what the question is about', async () => {
     const decision = await new OfflinePlanner().plan({
       ...state([item('The Escherichia coli heat shock response is well studied by Jane Doe.')]),

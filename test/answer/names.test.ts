@@ -18,6 +18,11 @@ describe('namesIn', () => {
     expect(names('The Lee–Enfield rifle was designed by James Paris Lee.')).toEqual(['Lee–Enfield', 'James Paris Lee']);
   });
 
+  it('drops the connectors that follow a dropped sentence opener with it', () => {
+    // "Role" is an ordinary word here (the text writes "role"), and "of" was only the rest of the phrase it opened.
+    expect(names('Role of AMP-activated protein kinase in liver. The role of the kinase is known.')).toEqual(['AMP-activated']);
+  });
+
   it('takes a sentence-opening word that neighbouring texts write in lower case as that word', () => {
     const heading = 'Differences that remain\n\nRecall@10 is reported. Lee designed it.';
     expect(names(heading)).toEqual(['Differences', 'Recall', 'Lee']);
