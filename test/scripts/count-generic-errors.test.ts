@@ -6,9 +6,11 @@ describe('errors name the failure, not its family', () => {
 
   it('keeps the generic codes to the sites counted (INVALID_OPTION, INVALID_INPUT, INTERNAL, PROVIDER_ERROR)', () => {
     expect(census.sites.length).toBeGreaterThan(250);
-    // Lower these when a site gets a specific code; a new generic site has to be argued for here.
-    expect(Object.fromEntries(census.byCode)).toEqual({ INVALID_OPTION: 46, INVALID_INPUT: 30, INTERNAL: 19, PROVIDER_ERROR: 8 });
-    expect(census.generic).toHaveLength(103);
+    // Lower these when a site gets a specific code; a new generic site has to be argued for here. INTERNAL 19 → 21:
+    // the deferred vectors' two invariants (a deferred run handed to an index that cannot defer it, or used out of
+    // order), reachable only by a defect in the store itself, never by input.
+    expect(Object.fromEntries(census.byCode)).toEqual({ INVALID_OPTION: 46, INVALID_INPUT: 30, INTERNAL: 21, PROVIDER_ERROR: 8 });
+    expect(census.generic).toHaveLength(105);
   });
 
   it('raises CONFIG_INVALID only as a ConfigError, with its issues', () => {
