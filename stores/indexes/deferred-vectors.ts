@@ -9,10 +9,13 @@
  * with), and keeps the best rows in a heap ordered as that search orders them (score, then the lower row): the
  * result is the resident search's, row for row and bit for bit. Each segment's rows are checked against its
  * recorded checksum as they stream, and a mismatch fails the search with `STORE_CORRUPT` before anything it found
- * is returned. The resident copy is made at the next search, or at once by anything that changes the rows or reads
- * them in place (a write, another process's write taken in, a graph over the rows): `makeResident`.
+ * is returned. The resident copy is then made in the background, a chunk per turn of the event loop (`copyBehind`),
+ * and swapped in when done; anything that changes the rows or reads them in place (a write, another process's write
+ * taken in, a graph over the rows), or a third search, finishes it at once: `resident`. An index no one will search
+ * again stops the copy (`cancel`).
  */
 import { AxonError } from '../../src/errors.ts';
+import { EXACT_MARGIN, float32RoundingBound } from './simd/exact-bound.ts';
 import { SimdVectorSpace } from './simd/simd-index.ts';
 import { TopKHeap } from './top-k-heap.ts';
 import type { SearchHits } from './vector-scan.ts';
@@ -23,8 +26,6 @@ const STREAM_BYTES = 4 * 1024 * 1024;
 const SCRATCH_HEAD_BYTES = 64;
 /** Scratch bytes per row of a chunk besides the row: a float64 score, an offset, a heap entry (row and score). */
 const SCRATCH_ROW_BYTES = 20;
-/** Candidates kept beyond `topK` per chunk by the float32 scan, as `SimdVectorSpace.search` keeps them. */
-const EXACT_MARGIN = 16;
 /** Searches that stream the rows before the rest of the resident copy is made in one step. */
 const STREAMED_SEARCHES = 2;
 /** Rows a resident copy reads at a time (straight into their place), so their checksum runs while the pages are warm. */
@@ -100,6 +101,8 @@ export class DeferredVectors {
   /** Whether `copyBehind` is to start the copy at the next turn; whether the rows were made resident (nothing more to copy). */
   private scheduled = false;
   private resided = false;
+  /** Whether `cancel` stopped the copy behind the searches (none is started again). */
+  private cancelled = false;
 
   constructor(
     private readonly space: SimdVectorSpace,
@@ -192,7 +195,8 @@ export class DeferredVectors {
       for (let index = 0; index < count; index++) wanted[candidates[index]] = 1;
     }
     const listed = new Int32Array(buffer, scratch.listAt, scratch.chunkRows);
-    const heap = new TopKHeap(topK);
+    // No more rows than there are can be kept, whatever `topK` asks for (the heap makes room for them at once).
+    const heap = new TopKHeap(Math.min(topK, count));
     let cut = Number.NEGATIVE_INFINITY;
     let largestNorm = 0;
     this.checked(() => {
@@ -246,7 +250,7 @@ export class DeferredVectors {
     this.streamed++;
     const best = heap.drain();
     // The rounding bound of `SimdVectorSpace.search` for these rows (their stride is the dimensions, unpadded).
-    const errorBound = ((dimensions * 4) / 64 + 8) * 2 ** -23 * Math.hypot(...query) * largestNorm;
+    const errorBound = float32RoundingBound(dimensions * 4, query, largestNorm);
     if (best.length > 0 && cut !== Number.NEGATIVE_INFINITY && !(best[best.length - 1].score > cut + errorBound)) return undefined;
     const hits = { rows: new Int32Array(best.length), scores: new Float64Array(best.length) };
     for (let rank = 0; rank < best.length; rank++) {
@@ -267,35 +271,50 @@ export class DeferredVectors {
    * checked (once; later calls do nothing). A one-shot process (`axon ask`) exits without waiting for it; a
    * long-lived one searches its resident rows a few turns later, without a search paying for the copy (faulting in
    * fresh memory costs several times a streamed search here). `resident` finishes it at once when needed sooner.
+   *
+   * Nothing a step raises leaves the timer (there is no caller to take it): a copy that fails is dropped undone, and
+   * the `resident` a later search or change needs raises the error to its caller (damage is kept as always).
    */
   copyBehind(capacity: number, done: (space: SimdVectorSpace) => void): void {
-    if (this.copying !== undefined || this.scheduled || this.failed !== undefined) return;
+    if (this.copying !== undefined || this.scheduled || this.failed !== undefined || this.cancelled) return;
     this.scheduled = true;
     let copying: ResidentCopy | undefined;
     const step = () => {
-      // The memory is made at the first step, not by the search (making 160 MB sets off a garbage collection).
-      if (copying === undefined) {
-        this.scheduled = false;
-        if (this.copying !== undefined || this.failed !== undefined || this.resided) return;
-        const space = new SimdVectorSpace({ dimensions: this.space.dimensions, component: this.component, initialCapacity: capacity });
-        copying = { space, steps: this.copyInto(space) };
-        this.copying = copying;
-      }
-      const current = copying;
-      if (this.copying !== current) return;
-      const { space } = current;
       try {
+        // The memory is made at the first step, not by the search (making 160 MB sets off a garbage collection).
+        if (copying === undefined) {
+          this.scheduled = false;
+          if (this.copying !== undefined || this.failed !== undefined || this.resided || this.cancelled) return;
+          const space = new SimdVectorSpace({ dimensions: this.space.dimensions, component: this.component, initialCapacity: capacity });
+          copying = { space, steps: this.copyInto(space) };
+          this.copying = copying;
+        }
+        const current = copying;
+        if (this.copying !== current) return;
         if (this.checked(() => current.steps.next().done !== true)) setTimeout(step, 0).unref();
         else {
           this.copying = undefined;
-          done(space);
+          done(current.space);
         }
       } catch {
-        // Damage is kept (every later use reports it); after a failure to read, a later search tries again.
-        this.copying = undefined;
+        // Damage is kept (every later use reports it); after a failure to read or to make the memory, a later
+        // `resident` tries again and raises what fails to its caller.
+        if (this.copying === copying) this.copying = undefined;
       }
     };
     setTimeout(step, 0).unref();
+  }
+
+  /**
+   * Stop the copy behind the searches, and start none again: for an index no one will search again (a store closed,
+   * a state replaced by a newer one), so it reads no more of its files and makes no memory for them. The rows stay
+   * usable: a later search streams them, or makes them resident then.
+   */
+  cancel(): void {
+    this.cancelled = true;
+    const copying = this.copying;
+    this.copying = undefined;
+    copying?.steps.return();
   }
 
   /**

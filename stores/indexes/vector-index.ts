@@ -1,9 +1,10 @@
 import { parseOptions } from '../../src/runtime/options.ts';
-import type { Document, JsonValue, Vector } from '../../src/document.ts';
+import type { Document, Vector } from '../../src/document.ts';
 import { AxonError } from '../../src/errors.ts';
 import { compileFilter, parseFilter, type Filter } from '../../src/filter/index.ts';
 import { assertTopK } from './arguments.ts';
 import { type DeferredSegment, DeferredVectors, streamingRows } from './deferred-vectors.ts';
+import { cloneJson, compareForSource } from './document-values.ts';
 import { RowDocuments, type StoredRun } from './row-documents.ts';
 import { SimdVectorSpace } from './simd/simd-index.ts';
 import { graphRegionBytes } from './simd/space-layout.ts';
@@ -12,6 +13,7 @@ import { vectorIndexOptionsSchema, type VectorIndexOptions, type VectorPrecision
 import type { SearchHits } from './vector-scan.ts';
 
 export { scanTopK, type SearchHits } from './vector-scan.ts';
+export { cloneJson, compareForSource } from './document-values.ts';
 export type { DeferredSegment } from './deferred-vectors.ts';
 export type { StoredRun } from './row-documents.ts';
 
@@ -306,10 +308,13 @@ export class VectorIndex {
 
   /**
    * Bulk load, like `appendStored`, but the vectors stay in their file (`source`) until needed: the first search
-   * streams them (see deferred-vectors.ts), a document returned before that has its vector read and checked alone,
-   * and the next search, or anything that changes the rows or reads them in place, makes them resident first
-   * (`makeResident`). Needs `defersVectors`. The rows `dropped` (deleted documents) are removed again; every kept id
-   * must be new to the index, else `duplicate(id)` is thrown and nothing changes.
+   * streams them (see deferred-vectors.ts) and has the resident copy made behind it, a document returned before
+   * that has its vector read and checked alone, and anything that changes the rows or reads them in place, or a
+   * third search, makes them resident first (`makeResident`). Needs `defersVectors`. The rows `dropped` (deleted
+   * documents) are removed again; every kept id must be new to the index, else `duplicate(id)` is thrown and
+   * nothing changes. Rows that the memory limit could not hold resident are refused now, as `appendStored` refuses
+   * them, though no memory is made for them yet.
+   * @throws AxonError `CAPACITY_EXCEEDED` (no row is added)
    */
   appendDeferred(
     run: StoredRun,
@@ -328,6 +333,8 @@ export class VectorIndex {
     // faulted in) with the resident copy, if it ever is.
     this.createSpace(dimensions, streamingRows(dimensions, Math.max(this.capacity, source.rows)));
     this.setDimensions(dimensions);
+    // The resident copy is made for the rows held at most at once (a segment placed whole, then its deleted rows dropped).
+    this.space!.assertRoomFor(Math.max(this.capacity, this.rows.size + source.rows));
     const dropped = [...(options.dropped?.(run) ?? [])].sort((left, right) => right - left);
     const shared = this.rows.firstShared(run, new Set(dropped));
     if (shared !== undefined) throw duplicate(shared);
@@ -348,6 +355,14 @@ export class VectorIndex {
     if (this.deferred === undefined) return;
     this.space = this.deferred.resident(this.capacity);
     this.deferred = undefined;
+  }
+
+  /**
+   * Stop what the index does in the background (the resident copy made behind the first searches, see
+   * `DeferredVectors.cancel`): for an index no one will search again. It still answers if it is searched.
+   */
+  release(): void {
+    this.deferred?.cancel();
   }
 
   /** The `STORE_CORRUPT` error a check of rows left in their files raised (see `makeResident`): the index cannot be used. */
@@ -572,31 +587,4 @@ function duplicateStoredId(component: string): (id: string) => Error {
       component,
       details: { invariant: 'append-stored-new-ids' },
     });
-}
-
-/** A deep copy of a JSON value (faster than `structuredClone` for small metadata objects). */
-export function cloneJson<T extends JsonValue | Record<string, JsonValue>>(value: T): T {
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((item) => cloneJson(item)) as T;
-  const copy: Record<string, JsonValue> = {};
-  for (const key of Object.keys(value)) {
-    const item = cloneJson((value as Record<string, JsonValue>)[key]);
-    // Plain assignment of "__proto__" would change the copy's prototype instead of adding a field.
-    if (key === '__proto__') Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
-    else copy[key] = item;
-  }
-  return copy as T;
-}
-
-/** The order of `getBySource` results: source name, then `metadata.chunkIndex` (documents without one last), then id. */
-export function compareForSource(left: Document, right: Document): number {
-  if (left.sourceName !== right.sourceName) return left.sourceName < right.sourceName ? -1 : 1;
-  const leftChunk = left.metadata.chunkIndex;
-  const rightChunk = right.metadata.chunkIndex;
-  const leftHas = typeof leftChunk === 'number';
-  const rightHas = typeof rightChunk === 'number';
-  // Documents without a chunk index come after the numbered chunks of their source.
-  if (leftHas && rightHas && leftChunk !== rightChunk) return (leftChunk as number) - (rightChunk as number);
-  if (leftHas !== rightHas) return leftHas ? -1 : 1;
-  return left.id < right.id ? -1 : left.id > right.id ? 1 : 0;
 }

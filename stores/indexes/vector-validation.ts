@@ -72,3 +72,15 @@ export function assertStorable(document: Document, position: number, component: 
   }
   assertJsonMetadata(metadata, `${where}.metadata`, component);
 }
+
+/** Every value of `values` is a finite number (`label` names them in the error). @throws AxonError `INVALID_VECTOR` */
+export function assertFinite(values: Float32Array, component: string, label: string): void {
+  for (let index = 0; index < values.length; index++) {
+    if (!Number.isFinite(values[index])) {
+      throw new AxonError('INVALID_VECTOR', `${label}[${index}] is ${values[index]}; every component must be a finite number.`, {
+        component,
+        fix: 'Check what made the vector: NaN and Infinity cannot be searched.',
+      });
+    }
+  }
+}

@@ -2,6 +2,8 @@ import { parseOptions } from '../../../src/runtime/options.ts';
 import { AxonError } from '../../../src/errors.ts';
 import { assertTopK } from '../arguments.ts';
 import type { SearchHits } from '../vector-scan.ts';
+import { assertFinite } from '../vector-validation.ts';
+import { EXACT_MARGIN, float32RoundingBound, sumOfSquares } from './exact-bound.ts';
 import { int8QueryScale, quantizeRow } from './int8-quantization.ts';
 import { codeOffset, formatBytes, pagedBytes, planLayout, planWithinLimit, WASM_PAGE_BYTES, type SpaceLayout } from './space-layout.ts';
 import { createMemory, instantiateKernel, type SearchKernel, type WasmMemory } from './wasm-runtime.ts';
@@ -12,6 +14,7 @@ import {
   type SimdVectorSpaceParsedOptions,
 } from './simd-index-options.ts';
 
+export { largestRowNorm } from './exact-bound.ts';
 export { simdVectorSpaceOptionsSchema, WASM_MEMORY_LIMIT_BYTES, type ApproximateSearchOptions, type SimdVectorSpaceOptions } from './simd-index-options.ts';
 
 /**
@@ -25,8 +28,6 @@ export interface SpaceTenant {
   moved(old: ArrayBuffer): void;
 }
 
-/** Candidates kept beyond `topK` by the float32 kernel, so rounding cannot push a true top-K row out. */
-const EXACT_MARGIN = 16;
 /** Rows `warmUp` scans: a few milliseconds of baseline code at most, past V8's budget for tiering the scan up. */
 const WARM_UP_ROWS = 4096;
 
@@ -222,6 +223,15 @@ export class SimdVectorSpace {
   }
 
   /**
+   * Check that `rows` rows would fit this space's memory limit, without making the memory: for rows read in later
+   * (vectors left in their files), refused when they are found, not when they come in.
+   * @throws AxonError `CAPACITY_EXCEEDED`
+   */
+  assertRoomFor(rows: number): void {
+    this.planFor(rows, rows);
+  }
+
+  /**
    * Append rows (`vectors.length / dimensions` of them, row-major) after the last one; returns the first new row.
    * @throws AxonError `INVALID_VECTOR` (non-finite values or a partial row), `CAPACITY_EXCEEDED` past the memory limit
    */
@@ -337,10 +347,7 @@ export class SimdVectorSpace {
     const candidates = this.candidateCount(rows, count);
     if (candidates === 0) return { rows: new Int32Array(0), scores: new Float64Array(0) };
     this.writeQuery(query);
-    const queryNorm = Math.sqrt(sumOfSquares(query));
-    // Worst-case float32 rounding of one kernel dot product: about one rounding per sequential add
-    // (a quarter of the 16-float steps, plus the reductions), doubled for slack, times |query|·|row|.
-    const errorBound = (this.layout.floatStride / 64 + 8) * 2 ** -23 * queryNorm * this.largestNorm;
+    const errorBound = float32RoundingBound(this.layout.floatStride, query, this.largestNorm);
     const { heapRows, heapScores, floatStride, vectors } = this.layout;
     let capacity = Math.min(topK + EXACT_MARGIN, candidates);
     for (;;) {
@@ -585,31 +592,4 @@ export function simdScanTopK(vectors: Float32Array, dimensions: number, query: F
   const space = new SimdVectorSpace({ dimensions, initialCapacity: Math.max(1, stored) });
   space.append(vectors.subarray(0, stored * dimensions));
   return space.search(query, topK, rows, count);
-}
-
-/** The largest L2 norm among rows of `vectors`, computed as a space computes it when rows are appended (for `appendFilled`). */
-export function largestRowNorm(vectors: Float32Array, dimensions: number): number {
-  let largest = 0;
-  for (let start = 0; start + dimensions <= vectors.length; start += dimensions) {
-    const norm = Math.sqrt(sumOfSquares(vectors.subarray(start, start + dimensions)));
-    if (norm > largest) largest = norm;
-  }
-  return largest;
-}
-
-function sumOfSquares(values: Float32Array): number {
-  let sum = 0;
-  for (let index = 0; index < values.length; index++) sum += values[index] * values[index];
-  return sum;
-}
-
-function assertFinite(values: Float32Array, component: string, label: string): void {
-  for (let index = 0; index < values.length; index++) {
-    if (!Number.isFinite(values[index])) {
-      throw new AxonError('INVALID_VECTOR', `${label}[${index}] is ${values[index]}; every component must be a finite number.`, {
-        component,
-        fix: 'Check what made the vector: NaN and Infinity cannot be searched.',
-      });
-    }
-  }
 }

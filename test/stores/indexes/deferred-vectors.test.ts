@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Document } from '../../../src/document.ts';
 import { AxonError } from '../../../src/errors.ts';
-import { DeferredVectors } from '../../../stores/indexes/deferred-vectors.ts';
+import { DeferredVectors, streamingRows } from '../../../stores/indexes/deferred-vectors.ts';
+import { SimdVectorSpace } from '../../../stores/indexes/simd/simd-index.ts';
 import { IdTable } from '../../../stores/indexes/id-table.ts';
 import { type DeferredSegment, type StoredRun, VectorIndex } from '../../../stores/indexes/vector-index.ts';
 import { random } from '../support.ts';
@@ -254,6 +255,74 @@ describe('vectors left in their files (DeferredVectors)', () => {
     for (const source of sources) expect(source.passes).toBe(1);
     const query = [0.1, -0.4, 0.3, 0.2];
     expect(deferred.search(query, { topK: 200 })).toEqual(resident.search(query, { topK: 200 }));
+    expect(deferred.defersVectors).toBe(false);
+  });
+});
+
+describe('vectors left in their files: limits, failures and an index no one searches', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
+
+  it('a streamed search keeps no more rows than there are, whatever topK asks for', async () => {
+    const next = random(21);
+    const { resident, deferred } = await twoIndexes([{ vectors: unitRows(120, 8, next), dropped: [4] }], 8);
+    const query = Array.from({ length: 8 }, () => next() - 0.5);
+    const streamed = vi.spyOn(DeferredVectors.prototype, 'search');
+    const found = deferred.search(query, { topK: Number.MAX_SAFE_INTEGER });
+    expect(streamed.mock.results[0].value).toBeDefined();
+    expect(found).toHaveLength(119);
+    expect(returned(found)).toEqual(returned(resident.search(query, { topK: Number.MAX_SAFE_INTEGER })));
+  });
+
+  it('rows past the memory limit are refused when they come in, as resident rows are, without making their memory', () => {
+    const index = new VectorIndex({ initialCapacity: 20_000_000 });
+    const source = new MemorySegment(unitRows(100, 64, random(22)), 64);
+    expect(() => index.appendDeferred(runOf(0, 100), 64, source)).toThrow(expect.objectContaining({ code: 'CAPACITY_EXCEEDED' }));
+    expect(index.size).toBe(0);
+    expect(source.passes).toBe(0);
+    // 200 rows of 64 dimensions fit: the same index takes a segment that does.
+    const fitting = new VectorIndex({ initialCapacity: 200 });
+    fitting.appendDeferred(runOf(0, 100), 64, source);
+    expect(fitting.size).toBe(100);
+  });
+
+  it('a copy behind the searches that cannot make its memory raises nothing from its timer; the next resident copy reports the error to its caller', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    const source = new MemorySegment(unitRows(100, 64, random(23)), 64);
+    const space = new SimdVectorSpace({ dimensions: 64, initialCapacity: streamingRows(64, 100) });
+    const vectors = new DeferredVectors(space, 'test');
+    vectors.place(source, 0, []);
+    const query = new Float32Array(source.vectors.subarray(0, 64));
+    expect(vectors.search(query, 3, null, 100)?.rows[0]).toBe(0);
+    const done = vi.fn();
+    // 20 million rows of 64 dimensions are past the 4 GiB of one WebAssembly memory.
+    vectors.copyBehind(20_000_000, done);
+    expect(() => vi.runAllTimers()).not.toThrow();
+    expect(done).not.toHaveBeenCalled();
+    expect(() => vectors.resident(20_000_000)).toThrow(expect.objectContaining({ code: 'CAPACITY_EXCEEDED' }));
+    // Room for the rows there are: the copy is made, every row in it.
+    expect(vectors.resident(100).size).toBe(100);
+  });
+
+  it('an index released (no one will search it again) stops the copy behind its search and reads its files no more; searched anyway, it still answers', async () => {
+    const next = random(24);
+    const { resident, deferred, sources } = await twoIndexes([{ vectors: unitRows(12_000, 384, next), dropped: [9] }], 384);
+    const query = Array.from({ length: 384 }, () => next() - 0.5);
+    expect(returned(deferred.search(query, { topK: 5 }))).toEqual(returned(resident.search(query, { topK: 5 })));
+    // Two turns: the copy's memory is made and its first chunk (of three) read; then the index is released.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    deferred.release();
+    for (let turn = 0; turn < 10; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(deferred.defersVectors).toBe(true);
+    expect(sources[0].passes).toBe(2);
+    // A later search streams (no copy is started again behind it), then the rows are made resident when asked.
+    expect(returned(deferred.search(query, { topK: 7 }))).toEqual(returned(resident.search(query, { topK: 7 })));
+    for (let turn = 0; turn < 10; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(sources[0].passes).toBe(3);
+    expect(returned(deferred.search(query, { topK: 9 }))).toEqual(returned(resident.search(query, { topK: 9 })));
     expect(deferred.defersVectors).toBe(false);
   });
 });
