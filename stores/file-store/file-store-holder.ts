@@ -81,10 +81,7 @@ export class StateHolder {
       const state = this.state ?? (await this.ready());
       if (state.manifest.generation === next.generation) return state;
       // A state whose vectors were found damaged is not brought up to date but loaded again (after a repair, say).
-      if (state.index.damage !== undefined) {
-        this.state = await loadState(this.directory, this.vectorOptions, next);
-        return this.state;
-      }
+      if (state.index.damage !== undefined) return this.replace(state, await loadState(this.directory, this.vectorOptions, next));
       const prepared = await prepareCatchUp(state, next, this.directory).catch((error) => {
         throw AxonError.isInstance(error) ? error : ioError(this.directory, error);
       });
@@ -92,10 +89,7 @@ export class StateHolder {
         next = (await readManifest(this.directory, NAME)) ?? emptyManifest();
         continue;
       }
-      if (prepared === 'reload') {
-        this.state = await loadState(this.directory, this.vectorOptions, next);
-        return this.state;
-      }
+      if (prepared === 'reload') return this.replace(state, await loadState(this.directory, this.vectorOptions, next));
       const loaded = await settledDerived(state);
       if (this.state !== state || state.version !== prepared.version) {
         for (const close of prepared.segmentFiles.values()) close();
@@ -104,6 +98,19 @@ export class StateHolder {
       applyCatchUp(state, prepared, this.kinds, loaded);
       return state;
     }
+  }
+
+  /**
+   * Hold `next` in place of `replaced`, whose index stops its background work (the copy of vectors left in their
+   * files). Its files are not closed here: a read that took the state before (operations hold the state they
+   * started on across awaits, unregistered) may still read them, and they close when the state becomes garbage
+   * (see `KeptFile.keepOpen`).
+   */
+  replace(replaced: LoadedState, next: LoadedState): LoadedState {
+    replaced.index.release();
+    if (this.headless?.state === replaced) this.headless = undefined;
+    this.state = next;
+    return next;
   }
 
   /** Run `operation` after every write and catch-up of this process queued before it, before those queued after. */

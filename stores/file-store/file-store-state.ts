@@ -158,6 +158,8 @@ function loadedState(
     changing: undefined,
     segmentFiles,
     release: () => {
+      // No more reads of the files for a copy of the vectors that no one will search.
+      index.release();
       for (const close of segmentFiles.values()) close();
       segmentFiles.clear();
       // The files the derived indexes read in parts (the keyword snapshot) close too.

@@ -463,7 +463,10 @@ export class FileStore implements VectorStore, KeywordSearchable {
       kinds: this.derivedKinds(),
       maintained: (current: LoadedState, next: Manifest) => this.maintained(current, next),
       drop: (dropped: LoadedState) => {
-        if (this.holder.state === dropped) this.holder.state = undefined;
+        if (this.holder.state !== dropped) return;
+        // Dropped (its memory may be half changed): the next operation loads the store again.
+        dropped.index.release();
+        this.holder.state = undefined;
       },
     };
     return publishManifest(context, state, manifest, change, retired, written, commit);
@@ -484,11 +487,15 @@ export class FileStore implements VectorStore, KeywordSearchable {
 
   /**
    * Run a write: one at a time in this process, under the directory's lock across processes, on a state
-   * reloaded first if another process committed since we loaded. IO failures become `STORE_IO`. With
-   * `onlyOn`, a write that only matters for that state (saving its derived indexes) is skipped, without
-   * loading anything, when the store moved on from it.
+   * reloaded first if another process committed since we loaded. IO failures become `STORE_IO`.
+   *
+   * A write that changes rows (an add, a delete, a compaction: it rewrites rows or drops them) makes vectors a load
+   * left in their files resident first, checking every row, so that nothing of a store whose vectors are damaged is
+   * deleted or rewritten before the damage is found. `snapshotsOf` marks a write that only saves that state's
+   * derived indexes: it is skipped, without loading anything, when the store moved on from the state, and it leaves
+   * the vectors where they are (saving a keyword index must not read every vector).
    */
-  private write<T>(operation: (state: LoadedState) => Promise<T>, onlyOn?: LoadedState): Promise<T> {
+  private write<T>(operation: (state: LoadedState) => Promise<T>, snapshotsOf?: LoadedState): Promise<T> {
     const run = async (): Promise<T> => {
       await createStoreFolder(this.directory, this.fileMode).catch((error) => {
         throw ioError(this.directory, error);
@@ -498,8 +505,8 @@ export class FileStore implements VectorStore, KeywordSearchable {
       });
       try {
         let onDisk = await readManifest(this.directory, NAME);
-        // Only the operations that return nothing pass `onlyOn`.
-        if (onlyOn !== undefined && (this.holder.state !== onlyOn || onDisk?.generation !== onlyOn.manifest.generation)) return undefined as T;
+        // Only the operations that return nothing pass `snapshotsOf`.
+        if (snapshotsOf !== undefined && (this.holder.state !== snapshotsOf || onDisk?.generation !== snapshotsOf.manifest.generation)) return undefined as T;
         if (onDisk === undefined) {
           // A new store publishes its (empty) manifest before any segment, so a folder holding segments but
           // no manifest can only be damage, never a first write cut short (see readManifest).
@@ -510,8 +517,11 @@ export class FileStore implements VectorStore, KeywordSearchable {
         else if (onDisk.generation !== this.holder.state.manifest.generation) await this.holder.takeIn(onDisk);
         // Built now, while the index is still as loaded (see `loadedState`).
         void this.holder.state.segmentOfId;
-        // Vectors a load left in their files come in before anything is written (a write changes the rows).
-        this.holder.state.index.makeResident();
+        // Vectors a load left in their files come in, checked, before a write that changes the rows (see above);
+        // damage already found fails every write.
+        const index = this.holder.state.index;
+        if (snapshotsOf === undefined) index.makeResident();
+        else if (index.damage !== undefined) throw index.damage;
         if (!this.orphansRemoved) {
           await removeOrphans(this.directory, this.holder.state.manifest);
           this.orphansRemoved = true;

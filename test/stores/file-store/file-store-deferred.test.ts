@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Document } from '../../../src/document.ts';
 import { FileStore, type FileStoreOptions } from '../../../stores/file-store/file-store.ts';
+import { KeptFile } from '../../../stores/file-store/kept-file.ts';
 import { DeferredVectors } from '../../../stores/indexes/deferred-vectors.ts';
 import { VectorIndex } from '../../../stores/indexes/vector-index.ts';
 import { random, temporaryDirectories } from '../support.ts';
@@ -203,5 +204,57 @@ describe('FileStore leaves the vectors in the segment files until a search needs
       expect(returned(await reader.search(vector, { topK: 50 }))).toEqual(expected);
       streamed.mockRestore();
     }
+  });
+
+  it('a store closed right after its first search reads its files no more: the copy behind the search stops', async () => {
+    const directory = await storeOfThreeSegments();
+    const store = await open(directory);
+    const streamed = vi.spyOn(DeferredVectors.prototype, 'search');
+    await store.search(
+      Array.from({ length: DIMENSIONS }, (_, index) => Math.cos(index)),
+      { topK: 3 },
+    );
+    expect(streamed.mock.results[0].value).toBeDefined();
+    const reads = vi.spyOn(KeptFile.prototype, 'readInto');
+    await store.close();
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(reads).not.toHaveBeenCalled();
+  });
+
+  it('saving a keyword index (rebuilt on load, or behind) leaves the vectors in their files: only a write that changes rows reads them', async () => {
+    for (const keywordIndex of [false, true]) {
+      const directory = await temporaryDirectory();
+      const writer = await open(directory, { keywordIndex });
+      await writer.add(documents(0, 300, random(15)));
+      await writer.close();
+      const resident = vi.spyOn(DeferredVectors.prototype, 'resident');
+      const streamed = vi.spyOn(DeferredVectors.prototype, 'search');
+      const store = await open(directory);
+      const generation = (await store.manifest()).generation;
+      expect((await store.keywordSearch('alpha', { topK: 3 })).length).toBe(3);
+      await store.close();
+      const reopened = await open(directory);
+      // Without the keyword index, the load rebuilt it and saved it (one more generation); with it, nothing to save.
+      expect((await reopened.manifest()).generation).toBe(generation + (keywordIndex ? 0 : 1));
+      await reopened.search(
+        Array.from({ length: DIMENSIONS }, () => 0.25),
+        { topK: 3 },
+      );
+      expect(resident).not.toHaveBeenCalled();
+      expect(streamed.mock.results.at(-1)!.value).toBeDefined();
+      await reopened.close();
+      vi.restoreAllMocks();
+    }
+  });
+
+  it('a compaction or a delete of a store whose vectors are damaged checks them first: it fails, and deletes or rewrites nothing', async () => {
+    const directory = await storeOfThreeSegments();
+    const store = await open(directory);
+    const manifest = await store.manifest();
+    await damage(directory, manifest.segments[1].file, 64 + 10 * DIMENSIONS * 4);
+    await expect(store.compact()).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+    await expect(store.deleteBySource('file', 'file-1.md')).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+    for (const segment of manifest.segments) expect(existsSync(join(directory, segment.file))).toBe(true);
+    expect(await (await open(directory)).manifest()).toEqual(manifest);
   });
 });
