@@ -51,7 +51,9 @@ export class OfflinePlanner implements Planner {
       return { ok: true, value: { subQueries: [], expandDocuments: [] }, attempts: 0, warnings: [warning] };
     }
     const terms = questionTerms(state.question);
-    const questionNames = namedTerms(terms);
+    // Words the results write in lower case: one of them opening a sentence or a heading is no name.
+    const commonWords = lowercaseVocabulary(state.results.map((result) => result.content).join('\n'));
+    const questionNames = namedTerms(terms, new Set([...lowercaseVocabulary(state.question), ...commonWords]));
     const asked = new Set(state.previousQueries.map((entry) => `${entry.retriever}\u0000${normalize(entry.query)}`));
     const subQueries: Plan['subQueries'] = [];
     const add = (query: string, retriever: string, follows: number) => {
@@ -61,8 +63,6 @@ export class OfflinePlanner implements Planner {
       subQueries.push({ query, retriever, follows });
     };
     const missing = state.missing ? new Set(contentTermSet(state.missing)) : undefined;
-    // Words the results write in lower case: one of them opening a sentence or a heading is no name.
-    const commonWords = lowercaseVocabulary(state.results.map((result) => result.content).join('\n'));
     state.results.slice(0, this.bridgeResults).forEach((result, index) => {
       const covered = contentTermSet([result.content, ...contextOf(result.metadata)].join('\n'));
       // What the question asks that this result does not say: the part the bridge entity's own page holds.
@@ -113,11 +113,13 @@ function normalize(query: string): string {
  * The question's terms that name something: those it writes with a capital or as a code ("Ralph Hefferline",
  * "Wigan Athletic", "L5"). A word the question writes in lower case ("at a university", "the league cup", "the
  * production company") is a common noun there, so a name sharing it ("Columbia University", "Football League") is
- * another entity, often the very one asked for. A question written all in lower case says nothing by its capitals:
- * then all its terms count.
+ * another entity, often the very one asked for. A capital that only opens the question names nothing when the
+ * question or its results write that word in lower case ("University where Mara Quell taught…" beside "a
+ * university"), as `namesIn` reads a sentence's first word. A question written all in lower case says nothing by its
+ * capitals: then all its terms count.
  */
-function namedTerms(terms: readonly QuestionTerm[]): Set<string> {
-  const named = terms.filter((term) => term.key || /^\p{Lu}/u.test(term.word));
+function namedTerms(terms: readonly QuestionTerm[], commonWords: ReadonlySet<string>): Set<string> {
+  const named = terms.filter((term) => term.key || (/^\p{Lu}/u.test(term.word) && !commonWords.has(term.word.toLowerCase())));
   return new Set((named.length > 0 ? named : terms).map((term) => term.term));
 }
 

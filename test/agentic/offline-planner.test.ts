@@ -80,6 +80,18 @@ describe('OfflinePlanner', () => {
     expect(operas.ok && operas.value.subQueries.map((subQuery) => subQuery.query)).toEqual([expect.stringMatching(/^Emmanuel Chabrier/)]);
   });
 
+  it('reads a common word opening the question as that word, not a name, when the question or its results write it in lower case', async () => {
+    const page = item('Mara Quell (born 3 February 1950) is a chemist. Mara Quell taught at Veldon University for thirty years.', { title: 'Mara Quell' });
+    const other = item('Veldon is a city whose university was founded in 1820.');
+    const question = 'University where Mara Quell taught: in which city is it?';
+    const decision = await new OfflinePlanner().plan({ ...state([page, other]), question });
+    // The first result's bridge is the university it names (the second result's, "Veldon", is its own).
+    expect(decision.ok && decision.value.subQueries[0]).toMatchObject({ query: expect.stringMatching(/^Veldon University /), follows: 1 });
+    // Without a lower-case "university" anywhere, the opening capital is all there is to go by: it is read as named.
+    const alone = await new OfflinePlanner().plan({ ...state([page]), question });
+    expect(alone.ok && alone.value.subQueries.map((subQuery) => subQuery.query)).not.toContainEqual(expect.stringMatching(/^Veldon University/));
+  });
+
   it('plans no second hop when the best results name none of what the question is about', async () => {
     const decision = await new OfflinePlanner().plan({
       ...state([item('The Escherichia coli heat shock response is well studied by Jane Doe.')]),
