@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -256,5 +256,31 @@ describe('FileStore leaves the vectors in the segment files until a search needs
     await expect(store.deleteBySource('file', 'file-1.md')).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
     for (const segment of manifest.segments) expect(existsSync(join(directory, segment.file))).toBe(true);
     expect(await (await open(directory)).manifest()).toEqual(manifest);
+  });
+
+  it('a store loaded again (its folder restored to an older generation) stops the copy behind the first search of the state it replaced', async () => {
+    const directory = await storeOfThreeSegments();
+    const backup = await temporaryDirectory();
+    await cp(directory, backup, { recursive: true });
+    const writer = await open(directory);
+    await writer.add(documents(2000, 5, random(16)));
+    await writer.close();
+    const reader = await open(directory);
+    const searched = vi.spyOn(VectorIndex.prototype, 'searchRows');
+    const vector = Array.from({ length: DIMENSIONS }, (_, index) => Math.sin(index));
+    expect((await reader.search(vector, { topK: 3 })).length).toBe(3);
+    const replaced = searched.mock.contexts[0] as VectorIndex;
+    // The copy behind that search is due on the next turns: hold the timers while the folder is restored.
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      await cp(backup, directory, { recursive: true, force: true });
+      const found = await reader.search(vector, { topK: 3 });
+      expect(searched.mock.contexts.at(-1)).not.toBe(replaced);
+      vi.runAllTimers();
+      expect(replaced.defersVectors).toBe(true);
+      expect(found.map((document) => document.id)).toEqual((await (await open(backup)).search(vector, { topK: 3 })).map((document) => document.id));
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
