@@ -63,10 +63,13 @@ export class OfflinePlanner implements Planner {
       subQueries.push({ query, retriever, follows });
     };
     const missing = state.missing ? new Set(contentTermSet(state.missing)) : undefined;
+    const written = writtenWords(state.question);
     state.results.slice(0, this.bridgeResults).forEach((result, index) => {
       const covered = contentTermSet([result.content, ...contextOf(result.metadata)].join('\n'));
       // What the question asks that this result does not say: the part the bridge entity's own page holds.
-      const uncovered = terms.filter((term) => (missing ? missing.has(term.term) : !covered.has(term.term))).map((term) => term.word.toLowerCase());
+      const uncovered = terms
+        .filter((term) => (missing ? missing.has(term.term) : !covered.has(term.term)))
+        .map((term) => written.get(term.word.toLowerCase()) ?? term.word.toLowerCase());
       for (const entity of bridgeEntities(result, state.question, questionNames, this.bridgesPerResult, commonWords))
         add(`${entity} ${uncovered.join(' ')}`.trim(), result.retriever, index + 1);
     });
@@ -84,6 +87,22 @@ export class OfflinePlanner implements Planner {
 }
 
 // --- Internal helpers ---
+
+/**
+ * The question's words as it writes them, by their folded form (`questionTerms` folds diacritics: "cafe" for "café",
+ * "との大学て" for "どの大学で"): a sub-query is searched as text, and the search reads "café", not "cafe".
+ */
+function writtenWords(question: string): Map<string, string> {
+  const written = new Map<string, string>();
+  for (const word of question.match(/[\p{L}\p{M}\p{N}]+/gu) ?? []) {
+    const folded = word
+      .normalize('NFKD')
+      .replace(/\p{M}+/gu, '')
+      .toLowerCase();
+    if (folded !== word.toLowerCase() && !written.has(folded)) written.set(folded, word.toLowerCase());
+  }
+  return written;
+}
 
 /**
  * Share of the question's weighted content terms the speculative results must cover (besides every key term) for no

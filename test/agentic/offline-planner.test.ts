@@ -92,6 +92,17 @@ describe('OfflinePlanner', () => {
     expect(alone.ok && alone.value.subQueries.map((subQuery) => subQuery.query)).not.toContainEqual(expect.stringMatching(/^Veldon University/));
   });
 
+  it('writes the question words of a sub-query as the question writes them, diacritics and sound marks kept', async () => {
+    const page = item('Mara Quell (born 1950) is a chemist. Mara Quell taught at Veldon University for thirty years.', { title: 'Mara Quell' });
+    const decision = await new OfflinePlanner().plan({ ...state([page]), question: 'Which café near the university where Mara Quell taught opened first?' });
+    expect(decision.ok && decision.value.subQueries.map((subQuery) => subQuery.query)).toEqual([expect.stringMatching(/^Veldon University (.* )?café( |$)/)]);
+    const japanese = item('Mara Quell taught at Veldon University.', { title: 'Mara Quell' });
+    const asked = await new OfflinePlanner().plan({ ...state([japanese]), question: 'Mara Quell はどの大学で教えましたか' });
+    const query = asked.ok ? asked.value.subQueries.map((subQuery) => subQuery.query).join(' ') : '';
+    expect(query).toContain('どの大学で');
+    expect(query).not.toContain('との大学て');
+  });
+
   it('plans no second hop when the best results name none of what the question is about', async () => {
     const decision = await new OfflinePlanner().plan({
       ...state([item('The Escherichia coli heat shock response is well studied by Jane Doe.')]),
