@@ -53,7 +53,7 @@ export class OfflinePlanner implements Planner {
     const terms = questionTerms(state.question);
     // Words the results write in lower case: one of them opening a sentence or a heading is no name.
     const commonWords = lowercaseVocabulary(state.results.map((result) => result.content).join('\n'));
-    const questionNames = namedTerms(terms, new Set([...lowercaseVocabulary(state.question), ...commonWords]));
+    const questionNames = namedTerms(terms, new Set([...lowercaseVocabulary(state.question), ...commonWords].map(folded)));
     const asked = new Set(state.previousQueries.map((entry) => `${entry.retriever}\u0000${normalize(entry.query)}`));
     const subQueries: Plan['subQueries'] = [];
     const add = (query: string, retriever: string, follows: number) => {
@@ -95,13 +95,19 @@ export class OfflinePlanner implements Planner {
 function writtenWords(question: string): Map<string, string> {
   const written = new Map<string, string>();
   for (const word of question.match(/[\p{L}\p{M}\p{N}]+/gu) ?? []) {
-    const folded = word
-      .normalize('NFKD')
-      .replace(/\p{M}+/gu, '')
-      .toLowerCase();
-    if (folded !== word.toLowerCase() && !written.has(folded)) written.set(folded, word.toLowerCase());
+    const key = folded(word);
+    // Kept as written, case included: lower-casing "İstanbul" would add a combining dot no one wrote.
+    if (key !== word.toLowerCase() && !written.has(key)) written.set(key, word);
   }
   return written;
+}
+
+/** A word as `questionTerms` compares it: diacritics and sound marks off, lower case. */
+function folded(word: string): string {
+  return word
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 }
 
 /**
@@ -138,7 +144,7 @@ function normalize(query: string): string {
  * capitals: then all its terms count.
  */
 function namedTerms(terms: readonly QuestionTerm[], commonWords: ReadonlySet<string>): Set<string> {
-  const named = terms.filter((term) => term.key || (/^\p{Lu}/u.test(term.word) && !commonWords.has(term.word.toLowerCase())));
+  const named = terms.filter((term) => term.key || (/^\p{Lu}/u.test(term.word) && !commonWords.has(folded(term.word))));
   return new Set((named.length > 0 ? named : terms).map((term) => term.term));
 }
 

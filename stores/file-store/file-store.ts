@@ -427,9 +427,11 @@ export class FileStore implements VectorStore, KeywordSearchable {
 
   /** Save a derived index that was rebuilt or caught up on load, in the background: reads must not wait for it, or fail with it. */
   private writeBack(kind: DerivedIndexKind<unknown>): void {
-    if (this.writeBacksQueued.has(kind.key)) return;
-    this.writeBacksQueued.add(kind.key);
     const from = this.holder.state;
+    // Closed (or its state dropped) since the read that asked for it: nothing of that load is left to save, and a
+    // write without the state it saves would be taken for one that changes the rows.
+    if (from === undefined || this.writeBacksQueued.has(kind.key)) return;
+    this.writeBacksQueued.add(kind.key);
     this.write(async (state) => {
       const loaded = await state.derived.get(kind.key);
       if (loaded?.saveReason === undefined) return;

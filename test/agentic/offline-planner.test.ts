@@ -87,6 +87,15 @@ describe('OfflinePlanner', () => {
     const decision = await new OfflinePlanner().plan({ ...state([page, other]), question });
     // The first result's bridge is the university it names (the second result's, "Veldon", is its own).
     expect(decision.ok && decision.value.subQueries[0]).toMatchObject({ query: expect.stringMatching(/^Veldon University /), follows: 1 });
+    // An opening word with an accent is compared as the results write it, accents and all.
+    const accented = await new OfflinePlanner().plan({
+      ...state([
+        item('Mara Quell (born 3 February 1950) is a chemist. Mara Quell taught at Veldon Université for thirty years.', { title: 'Mara Quell' }),
+        item('Veldon is a city whose université was founded in 1820.'),
+      ]),
+      question: 'Université where Mara Quell taught: in which city is it?',
+    });
+    expect(accented.ok && accented.value.subQueries[0]).toMatchObject({ query: expect.stringMatching(/^Veldon Université /), follows: 1 });
     // Without a lower-case "university" anywhere, the opening capital is all there is to go by: it is read as named.
     const alone = await new OfflinePlanner().plan({ ...state([page]), question });
     expect(alone.ok && alone.value.subQueries.map((subQuery) => subQuery.query)).not.toContainEqual(expect.stringMatching(/^Veldon University/));
@@ -101,6 +110,14 @@ describe('OfflinePlanner', () => {
     const query = asked.ok ? asked.value.subQueries.map((subQuery) => subQuery.query).join(' ') : '';
     expect(query).toContain('どの大学で');
     expect(query).not.toContain('との大学て');
+    // As written, case included: lower-casing "İstanbul" would add a combining dot ("i̇stanbul") no one wrote.
+    const istanbul = await new OfflinePlanner().plan({
+      ...state([page]),
+      question: 'Which İstanbul café near the university where Mara Quell taught opened first?',
+    });
+    const istanbulQuery = istanbul.ok ? istanbul.value.subQueries.map((subQuery) => subQuery.query).join(' ') : '';
+    expect(istanbulQuery).toContain('İstanbul');
+    expect(istanbulQuery).not.toContain('i\u0307');
   });
 
   it('plans no second hop when the best results name none of what the question is about', async () => {
