@@ -17,6 +17,7 @@
 import { AxonError } from '../../src/errors.ts';
 import { EXACT_MARGIN, float32RoundingBound } from './simd/exact-bound.ts';
 import { SimdVectorSpace } from './simd/simd-index.ts';
+import { alignTo } from './simd/space-layout.ts';
 import { TopKHeap } from './top-k-heap.ts';
 import type { SearchHits } from './vector-scan.ts';
 
@@ -38,7 +39,7 @@ const FILL_BYTES = 8 * 1024 * 1024;
 export function streamingRows(dimensions: number, rows: number): number {
   const rowBytes = dimensions * 4;
   const chunkRows = Math.max(1, Math.min(rows, Math.floor(STREAM_BYTES / rowBytes)));
-  return Math.ceil((SCRATCH_HEAD_BYTES + chunkRows * (rowBytes + SCRATCH_ROW_BYTES)) / align16(rowBytes)) + 1;
+  return Math.ceil((SCRATCH_HEAD_BYTES + chunkRows * (rowBytes + SCRATCH_ROW_BYTES)) / alignTo(rowBytes, 16)) + 1;
 }
 
 /**
@@ -387,10 +388,10 @@ export class DeferredVectors {
     const chunkRows = Math.min(Math.floor(STREAM_BYTES / rowBytes), Math.floor(free / (rowBytes + SCRATCH_ROW_BYTES)));
     if (chunkRows < 1) throw misuse(this.component, 'the space has no room for a row to stream');
     const scoresAt = vectors + stride;
-    const listAt = scoresAt + align16(chunkRows * 8);
-    const heapRowsAt = listAt + align16(chunkRows * 4);
-    const heapScoresAt = heapRowsAt + align16(chunkRows * 4);
-    const rowsAt = heapScoresAt + align16(chunkRows * 4);
+    const listAt = scoresAt + alignTo(chunkRows * 8, 16);
+    const heapRowsAt = listAt + alignTo(chunkRows * 4, 16);
+    const heapScoresAt = heapRowsAt + alignTo(chunkRows * 4, 16);
+    const rowsAt = heapScoresAt + alignTo(chunkRows * 4, 16);
     return { queryAt: vectors, scoresAt, listAt, heapRowsAt, heapScoresAt, rows: new Uint8Array(buffer, rowsAt, chunkRows * rowBytes), chunkRows };
   }
 
@@ -423,10 +424,6 @@ interface ResidentCopy {
 /** Run a generator to its end. */
 function drain(steps: Generator<void, void, undefined>): void {
   for (let step = steps.next(); step.done !== true; step = steps.next());
-}
-
-function align16(value: number): number {
-  return (value + 15) & ~15;
 }
 
 function misuse(component: string, what: string): AxonError {
